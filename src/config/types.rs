@@ -1,0 +1,80 @@
+//! The resolved configuration: what the rest of skyplan works from once the TOML has been
+//! parsed, validated and given its defaults.
+
+use std::path::PathBuf;
+
+use crate::model::{Address, Impact, LoadBalancerSpec};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The directory the config was read from (a file's parent, or the directory itself).
+    pub root: PathBuf,
+    pub settings: Settings,
+    pub providers: Providers,
+    pub maintenance: Option<Maintenance>,
+    /// Sorted by address.
+    pub resources: Vec<Resource>,
+}
+
+impl Config {
+    pub fn resource(&self, address: &Address) -> Option<&Resource> {
+        self.resources.iter().find(|r| &r.address == address)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Resolved against the config root.
+    pub state_dir: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// The built-in simulator, persisted under `<state-dir>/embedded/`.
+    Embedded,
+    /// An API base URL, e.g. `https://api.cloudscale.ch/v1`.
+    Url(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Providers {
+    pub cloudscale: Option<CloudscaleProvider>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CloudscaleProvider {
+    pub endpoint: Endpoint,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Maintenance {
+    pub timezone: String,
+    /// As written, e.g. `Sat 02:00-05:00` (validated).
+    pub windows: Vec<String>,
+    pub outside_window: Impact,
+    pub inside_window: Impact,
+}
+
+/// Where a resource's table starts, for messages and CI annotations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceLocation {
+    pub file: PathBuf,
+    /// 1-based.
+    pub line: usize,
+    /// 1-based.
+    pub column: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resource {
+    pub address: Address,
+    /// The provider name, e.g. `cloudscale`.
+    pub provider: String,
+    pub location: SourceLocation,
+    pub spec: ResourceSpec,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResourceSpec {
+    LoadBalancer(LoadBalancerSpec),
+}

@@ -1,0 +1,8 @@
+//! skyplan: a declarative planner for Kubernetes cloud infrastructure that tells, before
+//! anything is applied, what each change will really do to live traffic.
+//!
+//! See ARCHITECTURE.md for the pipeline and which module owns each stage.
+
+pub mod config;
+pub mod model;
+pub mod provider;

@@ -1,0 +1,254 @@
+//! The resolved desired state of a cloudscale-style load balancer, with the cloudscale CCM's
+//! defaults already applied. Serialized into the state as the last-applied attributes.
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! wire_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $(#[serde(rename = $text)] $variant),+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The spelling used both in the config and on the wire.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            pub fn parse(text: &str) -> Option<$name> {
+                Self::ALL.iter().copied().find(|v| v.as_str() == text)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+wire_enum!(
+    /// Pool balancing algorithm.
+    Algorithm { RoundRobin => "round_robin", LeastConnections => "least_connections", SourceIp => "source_ip" }
+);
+wire_enum!(
+    /// Protocol between load balancer and members for TCP ports (UDP ports always use `udp`).
+    PoolProtocol { Tcp => "tcp", Proxy => "proxy", ProxyV2 => "proxyv2" }
+);
+wire_enum!(
+    /// A Service port's protocol.
+    PortProtocol { Tcp => "tcp", Udp => "udp" }
+);
+wire_enum!(
+    /// Listener protocol for TCP ports (UDP ports always get a `udp` listener).
+    ListenerProtocol { Tcp => "tcp", Udp => "udp" }
+);
+wire_enum!(
+    /// Health-monitor type.
+    MonitorType { Ping => "ping", Tcp => "tcp", Http => "http", Https => "https", TlsHello => "tls-hello", UdpConnect => "udp-connect" }
+);
+wire_enum!(
+    /// HTTP version of an http/https health monitor.
+    HttpVersion { V1_0 => "1.0", V1_1 => "1.1" }
+);
+wire_enum!(
+    /// The Service's externalTrafficPolicy.
+    TrafficPolicy { Cluster => "Cluster", Local => "Local" }
+);
+wire_enum!(
+    /// How the Service status reports the address (`ip-mode` annotation).
+    IpMode { Proxy => "Proxy", Vip => "VIP" }
+);
+
+/// A requested VIP address: a subnet UUID and optionally a fixed address in it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct VipAddress {
+    pub subnet: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timeouts {
+    pub client_data_ms: u32,
+    pub member_connect_ms: u32,
+    pub member_data_ms: u32,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            client_data_ms: 50_000,
+            member_connect_ms: 5_000,
+            member_data_ms: 50_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpCheck {
+    pub method: String,
+    pub url_path: String,
+    pub expected_codes: Vec<String>,
+    pub version: HttpVersion,
+    /// `None` sends no Host header.
+    pub host: Option<String>,
+}
+
+impl Default for HttpCheck {
+    fn default() -> Self {
+        HttpCheck {
+            method: "GET".into(),
+            url_path: "/".into(),
+            expected_codes: vec!["200".into()],
+            version: HttpVersion::V1_1,
+            host: None,
+        }
+    }
+}
+
+impl HttpCheck {
+    /// What the CCM configures for `externalTrafficPolicy: Local`: kube-proxy's `/livez`.
+    pub fn livez() -> Self {
+        HttpCheck {
+            url_path: "/livez".into(),
+            version: HttpVersion::V1_0,
+            ..HttpCheck::default()
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthMonitorSpec {
+    #[serde(rename = "type")]
+    pub kind: MonitorType,
+    pub delay_s: u32,
+    pub timeout_s: u32,
+    pub up_threshold: u32,
+    pub down_threshold: u32,
+    /// Only meaningful for http/https monitors.
+    pub http: Option<HttpCheck>,
+}
+
+impl Default for HealthMonitorSpec {
+    fn default() -> Self {
+        HealthMonitorSpec {
+            kind: MonitorType::Tcp,
+            delay_s: 2,
+            timeout_s: 1,
+            up_threshold: 2,
+            down_threshold: 3,
+            http: None,
+        }
+    }
+}
+
+/// One Service port: a pool, its members, monitor and listener on the load balancer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortSpec {
+    /// May be empty (the Service port has no name); part of the pool name.
+    pub name: String,
+    pub port: u16,
+    pub protocol: PortProtocol,
+    pub node_port: u16,
+}
+
+impl PortSpec {
+    /// How the port is named in attribute paths: its name, or its number when unnamed.
+    pub fn key(&self) -> String {
+        if self.name.is_empty() {
+            self.port.to_string()
+        } else {
+            self.name.clone()
+        }
+    }
+}
+
+/// Everything the config says about one load balancer, defaults resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadBalancerSpec {
+    pub name: String,
+    pub flavor: String,
+    pub zone: String,
+    pub vip_addresses: Vec<VipAddress>,
+    /// Floating IPs as CIDRs (`5.102.150.123/32`).
+    pub floating_ips: Vec<String>,
+    pub algorithm: Algorithm,
+    pub pool_protocol: PoolProtocol,
+    pub listener_protocol: ListenerProtocol,
+    pub allowed_cidrs: Vec<String>,
+    /// Subnet UUIDs members must be in; empty means every subnet.
+    pub allowed_subnets: Vec<String>,
+    pub timeouts: Timeouts,
+    pub health_monitor: HealthMonitorSpec,
+    pub traffic_policy: TrafficPolicy,
+    /// The Service's healthCheckNodePort, used as monitor port with `Local`.
+    pub health_check_node_port: Option<u16>,
+    /// Reported in the Service status only; no cloud call.
+    pub force_hostname: Option<String>,
+    /// Reported in the Service status only; no cloud call.
+    pub ip_mode: IpMode,
+    /// Backend addresses (the nodes' private addresses).
+    pub members: Vec<String>,
+    pub ports: Vec<PortSpec>,
+}
+
+impl LoadBalancerSpec {
+    /// A load balancer with the CCM's defaults and no ports or members.
+    pub fn with_defaults(name: impl Into<String>, zone: impl Into<String>) -> Self {
+        LoadBalancerSpec {
+            name: name.into(),
+            flavor: "lb-standard".into(),
+            zone: zone.into(),
+            vip_addresses: vec![],
+            floating_ips: vec![],
+            algorithm: Algorithm::RoundRobin,
+            pool_protocol: PoolProtocol::Tcp,
+            listener_protocol: ListenerProtocol::Tcp,
+            allowed_cidrs: vec![],
+            allowed_subnets: vec![],
+            timeouts: Timeouts::default(),
+            health_monitor: HealthMonitorSpec::default(),
+            traffic_policy: TrafficPolicy::Cluster,
+            health_check_node_port: None,
+            force_hostname: None,
+            ip_mode: IpMode::Proxy,
+            members: vec![],
+            ports: vec![],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enums_use_the_wire_spelling() {
+        assert_eq!(Algorithm::parse("source_ip"), Some(Algorithm::SourceIp));
+        assert_eq!(PoolProtocol::ProxyV2.as_str(), "proxyv2");
+        assert_eq!(
+            serde_json::to_string(&MonitorType::TlsHello).unwrap(),
+            "\"tls-hello\""
+        );
+        assert_eq!(MonitorType::parse("bogus"), None);
+    }
+
+    #[test]
+    fn unnamed_ports_are_keyed_by_number() {
+        let port = PortSpec {
+            name: String::new(),
+            port: 80,
+            protocol: PortProtocol::Tcp,
+            node_port: 30080,
+        };
+        assert_eq!(port.key(), "80");
+    }
+}

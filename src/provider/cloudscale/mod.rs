@@ -1,0 +1,5 @@
+//! The cloudscale.ch provider: its API client, the mapping between the config and cloudscale
+//! objects, and its impact table.
+
+pub mod objects;
+pub mod ops;

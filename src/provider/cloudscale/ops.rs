@@ -1,0 +1,57 @@
+//! The cloud operations an apply performs on one load balancer, in the order the plan lists
+//! them. They name objects the way the CCM does (pool by name, member by name within its
+//! pool), so a saved plan stays meaningful; UUIDs are resolved when the operation runs.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::objects::{LbObject, ListenerObject, MemberObject, MonitorObject, PoolObject};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Op {
+    /// POST /load-balancers, then wait until it is `running`.
+    CreateLb { lb: LbObject },
+    /// PATCH /load-balancers/<uuid> {name}.
+    RenameLb { name: String },
+    /// DELETE /load-balancers/<uuid> (the API removes everything under it).
+    DeleteLb { name: String },
+    CreatePool { pool: PoolObject },
+    DeletePool { pool: String },
+    CreateMember { pool: String, member: MemberObject },
+    DeleteMember { pool: String, member: String },
+    CreateMonitor { pool: String, monitor: MonitorObject },
+    /// PATCH the monitor's in-place fields to these values.
+    UpdateMonitor { pool: String, monitor: MonitorObject },
+    DeleteMonitor { pool: String },
+    CreateListener { pool: String, listener: ListenerObject },
+    /// PATCH the listener's in-place fields (name, allowed_cidrs, timeouts) to these values.
+    UpdateListener { pool: String, listener: ListenerObject },
+    DeleteListener { pool: String, listener: String },
+    /// PATCH /floating-ips/<ip> {load_balancer}.
+    AssignFloatingIp { network: String },
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Op::CreateLb { lb } => write!(f, "create load balancer {}", lb.name),
+            Op::RenameLb { name } => write!(f, "rename load balancer to {name}"),
+            Op::DeleteLb { name } => write!(f, "delete load balancer {name}"),
+            Op::CreatePool { pool } => write!(f, "create pool {}", pool.name),
+            Op::DeletePool { pool } => write!(f, "delete pool {pool}"),
+            Op::CreateMember { member, .. } => write!(f, "create member {}", member.name),
+            Op::DeleteMember { member, .. } => write!(f, "delete member {member}"),
+            Op::CreateMonitor { pool, monitor } => {
+                write!(f, "create health monitor {} of pool {pool}", monitor.kind)
+            }
+            Op::UpdateMonitor { pool, .. } => write!(f, "update health monitor of pool {pool}"),
+            Op::DeleteMonitor { pool } => write!(f, "delete health monitor of pool {pool}"),
+            Op::CreateListener { listener, .. } => write!(f, "create listener {}", listener.name),
+            Op::UpdateListener { listener, .. } => write!(f, "update listener {}", listener.name),
+            Op::DeleteListener { listener, .. } => write!(f, "delete listener {listener}"),
+            Op::AssignFloatingIp { network } => write!(f, "assign floating IP {network}"),
+        }
+    }
+}

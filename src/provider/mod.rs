@@ -1,0 +1,3 @@
+//! Providers: one folder per cloud, each with its client and its impact table.
+
+pub mod cloudscale;
