@@ -5,4 +5,5 @@
 
 pub mod config;
 pub mod model;
+pub mod plan;
 pub mod provider;
