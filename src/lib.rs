@@ -7,3 +7,4 @@ pub mod config;
 pub mod model;
 pub mod plan;
 pub mod provider;
+pub mod render;
