@@ -1,11 +1,14 @@
 //! Providers: one folder per cloud, each with its client, the mapping from the config to the
-//! cloud's objects, and its impact table.
+//! cloud's objects, and its impact table; all behind the [`Provider`] trait.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 pub mod cloudscale;
+mod traits;
+
+pub use traits::{PlanOptions, Provider, ProviderError, Target};
 
 /// A cloud operation of any provider, as a plan lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
