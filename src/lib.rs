@@ -4,5 +4,6 @@
 //! See ARCHITECTURE.md for the pipeline and which module owns each stage.
 
 pub mod config;
+pub mod graph;
 pub mod model;
 pub mod provider;
