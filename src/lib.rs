@@ -7,3 +7,4 @@ pub mod config;
 pub mod graph;
 pub mod model;
 pub mod provider;
+pub mod state;
