@@ -32,16 +32,28 @@ pub struct Workspace {
 
 impl Workspace {
     /// Locks the state for `operation` and connects the configured providers.
-    pub async fn open(config: Config, operation: &str, lock_wait: Option<Duration>) -> Result<Workspace, WorkspaceError> {
+    pub async fn open(
+        config: Config,
+        operation: &str,
+        lock_wait: Option<Duration>,
+    ) -> Result<Workspace, WorkspaceError> {
         let store = StateStore::open(&config.settings.state_dir);
         let lock = store.lock(operation, lock_wait)?;
         let state = store.load()?.unwrap_or_else(State::new);
         let mut providers: BTreeMap<String, Box<dyn Provider>> = BTreeMap::new();
         if let Some(cloudscale) = &config.providers.cloudscale {
-            let provider = CloudscaleProvider::connect(&cloudscale.endpoint, &config.settings.state_dir).await?;
+            let provider =
+                CloudscaleProvider::connect(&cloudscale.endpoint, &config.settings.state_dir)
+                    .await?;
             providers.insert(provider.name().to_string(), Box::new(provider));
         }
-        Ok(Workspace { config, store, state, providers, _lock: lock })
+        Ok(Workspace {
+            config,
+            store,
+            state,
+            providers,
+            _lock: lock,
+        })
     }
 
     pub fn provider(&self, name: &str) -> Option<&dyn Provider> {
@@ -50,14 +62,22 @@ impl Workspace {
 
     /// Every address in the config or the state (removed resources still need a plan).
     fn addresses(&self) -> Vec<Address> {
-        let mut addresses: Vec<Address> = self.config.resources.iter().map(|r| r.address.clone()).collect();
+        let mut addresses: Vec<Address> = self
+            .config
+            .resources
+            .iter()
+            .map(|r| r.address.clone())
+            .collect();
         addresses.extend(self.state.resources.keys().cloned());
         addresses.sort();
         addresses.dedup();
         addresses
     }
 
-    fn targets_by_provider(&self, only: &[Address]) -> Result<BTreeMap<String, Vec<Target<'_>>>, WorkspaceError> {
+    fn targets_by_provider(
+        &self,
+        only: &[Address],
+    ) -> Result<BTreeMap<String, Vec<Target<'_>>>, WorkspaceError> {
         let mut by_provider: BTreeMap<String, Vec<Target>> = BTreeMap::new();
         for address in self.addresses() {
             if !only.is_empty() && !only.contains(&address) {
@@ -72,17 +92,30 @@ impl Workspace {
             if !self.providers.contains_key(&provider) {
                 return Err(WorkspaceError::UnknownProvider { address, provider });
             }
-            let address = resource.map(|r| &r.address).or_else(|| self.state.resources.get_key_value(&address).map(|(a, _)| a)).expect("address is known");
-            by_provider.entry(provider).or_default().push(Target { address, resource, prior });
+            let address = resource
+                .map(|r| &r.address)
+                .or_else(|| self.state.resources.get_key_value(&address).map(|(a, _)| a))
+                .expect("address is known");
+            by_provider.entry(provider).or_default().push(Target {
+                address,
+                resource,
+                prior,
+            });
         }
         Ok(by_provider)
     }
 
     /// Refreshes every provider (concurrently) and plans every target; `only` restricts the
     /// plan to those addresses (`--target`).
-    pub async fn plan(&self, options: &PlanOptions, only: &[Address]) -> Result<Plan, WorkspaceError> {
+    pub async fn plan(
+        &self,
+        options: &PlanOptions,
+        only: &[Address],
+    ) -> Result<Plan, WorkspaceError> {
         let by_provider = self.targets_by_provider(only)?;
-        let refreshes = by_provider.iter().map(|(name, targets)| self.providers[name].refresh(targets));
+        let refreshes = by_provider
+            .iter()
+            .map(|(name, targets)| self.providers[name].refresh(targets));
         futures::future::try_join_all(refreshes).await?;
         let mut changes: Vec<ResourceChange> = Vec::new();
         for (name, targets) in &by_provider {

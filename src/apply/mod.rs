@@ -16,7 +16,10 @@ pub enum ApplyError {
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
     #[error("{} of {} resources failed: {}", .failed.len(), .total, .failed.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))]
-    Failed { failed: Vec<ProviderError>, total: usize },
+    Failed {
+        failed: Vec<ProviderError>,
+        total: usize,
+    },
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -33,7 +36,13 @@ fn refusals(plan: &Plan) -> Vec<String> {
                 .attributes
                 .iter()
                 .filter(|a| a.impact == crate::model::Impact::Forbidden)
-                .map(|a| if a.path.is_empty() { "removed from the config" } else { a.path.as_str() })
+                .map(|a| {
+                    if a.path.is_empty() {
+                        "removed from the config"
+                    } else {
+                        a.path.as_str()
+                    }
+                })
                 .collect();
             format!("{} ({})", change.address, paths.join(", "))
         })
@@ -45,12 +54,20 @@ fn needs_apply(change: &ResourceChange, workspace: &Workspace) -> bool {
     change.action != Action::NoOp || !workspace.state.resources.contains_key(&change.address)
 }
 
-pub async fn run(workspace: &mut Workspace, plan: &Plan, parallelism: usize) -> Result<ApplyReport, ApplyError> {
+pub async fn run(
+    workspace: &mut Workspace,
+    plan: &Plan,
+    parallelism: usize,
+) -> Result<ApplyReport, ApplyError> {
     let refused = refusals(plan);
     if !refused.is_empty() {
         return Err(ApplyError::Refused(refused));
     }
-    let work: Vec<&ResourceChange> = plan.changes.iter().filter(|c| needs_apply(c, workspace)).collect();
+    let work: Vec<&ResourceChange> = plan
+        .changes
+        .iter()
+        .filter(|c| needs_apply(c, workspace))
+        .collect();
     let total = work.len();
     let mut state = workspace.state.clone();
     let mut report = ApplyReport::default();
@@ -60,7 +77,9 @@ pub async fn run(workspace: &mut Workspace, plan: &Plan, parallelism: usize) -> 
         let mut results = futures::stream::iter(work)
             .map(|change| async move {
                 let prior = ws.state.resources.get(&change.address);
-                let provider = ws.provider(&change.provider).expect("planned providers are connected");
+                let provider = ws
+                    .provider(&change.provider)
+                    .expect("planned providers are connected");
                 (change, provider.apply(change, prior).await)
             })
             .buffer_unordered(parallelism.max(1));

@@ -8,7 +8,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::model::{Address, Impact};
 
 #[derive(Debug, Parser)]
-#[command(name = "skyplan", version, about = "Plan Kubernetes cloud infrastructure changes and know their real impact before applying them")]
+#[command(
+    name = "skyplan",
+    version,
+    about = "Plan Kubernetes cloud infrastructure changes and know their real impact before applying them"
+)]
 pub struct Cli {
     /// A config file, or a directory whose *.toml files are merged.
     #[arg(short, long, global = true, default_value = ".")]

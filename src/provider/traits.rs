@@ -45,10 +45,12 @@ pub trait Provider: Send + Sync {
 
     /// Reads the live state of the targets into the provider, with as few API calls as the
     /// cloud allows.
-    fn refresh<'a>(&'a self, targets: &'a [Target<'a>]) -> BoxFuture<'a, Result<(), ProviderError>>;
+    fn refresh<'a>(&'a self, targets: &'a [Target<'a>])
+        -> BoxFuture<'a, Result<(), ProviderError>>;
 
     /// Desired vs refreshed live state for one target. Pure once refreshed: no IO.
-    fn plan(&self, target: &Target, options: &PlanOptions) -> Result<ResourceChange, ProviderError>;
+    fn plan(&self, target: &Target, options: &PlanOptions)
+        -> Result<ResourceChange, ProviderError>;
 
     /// Performs the change's operations in order and returns the resource's new state entry
     /// (`None` once it is deleted or gone).

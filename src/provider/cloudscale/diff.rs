@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use super::impact::{rule, Change};
 use super::objects::{LbObjects, ListenerObject, MonitorObject, PoolSet};
 use super::ops::Op;
+use super::order::order_operations;
 use crate::model::{Address, LoadBalancerSpec, VipAddress};
 use crate::plan::{Action, AttributeChange, ResourceChange};
 use crate::provider::Operation;
@@ -80,7 +81,10 @@ pub fn diff(input: &DiffInput) -> ResourceChange {
         requested: matches!(action, Action::Replace)
             || (action == Action::Delete && input.allow_delete),
         attributes: diff.attributes,
-        operations: diff.ops.into_iter().map(Operation::Cloudscale).collect(),
+        operations: order_operations(input.address, diff.ops)
+            .into_iter()
+            .map(Operation::Cloudscale)
+            .collect(),
         record: input
             .desired
             .map(|(spec, _)| serde_json::to_value(spec).expect("specs serialize")),

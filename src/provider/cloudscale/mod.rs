@@ -6,3 +6,4 @@ pub mod diff;
 pub mod impact;
 pub mod objects;
 pub mod ops;
+pub mod order;
