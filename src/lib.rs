@@ -6,3 +6,4 @@
 pub mod config;
 pub mod model;
 pub mod provider;
+pub mod sim;

@@ -1,0 +1,1 @@
+//! Tests over real HTTP with reqwest, against a simulator on a free port.
