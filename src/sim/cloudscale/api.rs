@@ -42,7 +42,9 @@ impl ApiError {
 
     /// A request named an object (by UUID or slug) that does not exist.
     pub fn unknown(field: &str, value: impl std::fmt::Display) -> Self {
-        Self::bad_request(format!("{field}: object with uuid or slug \"{value}\" does not exist."))
+        Self::bad_request(format!(
+            "{field}: object with uuid or slug \"{value}\" does not exist."
+        ))
     }
 }
 
@@ -78,7 +80,9 @@ pub fn parse_patch<T: DeserializeOwned>(body: &[u8], create_only: &[&str]) -> Ap
 fn parse_object(body: &[u8]) -> ApiResult<Map<String, Value>> {
     match serde_json::from_slice(body) {
         Ok(Value::Object(object)) => Ok(object),
-        Ok(_) => Err(ApiError::bad_request("Invalid data. Expected a JSON object.")),
+        Ok(_) => Err(ApiError::bad_request(
+            "Invalid data. Expected a JSON object.",
+        )),
         Err(e) => Err(ApiError::bad_request(format!("JSON parse error - {e}"))),
     }
 }

@@ -16,7 +16,9 @@ pub async fn require_bearer(State(sim): State<Sim>, request: Request, next: Next
         .and_then(|value| value.to_str().ok())
         .map(|value| value.strip_prefix("Bearer "));
     match presented {
-        None => ApiError::unauthorized("Authentication credentials were not provided.").into_response(),
+        None => {
+            ApiError::unauthorized("Authentication credentials were not provided.").into_response()
+        }
         Some(Some(token)) if token == sim.token() => next.run(request).await,
         Some(_) => ApiError::unauthorized("Invalid token.").into_response(),
     }

@@ -35,7 +35,10 @@ pub fn is_zone(slug: &str) -> bool {
 }
 
 pub fn lb_flavor_name(slug: &str) -> Option<&'static str> {
-    LB_FLAVORS.iter().find(|(s, _)| *s == slug).map(|(_, name)| *name)
+    LB_FLAVORS
+        .iter()
+        .find(|(s, _)| *s == slug)
+        .map(|(_, name)| *name)
 }
 
 /// `rma1` → `rma`: a region is its zones' name without the trailing digits.
@@ -72,7 +75,11 @@ pub fn free_floating_network(ip_version: u8, taken: &[IpNet]) -> Option<IpNet> {
         return IpNet::new(host, 32).ok();
     }
     (1u16..=u16::MAX)
-        .map(|n| format!("2a06:c01:{n:x}::/56").parse::<IpNet>().expect("valid CIDR"))
+        .map(|n| {
+            format!("2a06:c01:{n:x}::/56")
+                .parse::<IpNet>()
+                .expect("valid CIDR")
+        })
         .find(|net| !taken.contains(net))
 }
 
@@ -137,7 +144,10 @@ mod tests {
         let range: IpNet = "10.0.0.0/29".parse().unwrap();
         let gateway = Some("10.0.0.1".parse().unwrap());
         let used = ["10.0.0.2".parse().unwrap()];
-        assert_eq!(free_host(range, gateway, &used), Some("10.0.0.3".parse().unwrap()));
+        assert_eq!(
+            free_host(range, gateway, &used),
+            Some("10.0.0.3".parse().unwrap())
+        );
     }
 
     #[test]

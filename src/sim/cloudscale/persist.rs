@@ -22,7 +22,10 @@ pub fn load_or_create(path: &Path) -> io::Result<World> {
         Ok(bytes) => parse_world(path, &bytes),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let world = default_world(Timestamp::now());
-            write_atomic(path, &serde_json::to_string_pretty(&world).map_err(io::Error::other)?)?;
+            write_atomic(
+                path,
+                &serde_json::to_string_pretty(&world).map_err(io::Error::other)?,
+            )?;
             Ok(world)
         }
         Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
@@ -30,7 +33,12 @@ pub fn load_or_create(path: &Path) -> io::Result<World> {
 }
 
 fn parse_world(path: &Path, bytes: &[u8]) -> io::Result<World> {
-    let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {message}", path.display()));
+    let invalid = |message: String| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: {message}", path.display()),
+        )
+    };
     let world: World = serde_json::from_slice(bytes).map_err(|e| invalid(e.to_string()))?;
     if world.format != WORLD_FORMAT {
         return Err(invalid(format!(

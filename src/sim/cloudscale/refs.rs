@@ -39,9 +39,10 @@ pub fn subnet(world: &World, ctx: &Ctx, uuid: Uuid) -> Value {
     } else {
         find(&world.subnets, uuid).map(|subnet| subnet.cidr)
     };
-    cidr.map_or(Value::Null, |cidr| {
-        json!({"href": ctx.href(format!("subnets/{uuid}")), "uuid": uuid, "cidr": cidr})
-    })
+    cidr.map_or(
+        Value::Null,
+        |cidr| json!({"href": ctx.href(format!("subnets/{uuid}")), "uuid": uuid, "cidr": cidr}),
+    )
 }
 
 pub fn optional(uuid: Option<Uuid>, render: impl FnOnce(Uuid) -> Value) -> Value {

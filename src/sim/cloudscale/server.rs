@@ -116,7 +116,11 @@ impl SimHandle {
 
 /// Starts serving `world` (created with the default inventory if missing) on `listen` (use
 /// `127.0.0.1:0` for a free port). Returns once it is accepting connections.
-pub async fn spawn(world: PathBuf, listen: SocketAddr, options: SimOptions) -> io::Result<SimHandle> {
+pub async fn spawn(
+    world: PathBuf,
+    listen: SocketAddr,
+    options: SimOptions,
+) -> io::Result<SimHandle> {
     let path = world.clone();
     let loaded = tokio::task::spawn_blocking(move || persist::load_or_create(&path))
         .await

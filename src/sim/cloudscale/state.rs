@@ -91,7 +91,10 @@ impl Sim {
 
     fn lock(&self) -> MutexGuard<'_, World> {
         // A handler that panicked mid-change leaves at worst one half-made object: keep serving.
-        self.0.world.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.0
+            .world
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn ctx(&self) -> Ctx {

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use axum::extract::{MatchedPath, Request, State};
+use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::Response;
-use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Serialize;
@@ -42,18 +42,21 @@ impl RequestStats {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, RequestCounts> {
-        self.counts.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.counts
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
 /// Middleware (as a route layer, so the matched route is known) counting every API request,
 /// including the ones authentication then refuses.
 pub async fn count_request(State(sim): State<Sim>, request: Request, next: Next) -> Response {
-    let template = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| request.uri().path().to_owned(), |p| p.as_str().to_owned());
-    sim.stats().record(format!("{} {template}", request.method()));
+    let template = request.extensions().get::<MatchedPath>().map_or_else(
+        || request.uri().path().to_owned(),
+        |p| p.as_str().to_owned(),
+    );
+    sim.stats()
+        .record(format!("{} {template}", request.method()));
     next.run(request).await
 }
 

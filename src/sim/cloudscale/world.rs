@@ -58,7 +58,11 @@ pub struct LoadBalancer {
     pub created_at: Timestamp,
     /// The status is `changing` until this instant, `running` after. An instant rather than a
     /// flag so that a world file read by a later process still settles.
-    #[serde(default, with = "optional_timestamp", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "optional_timestamp",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub changing_until: Option<Timestamp>,
 }
 
@@ -281,7 +285,16 @@ pub trait Keyed {
 macro_rules! keyed {
     ($($t:ty),*) => {$(impl Keyed for $t { fn uuid(&self) -> Uuid { self.uuid } })*};
 }
-keyed!(LoadBalancer, Pool, Member, Listener, HealthMonitor, Server, Network, Subnet);
+keyed!(
+    LoadBalancer,
+    Pool,
+    Member,
+    Listener,
+    HealthMonitor,
+    Server,
+    Network,
+    Subnet
+);
 
 /// Objects with tags, which list endpoints filter on.
 pub trait Tagged {
@@ -291,7 +304,17 @@ pub trait Tagged {
 macro_rules! tagged {
     ($($t:ty),*) => {$(impl Tagged for $t { fn tags(&self) -> &Tags { &self.tags } })*};
 }
-tagged!(LoadBalancer, Pool, Member, Listener, HealthMonitor, FloatingIp, Server, Network, Subnet);
+tagged!(
+    LoadBalancer,
+    Pool,
+    Member,
+    Listener,
+    HealthMonitor,
+    FloatingIp,
+    Server,
+    Network,
+    Subnet
+);
 
 pub fn find<T: Keyed>(items: &[T], uuid: Uuid) -> Option<&T> {
     items.iter().find(|item| item.uuid() == uuid)

@@ -14,7 +14,9 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::listing;
-use crate::sim::cloudscale::api::{created, nullable, parse_create, parse_patch, ApiError, ApiResult};
+use crate::sim::cloudscale::api::{
+    created, nullable, parse_create, parse_patch, ApiError, ApiResult,
+};
 use crate::sim::cloudscale::filter::TagFilter;
 use crate::sim::cloudscale::inventory::{self, ZONES};
 use crate::sim::cloudscale::refs;
@@ -26,7 +28,10 @@ const CREATE_ONLY: &[&str] = &["ip_version", "prefix_length", "type", "region"];
 pub fn routes() -> Router<Sim> {
     Router::new()
         .route("/v1/floating-ips", get(list).post(create))
-        .route("/v1/floating-ips/{ip}", get(show).patch(update).delete(remove))
+        .route(
+            "/v1/floating-ips/{ip}",
+            get(show).patch(update).delete(remove),
+        )
 }
 
 #[derive(Debug, Deserialize)]
@@ -62,8 +67,12 @@ fn target(world: &World, load_balancer: Option<Uuid>, server: Option<Uuid>) -> A
         (Some(_), Some(_)) => Err(ApiError::bad_request(
             "A floating IP is assigned to a server or a load balancer, not both.",
         )),
-        (Some(lb), None) if find(&world.load_balancers, lb).is_none() => Err(ApiError::unknown("load_balancer", lb)),
-        (None, Some(server)) if find(&world.servers, server).is_none() => Err(ApiError::unknown("server", server)),
+        (Some(lb), None) if find(&world.load_balancers, lb).is_none() => {
+            Err(ApiError::unknown("load_balancer", lb))
+        }
+        (None, Some(server)) if find(&world.servers, server).is_none() => {
+            Err(ApiError::unknown("server", server))
+        }
         _ => Ok(()),
     }
 }
@@ -71,12 +80,28 @@ fn target(world: &World, load_balancer: Option<Uuid>, server: Option<Uuid>) -> A
 /// The address traffic to the floating IP is routed to, of the same IP version.
 fn next_hop(world: &World, floating_ip: &FloatingIp) -> Option<IpAddr> {
     let same_version = |address: &IpAddr| address.is_ipv4() == floating_ip.network.addr().is_ipv4();
-    if let Some(lb) = floating_ip.load_balancer.and_then(|lb| find(&world.load_balancers, lb)) {
-        return lb.vip_addresses.iter().map(|vip| vip.address).find(same_version);
+    if let Some(lb) = floating_ip
+        .load_balancer
+        .and_then(|lb| find(&world.load_balancers, lb))
+    {
+        return lb
+            .vip_addresses
+            .iter()
+            .map(|vip| vip.address)
+            .find(same_version);
     }
-    let server = floating_ip.server.and_then(|server| find(&world.servers, server))?;
-    let public = server.interfaces.iter().find(|interface| interface.network.is_none())?;
-    public.addresses.iter().map(|a| a.address).find(same_version)
+    let server = floating_ip
+        .server
+        .and_then(|server| find(&world.servers, server))?;
+    let public = server
+        .interfaces
+        .iter()
+        .find(|interface| interface.network.is_none())?;
+    public
+        .addresses
+        .iter()
+        .map(|a| a.address)
+        .find(same_version)
 }
 
 fn render(world: &World, ctx: &Ctx, floating_ip: &FloatingIp) -> Value {
@@ -110,7 +135,13 @@ async fn list(State(sim): State<Sim>, filter: TagFilter) -> Json<Vec<Value>> {
 }
 
 async fn show(State(sim): State<Sim>, Path(ip): Path<String>) -> ApiResult<Json<Value>> {
-    sim.read(|world, ctx| Ok(Json(render(world, ctx, &world.floating_ips[position(world, &ip)?]))))
+    sim.read(|world, ctx| {
+        Ok(Json(render(
+            world,
+            ctx,
+            &world.floating_ips[position(world, &ip)?],
+        )))
+    })
 }
 
 /// The floating network a create request asks for, validated like the real API.
@@ -118,9 +149,16 @@ fn allocate(world: &World, request: &CreateFloatingIp) -> ApiResult<IpNet> {
     let allowed_prefix = match request.ip_version {
         4 => 32,
         6 => 56,
-        other => return Err(ApiError::bad_request(format!("ip_version: \"{other}\" is not a valid choice."))),
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "ip_version: \"{other}\" is not a valid choice."
+            )))
+        }
     };
-    if request.prefix_length.is_some_and(|prefix| prefix != allowed_prefix) {
+    if request
+        .prefix_length
+        .is_some_and(|prefix| prefix != allowed_prefix)
+    {
         return Err(ApiError::bad_request(format!(
             "prefix_length: must be {allowed_prefix} for IPv{}.",
             request.ip_version
@@ -134,9 +172,13 @@ fn allocate(world: &World, request: &CreateFloatingIp) -> ApiResult<IpNet> {
 fn region(request: &CreateFloatingIp) -> ApiResult<Option<String>> {
     match (request.kind, &request.region) {
         (FloatingIpType::Global, None) => Ok(None),
-        (FloatingIpType::Global, Some(_)) => Err(ApiError::bad_request("region: global floating IPs have no region.")),
+        (FloatingIpType::Global, Some(_)) => Err(ApiError::bad_request(
+            "region: global floating IPs have no region.",
+        )),
         (FloatingIpType::Regional, None) => Ok(Some(inventory::region_of(ZONES[0]).to_owned())),
-        (FloatingIpType::Regional, Some(slug)) if inventory::is_region(slug) => Ok(Some(slug.clone())),
+        (FloatingIpType::Regional, Some(slug)) if inventory::is_region(slug) => {
+            Ok(Some(slug.clone()))
+        }
         (FloatingIpType::Regional, Some(slug)) => Err(ApiError::unknown("region", slug)),
     }
 }
@@ -161,7 +203,11 @@ async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, J
     })
 }
 
-async fn update(State(sim): State<Sim>, Path(ip): Path<String>, body: Bytes) -> ApiResult<StatusCode> {
+async fn update(
+    State(sim): State<Sim>,
+    Path(ip): Path<String>,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
     let patch: UpdateFloatingIp = parse_patch(&body, CREATE_ONLY)?;
     sim.write(|world, _| {
         let index = position(world, &ip)?;

@@ -29,7 +29,10 @@ const CREATE_ONLY: &[&str] = &["pool", "load_balancer", "protocol", "protocol_po
 pub fn routes() -> Router<Sim> {
     Router::new()
         .route("/v1/load-balancers/listeners", get(list).post(create))
-        .route("/v1/load-balancers/listeners/{uuid}", get(show).patch(update).delete(remove))
+        .route(
+            "/v1/load-balancers/listeners/{uuid}",
+            get(show).patch(update).delete(remove),
+        )
 }
 
 #[derive(Debug, Deserialize)]
@@ -77,9 +80,18 @@ struct UpdateListener {
 impl UpdateListener {
     fn apply(self, listener: &mut Listener) {
         let targets = [
-            (self.timeout_client_data_ms, &mut listener.timeout_client_data_ms),
-            (self.timeout_member_connect_ms, &mut listener.timeout_member_connect_ms),
-            (self.timeout_member_data_ms, &mut listener.timeout_member_data_ms),
+            (
+                self.timeout_client_data_ms,
+                &mut listener.timeout_client_data_ms,
+            ),
+            (
+                self.timeout_member_connect_ms,
+                &mut listener.timeout_member_connect_ms,
+            ),
+            (
+                self.timeout_member_data_ms,
+                &mut listener.timeout_member_data_ms,
+            ),
         ];
         for (new, field) in targets {
             if let Some(new) = new {
@@ -127,7 +139,11 @@ async fn show(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<Jso
 /// The load balancer a new listener belongs to: its pool's, or the one named.
 fn owning_lb(world: &World, request: &CreateListener) -> ApiResult<Uuid> {
     let pool_lb = match request.pool {
-        Some(pool) => Some(world.pool_lb(pool).ok_or_else(|| ApiError::unknown("pool", pool))?),
+        Some(pool) => Some(
+            world
+                .pool_lb(pool)
+                .ok_or_else(|| ApiError::unknown("pool", pool))?,
+        ),
         None => None,
     };
     match (pool_lb, request.load_balancer) {
@@ -167,7 +183,11 @@ async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, J
     })
 }
 
-async fn update(State(sim): State<Sim>, Path(uuid): Path<String>, body: Bytes) -> ApiResult<StatusCode> {
+async fn update(
+    State(sim): State<Sim>,
+    Path(uuid): Path<String>,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
     let patch: UpdateListener = parse_patch(&body, CREATE_ONLY)?;
     sim.write(|world, ctx| {
         let listener = lookup_mut(&mut world.listeners, &uuid)?;

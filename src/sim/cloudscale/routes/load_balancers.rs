@@ -27,7 +27,10 @@ const CREATE_ONLY: &[&str] = &["flavor", "zone", "vip_addresses"];
 pub fn routes() -> Router<Sim> {
     Router::new()
         .route("/v1/load-balancers", get(list).post(create))
-        .route("/v1/load-balancers/{uuid}", get(show).patch(update).delete(remove))
+        .route(
+            "/v1/load-balancers/{uuid}",
+            get(show).patch(update).delete(remove),
+        )
 }
 
 #[derive(Debug, Deserialize)]
@@ -81,7 +84,13 @@ async fn list(State(sim): State<Sim>, filter: TagFilter) -> Json<Vec<Value>> {
 }
 
 async fn show(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<Json<Value>> {
-    sim.read(|world, ctx| Ok(Json(render(world, ctx, lookup(&world.load_balancers, &uuid)?))))
+    sim.read(|world, ctx| {
+        Ok(Json(render(
+            world,
+            ctx,
+            lookup(&world.load_balancers, &uuid)?,
+        )))
+    })
 }
 
 async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
@@ -116,20 +125,31 @@ fn assign_vips(world: &World, requests: &[VipRequest]) -> ApiResult<Vec<Vip>> {
     let mut used = world.used_addresses();
     if requests.is_empty() {
         let address = addresses::claim_public(&mut used, "vip_addresses")?;
-        return Ok(vec![Vip { address, subnet: PUBLIC_SUBNET_UUID }]);
+        return Ok(vec![Vip {
+            address,
+            subnet: PUBLIC_SUBNET_UUID,
+        }]);
     }
     requests
         .iter()
         .map(|request| {
             let subnet = find(&world.subnets, request.subnet)
                 .ok_or_else(|| ApiError::unknown("vip_addresses.subnet", request.subnet))?;
-            let address = addresses::claim(subnet, request.address, &mut used, "vip_addresses.address")?;
-            Ok(Vip { address, subnet: subnet.uuid })
+            let address =
+                addresses::claim(subnet, request.address, &mut used, "vip_addresses.address")?;
+            Ok(Vip {
+                address,
+                subnet: subnet.uuid,
+            })
         })
         .collect()
 }
 
-async fn update(State(sim): State<Sim>, Path(uuid): Path<String>, body: Bytes) -> ApiResult<StatusCode> {
+async fn update(
+    State(sim): State<Sim>,
+    Path(uuid): Path<String>,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
     let patch: NameAndTags = parse_patch(&body, CREATE_ONLY)?;
     sim.write(|world, _| {
         let lb = lookup_mut(&mut world.load_balancers, &uuid)?;
@@ -151,7 +171,9 @@ async fn remove(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<S
         for pool in pools {
             pools::remove_pool(world, pool);
         }
-        world.listeners.retain(|listener| listener.load_balancer != uuid);
+        world
+            .listeners
+            .retain(|listener| listener.load_balancer != uuid);
         for floating_ip in &mut world.floating_ips {
             if floating_ip.load_balancer == Some(uuid) {
                 floating_ip.load_balancer = None;

@@ -14,7 +14,9 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::listing;
-use crate::sim::cloudscale::api::{created, lookup, parse_create, parse_patch, path_uuid, ApiError, ApiResult};
+use crate::sim::cloudscale::api::{
+    created, lookup, parse_create, parse_patch, path_uuid, ApiError, ApiResult,
+};
 use crate::sim::cloudscale::filter::TagFilter;
 use crate::sim::cloudscale::refs;
 use crate::sim::cloudscale::state::{Ctx, Sim};
@@ -24,7 +26,10 @@ const CREATE_ONLY: &[&str] = &["protocol_port", "monitor_port", "address", "subn
 
 pub fn routes() -> Router<Sim> {
     Router::new()
-        .route("/v1/load-balancers/pools/{pool}/members", get(list).post(create))
+        .route(
+            "/v1/load-balancers/pools/{pool}/members",
+            get(list).post(create),
+        )
         .route(
             "/v1/load-balancers/pools/{pool}/members/{member}",
             get(show).patch(update).delete(remove),
@@ -58,7 +63,11 @@ struct UpdateMember {
 
 fn render(world: &World, ctx: &Ctx, member: &Member) -> Value {
     let lb = world.pool_lb(member.pool);
-    let monitor_status = if world.monitor_of(member.pool).is_some() { "up" } else { "no_monitor" };
+    let monitor_status = if world.monitor_of(member.pool).is_some() {
+        "up"
+    } else {
+        "no_monitor"
+    };
     json!({
         "href": ctx.href(format!("load-balancers/pools/{}/members/{}", member.pool, member.uuid)),
         "uuid": member.uuid,
@@ -87,15 +96,24 @@ fn member_index(world: &World, raw_pool: &str, raw_member: &str) -> ApiResult<us
         .ok_or_else(ApiError::not_found)
 }
 
-async fn list(State(sim): State<Sim>, Path(pool): Path<String>, filter: TagFilter) -> ApiResult<Json<Vec<Value>>> {
+async fn list(
+    State(sim): State<Sim>,
+    Path(pool): Path<String>,
+    filter: TagFilter,
+) -> ApiResult<Json<Vec<Value>>> {
     sim.read(|world, ctx| {
         let pool = lookup(&world.pools, &pool)?.uuid;
         let members = world.members.iter().filter(|member| member.pool == pool);
-        Ok(listing(members, &filter, |member| render(world, ctx, member)))
+        Ok(listing(members, &filter, |member| {
+            render(world, ctx, member)
+        }))
     })
 }
 
-async fn show(State(sim): State<Sim>, Path((pool, member)): Path<(String, String)>) -> ApiResult<Json<Value>> {
+async fn show(
+    State(sim): State<Sim>,
+    Path((pool, member)): Path<(String, String)>,
+) -> ApiResult<Json<Value>> {
     sim.read(|world, ctx| {
         let index = member_index(world, &pool, &member)?;
         Ok(Json(render(world, ctx, &world.members[index])))
@@ -164,7 +182,10 @@ async fn update(
     })
 }
 
-async fn remove(State(sim): State<Sim>, Path((pool, member)): Path<(String, String)>) -> ApiResult<StatusCode> {
+async fn remove(
+    State(sim): State<Sim>,
+    Path((pool, member)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
     sim.write(|world, ctx| {
         let index = member_index(world, &pool, &member)?;
         let member = world.members.remove(index);

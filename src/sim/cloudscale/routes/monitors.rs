@@ -12,12 +12,15 @@ use uuid::Uuid;
 
 use super::listing;
 use crate::sim::cloudscale::api::{
-    created, lookup, lookup_mut, nullable, parse_create, parse_patch, path_uuid, ApiError, ApiResult,
+    created, lookup, lookup_mut, nullable, parse_create, parse_patch, path_uuid, ApiError,
+    ApiResult,
 };
 use crate::sim::cloudscale::filter::TagFilter;
 use crate::sim::cloudscale::refs;
 use crate::sim::cloudscale::state::{Ctx, Sim};
-use crate::sim::cloudscale::world::{HealthMonitor, HttpCheck, HttpVersion, MonitorType, Tags, World};
+use crate::sim::cloudscale::world::{
+    HealthMonitor, HttpCheck, HttpVersion, MonitorType, Tags, World,
+};
 
 const CREATE_ONLY: &[&str] = &["type", "pool", "http.version"];
 
@@ -167,15 +170,25 @@ async fn list(State(sim): State<Sim>, filter: TagFilter) -> Json<Vec<Value>> {
 }
 
 async fn show(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<Json<Value>> {
-    sim.read(|world, ctx| Ok(Json(render(world, ctx, lookup(&world.health_monitors, &uuid)?))))
+    sim.read(|world, ctx| {
+        Ok(Json(render(
+            world,
+            ctx,
+            lookup(&world.health_monitors, &uuid)?,
+        )))
+    })
 }
 
 async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
     let request: CreateMonitor = parse_create(&body)?;
     sim.write(|world, ctx| {
-        let lb = world.pool_lb(request.pool).ok_or_else(|| ApiError::unknown("pool", request.pool))?;
+        let lb = world
+            .pool_lb(request.pool)
+            .ok_or_else(|| ApiError::unknown("pool", request.pool))?;
         if world.monitor_of(request.pool).is_some() {
-            return Err(ApiError::bad_request("pool: this pool already has a health monitor."));
+            return Err(ApiError::bad_request(
+                "pool: this pool already has a health monitor.",
+            ));
         }
         let http = match (request.kind.checks_http(), request.http) {
             (true, http) => Some(http.unwrap_or_default().into_check()),
@@ -205,7 +218,11 @@ async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, J
     })
 }
 
-async fn update(State(sim): State<Sim>, Path(uuid): Path<String>, body: Bytes) -> ApiResult<StatusCode> {
+async fn update(
+    State(sim): State<Sim>,
+    Path(uuid): Path<String>,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
     let patch: UpdateMonitor = parse_patch(&body, CREATE_ONLY)?;
     sim.write(|world, ctx| {
         let monitor = lookup_mut(&mut world.health_monitors, &uuid)?;

@@ -11,7 +11,9 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::listing;
-use crate::sim::cloudscale::api::{created, lookup, lookup_mut, parse_create, parse_patch, ApiError, ApiResult};
+use crate::sim::cloudscale::api::{
+    created, lookup, lookup_mut, parse_create, parse_patch, ApiError, ApiResult,
+};
 use crate::sim::cloudscale::filter::TagFilter;
 use crate::sim::cloudscale::inventory::{self, ZONES};
 use crate::sim::cloudscale::state::{Ctx, Sim};
@@ -24,7 +26,10 @@ const AUTO_SUBNET_CIDR: &str = "172.16.0.0/24";
 pub fn routes() -> Router<Sim> {
     Router::new()
         .route("/v1/networks", get(list).post(create))
-        .route("/v1/networks/{uuid}", get(show).patch(update).delete(remove))
+        .route(
+            "/v1/networks/{uuid}",
+            get(show).patch(update).delete(remove),
+        )
 }
 
 #[derive(Debug, Deserialize)]
@@ -113,7 +118,11 @@ async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, J
     })
 }
 
-async fn update(State(sim): State<Sim>, Path(uuid): Path<String>, body: Bytes) -> ApiResult<StatusCode> {
+async fn update(
+    State(sim): State<Sim>,
+    Path(uuid): Path<String>,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
     let patch: UpdateNetwork = parse_patch(&body, CREATE_ONLY)?;
     sim.write(|world, _| {
         let network = lookup_mut(&mut world.networks, &uuid)?;

@@ -24,7 +24,10 @@ const CREATE_ONLY: &[&str] = &["algorithm", "protocol", "load_balancer"];
 pub fn routes() -> Router<Sim> {
     Router::new()
         .route("/v1/load-balancers/pools", get(list).post(create))
-        .route("/v1/load-balancers/pools/{pool}", get(show).patch(update).delete(remove))
+        .route(
+            "/v1/load-balancers/pools/{pool}",
+            get(show).patch(update).delete(remove),
+        )
 }
 
 #[derive(Debug, Deserialize)]
@@ -80,7 +83,11 @@ async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, J
     })
 }
 
-async fn update(State(sim): State<Sim>, Path(uuid): Path<String>, body: Bytes) -> ApiResult<StatusCode> {
+async fn update(
+    State(sim): State<Sim>,
+    Path(uuid): Path<String>,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
     let patch: NameAndTags = parse_patch(&body, CREATE_ONLY)?;
     sim.write(|world, ctx| {
         let pool = lookup_mut(&mut world.pools, &uuid)?;

@@ -64,7 +64,10 @@ fn render(world: &World, ctx: &Ctx, server: &Server) -> Value {
                 .iter()
                 .map(|a| {
                     let subnet = refs::subnet(world, ctx, a.subnet);
-                    let prefix_length = subnet["cidr"].as_str().and_then(|c| c.split_once('/')).map(|(_, p)| p.to_owned());
+                    let prefix_length = subnet["cidr"]
+                        .as_str()
+                        .and_then(|c| c.split_once('/'))
+                        .map(|(_, p)| p.to_owned());
                     json!({
                         "version": if a.address.is_ipv4() { 4 } else { 6 },
                         "address": a.address,
@@ -101,35 +104,65 @@ async fn show(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<Jso
     sim.read(|world, ctx| Ok(Json(render(world, ctx, lookup(&world.servers, &uuid)?))))
 }
 
-fn build_interface(world: &World, request: InterfaceRequest, used: &mut Vec<IpAddr>) -> ApiResult<Interface> {
+fn build_interface(
+    world: &World,
+    request: InterfaceRequest,
+    used: &mut Vec<IpAddr>,
+) -> ApiResult<Interface> {
     let field = "interfaces.addresses";
     match (request.network.as_deref(), request.addresses) {
         (Some("public"), None) => {
             let address = addresses::claim_public(used, field)?;
-            Ok(Interface { network: None, addresses: vec![InterfaceAddress { address, subnet: PUBLIC_SUBNET_UUID }] })
+            Ok(Interface {
+                network: None,
+                addresses: vec![InterfaceAddress {
+                    address,
+                    subnet: PUBLIC_SUBNET_UUID,
+                }],
+            })
         }
         (Some(network), None) => {
-            let network: Uuid = network.parse().map_err(|_| ApiError::unknown("interfaces.network", network))?;
+            let network: Uuid = network
+                .parse()
+                .map_err(|_| ApiError::unknown("interfaces.network", network))?;
             let subnet = world
                 .subnets
                 .iter()
                 .find(|subnet| subnet.network == network)
                 .ok_or_else(|| ApiError::unknown("interfaces.network", network))?;
             let address = addresses::claim(subnet, None, used, field)?;
-            Ok(Interface { network: Some(network), addresses: vec![InterfaceAddress { address, subnet: subnet.uuid }] })
+            Ok(Interface {
+                network: Some(network),
+                addresses: vec![InterfaceAddress {
+                    address,
+                    subnet: subnet.uuid,
+                }],
+            })
         }
         (None, Some(requests)) if !requests.is_empty() => {
             let mut claimed = Vec::with_capacity(requests.len());
             for request in requests {
-                let subnet = find(&world.subnets, request.subnet)
-                    .ok_or_else(|| ApiError::unknown("interfaces.addresses.subnet", request.subnet))?;
+                let subnet = find(&world.subnets, request.subnet).ok_or_else(|| {
+                    ApiError::unknown("interfaces.addresses.subnet", request.subnet)
+                })?;
                 let address = addresses::claim(subnet, request.address, used, field)?;
-                claimed.push((subnet.network, InterfaceAddress { address, subnet: subnet.uuid }));
+                claimed.push((
+                    subnet.network,
+                    InterfaceAddress {
+                        address,
+                        subnet: subnet.uuid,
+                    },
+                ));
             }
             let network = claimed[0].0;
-            Ok(Interface { network: Some(network), addresses: claimed.into_iter().map(|(_, a)| a).collect() })
+            Ok(Interface {
+                network: Some(network),
+                addresses: claimed.into_iter().map(|(_, a)| a).collect(),
+            })
         }
-        _ => Err(ApiError::bad_request("interfaces: give either a network or a non-empty list of addresses.")),
+        _ => Err(ApiError::bad_request(
+            "interfaces: give either a network or a non-empty list of addresses.",
+        )),
     }
 }
 
@@ -140,7 +173,12 @@ async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, J
         if !inventory::is_zone(&zone) {
             return Err(ApiError::unknown("zone", &zone));
         }
-        let public = || vec![InterfaceRequest { network: Some("public".into()), addresses: None }];
+        let public = || {
+            vec![InterfaceRequest {
+                network: Some("public".into()),
+                addresses: None,
+            }]
+        };
         let mut used = world.used_addresses();
         let interfaces = request
             .interfaces
@@ -164,7 +202,11 @@ async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, J
     })
 }
 
-async fn update(State(sim): State<Sim>, Path(uuid): Path<String>, body: Bytes) -> ApiResult<StatusCode> {
+async fn update(
+    State(sim): State<Sim>,
+    Path(uuid): Path<String>,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
     let patch: NameAndTags = parse_patch(&body, CREATE_ONLY)?;
     sim.write(|world, _| {
         let server = lookup_mut(&mut world.servers, &uuid)?;

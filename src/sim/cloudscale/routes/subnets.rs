@@ -101,7 +101,11 @@ async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, J
     })
 }
 
-async fn update(State(sim): State<Sim>, Path(uuid): Path<String>, body: Bytes) -> ApiResult<StatusCode> {
+async fn update(
+    State(sim): State<Sim>,
+    Path(uuid): Path<String>,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
     let patch: UpdateSubnet = parse_patch(&body, CREATE_ONLY)?;
     sim.write(|world, _| {
         let subnet = lookup_mut(&mut world.subnets, &uuid)?;
