@@ -11,5 +11,6 @@ pub mod model;
 pub mod plan;
 pub mod provider;
 pub mod render;
+pub mod sim;
 pub mod state;
 pub mod workspace;
