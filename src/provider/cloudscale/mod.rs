@@ -1,5 +1,7 @@
 //! The cloudscale.ch provider: its API client, the mapping between the config and cloudscale
 //! objects, and its impact table.
 
+pub mod api;
+pub mod client;
 pub mod objects;
 pub mod ops;

@@ -12,25 +12,60 @@ use super::objects::{LbObject, ListenerObject, MemberObject, MonitorObject, Pool
 #[serde(tag = "op", rename_all = "kebab-case")]
 pub enum Op {
     /// POST /load-balancers, then wait until it is `running`.
-    CreateLb { lb: LbObject },
+    CreateLb {
+        lb: LbObject,
+    },
     /// PATCH /load-balancers/<uuid> {name}.
-    RenameLb { name: String },
+    RenameLb {
+        name: String,
+    },
     /// DELETE /load-balancers/<uuid> (the API removes everything under it).
-    DeleteLb { name: String },
-    CreatePool { pool: PoolObject },
-    DeletePool { pool: String },
-    CreateMember { pool: String, member: MemberObject },
-    DeleteMember { pool: String, member: String },
-    CreateMonitor { pool: String, monitor: MonitorObject },
+    DeleteLb {
+        name: String,
+    },
+    CreatePool {
+        pool: PoolObject,
+    },
+    DeletePool {
+        pool: String,
+    },
+    CreateMember {
+        pool: String,
+        member: MemberObject,
+    },
+    DeleteMember {
+        pool: String,
+        member: String,
+    },
+    CreateMonitor {
+        pool: String,
+        monitor: MonitorObject,
+    },
     /// PATCH the monitor's in-place fields to these values.
-    UpdateMonitor { pool: String, monitor: MonitorObject },
-    DeleteMonitor { pool: String },
-    CreateListener { pool: String, listener: ListenerObject },
+    UpdateMonitor {
+        pool: String,
+        monitor: MonitorObject,
+    },
+    DeleteMonitor {
+        pool: String,
+    },
+    CreateListener {
+        pool: String,
+        listener: ListenerObject,
+    },
     /// PATCH the listener's in-place fields (name, allowed_cidrs, timeouts) to these values.
-    UpdateListener { pool: String, listener: ListenerObject },
-    DeleteListener { pool: String, listener: String },
+    UpdateListener {
+        pool: String,
+        listener: ListenerObject,
+    },
+    DeleteListener {
+        pool: String,
+        listener: String,
+    },
     /// PATCH /floating-ips/<ip> {load_balancer}.
-    AssignFloatingIp { network: String },
+    AssignFloatingIp {
+        network: String,
+    },
 }
 
 impl fmt::Display for Op {
