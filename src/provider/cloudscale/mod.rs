@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod client;
+pub mod execute;
 pub mod objects;
 pub mod ops;
 pub mod refresh;

@@ -5,6 +5,7 @@
 //! Listeners whose pool is null forward nowhere and have no place in `LbObjects`; they are
 //! left out of the snapshot.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use futures::{StreamExt, TryStreamExt};
@@ -192,10 +193,14 @@ fn first_per_pool<T>(
         let Some(pool) = pool(&object).cloned() else {
             continue;
         };
-        if by_pool.contains_key(&pool) {
-            tracing::warn!("pool {pool} has more than one {kind}; skyplan sees only the first");
-        } else {
-            by_pool.insert(pool, object);
+        match by_pool.entry(pool) {
+            Entry::Vacant(slot) => {
+                slot.insert(object);
+            }
+            Entry::Occupied(taken) => {
+                let pool = taken.key();
+                tracing::warn!("pool {pool} has more than one {kind}; skyplan sees only the first");
+            }
         }
     }
     by_pool
