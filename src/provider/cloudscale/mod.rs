@@ -1,9 +1,16 @@
 //! The cloudscale.ch provider: its API client, the mapping between the config and cloudscale
 //! objects, and its impact table.
 
+pub mod api;
+pub mod client;
 pub mod desired;
 pub mod diff;
+pub mod execute;
 pub mod impact;
 pub mod objects;
 pub mod ops;
 pub mod order;
+mod provider;
+pub mod refresh;
+
+pub use provider::CloudscaleProvider;

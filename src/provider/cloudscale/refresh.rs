@@ -1,0 +1,377 @@
+//! Reading the live state of a cloudscale account: one GET per collection, all at once, then
+//! one GET per pool for the members of the load balancers the caller asks about — never one
+//! request per object, so a refresh costs the same for ten load balancers as for one.
+//!
+//! Listeners whose pool is null forward nowhere and have no place in `LbObjects`; they are
+//! left out of the snapshot.
+
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use futures::{StreamExt, TryStreamExt};
+
+use super::api;
+use super::client::{CloudscaleClient, Error};
+use super::objects::{
+    LbObject, LbObjects, ListenerObject, MemberObject, MonitorObject, PoolObject, PoolSet, Snapshot,
+};
+
+/// Member lists read at once; bounded so a large account does not trip the rate limit.
+const MEMBER_READS_IN_FLIGHT: usize = 16;
+
+/// Reads every load balancer with its pools, monitors, listeners and floating IPs, plus every
+/// floating IP and subnet; members only for load balancers where `want_members` is true.
+pub async fn refresh(
+    client: &CloudscaleClient,
+    want_members: impl Fn(&LbObject) -> bool,
+) -> Result<Snapshot, Error> {
+    let collections = read_collections(client).await?;
+    let wanted: BTreeSet<String> = collections
+        .load_balancers
+        .iter()
+        .filter(|lb| want_members(&LbObject::from((*lb).clone())))
+        .map(|lb| lb.uuid.clone())
+        .collect();
+    let pools_to_read = collections
+        .pools
+        .iter()
+        .filter(|pool| wanted.contains(&pool.load_balancer.uuid))
+        .map(|pool| pool.uuid.clone());
+    let members = read_members(client, pools_to_read).await?;
+    Ok(assemble(collections, members))
+}
+
+struct Collections {
+    load_balancers: Vec<api::LoadBalancer>,
+    pools: Vec<api::Pool>,
+    listeners: Vec<api::Listener>,
+    monitors: Vec<api::HealthMonitor>,
+    floating_ips: Vec<api::FloatingIp>,
+    subnets: Vec<api::Subnet>,
+}
+
+async fn read_collections(client: &CloudscaleClient) -> Result<Collections, Error> {
+    let (load_balancers, pools, listeners, monitors, floating_ips, subnets) = tokio::try_join!(
+        client.get("/load-balancers"),
+        client.get("/load-balancers/pools"),
+        client.get("/load-balancers/listeners"),
+        client.get("/load-balancers/health-monitors"),
+        client.get("/floating-ips"),
+        client.get("/subnets"),
+    )?;
+    Ok(Collections {
+        load_balancers,
+        pools,
+        listeners,
+        monitors,
+        floating_ips,
+        subnets,
+    })
+}
+
+/// Members by pool UUID.
+async fn read_members(
+    client: &CloudscaleClient,
+    pool_uuids: impl Iterator<Item = String>,
+) -> Result<HashMap<String, Vec<api::Member>>, Error> {
+    futures::stream::iter(pool_uuids)
+        .map(|uuid| async move {
+            let members = client
+                .get(&format!("/load-balancers/pools/{uuid}/members"))
+                .await?;
+            Ok::<_, Error>((uuid, members))
+        })
+        .buffer_unordered(MEMBER_READS_IN_FLIGHT)
+        .try_collect()
+        .await
+}
+
+fn assemble(collections: Collections, mut members: HashMap<String, Vec<api::Member>>) -> Snapshot {
+    let mut pools = pools_by_load_balancer(collections.pools);
+    let mut monitors = first_per_pool(collections.monitors, |m| Some(&m.pool.uuid), "monitor");
+    let mut listeners = first_per_pool(
+        collections.listeners,
+        |l| l.pool.as_ref().map(|p| &p.uuid),
+        "listener",
+    );
+    let mut floating_ips: HashMap<String, BTreeSet<String>> = HashMap::new();
+    for ip in &collections.floating_ips {
+        if let Some(lb) = &ip.load_balancer {
+            floating_ips
+                .entry(lb.uuid.clone())
+                .or_default()
+                .insert(ip.network.clone());
+        }
+    }
+    let load_balancers = collections
+        .load_balancers
+        .into_iter()
+        .map(|lb| {
+            let pool_sets = pools.remove(&lb.uuid).unwrap_or_default().into_iter();
+            let pool_sets = pool_sets.map(|pool| {
+                let uuid = pool.uuid.clone();
+                let pool_members = members.remove(&uuid).unwrap_or_default();
+                let pool_set = PoolSet {
+                    pool: PoolObject::from(pool),
+                    members: members_by_name(pool_members),
+                    monitor: monitors.remove(&uuid).map(MonitorObject::from),
+                    listener: listeners.remove(&uuid).map(ListenerObject::from),
+                };
+                (pool_set.pool.name.clone(), uuid, pool_set)
+            });
+            LbObjects {
+                pools: unique_keys(pool_sets),
+                floating_ips: floating_ips.remove(&lb.uuid).unwrap_or_default(),
+                lb: LbObject::from(lb),
+            }
+        })
+        .collect();
+    Snapshot {
+        load_balancers,
+        floating_ips: collections
+            .floating_ips
+            .into_iter()
+            .map(Into::into)
+            .collect(),
+        subnets: collections.subnets.into_iter().map(Into::into).collect(),
+    }
+}
+
+/// Pools grouped by load balancer, oldest first so the same pool keeps the plain name on every
+/// refresh when two share a name.
+fn pools_by_load_balancer(pools: Vec<api::Pool>) -> HashMap<String, Vec<api::Pool>> {
+    let mut groups: HashMap<String, Vec<api::Pool>> = HashMap::new();
+    for pool in pools {
+        groups
+            .entry(pool.load_balancer.uuid.clone())
+            .or_default()
+            .push(pool);
+    }
+    for group in groups.values_mut() {
+        group.sort_by(|a, b| (&a.created_at, &a.uuid).cmp(&(&b.created_at, &b.uuid)));
+    }
+    groups
+}
+
+fn members_by_name(mut members: Vec<api::Member>) -> BTreeMap<String, MemberObject> {
+    members.sort_by(|a, b| (&a.created_at, &a.uuid).cmp(&(&b.created_at, &b.uuid)));
+    unique_keys(members.into_iter().map(|member| {
+        let object = MemberObject::from(member);
+        (
+            object.name.clone(),
+            object.uuid.clone().unwrap_or_default(),
+            object,
+        )
+    }))
+}
+
+/// Keys values by name; a name seen before gets the object's UUID appended (`tcp#<uuid>`), so
+/// a duplicate stays visible — and unwanted by any plan — instead of silently replacing the
+/// first.
+fn unique_keys<V>(named: impl Iterator<Item = (String, String, V)>) -> BTreeMap<String, V> {
+    let mut keyed = BTreeMap::new();
+    for (name, uuid, value) in named {
+        let key = if keyed.contains_key(&name) {
+            format!("{name}#{uuid}")
+        } else {
+            name
+        };
+        keyed.insert(key, value);
+    }
+    keyed
+}
+
+/// One object per pool UUID. `PoolSet` holds one monitor and one listener, as the cloudscale
+/// CCM creates them; any further one is reported in the log and left out.
+fn first_per_pool<T>(
+    objects: Vec<T>,
+    pool: impl Fn(&T) -> Option<&String>,
+    kind: &str,
+) -> HashMap<String, T> {
+    let mut by_pool = HashMap::new();
+    for object in objects {
+        let Some(pool) = pool(&object).cloned() else {
+            continue;
+        };
+        match by_pool.entry(pool) {
+            Entry::Vacant(slot) => {
+                slot.insert(object);
+            }
+            Entry::Occupied(taken) => {
+                let pool = taken.key();
+                tracing::warn!("pool {pool} has more than one {kind}; skyplan sees only the first");
+            }
+        }
+    }
+    by_pool
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use axum::extract::Path;
+    use axum::routing::get;
+    use axum::{Json, Router};
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::provider::cloudscale::client::Secret;
+
+    fn reference(uuid: &str) -> Value {
+        json!({"href": format!("https://api/v1/x/{uuid}"), "uuid": uuid, "name": uuid})
+    }
+
+    fn load_balancer(uuid: &str, name: &str) -> Value {
+        json!({
+            "href": "h", "uuid": uuid, "name": name, "flavor": {"slug": "lb-standard"},
+            "zone": {"slug": "lpg1"}, "status": "running", "tags": {},
+            "vip_addresses": [{"version": 4, "address": "10.0.0.5", "subnet": reference("sub-1")}]
+        })
+    }
+
+    fn pool(uuid: &str, lb: &str, name: &str, created_at: &str) -> Value {
+        json!({
+            "href": "h", "uuid": uuid, "name": name, "load_balancer": reference(lb),
+            "algorithm": "round_robin", "protocol": "tcp", "tags": {}, "created_at": created_at
+        })
+    }
+
+    fn listener(uuid: &str, pool: Option<&str>) -> Value {
+        json!({
+            "href": "h", "uuid": uuid, "name": "tcp/80", "pool": pool.map(reference),
+            "load_balancer": reference("lb-1"), "protocol": "tcp", "protocol_port": 80,
+            "allowed_cidrs": [], "timeout_client_data_ms": 50000,
+            "timeout_member_connect_ms": 5000, "timeout_member_data_ms": 50000, "tags": {}
+        })
+    }
+
+    fn member(uuid: &str, pool: &str) -> Value {
+        json!({
+            "href": "h", "uuid": uuid, "name": "10.0.0.7:30080", "enabled": true,
+            "pool": reference(pool), "load_balancer": reference("lb-1"), "protocol_port": 30080,
+            "monitor_port": 30080, "address": "10.0.0.7", "subnet": reference("sub-1"),
+            "monitor_status": "up", "tags": {}
+        })
+    }
+
+    /// A fake API: lb-1 with two pools both named `tcp` (a duplicate), lb-2 with one pool.
+    fn account() -> Router {
+        let collections = [
+            (
+                "/v1/load-balancers",
+                json!([load_balancer("lb-1", "web"), load_balancer("lb-2", "other")]),
+            ),
+            (
+                "/v1/load-balancers/pools",
+                json!([
+                    pool("p-2", "lb-1", "tcp", "2024-02-01T00:00:00Z"),
+                    pool("p-1", "lb-1", "tcp", "2024-01-01T00:00:00Z"),
+                    pool("p-3", "lb-2", "tcp", "2024-01-01T00:00:00Z"),
+                ]),
+            ),
+            (
+                "/v1/load-balancers/listeners",
+                json!([listener("l-1", Some("p-1")), listener("l-0", None)]),
+            ),
+            (
+                "/v1/load-balancers/health-monitors",
+                json!([{
+                    "href": "h", "uuid": "hm-1", "pool": reference("p-1"),
+                    "load_balancer": reference("lb-1"), "type": "tcp", "delay_s": 2,
+                    "timeout_s": 1, "up_threshold": 2, "down_threshold": 3, "http": null,
+                    "tags": {}
+                }]),
+            ),
+            (
+                "/v1/floating-ips",
+                json!([
+                    {"href": "h", "network": "5.102.150.123/32", "load_balancer": reference("lb-1"),
+                     "server": null, "tags": {}},
+                    {"href": "h", "network": "5.102.150.124/32", "load_balancer": null,
+                     "server": reference("srv-1"), "tags": {}}
+                ]),
+            ),
+            (
+                "/v1/subnets",
+                json!([{"href": "h", "uuid": "sub-1", "cidr": "10.0.0.0/24"}]),
+            ),
+        ];
+        collections
+            .into_iter()
+            .fold(Router::new(), |app, (path, body)| {
+                app.route(path, get(move || async move { Json(body) }))
+            })
+    }
+
+    async fn refreshed(want: &'static str) -> (Snapshot, u64, Vec<String>) {
+        let members_read = Arc::new(Mutex::new(Vec::new()));
+        let log = members_read.clone();
+        let app = account().route(
+            "/v1/load-balancers/pools/{pool}/members",
+            get(move |Path(pool): Path<String>| async move {
+                log.lock().unwrap().push(pool.clone());
+                Json(json!([member(&format!("m-{pool}"), &pool)]))
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let client =
+            CloudscaleClient::new(&format!("http://{address}/v1"), Secret::new("t")).unwrap();
+        let snapshot = refresh(&client, |lb| lb.name == want).await.unwrap();
+        let mut members_read = members_read.lock().unwrap().clone();
+        members_read.sort();
+        (snapshot, client.request_count(), members_read)
+    }
+
+    #[tokio::test]
+    async fn reads_each_collection_once_and_members_only_where_wanted() {
+        let (_, requests, members_read) = refreshed("web").await;
+        assert_eq!(members_read, ["p-1", "p-2"]);
+        assert_eq!(requests, 6 + 2);
+    }
+
+    #[tokio::test]
+    async fn assembles_pools_with_their_objects() {
+        let (snapshot, _, _) = refreshed("web").await;
+        let web = snapshot.load_balancer("lb-1").expect("lb-1 refreshed");
+        let tcp = &web.pools["tcp"];
+        assert_eq!(tcp.pool.uuid.as_deref(), Some("p-1"));
+        assert_eq!(
+            tcp.monitor.as_ref().and_then(|m| m.uuid.as_deref()),
+            Some("hm-1")
+        );
+        assert_eq!(
+            tcp.listener.as_ref().and_then(|l| l.uuid.as_deref()),
+            Some("l-1")
+        );
+        assert_eq!(tcp.members["10.0.0.7:30080"].uuid.as_deref(), Some("m-p-1"));
+        assert_eq!(
+            web.floating_ips,
+            BTreeSet::from(["5.102.150.123/32".to_string()])
+        );
+        let other = snapshot.load_balancer("lb-2").expect("lb-2 refreshed");
+        assert!(other.pools["tcp"].members.is_empty());
+        assert!(other.floating_ips.is_empty());
+        assert_eq!(snapshot.floating_ips.len(), 2);
+        assert_eq!(snapshot.subnets[0].cidr, "10.0.0.0/24");
+    }
+
+    #[tokio::test]
+    async fn a_pool_sharing_a_name_stays_visible_under_its_uuid() {
+        let (snapshot, _, _) = refreshed("web").await;
+        let web = snapshot.load_balancer("lb-1").unwrap();
+        let keys: Vec<&str> = web.pools.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["tcp", "tcp#p-2"]);
+        assert!(web.pools["tcp#p-2"].listener.is_none());
+    }
+
+    #[test]
+    fn duplicate_member_names_get_the_uuid_appended() {
+        let members: Vec<api::Member> =
+            serde_json::from_value(json!([member("m-1", "p-1"), member("m-2", "p-1")])).unwrap();
+        let keys: Vec<String> = members_by_name(members).into_keys().collect();
+        assert_eq!(keys, ["10.0.0.7:30080", "10.0.0.7:30080#m-2"]);
+    }
+}
