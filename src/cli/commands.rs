@@ -75,7 +75,7 @@ async fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<Plan,
     let plan = workspace
         .plan(&options(selection), &selection.targets)
         .await
-        .map_err(Report::new)?;
+        .into_diagnostic()?;
     tracing::info!(
         requests = workspace.request_count(),
         "refresh and plan done"
@@ -98,9 +98,9 @@ async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
     let config = load(path)?;
     let workspace = Workspace::open(config, "plan", None)
         .await
-        .map_err(Report::new)?;
+        .into_diagnostic()?;
     let result = make_plan(&workspace, &args.selection).await;
-    workspace.close().await.map_err(Report::new)?;
+    workspace.close().await.into_diagnostic()?;
     let plan = result?;
     let view = PlanView::new(&plan);
     if args.json {
@@ -129,9 +129,9 @@ async fn apply(path: &std::path::Path, args: ApplyArgs) -> Result<u8, Report> {
     let config = load(path)?;
     let mut workspace = Workspace::open(config, "apply", None)
         .await
-        .map_err(Report::new)?;
+        .into_diagnostic()?;
     let result = apply_in(&mut workspace, &args).await;
-    workspace.close().await.map_err(Report::new)?;
+    workspace.close().await.into_diagnostic()?;
     result
 }
 
@@ -144,7 +144,7 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
     }
     let report = crate::apply::run(workspace, &plan, args.parallelism)
         .await
-        .map_err(Report::new)?;
+        .into_diagnostic()?;
     println!(
         "Apply complete: {} resources, {} operations, {} API requests.",
         report.applied.len(),
@@ -200,7 +200,7 @@ fn state(path: &std::path::Path, command: StateCommand) -> Result<u8, Report> {
     let config = load(path)?;
     let state = StateStore::open(&config.settings.state_dir)
         .load()
-        .map_err(Report::new)?
+        .into_diagnostic()?
         .unwrap_or_default();
     match command {
         StateCommand::List => {

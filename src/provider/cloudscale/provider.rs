@@ -109,7 +109,8 @@ fn find_live(snapshot: &Snapshot, address: &Address, prior_id: Option<&str>) -> 
     if let Some(lb) = prior_id.and_then(|id| snapshot.load_balancer(id)) {
         return Ok(Some(lb.clone()));
     }
-    let owned: Vec<&LbObjects> = snapshot.owned_by(&address.to_string()).collect();
+    let tag = address.to_string();
+    let owned: Vec<&LbObjects> = snapshot.owned_by(&tag).collect();
     match owned.as_slice() {
         [] => Ok(None),
         [one] => Ok(Some((*one).clone())),

@@ -32,12 +32,14 @@ pub async fn refresh(
         .filter(|lb| want_members(&LbObject::from((*lb).clone())))
         .map(|lb| lb.uuid.clone())
         .collect();
-    let pools_to_read = collections
+    // Collected first: a lazy iterator held across the await would make the future !Send.
+    let pools_to_read: Vec<String> = collections
         .pools
         .iter()
         .filter(|pool| wanted.contains(&pool.load_balancer.uuid))
-        .map(|pool| pool.uuid.clone());
-    let members = read_members(client, pools_to_read).await?;
+        .map(|pool| pool.uuid.clone())
+        .collect();
+    let members = read_members(client, pools_to_read.into_iter()).await?;
     Ok(assemble(collections, members))
 }
 
