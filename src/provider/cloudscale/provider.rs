@@ -5,11 +5,12 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
-use super::client::{token_from_env, CloudscaleClient, Secret};
+use super::client::{token_from_env, Backoff, CloudscaleClient, Secret, WaitPolicy};
 use super::desired::desired_objects;
 use super::diff::{diff, DiffInput, PROVIDER};
 use super::execute::{execute, LbIds};
@@ -28,6 +29,23 @@ pub struct CloudscaleProvider {
     embedded: Mutex<Option<sim::SimHandle>>,
 }
 
+/// The embedded cloud settles fast (50 ms unless `SKYPLAN_SIM_SETTLE_MS` says otherwise), so
+/// the client polls it quickly too; a real cloud keeps the client's default polling.
+fn embedded_settle() -> Duration {
+    std::env::var("SKYPLAN_SIM_SETTLE_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_millis(50))
+}
+
+fn embedded_wait() -> WaitPolicy {
+    WaitPolicy {
+        backoff: Backoff { first: Duration::from_millis(20), max: Duration::from_millis(500) },
+        ..WaitPolicy::default()
+    }
+}
+
 fn error(address: impl ToString, message: impl ToString) -> ProviderError {
     ProviderError::new(address, message)
 }
@@ -44,11 +62,13 @@ impl CloudscaleProvider {
             Endpoint::Embedded => {
                 let world = state_dir.join("embedded").join("cloudscale.json");
                 let listen: SocketAddr = "127.0.0.1:0".parse().expect("valid address");
-                let handle = sim::spawn(world, listen, sim::SimOptions::default())
+                let options = sim::SimOptions { settle: embedded_settle(), ..sim::SimOptions::default() };
+                let handle = sim::spawn(world, listen, options)
                     .await
                     .map_err(|e| error(PROVIDER, format!("cannot start the embedded simulator: {e}")))?;
                 let client = CloudscaleClient::new(&handle.base_url(), Secret::new(sim::DEFAULT_TOKEN))
-                    .map_err(|e| error(PROVIDER, e))?;
+                    .map_err(|e| error(PROVIDER, e))?
+                    .with_lb_wait(embedded_wait());
                 (client, Some(handle))
             }
         };

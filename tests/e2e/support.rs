@@ -1,0 +1,199 @@
+//! The harness: a temporary project directory, the real `skyplan` binary run in it against the
+//! embedded simulator, and readers for the plan and the simulated world.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+pub const BINARY: &str = env!("CARGO_BIN_EXE_skyplan");
+
+/// The simulator's default token, accepted by `sim serve` without `--token`.
+pub const SIM_TOKEN: &str = "skyplan-sim-cloudscale-token";
+
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\n{}", self.stdout, self.stderr))
+    }
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit {}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr)
+    }
+}
+
+pub struct Project {
+    dir: TempDir,
+}
+
+impl Project {
+    pub fn new() -> Project {
+        Project { dir: tempfile::tempdir().expect("temp dir") }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn write(&self, name: &str, text: &str) {
+        std::fs::write(self.path().join(name), text).expect("write config");
+    }
+
+    pub fn config(&self, text: &str) {
+        self.write("skyplan.toml", text);
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(BINARY);
+        command
+            .arg("-c")
+            .arg(self.path())
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env("SKYPLAN_SIM_SETTLE_MS", "5")
+            .env_remove("CLOUDSCALE_API_TOKEN")
+            .env_remove("CLOUDSCALE_ACCESS_TOKEN")
+            .stdin(Stdio::null());
+        command
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        run(&mut self.command(args))
+    }
+
+    pub fn plan(&self, extra: &[&str]) -> Value {
+        let mut args = vec!["plan", "--json"];
+        args.extend_from_slice(extra);
+        let out = self.run(&args);
+        assert_eq!(out.code, 0, "{out:?}");
+        out.json()
+    }
+
+    pub fn apply(&self, extra: &[&str]) -> Output {
+        let mut args = vec!["apply", "--auto-approve"];
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+
+    pub fn apply_ok(&self) {
+        let out = self.apply(&[]);
+        assert_eq!(out.code, 0, "{out:?}");
+    }
+
+    pub fn world_path(&self) -> PathBuf {
+        self.path().join("state/embedded/cloudscale.json")
+    }
+
+    /// The simulated cloud as its world file holds it.
+    pub fn world(&self) -> World {
+        let text = std::fs::read_to_string(self.world_path()).expect("world file");
+        World(serde_json::from_str(&text).expect("world JSON"))
+    }
+}
+
+pub fn run(command: &mut Command) -> Output {
+    let out = command.output().expect("run skyplan");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The simulator's world file, read as JSON.
+pub struct World(pub Value);
+
+impl World {
+    pub fn all(&self, collection: &str) -> Vec<Value> {
+        self.0[collection].as_array().cloned().unwrap_or_default()
+    }
+
+    pub fn named(&self, collection: &str, name: &str) -> Option<Value> {
+        self.all(collection).into_iter().find(|o| o["name"] == name)
+    }
+
+    pub fn uuid(&self, collection: &str, name: &str) -> String {
+        let object = self.named(collection, name).unwrap_or_else(|| panic!("no {collection} named {name}"));
+        object["uuid"].as_str().expect("uuid").to_string()
+    }
+
+    pub fn member_uuids(&self) -> Vec<String> {
+        let mut uuids: Vec<String> = self.all("members").iter().map(|m| m["uuid"].as_str().unwrap().to_string()).collect();
+        uuids.sort();
+        uuids
+    }
+
+    pub fn monitor_uuid(&self) -> String {
+        let monitors = self.all("health_monitors");
+        assert_eq!(monitors.len(), 1, "one monitor expected");
+        monitors[0]["uuid"].as_str().unwrap().to_string()
+    }
+}
+
+/// `skyplan sim serve` on a free port; killed on drop.
+pub struct SimServer {
+    child: Child,
+    pub base_url: String,
+}
+
+impl SimServer {
+    pub fn start(world: &Path) -> SimServer {
+        let mut child = Command::new(BINARY)
+            .args(["sim", "serve", "--provider", "cloudscale", "--listen", "127.0.0.1:0", "--world"])
+            .arg(world)
+            .env("SKYPLAN_SIM_SETTLE_MS", "5")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start sim serve");
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).expect("sim output");
+        let base_url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {line:?}"))
+            .to_string();
+        SimServer { child, base_url }
+    }
+
+    fn root(&self) -> String {
+        self.base_url.trim_end_matches("/v1").to_string()
+    }
+
+    pub fn reset_requests(&self) {
+        let status = curl(&["-X", "POST", &format!("{}/_sim/requests/reset", self.root())]);
+        assert!(status.is_ok(), "reset: {status:?}");
+    }
+
+    pub fn requests(&self) -> Value {
+        let body = curl(&[&format!("{}/_sim/requests", self.root())]).expect("requests");
+        serde_json::from_str(&body).expect("requests JSON")
+    }
+}
+
+impl Drop for SimServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs curl (an independent client) and returns the body of a 2xx answer.
+pub fn curl(args: &[&str]) -> Result<String, String> {
+    let out = Command::new("curl").args(["-sS", "--fail-with-body"]).args(args).output().map_err(|e| e.to_string())?;
+    let body = String::from_utf8_lossy(&out.stdout).into_owned();
+    if out.status.success() {
+        Ok(body)
+    } else {
+        Err(format!("{body}{}", String::from_utf8_lossy(&out.stderr)))
+    }
+}
