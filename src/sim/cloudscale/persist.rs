@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use jiff::Timestamp;
+use jiff::{Timestamp, Unit};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -21,15 +21,20 @@ pub fn load_or_create(path: &Path) -> io::Result<World> {
     match std::fs::read(path) {
         Ok(bytes) => parse_world(path, &bytes),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let world = default_world(Timestamp::now());
-            write_atomic(
-                path,
-                &serde_json::to_string_pretty(&world).map_err(io::Error::other)?,
-            )?;
+            let now = Timestamp::now();
+            let world = default_world(now.round(Unit::Microsecond).unwrap_or(now));
+            write_atomic(path, &world_text(&world))?;
             Ok(world)
         }
         Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
     }
+}
+
+/// The file's text: pretty JSON, fields in declaration order, tags sorted, a final newline.
+pub fn world_text(world: &World) -> String {
+    let mut text = serde_json::to_string_pretty(world).expect("a world always serializes");
+    text.push('\n');
+    text
 }
 
 fn parse_world(path: &Path, bytes: &[u8]) -> io::Result<World> {

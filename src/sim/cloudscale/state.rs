@@ -8,6 +8,7 @@ use jiff::{SignedDuration, Timestamp, Unit};
 use tokio::sync::Notify;
 
 use super::api::ApiResult;
+use super::persist;
 use super::stats::RequestStats;
 use super::world::World;
 
@@ -69,11 +70,9 @@ impl Sim {
         result
     }
 
-    /// The world file's content: pretty JSON in a stable order.
+    /// The world file's content.
     pub fn world_json(&self) -> String {
-        let mut json = serde_json::to_string_pretty(&*self.lock()).expect("world serializes");
-        json.push('\n');
-        json
+        persist::world_text(&self.lock())
     }
 
     /// Resolves once the world changed since the last call.

@@ -22,7 +22,7 @@ struct Harness {
     sim: SimHandle,
     client: reqwest::Client,
     world: PathBuf,
-    _dir: TempDir,
+    dir: TempDir,
 }
 
 impl Harness {
@@ -44,14 +44,14 @@ impl Harness {
             sim,
             client: reqwest::Client::new(),
             world,
-            _dir: dir,
+            dir,
         }
     }
 
     /// Shuts the simulator down and starts a new one on the same world file.
     async fn restart(self) -> Self {
         self.sim.shutdown().await.unwrap();
-        Self::start_on(self._dir, self.world).await
+        Self::start_on(self.dir, self.world).await
     }
 
     fn url(&self, path: &str) -> String {
