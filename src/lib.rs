@@ -3,6 +3,14 @@
 //!
 //! See ARCHITECTURE.md for the pipeline and which module owns each stage.
 
+pub mod apply;
+pub mod cli;
 pub mod config;
+pub mod graph;
 pub mod model;
+pub mod plan;
 pub mod provider;
+pub mod render;
+pub mod sim;
+pub mod state;
+pub mod workspace;

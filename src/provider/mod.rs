@@ -1,3 +1,26 @@
-//! Providers: one folder per cloud, each with its client and its impact table.
+//! Providers: one folder per cloud, each with its client, the mapping from the config to the
+//! cloud's objects, and its impact table; all behind the [`Provider`] trait.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
 
 pub mod cloudscale;
+mod traits;
+
+pub use traits::{PlanOptions, Provider, ProviderError, Target};
+
+/// A cloud operation of any provider, as a plan lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "provider", rename_all = "kebab-case")]
+pub enum Operation {
+    Cloudscale(cloudscale::ops::Op),
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Operation::Cloudscale(op) => op.fmt(f),
+        }
+    }
+}

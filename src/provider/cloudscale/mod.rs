@@ -3,7 +3,14 @@
 
 pub mod api;
 pub mod client;
+pub mod desired;
+pub mod diff;
 pub mod execute;
+pub mod impact;
 pub mod objects;
 pub mod ops;
+pub mod order;
+mod provider;
 pub mod refresh;
+
+pub use provider::CloudscaleProvider;

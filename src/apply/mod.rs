@@ -1,0 +1,115 @@
+//! Apply: runs a plan's changes, one task per resource (operations of one load balancer are
+//! serialised, load balancers run side by side up to `parallelism`), and records each
+//! finished resource in the state at once, so an interrupted apply loses nothing it did.
+
+use futures::StreamExt;
+
+use crate::plan::{Action, Plan, ResourceChange};
+use crate::provider::ProviderError;
+use crate::state::{ResourceState, State};
+use crate::workspace::{Workspace, WorkspaceError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error("apply refuses forbidden changes: {}", .0.join("; "))]
+    Refused(Vec<String>),
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    #[error("{} of {} resources failed: {}", .failed.len(), .total, .failed.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))]
+    Failed {
+        failed: Vec<ProviderError>,
+        total: usize,
+    },
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ApplyReport {
+    pub applied: Vec<String>,
+    pub operations: usize,
+}
+
+/// Why each refused change is refused, for the error message.
+fn refusals(plan: &Plan) -> Vec<String> {
+    plan.refused()
+        .map(|change| {
+            let paths: Vec<&str> = change
+                .attributes
+                .iter()
+                .filter(|a| a.impact == crate::model::Impact::Forbidden)
+                .map(|a| {
+                    if a.path.is_empty() {
+                        "removed from the config"
+                    } else {
+                        a.path.as_str()
+                    }
+                })
+                .collect();
+            format!("{} ({})", change.address, paths.join(", "))
+        })
+        .collect()
+}
+
+/// Whether running the change changes anything: cloud calls, or a state entry to record.
+fn needs_apply(change: &ResourceChange, workspace: &Workspace) -> bool {
+    change.action != Action::NoOp || !workspace.state.resources.contains_key(&change.address)
+}
+
+pub async fn run(
+    workspace: &mut Workspace,
+    plan: &Plan,
+    parallelism: usize,
+) -> Result<ApplyReport, ApplyError> {
+    let refused = refusals(plan);
+    if !refused.is_empty() {
+        return Err(ApplyError::Refused(refused));
+    }
+    let work: Vec<&ResourceChange> = plan
+        .changes
+        .iter()
+        .filter(|c| needs_apply(c, workspace))
+        .collect();
+    let total = work.len();
+    let mut state = workspace.state.clone();
+    let mut report = ApplyReport::default();
+    let mut failed = Vec::new();
+    {
+        let ws: &Workspace = workspace;
+        let mut results = futures::stream::iter(work)
+            .map(|change| async move {
+                let prior = ws.state.resources.get(&change.address);
+                let provider = ws
+                    .provider(&change.provider)
+                    .expect("planned providers are connected");
+                (change, provider.apply(change, prior).await)
+            })
+            .buffer_unordered(parallelism.max(1));
+        while let Some((change, result)) = results.next().await {
+            match result {
+                Ok(entry) => {
+                    record(&mut state, change, entry);
+                    ws.store.save(&mut state).map_err(WorkspaceError::from)?;
+                    report.applied.push(change.address.to_string());
+                    report.operations += change.operations.len();
+                }
+                Err(e) => failed.push(e),
+            }
+        }
+    }
+    workspace.state = state;
+    if failed.is_empty() {
+        Ok(report)
+    } else {
+        Err(ApplyError::Failed { failed, total })
+    }
+}
+
+fn record(state: &mut State, change: &ResourceChange, entry: Option<ResourceState>) {
+    match entry {
+        Some(entry) => {
+            state.resources.insert(change.address.clone(), entry);
+        }
+        None => {
+            state.resources.remove(&change.address);
+        }
+    }
+}

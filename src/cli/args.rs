@@ -1,0 +1,127 @@
+//! The command line, as clap parses it: no IO, no resolution.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::model::{Address, Impact};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "skyplan",
+    version,
+    about = "Plan Kubernetes cloud infrastructure changes and know their real impact before applying them"
+)]
+pub struct Cli {
+    /// A config file, or a directory whose *.toml files are merged.
+    #[arg(short, long, global = true, default_value = ".")]
+    pub config: PathBuf,
+    /// More detail on stderr (-v: info, -vv: debug).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse and check the config; nothing is sent anywhere.
+    Validate,
+    /// Refresh the live state, diff it with the config and show each change's impact.
+    Plan(PlanArgs),
+    /// Plan, then carry the plan out.
+    Apply(ApplyArgs),
+    /// Print the dependency graph of the configured objects.
+    Graph {
+        #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
+        format: GraphFormat,
+    },
+    /// Print the JSON schema of the config.
+    Schema,
+    /// Inspect the state.
+    #[command(subcommand)]
+    State(StateCommand),
+    /// The cloud simulators.
+    #[command(subcommand)]
+    Sim(SimCommand),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct Selection {
+    /// Plan only this resource (repeatable).
+    #[arg(long = "target", value_name = "ADDR")]
+    pub targets: Vec<Address>,
+    /// Destroy and create this resource, doing a forbidden change explicitly (repeatable).
+    #[arg(long, value_name = "ADDR")]
+    pub replace: Vec<Address>,
+    /// Allow deleting this resource, removed from the config (repeatable).
+    #[arg(long, value_name = "ADDR")]
+    pub allow_delete: Vec<Address>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Print the plan as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 2 when the plan has changes, 0 when it has none.
+    #[arg(long)]
+    pub detailed_exitcode: bool,
+    /// Exit 3 when a change is at or above this class.
+    #[arg(long, value_name = "CLASS")]
+    pub fail_on: Option<Impact>,
+}
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub auto_approve: bool,
+    /// How many load balancers to change at the same time.
+    #[arg(long, default_value_t = 10)]
+    pub parallelism: usize,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum GraphFormat {
+    Dot,
+    Mermaid,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StateCommand {
+    /// List the addresses in the state.
+    List,
+    /// Show one resource's state entry.
+    Show { address: Address },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SimCommand {
+    /// Serve a simulated cloud API over a world file until interrupted.
+    Serve(SimServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SimServeArgs {
+    #[arg(long, value_enum)]
+    pub provider: SimProvider,
+    /// The world file (created with a fresh account's inventory if missing).
+    #[arg(long)]
+    pub world: PathBuf,
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// The bearer token the server accepts (default: the embedded mode's fixed token).
+    #[arg(long)]
+    pub token: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SimProvider {
+    Cloudscale,
+}

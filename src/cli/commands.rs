@@ -1,0 +1,242 @@
+//! One function per command. Each returns the exit code, or an error report that the caller
+//! prints (exit 1).
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use miette::{miette, IntoDiagnostic, Report};
+
+use super::args::{
+    ApplyArgs, Cli, Command, GraphFormat, PlanArgs, Selection, SimCommand, SimProvider,
+    SimServeArgs, StateCommand,
+};
+use super::exit;
+use crate::config::{self, Config, ResourceSpec};
+use crate::graph::ObjectGraph;
+use crate::plan::Plan;
+use crate::provider::cloudscale::order::add_to_graph;
+use crate::provider::PlanOptions;
+use crate::render::{render_text, PlanView, Style};
+use crate::state::StateStore;
+use crate::workspace::Workspace;
+
+pub async fn run(cli: Cli) -> Result<u8, Report> {
+    match cli.command {
+        Command::Validate => validate(&cli.config),
+        Command::Plan(args) => plan(&cli.config, args).await,
+        Command::Apply(args) => apply(&cli.config, args).await,
+        Command::Graph { format } => graph(&cli.config, format),
+        Command::Schema => schema(),
+        Command::State(command) => state(&cli.config, command),
+        Command::Sim(SimCommand::Serve(args)) => sim_serve(args).await,
+    }
+}
+
+fn load(path: &std::path::Path) -> Result<Config, Report> {
+    config::load(path).map_err(Report::new)
+}
+
+fn validate(path: &std::path::Path) -> Result<u8, Report> {
+    let config = load(path)?;
+    println!(
+        "The configuration is valid: {} resources.",
+        config.resources.len()
+    );
+    Ok(exit::SUCCESS)
+}
+
+fn options(selection: &Selection) -> PlanOptions {
+    PlanOptions {
+        replace: selection.replace.iter().cloned().collect(),
+        allow_delete: selection.allow_delete.iter().cloned().collect(),
+    }
+}
+
+/// Every address named on the command line must be in the config or the state.
+fn check_selection(workspace: &Workspace, selection: &Selection) -> Result<(), Report> {
+    let named = selection
+        .targets
+        .iter()
+        .chain(&selection.replace)
+        .chain(&selection.allow_delete);
+    for address in named {
+        let known = workspace.config.resource(address).is_some()
+            || workspace.state.resources.contains_key(address);
+        if !known {
+            return Err(miette!(
+                "{address} is neither in the config nor in the state"
+            ));
+        }
+    }
+    Ok(())
+}
+
+async fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<Plan, Report> {
+    check_selection(workspace, selection)?;
+    let plan = workspace
+        .plan(&options(selection), &selection.targets)
+        .await
+        .map_err(Report::new)?;
+    tracing::info!(
+        requests = workspace.request_count(),
+        "refresh and plan done"
+    );
+    Ok(plan)
+}
+
+fn style() -> Style {
+    match anstream::AutoStream::choice(&std::io::stdout()) {
+        anstream::ColorChoice::Never => Style::Plain,
+        _ => Style::Colour,
+    }
+}
+
+fn print_plan(view: &PlanView) {
+    anstream::print!("{}", render_text(view, style()));
+}
+
+async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
+    let config = load(path)?;
+    let workspace = Workspace::open(config, "plan", None)
+        .await
+        .map_err(Report::new)?;
+    let result = make_plan(&workspace, &args.selection).await;
+    workspace.close().await.map_err(Report::new)?;
+    let plan = result?;
+    let view = PlanView::new(&plan);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&view).into_diagnostic()?);
+    } else {
+        print_plan(&view);
+    }
+    Ok(plan_exit_code(&plan, &args))
+}
+
+fn plan_exit_code(plan: &Plan, args: &PlanArgs) -> u8 {
+    if args.fail_on.is_some_and(|class| {
+        plan.changes
+            .iter()
+            .any(|c| c.action != crate::plan::Action::NoOp && c.impact() >= class)
+    }) {
+        exit::FAIL_ON
+    } else if args.detailed_exitcode && plan.has_changes() {
+        exit::CHANGES
+    } else {
+        exit::SUCCESS
+    }
+}
+
+async fn apply(path: &std::path::Path, args: ApplyArgs) -> Result<u8, Report> {
+    let config = load(path)?;
+    let mut workspace = Workspace::open(config, "apply", None)
+        .await
+        .map_err(Report::new)?;
+    let result = apply_in(&mut workspace, &args).await;
+    workspace.close().await.map_err(Report::new)?;
+    result
+}
+
+async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Report> {
+    let plan = make_plan(workspace, &args.selection).await?;
+    print_plan(&PlanView::new(&plan));
+    if plan.refused().next().is_none() && plan.has_changes() && !args.auto_approve && !confirm()? {
+        println!("Apply cancelled.");
+        return Ok(exit::ERROR);
+    }
+    let report = crate::apply::run(workspace, &plan, args.parallelism)
+        .await
+        .map_err(Report::new)?;
+    println!(
+        "Apply complete: {} resources, {} operations, {} API requests.",
+        report.applied.len(),
+        report.operations,
+        workspace.request_count()
+    );
+    Ok(exit::SUCCESS)
+}
+
+/// Asks on the terminal; without one, refuses rather than guessing.
+fn confirm() -> Result<bool, Report> {
+    if !std::io::stdin().is_terminal() {
+        return Err(miette!(
+            help = "pass --auto-approve to apply without asking",
+            "apply needs a confirmation and there is no terminal to ask on"
+        ));
+    }
+    print!("Do you want to perform these changes? Only 'yes' is accepted: ");
+    std::io::stdout().flush().into_diagnostic()?;
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .into_diagnostic()?;
+    Ok(answer.trim() == "yes")
+}
+
+fn graph(path: &std::path::Path, format: GraphFormat) -> Result<u8, Report> {
+    let config = load(path)?;
+    let mut graph = ObjectGraph::new();
+    for resource in &config.resources {
+        match &resource.spec {
+            ResourceSpec::LoadBalancer(spec) => add_to_graph(&mut graph, &resource.address, spec),
+        }
+    }
+    let text = match format {
+        GraphFormat::Dot => graph.to_dot(),
+        GraphFormat::Mermaid => graph.to_mermaid(),
+    };
+    print!("{text}");
+    Ok(exit::SUCCESS)
+}
+
+fn schema() -> Result<u8, Report> {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&config::json_schema()).into_diagnostic()?
+    );
+    Ok(exit::SUCCESS)
+}
+
+fn state(path: &std::path::Path, command: StateCommand) -> Result<u8, Report> {
+    let config = load(path)?;
+    let state = StateStore::open(&config.settings.state_dir)
+        .load()
+        .map_err(Report::new)?
+        .unwrap_or_default();
+    match command {
+        StateCommand::List => {
+            for address in state.resources.keys() {
+                println!("{address}");
+            }
+        }
+        StateCommand::Show { address } => {
+            let entry = state
+                .resources
+                .get(&address)
+                .ok_or_else(|| miette!("{address} is not in the state"))?;
+            println!("{}", serde_json::to_string_pretty(entry).into_diagnostic()?);
+        }
+    }
+    Ok(exit::SUCCESS)
+}
+
+async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
+    match args.provider {
+        SimProvider::Cloudscale => {
+            use crate::sim::cloudscale as sim;
+            let options = sim::SimOptions {
+                token: args.token,
+                ..sim::SimOptions::default()
+            };
+            let handle = sim::spawn(args.world.clone(), args.listen, options)
+                .await
+                .into_diagnostic()?;
+            eprintln!(
+                "cloudscale simulator listening on {} (world {})",
+                handle.base_url(),
+                args.world.display()
+            );
+            handle.serve_until_ctrl_c().await.into_diagnostic()?;
+        }
+    }
+    Ok(exit::SUCCESS)
+}

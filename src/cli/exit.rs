@@ -1,0 +1,9 @@
+//! Exit codes (contract.md), in one place.
+
+pub const SUCCESS: u8 = 0;
+/// An error, or apply refused.
+pub const ERROR: u8 = 1;
+/// `plan --detailed-exitcode`: the plan has changes.
+pub const CHANGES: u8 = 2;
+/// `plan --fail-on CLASS`: a change is at or above CLASS.
+pub const FAIL_ON: u8 = 3;

@@ -1,0 +1,174 @@
+//! The plan: what apply will do, resource by resource, with each change's impact class,
+//! reason and downtime. Pure data; built by the providers' diff, rendered by `render`,
+//! carried out by `apply`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::model::{Address, Downtime, Impact};
+use crate::provider::Operation;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    Create,
+    Update,
+    Replace,
+    Delete,
+    NoOp,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Create => "create",
+            Action::Update => "update",
+            Action::Replace => "replace",
+            Action::Delete => "delete",
+            Action::NoOp => "no-op",
+        }
+    }
+}
+
+/// One cause of a change: the attribute that differs and what changing it does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttributeChange {
+    /// Config-shaped path, e.g. `ports.http.algorithm`; empty for the whole resource.
+    pub path: String,
+    pub before: Value,
+    pub after: Value,
+    pub impact: Impact,
+    pub reason: String,
+    pub downtime: Downtime,
+    /// Changes in the same group happen in one disruption (e.g. two fields of one pool that is
+    /// recreated once); their downtimes overlap instead of adding up.
+    pub group: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceChange {
+    pub address: Address,
+    pub provider: String,
+    pub action: Action,
+    pub attributes: Vec<AttributeChange>,
+    /// The cloud operations, in apply order.
+    pub operations: Vec<Operation>,
+    /// The desired attributes to record in the state once applied (`None` when deleted).
+    pub record: Option<Value>,
+    /// The user asked for this destructive change by name (`--replace`, `--allow-delete`).
+    pub requested: bool,
+}
+
+impl ResourceChange {
+    pub fn no_op(address: Address, provider: &str, record: Option<Value>) -> Self {
+        ResourceChange {
+            address,
+            provider: provider.to_string(),
+            action: Action::NoOp,
+            attributes: vec![],
+            operations: vec![],
+            record,
+            requested: false,
+        }
+    }
+
+    /// The highest class among the resource's changes.
+    pub fn impact(&self) -> Impact {
+        self.attributes
+            .iter()
+            .map(|a| a.impact)
+            .max()
+            .unwrap_or_default()
+    }
+
+    /// Downtime of the resource: changes of one group overlap, groups run one after another.
+    pub fn downtime(&self) -> Downtime {
+        let mut groups: Vec<(&str, Downtime)> = Vec::new();
+        for attribute in &self.attributes {
+            match groups.iter_mut().find(|(g, _)| *g == attribute.group) {
+                Some((_, d)) => *d = d.alongside(attribute.downtime),
+                None => groups.push((&attribute.group, attribute.downtime)),
+            }
+        }
+        groups
+            .into_iter()
+            .fold(Downtime::ZERO, |total, (_, d)| total.then(d))
+    }
+
+    /// A forbidden change that the user did not ask for by name: apply must refuse it.
+    pub fn is_refused(&self) -> bool {
+        self.impact() == Impact::Forbidden && !self.requested
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Plan {
+    /// Sorted by address; resources without changes are included as no-ops.
+    pub changes: Vec<ResourceChange>,
+}
+
+impl Plan {
+    pub fn impact(&self) -> Impact {
+        self.changes
+            .iter()
+            .map(ResourceChange::impact)
+            .max()
+            .unwrap_or_default()
+    }
+
+    /// Load balancers change in parallel, so the plan's downtime is the worst resource's.
+    pub fn downtime(&self) -> Downtime {
+        self.changes
+            .iter()
+            .map(ResourceChange::downtime)
+            .fold(Downtime::ZERO, Downtime::alongside)
+    }
+
+    pub fn has_changes(&self) -> bool {
+        self.changes.iter().any(|c| c.action != Action::NoOp)
+    }
+
+    pub fn count(&self, action: Action) -> usize {
+        self.changes.iter().filter(|c| c.action == action).count()
+    }
+
+    pub fn refused(&self) -> impl Iterator<Item = &ResourceChange> {
+        self.changes.iter().filter(|c| c.is_refused())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ResourceKind;
+
+    fn attribute(group: &str, impact: Impact, downtime: Downtime) -> AttributeChange {
+        AttributeChange {
+            path: "x".into(),
+            before: Value::Null,
+            after: Value::Null,
+            impact,
+            reason: String::new(),
+            downtime,
+            group: group.into(),
+        }
+    }
+
+    #[test]
+    fn resource_class_is_the_highest_and_groups_add_up() {
+        let mut change = ResourceChange::no_op(
+            Address::new(ResourceKind::LoadBalancer, "a"),
+            "cloudscale",
+            None,
+        );
+        change.action = Action::Update;
+        change.attributes = vec![
+            attribute("pool tcp", Impact::PoolRecreate, Downtime::new(60, 120)),
+            attribute("pool tcp", Impact::PoolRecreate, Downtime::new(60, 120)),
+            attribute("listener", Impact::Minimal, Downtime::new(0, 15)),
+        ];
+        assert_eq!(change.impact(), Impact::PoolRecreate);
+        assert_eq!(change.downtime(), Downtime::new(60, 135));
+        assert!(!change.is_refused());
+    }
+}

@@ -1,0 +1,206 @@
+//! The cloudscale provider behind the [`Provider`] trait: refresh through the API client,
+//! plan through the pure diff, apply through the operation executor.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Mutex;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+
+use super::client::{token_from_env, CloudscaleClient, Secret};
+use super::desired::desired_objects;
+use super::diff::{diff, DiffInput, PROVIDER};
+use super::execute::{execute, LbIds};
+use super::objects::{LbObjects, Snapshot, OWNER_TAG};
+use super::refresh::refresh;
+use crate::config::{Endpoint, Resource, ResourceSpec};
+use crate::model::{Address, LoadBalancerSpec};
+use crate::plan::ResourceChange;
+use crate::provider::{Operation, PlanOptions, Provider, ProviderError, Target};
+use crate::sim::cloudscale as sim;
+use crate::state::ResourceState;
+
+pub struct CloudscaleProvider {
+    client: CloudscaleClient,
+    snapshot: Mutex<Snapshot>,
+    embedded: Mutex<Option<sim::SimHandle>>,
+}
+
+fn error(address: impl ToString, message: impl ToString) -> ProviderError {
+    ProviderError::new(address, message)
+}
+
+impl CloudscaleProvider {
+    /// Connects to the endpoint; `embedded` starts the built-in simulator on 127.0.0.1 over
+    /// the world persisted in `<state-dir>/embedded/cloudscale.json`.
+    pub async fn connect(endpoint: &Endpoint, state_dir: &Path) -> Result<Self, ProviderError> {
+        let (client, embedded) = match endpoint {
+            Endpoint::Url(url) => {
+                let token = token_from_env().map_err(|e| error(PROVIDER, e))?;
+                (CloudscaleClient::new(url, token).map_err(|e| error(PROVIDER, e))?, None)
+            }
+            Endpoint::Embedded => {
+                let world = state_dir.join("embedded").join("cloudscale.json");
+                let listen: SocketAddr = "127.0.0.1:0".parse().expect("valid address");
+                let handle = sim::spawn(world, listen, sim::SimOptions::default())
+                    .await
+                    .map_err(|e| error(PROVIDER, format!("cannot start the embedded simulator: {e}")))?;
+                let client = CloudscaleClient::new(&handle.base_url(), Secret::new(sim::DEFAULT_TOKEN))
+                    .map_err(|e| error(PROVIDER, e))?;
+                (client, Some(handle))
+            }
+        };
+        Ok(CloudscaleProvider {
+            client,
+            snapshot: Mutex::new(Snapshot::default()),
+            embedded: Mutex::new(embedded),
+        })
+    }
+
+    fn snapshot(&self) -> std::sync::MutexGuard<'_, Snapshot> {
+        self.snapshot.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<(), ProviderError> {
+        let addresses: BTreeSet<String> = targets.iter().map(|t| t.address.to_string()).collect();
+        let known: BTreeSet<String> = targets.iter().filter_map(|t| t.prior).map(|p| p.id.clone()).collect();
+        let snapshot = refresh(&self.client, |lb| {
+            lb.uuid.as_ref().is_some_and(|u| known.contains(u))
+                || lb.tags.get(OWNER_TAG).is_some_and(|a| addresses.contains(a))
+        })
+        .await
+        .map_err(|e| error(PROVIDER, format!("refresh failed: {e}")))?;
+        *self.snapshot() = snapshot;
+        Ok(())
+    }
+
+    async fn apply_change(&self, change: &ResourceChange, prior: Option<&ResourceState>) -> Result<Option<ResourceState>, ProviderError> {
+        let address = &change.address;
+        let live = find_live(&self.snapshot(), address, prior.map(|p| p.id.as_str()))?;
+        let mut ids = live.as_ref().map(LbIds::from_live).unwrap_or_default();
+        for operation in &change.operations {
+            let Operation::Cloudscale(op) = operation;
+            tracing::info!(%address, "{op}");
+            execute(&self.client, &mut ids, op)
+                .await
+                .map_err(|e| error(address, format!("{op}: {e}")))?;
+        }
+        Ok(state_entry(change, ids))
+    }
+}
+
+/// The new state entry after a change: the load balancer's IDs and the applied spec.
+fn state_entry(change: &ResourceChange, ids: LbIds) -> Option<ResourceState> {
+    let id = ids.lb.clone()?;
+    let record = change.record.clone()?;
+    Some(ResourceState {
+        provider: PROVIDER.to_string(),
+        id,
+        ids: serde_json::to_value(&ids).expect("ids serialize"),
+        attributes: record,
+    })
+}
+
+/// The live load balancer of an address: the one the state names, else the one carrying
+/// skyplan's ownership tag (adopting what an apply created before the state was lost).
+fn find_live(snapshot: &Snapshot, address: &Address, prior_id: Option<&str>) -> Result<Option<LbObjects>, ProviderError> {
+    if let Some(lb) = prior_id.and_then(|id| snapshot.load_balancer(id)) {
+        return Ok(Some(lb.clone()));
+    }
+    let owned: Vec<&LbObjects> = snapshot.owned_by(&address.to_string()).collect();
+    match owned.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some((*one).clone())),
+        many => Err(error(
+            address,
+            format!(
+                "{} load balancers carry the tag {OWNER_TAG}={address} ({}): delete the extra ones or import the right one",
+                many.len(),
+                many.iter().filter_map(|l| l.lb.uuid.as_deref()).collect::<Vec<_>>().join(", ")
+            ),
+        )),
+    }
+}
+
+fn load_balancer_spec(resource: &Resource) -> &LoadBalancerSpec {
+    match &resource.spec {
+        ResourceSpec::LoadBalancer(spec) => spec,
+    }
+}
+
+impl Provider for CloudscaleProvider {
+    fn name(&self) -> &'static str {
+        PROVIDER
+    }
+
+    fn refresh<'a>(&'a self, targets: &'a [Target<'a>]) -> BoxFuture<'a, Result<(), ProviderError>> {
+        self.refresh_targets(targets).boxed()
+    }
+
+    fn plan(&self, target: &Target, options: &PlanOptions) -> Result<ResourceChange, ProviderError> {
+        let address = target.address;
+        let snapshot = self.snapshot();
+        let live = find_live(&snapshot, address, target.prior.map(|p| p.id.as_str()))?;
+        let prior: Option<LoadBalancerSpec> = target
+            .prior
+            .and_then(|p| serde_json::from_value(p.attributes.clone()).ok());
+        let spec = target.resource.map(load_balancer_spec);
+        let desired = spec
+            .map(|spec| desired_objects(address, spec, &snapshot.subnets))
+            .transpose()
+            .map_err(|e| error(address, e))?;
+        if let Some(desired) = &desired {
+            check_floating_ips(&snapshot, address, desired, live.as_ref())?;
+        }
+        Ok(diff(&DiffInput {
+            address,
+            desired: spec.zip(desired.as_ref()),
+            prior: prior.as_ref(),
+            live: live.as_ref(),
+            replace: options.replace.contains(address),
+            allow_delete: options.allow_delete.contains(address),
+        }))
+    }
+
+    fn apply<'a>(&'a self, change: &'a ResourceChange, prior: Option<&'a ResourceState>) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
+        self.apply_change(change, prior).boxed()
+    }
+
+    fn request_count(&self) -> u64 {
+        self.client.request_count()
+    }
+
+    fn close(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
+        async move {
+            let handle = self.embedded.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(handle) = handle {
+                handle
+                    .shutdown()
+                    .await
+                    .map_err(|e| error(PROVIDER, format!("cannot save the embedded world: {e}")))?;
+            }
+            Ok(())
+        }
+        .boxed()
+    }
+}
+
+/// A floating IP to assign must exist in the account and must not serve another load
+/// balancer: moving it would take the address away from that one.
+fn check_floating_ips(snapshot: &Snapshot, address: &Address, desired: &LbObjects, live: Option<&LbObjects>) -> Result<(), ProviderError> {
+    let own = live.and_then(|l| l.lb.uuid.as_deref());
+    for network in &desired.floating_ips {
+        let Some(ip) = snapshot.floating_ips.iter().find(|f| &f.network == network) else {
+            return Err(error(address, format!("floating IP {network} does not exist in the account")));
+        };
+        if let Some(other) = ip.load_balancer.as_deref().filter(|o| Some(*o) != own) {
+            return Err(error(
+                address,
+                format!("floating IP {network} is assigned to another load balancer ({other}); the CCM refuses to move it, to avoid flapping"),
+            ));
+        }
+    }
+    Ok(())
+}

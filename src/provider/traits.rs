@@ -1,0 +1,68 @@
+//! The one interface every provider implements, so refresh, plan and apply stay provider-blind.
+
+use std::collections::BTreeSet;
+
+use futures::future::BoxFuture;
+
+use crate::config::Resource;
+use crate::model::Address;
+use crate::plan::ResourceChange;
+use crate::state::ResourceState;
+
+/// One resource a provider is asked about: in the config, in the state, or both.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub address: &'a Address,
+    pub resource: Option<&'a Resource>,
+    pub prior: Option<&'a ResourceState>,
+}
+
+/// What the user asked for by name on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    pub replace: BTreeSet<Address>,
+    pub allow_delete: BTreeSet<Address>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{address}: {message}")]
+pub struct ProviderError {
+    pub address: String,
+    pub message: String,
+}
+
+impl ProviderError {
+    pub fn new(address: impl ToString, message: impl ToString) -> Self {
+        ProviderError {
+            address: address.to_string(),
+            message: message.to_string(),
+        }
+    }
+}
+
+pub trait Provider: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    /// Reads the live state of the targets into the provider, with as few API calls as the
+    /// cloud allows.
+    fn refresh<'a>(&'a self, targets: &'a [Target<'a>])
+        -> BoxFuture<'a, Result<(), ProviderError>>;
+
+    /// Desired vs refreshed live state for one target. Pure once refreshed: no IO.
+    fn plan(&self, target: &Target, options: &PlanOptions)
+        -> Result<ResourceChange, ProviderError>;
+
+    /// Performs the change's operations in order and returns the resource's new state entry
+    /// (`None` once it is deleted or gone).
+    fn apply<'a>(
+        &'a self,
+        change: &'a ResourceChange,
+        prior: Option<&'a ResourceState>,
+    ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>>;
+
+    /// API requests made so far, for figures and tests.
+    fn request_count(&self) -> u64;
+
+    /// Releases what the provider holds (an embedded simulator flushes its world).
+    fn close(&self) -> BoxFuture<'_, Result<(), ProviderError>>;
+}

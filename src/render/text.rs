@@ -1,0 +1,205 @@
+//! The human plan, rendered from [`PlanView`]. Colour is ANSI; the CLI writes through
+//! anstream, which strips it when the output is not a terminal or NO_COLOR is set.
+
+use std::fmt::Write;
+
+use anstyle::{AnsiColor, Effects, Style as Ansi};
+use serde_json::Value;
+use similar::{ChangeTag, TextDiff};
+
+use super::view::{AttributeView, ChangeView, PlanView};
+use crate::model::Impact;
+use crate::plan::Action;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Plain,
+    Colour,
+}
+
+struct Painter(Style);
+
+impl Painter {
+    fn paint(&self, style: Ansi, text: impl std::fmt::Display) -> String {
+        match self.0 {
+            Style::Plain => text.to_string(),
+            Style::Colour => format!("{style}{text}{style:#}"),
+        }
+    }
+
+    fn impact(&self, impact: Impact) -> String {
+        let colour = match impact {
+            Impact::None => AnsiColor::Green,
+            Impact::Minimal => AnsiColor::Cyan,
+            Impact::PoolRecreate => AnsiColor::Yellow,
+            Impact::Forbidden => AnsiColor::Red,
+        };
+        self.paint(Ansi::new().fg_color(Some(colour.into())).bold(), impact)
+    }
+
+    fn dim(&self, text: impl std::fmt::Display) -> String {
+        self.paint(Ansi::new().effects(Effects::DIMMED), text)
+    }
+}
+
+fn symbol(action: Action) -> &'static str {
+    match action {
+        Action::Create => "+",
+        Action::Update => "~",
+        Action::Replace => "-/+",
+        Action::Delete => "-",
+        Action::NoOp => " ",
+    }
+}
+
+pub fn render_text(view: &PlanView, style: Style) -> String {
+    let paint = Painter(style);
+    let mut out = String::new();
+    let changed: Vec<&ChangeView> = view
+        .changes
+        .iter()
+        .filter(|c| c.action != Action::NoOp)
+        .collect();
+    if changed.is_empty() {
+        let _ = writeln!(
+            out,
+            "No changes. The infrastructure matches the configuration ({} resources).",
+            view.changes.len()
+        );
+        return out;
+    }
+    for change in &changed {
+        render_change(&mut out, &paint, change);
+    }
+    render_summary(&mut out, &paint, view);
+    out
+}
+
+fn render_change(out: &mut String, paint: &Painter, change: &ChangeView) {
+    let downtime = if change.impact >= Impact::Minimal {
+        format!(", downtime {}", change.estimated_downtime_s)
+    } else {
+        String::new()
+    };
+    let header = paint.paint(
+        Ansi::new().bold(),
+        format!("{} {}", symbol(change.action), change.address),
+    );
+    let _ = writeln!(
+        out,
+        "{header} will be {}: {}{downtime}",
+        past_tense(change.action),
+        paint.impact(change.impact)
+    );
+    for attribute in &change.attributes {
+        render_attribute(out, paint, attribute);
+    }
+    if !change.operations.is_empty() {
+        let _ = writeln!(out, "    {}", paint.dim("operations, in order:"));
+        for (i, op) in change.operations.iter().enumerate() {
+            let _ = writeln!(out, "      {:>2}. {op}", i + 1);
+        }
+    }
+    if change.refused {
+        let _ = writeln!(
+            out,
+            "    {} apply refuses this forbidden change; name it with --replace {} (or --allow-delete for a removal) to do it anyway",
+            paint.impact(Impact::Forbidden),
+            change.address
+        );
+    }
+    out.push('\n');
+}
+
+fn past_tense(action: Action) -> &'static str {
+    match action {
+        Action::Create => "created",
+        Action::Update => "updated in place",
+        Action::Replace => "destroyed and created again",
+        Action::Delete => "deleted",
+        Action::NoOp => "left alone",
+    }
+}
+
+fn render_attribute(out: &mut String, paint: &Painter, attribute: &AttributeView) {
+    let path = if attribute.path.is_empty() {
+        "(resource)"
+    } else {
+        &attribute.path
+    };
+    let downtime = attribute
+        .estimated_downtime_s
+        .map(|d| format!(", {d}"))
+        .unwrap_or_default();
+    let (before, after) = (compact(&attribute.before), compact(&attribute.after));
+    if before.len() + after.len() > 60 && is_multiline(&attribute.before, &attribute.after) {
+        let _ = writeln!(
+            out,
+            "    ~ {path}  [{}{downtime}]",
+            paint.impact(attribute.impact)
+        );
+        render_value_diff(out, paint, &attribute.before, &attribute.after);
+    } else {
+        let _ = writeln!(
+            out,
+            "    ~ {path}: {before} → {after}  [{}{downtime}]",
+            paint.impact(attribute.impact)
+        );
+    }
+    let _ = writeln!(out, "        {}", paint.dim(&attribute.reason));
+}
+
+fn compact(value: &Value) -> String {
+    match value {
+        Value::Null => "(none)".to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn is_multiline(before: &Value, after: &Value) -> bool {
+    before.is_array() || after.is_array() || before.is_object() || after.is_object()
+}
+
+/// Lists and objects are shown as a line diff of their pretty JSON.
+fn render_value_diff(out: &mut String, paint: &Painter, before: &Value, after: &Value) {
+    let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
+    let (old, new) = (pretty(before), pretty(after));
+    for change in TextDiff::from_lines(&old, &new).iter_all_changes() {
+        let (sign, style) = match change.tag() {
+            ChangeTag::Delete => ("-", Ansi::new().fg_color(Some(AnsiColor::Red.into()))),
+            ChangeTag::Insert => ("+", Ansi::new().fg_color(Some(AnsiColor::Green.into()))),
+            ChangeTag::Equal => (" ", Ansi::new()),
+        };
+        let line = format!("{sign} {}", change.value().trim_end_matches('\n'));
+        let _ = writeln!(out, "        {}", paint.paint(style, line));
+    }
+}
+
+fn render_summary(out: &mut String, paint: &Painter, view: &PlanView) {
+    let s = &view.summary;
+    let _ = writeln!(
+        out,
+        "Plan: {} to create, {} to update, {} to replace, {} to delete, {} unchanged.",
+        s.create, s.update, s.replace, s.delete, s.no_op
+    );
+    let downtime = if view.impact >= Impact::Minimal {
+        format!("; estimated downtime {}", s.estimated_downtime_s)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "Impact: {}{downtime}.", paint.impact(view.impact));
+    let refused: Vec<&str> = view
+        .changes
+        .iter()
+        .filter(|c| c.refused)
+        .map(|c| c.address.as_str())
+        .collect();
+    if !refused.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} apply will refuse this plan: forbidden changes to {}.",
+            paint.impact(Impact::Forbidden),
+            refused.join(", ")
+        );
+    }
+}

@@ -1,0 +1,118 @@
+//! The JSON plan of contract.md (`plan --json`, `show --json`).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::model::{Downtime, Impact};
+use crate::plan::{Action, Plan, ResourceChange};
+
+pub const FORMAT_VERSION: &str = "1.0";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanView {
+    pub format_version: &'static str,
+    pub skyplan_version: &'static str,
+    pub impact: Impact,
+    pub summary: Summary,
+    pub changes: Vec<ChangeView>,
+    pub drift: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub create: usize,
+    pub update: usize,
+    pub replace: usize,
+    pub delete: usize,
+    pub no_op: usize,
+    pub by_impact: ByImpact,
+    pub estimated_downtime_s: Downtime,
+}
+
+/// Changed resources (no-ops excluded) counted by their class.
+#[derive(Debug, Clone, Serialize)]
+pub struct ByImpact {
+    pub none: usize,
+    pub minimal: usize,
+    #[serde(rename = "pool-recreate")]
+    pub pool_recreate: usize,
+    pub forbidden: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChangeView {
+    pub address: String,
+    pub provider: String,
+    pub action: Action,
+    pub impact: Impact,
+    pub estimated_downtime_s: Downtime,
+    /// A forbidden change nobody asked for by name: apply refuses the plan.
+    pub refused: bool,
+    pub attributes: Vec<AttributeView>,
+    pub operations: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AttributeView {
+    pub path: String,
+    pub before: Value,
+    pub after: Value,
+    pub impact: Impact,
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimated_downtime_s: Option<Downtime>,
+}
+
+impl PlanView {
+    pub fn new(plan: &Plan) -> PlanView {
+        let changed = || plan.changes.iter().filter(|c| c.action != Action::NoOp);
+        let count = |impact| changed().filter(|c| c.impact() == impact).count();
+        PlanView {
+            format_version: FORMAT_VERSION,
+            skyplan_version: env!("CARGO_PKG_VERSION"),
+            impact: plan.impact(),
+            summary: Summary {
+                create: plan.count(Action::Create),
+                update: plan.count(Action::Update),
+                replace: plan.count(Action::Replace),
+                delete: plan.count(Action::Delete),
+                no_op: plan.count(Action::NoOp),
+                by_impact: ByImpact {
+                    none: count(Impact::None),
+                    minimal: count(Impact::Minimal),
+                    pool_recreate: count(Impact::PoolRecreate),
+                    forbidden: count(Impact::Forbidden),
+                },
+                estimated_downtime_s: plan.downtime(),
+            },
+            changes: plan.changes.iter().map(ChangeView::new).collect(),
+            drift: vec![],
+        }
+    }
+}
+
+impl ChangeView {
+    fn new(change: &ResourceChange) -> ChangeView {
+        ChangeView {
+            address: change.address.to_string(),
+            provider: change.provider.clone(),
+            action: change.action,
+            impact: change.impact(),
+            estimated_downtime_s: change.downtime(),
+            refused: change.is_refused(),
+            attributes: change
+                .attributes
+                .iter()
+                .map(|a| AttributeView {
+                    path: a.path.clone(),
+                    before: a.before.clone(),
+                    after: a.after.clone(),
+                    impact: a.impact,
+                    reason: a.reason.clone(),
+                    estimated_downtime_s: (a.impact >= Impact::Minimal).then_some(a.downtime),
+                })
+                .collect(),
+            operations: change.operations.iter().map(|o| o.to_string()).collect(),
+        }
+    }
+}

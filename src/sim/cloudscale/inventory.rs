@@ -1,0 +1,162 @@
+//! What a fresh account offers: zones, load-balancer flavors, a private network with a subnet,
+//! a few unassigned floating IPs; and the address ranges the simulator hands out from.
+
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+use jiff::Timestamp;
+use uuid::{uuid, Uuid};
+
+use super::world::{FloatingIp, FloatingIpType, Network, Subnet, World, WORLD_FORMAT};
+
+pub const ZONES: &[&str] = &["lpg1", "rma1"];
+
+/// Load-balancer flavors as (slug, name).
+pub const LB_FLAVORS: &[(&str, &str)] = &[("lb-standard", "LB-Standard"), ("lb-large", "LB-Large")];
+
+/// The private network and subnet every fresh world starts with.
+pub const DEFAULT_NETWORK_UUID: Uuid = uuid!("2db69ba3-1864-4608-853a-0771b6885a3a");
+pub const DEFAULT_SUBNET_UUID: Uuid = uuid!("70d282ab-2a01-4abb-a03e-5c1d0ba29ef2");
+pub const DEFAULT_SUBNET_CIDR: &str = "10.0.0.0/24";
+
+/// The provider's public subnet. Like on the real cloud it is not listed under `/subnets`, but
+/// public VIPs and server addresses reference it.
+pub const PUBLIC_SUBNET_UUID: Uuid = uuid!("c0ffee00-4e3d-4b1a-9f2b-5f0e1a2b3c4d");
+pub const PUBLIC_SUBNET_CIDR: &str = "5.102.144.0/22";
+/// Where public VIPs and server public addresses are taken from (inside the public subnet).
+const PUBLIC_HOSTS: &str = "5.102.145.0/24";
+/// Where new IPv4 floating IPs are taken from.
+const FLOATING_V4_HOSTS: &str = "5.102.150.0/24";
+
+const DEFAULT_FLOATING_IPS: &[&str] = &["5.102.150.123/32", "5.102.150.124/32", "5.102.150.125/32"];
+
+pub fn is_zone(slug: &str) -> bool {
+    ZONES.contains(&slug)
+}
+
+pub fn lb_flavor_name(slug: &str) -> Option<&'static str> {
+    LB_FLAVORS
+        .iter()
+        .find(|(s, _)| *s == slug)
+        .map(|(_, name)| *name)
+}
+
+/// `rma1` → `rma`: a region is its zones' name without the trailing digits.
+pub fn region_of(zone: &str) -> &str {
+    zone.trim_end_matches(|c: char| c.is_ascii_digit())
+}
+
+pub fn is_region(slug: &str) -> bool {
+    ZONES.iter().any(|zone| region_of(zone) == slug)
+}
+
+pub fn public_subnet_cidr() -> IpNet {
+    PUBLIC_SUBNET_CIDR.parse().expect("constant CIDR")
+}
+
+/// The first host of `range` that is neither taken nor the gateway; deterministic so that
+/// example worlds and tests see the same addresses every time.
+pub fn free_host(range: IpNet, gateway: Option<IpAddr>, used: &[IpAddr]) -> Option<IpAddr> {
+    range
+        .hosts()
+        .find(|host| Some(*host) != gateway && !used.contains(host))
+}
+
+pub fn free_public_host(used: &[IpAddr]) -> Option<IpAddr> {
+    free_host(PUBLIC_HOSTS.parse().expect("constant CIDR"), None, used)
+}
+
+/// A free floating network of the given IP version: a /32 for IPv4, a /56 for IPv6.
+pub fn free_floating_network(ip_version: u8, taken: &[IpNet]) -> Option<IpNet> {
+    if ip_version == 4 {
+        let range: IpNet = FLOATING_V4_HOSTS.parse().expect("constant CIDR");
+        let taken: Vec<IpAddr> = taken.iter().map(IpNet::addr).collect();
+        let host = free_host(range, None, &taken)?;
+        return IpNet::new(host, 32).ok();
+    }
+    (1u16..=u16::MAX)
+        .map(|n| {
+            format!("2a06:c01:{n:x}::/56")
+                .parse::<IpNet>()
+                .expect("valid CIDR")
+        })
+        .find(|net| !taken.contains(net))
+}
+
+pub fn default_world(now: Timestamp) -> World {
+    let network = Network {
+        uuid: DEFAULT_NETWORK_UUID,
+        name: "default".into(),
+        zone: ZONES[0].into(),
+        mtu: 9000,
+        tags: Default::default(),
+        created_at: now,
+    };
+    let subnet = Subnet {
+        uuid: DEFAULT_SUBNET_UUID,
+        network: DEFAULT_NETWORK_UUID,
+        cidr: DEFAULT_SUBNET_CIDR.parse().expect("constant CIDR"),
+        gateway_address: None,
+        dns_servers: vec![[5, 102, 144, 101].into(), [5, 102, 144, 102].into()],
+        tags: Default::default(),
+        created_at: now,
+    };
+    let floating_ips = DEFAULT_FLOATING_IPS
+        .iter()
+        .map(|network| FloatingIp {
+            network: network.parse().expect("constant CIDR"),
+            kind: FloatingIpType::Regional,
+            region: Some(region_of(ZONES[0]).into()),
+            load_balancer: None,
+            server: None,
+            reverse_ptr: None,
+            tags: Default::default(),
+            created_at: now,
+        })
+        .collect();
+    World {
+        format: WORLD_FORMAT,
+        load_balancers: vec![],
+        pools: vec![],
+        members: vec![],
+        listeners: vec![],
+        health_monitors: vec![],
+        floating_ips,
+        servers: vec![],
+        networks: vec![network],
+        subnets: vec![subnet],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn region_drops_the_zone_number() {
+        assert_eq!(region_of("rma1"), "rma");
+        assert!(is_region("lpg"));
+        assert!(!is_region("lpg1"));
+    }
+
+    #[test]
+    fn free_host_skips_gateway_and_taken_addresses() {
+        let range: IpNet = "10.0.0.0/29".parse().unwrap();
+        let gateway = Some("10.0.0.1".parse().unwrap());
+        let used = ["10.0.0.2".parse().unwrap()];
+        assert_eq!(
+            free_host(range, gateway, &used),
+            Some("10.0.0.3".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn floating_networks_do_not_repeat() {
+        let first = free_floating_network(4, &[]).unwrap();
+        assert_eq!(first.to_string(), "5.102.150.1/32");
+        let second = free_floating_network(4, &[first]).unwrap();
+        assert_eq!(second.to_string(), "5.102.150.2/32");
+        let v6 = free_floating_network(6, &[]).unwrap();
+        assert_eq!(v6.prefix_len(), 56);
+    }
+}

@@ -1,0 +1,28 @@
+//! A simulator of the cloudscale.ch API v1 (load balancers and their pools, members,
+//! listeners and health monitors; floating IPs, servers, networks, subnets), served over HTTP
+//! with the real wire protocol, so that skyplan's client, `curl` or any other client written
+//! against the real API works against it unchanged. The world lives in one JSON file.
+//!
+//! Codemap: `server` starts and stops it; `routes` holds one file per collection; `world` is
+//! the data and its file format, `inventory` what a fresh account holds, `persist` the file
+//! writes; `api` the wire conventions (errors, bodies, lookups), `refs` nested references,
+//! `filter` tag filters, `auth` the bearer token, `stats` the request counters.
+
+mod api;
+mod auth;
+mod filter;
+mod inventory;
+mod persist;
+mod refs;
+mod routes;
+mod server;
+mod state;
+mod stats;
+mod world;
+
+#[cfg(test)]
+mod tests;
+
+pub use inventory::{DEFAULT_NETWORK_UUID, DEFAULT_SUBNET_UUID, PUBLIC_SUBNET_UUID};
+pub use server::{spawn, SimHandle, SimOptions, DEFAULT_SETTLE, DEFAULT_TOKEN};
+pub use stats::RequestCounts;

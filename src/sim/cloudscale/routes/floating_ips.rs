@@ -1,0 +1,236 @@
+//! `/v1/floating-ips`, addressed by IP (`/v1/floating-ips/5.102.150.123`). A PATCH naming a
+//! load balancer or a server moves the IP there; there is no way to unassign one.
+
+use std::net::IpAddr;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use ipnet::IpNet;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use super::listing;
+use crate::sim::cloudscale::api::{
+    created, nullable, parse_create, parse_patch, ApiError, ApiResult,
+};
+use crate::sim::cloudscale::filter::TagFilter;
+use crate::sim::cloudscale::inventory::{self, ZONES};
+use crate::sim::cloudscale::refs;
+use crate::sim::cloudscale::state::{Ctx, Sim};
+use crate::sim::cloudscale::world::{find, FloatingIp, FloatingIpType, Tags, World};
+
+const CREATE_ONLY: &[&str] = &["ip_version", "prefix_length", "type", "region"];
+
+pub fn routes() -> Router<Sim> {
+    Router::new()
+        .route("/v1/floating-ips", get(list).post(create))
+        .route(
+            "/v1/floating-ips/{ip}",
+            get(show).patch(update).delete(remove),
+        )
+}
+
+#[derive(Debug, Deserialize)]
+struct CreateFloatingIp {
+    ip_version: u8,
+    prefix_length: Option<u8>,
+    #[serde(rename = "type", default = "regional")]
+    kind: FloatingIpType,
+    region: Option<String>,
+    load_balancer: Option<Uuid>,
+    server: Option<Uuid>,
+    reverse_ptr: Option<String>,
+    #[serde(default)]
+    tags: Tags,
+}
+
+fn regional() -> FloatingIpType {
+    FloatingIpType::Regional
+}
+
+#[derive(Debug, Deserialize)]
+struct UpdateFloatingIp {
+    load_balancer: Option<Uuid>,
+    server: Option<Uuid>,
+    #[serde(default, deserialize_with = "nullable")]
+    reverse_ptr: Option<Option<String>>,
+    tags: Option<Tags>,
+}
+
+/// Where a floating IP goes: exactly one of a load balancer and a server, each existing.
+fn target(world: &World, load_balancer: Option<Uuid>, server: Option<Uuid>) -> ApiResult<()> {
+    match (load_balancer, server) {
+        (Some(_), Some(_)) => Err(ApiError::bad_request(
+            "A floating IP is assigned to a server or a load balancer, not both.",
+        )),
+        (Some(lb), None) if find(&world.load_balancers, lb).is_none() => {
+            Err(ApiError::unknown("load_balancer", lb))
+        }
+        (None, Some(server)) if find(&world.servers, server).is_none() => {
+            Err(ApiError::unknown("server", server))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The address traffic to the floating IP is routed to, of the same IP version.
+fn next_hop(world: &World, floating_ip: &FloatingIp) -> Option<IpAddr> {
+    let same_version = |address: &IpAddr| address.is_ipv4() == floating_ip.network.addr().is_ipv4();
+    if let Some(lb) = floating_ip
+        .load_balancer
+        .and_then(|lb| find(&world.load_balancers, lb))
+    {
+        return lb
+            .vip_addresses
+            .iter()
+            .map(|vip| vip.address)
+            .find(same_version);
+    }
+    let server = floating_ip
+        .server
+        .and_then(|server| find(&world.servers, server))?;
+    let public = server
+        .interfaces
+        .iter()
+        .find(|interface| interface.network.is_none())?;
+    public
+        .addresses
+        .iter()
+        .map(|a| a.address)
+        .find(same_version)
+}
+
+fn render(world: &World, ctx: &Ctx, floating_ip: &FloatingIp) -> Value {
+    let network = floating_ip.network;
+    json!({
+        "href": ctx.href(format!("floating-ips/{}", network.addr())),
+        "network": network,
+        "ip_version": if network.addr().is_ipv4() { 4 } else { 6 },
+        "next_hop": next_hop(world, floating_ip),
+        "server": refs::optional(floating_ip.server, |s| refs::server(world, ctx, s)),
+        "load_balancer": refs::optional(floating_ip.load_balancer, |lb| refs::load_balancer(world, ctx, lb)),
+        "type": floating_ip.kind,
+        "region": floating_ip.region.as_ref().map(|slug| json!({"slug": slug})),
+        "reverse_ptr": floating_ip.reverse_ptr,
+        "tags": floating_ip.tags,
+        "created_at": floating_ip.created_at.to_string(),
+    })
+}
+
+fn position(world: &World, raw: &str) -> ApiResult<usize> {
+    let address: IpAddr = raw.parse().map_err(|_| ApiError::not_found())?;
+    world
+        .floating_ips
+        .iter()
+        .position(|floating_ip| floating_ip.network.addr() == address)
+        .ok_or_else(ApiError::not_found)
+}
+
+async fn list(State(sim): State<Sim>, filter: TagFilter) -> Json<Vec<Value>> {
+    sim.read(|world, ctx| listing(&world.floating_ips, &filter, |f| render(world, ctx, f)))
+}
+
+async fn show(State(sim): State<Sim>, Path(ip): Path<String>) -> ApiResult<Json<Value>> {
+    sim.read(|world, ctx| {
+        Ok(Json(render(
+            world,
+            ctx,
+            &world.floating_ips[position(world, &ip)?],
+        )))
+    })
+}
+
+/// The floating network a create request asks for, validated like the real API.
+fn allocate(world: &World, request: &CreateFloatingIp) -> ApiResult<IpNet> {
+    let allowed_prefix = match request.ip_version {
+        4 => 32,
+        6 => 56,
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "ip_version: \"{other}\" is not a valid choice."
+            )))
+        }
+    };
+    if request
+        .prefix_length
+        .is_some_and(|prefix| prefix != allowed_prefix)
+    {
+        return Err(ApiError::bad_request(format!(
+            "prefix_length: must be {allowed_prefix} for IPv{}.",
+            request.ip_version
+        )));
+    }
+    let taken: Vec<IpNet> = world.floating_ips.iter().map(|f| f.network).collect();
+    inventory::free_floating_network(request.ip_version, &taken)
+        .ok_or_else(|| ApiError::bad_request("No floating IP left."))
+}
+
+fn region(request: &CreateFloatingIp) -> ApiResult<Option<String>> {
+    match (request.kind, &request.region) {
+        (FloatingIpType::Global, None) => Ok(None),
+        (FloatingIpType::Global, Some(_)) => Err(ApiError::bad_request(
+            "region: global floating IPs have no region.",
+        )),
+        (FloatingIpType::Regional, None) => Ok(Some(inventory::region_of(ZONES[0]).to_owned())),
+        (FloatingIpType::Regional, Some(slug)) if inventory::is_region(slug) => {
+            Ok(Some(slug.clone()))
+        }
+        (FloatingIpType::Regional, Some(slug)) => Err(ApiError::unknown("region", slug)),
+    }
+}
+
+async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
+    let request: CreateFloatingIp = parse_create(&body)?;
+    sim.write(|world, ctx| {
+        target(world, request.load_balancer, request.server)?;
+        let floating_ip = FloatingIp {
+            network: allocate(world, &request)?,
+            region: region(&request)?,
+            kind: request.kind,
+            load_balancer: request.load_balancer,
+            server: request.server,
+            reverse_ptr: request.reverse_ptr,
+            tags: request.tags,
+            created_at: ctx.now,
+        };
+        let object = render(world, ctx, &floating_ip);
+        world.floating_ips.push(floating_ip);
+        Ok(created(object))
+    })
+}
+
+async fn update(
+    State(sim): State<Sim>,
+    Path(ip): Path<String>,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
+    let patch: UpdateFloatingIp = parse_patch(&body, CREATE_ONLY)?;
+    sim.write(|world, _| {
+        let index = position(world, &ip)?;
+        target(world, patch.load_balancer, patch.server)?;
+        let floating_ip = &mut world.floating_ips[index];
+        if patch.load_balancer.is_some() || patch.server.is_some() {
+            floating_ip.load_balancer = patch.load_balancer;
+            floating_ip.server = patch.server;
+        }
+        if let Some(reverse_ptr) = patch.reverse_ptr {
+            floating_ip.reverse_ptr = reverse_ptr;
+        }
+        if let Some(tags) = patch.tags {
+            floating_ip.tags = tags;
+        }
+        Ok(StatusCode::NO_CONTENT)
+    })
+}
+
+async fn remove(State(sim): State<Sim>, Path(ip): Path<String>) -> ApiResult<StatusCode> {
+    sim.write(|world, _| {
+        let index = position(world, &ip)?;
+        world.floating_ips.remove(index);
+        Ok(StatusCode::NO_CONTENT)
+    })
+}

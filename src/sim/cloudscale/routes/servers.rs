@@ -1,0 +1,229 @@
+//! `/v1/servers`: enough of a server for Kubernetes nodes to be looked up and floating IPs to
+//! be assigned: name, status, flavor, zone, interfaces with addresses. Servers start `running`.
+
+use std::net::IpAddr;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use super::{addresses, listing, NameAndTags};
+use crate::sim::cloudscale::api::{
+    created, lookup, lookup_mut, parse_create, parse_patch, ApiError, ApiResult,
+};
+use crate::sim::cloudscale::filter::TagFilter;
+use crate::sim::cloudscale::inventory::{self, PUBLIC_SUBNET_UUID, ZONES};
+use crate::sim::cloudscale::refs;
+use crate::sim::cloudscale::state::{Ctx, Sim};
+use crate::sim::cloudscale::world::{find, Interface, InterfaceAddress, Server, Tags, World};
+
+const CREATE_ONLY: &[&str] = &["zone", "image"];
+
+pub fn routes() -> Router<Sim> {
+    Router::new()
+        .route("/v1/servers", get(list).post(create))
+        .route("/v1/servers/{uuid}", get(show).patch(update).delete(remove))
+}
+
+/// Fields the simulator has no use for (image, ssh_keys, volume sizes…) are accepted and ignored.
+#[derive(Debug, Deserialize)]
+struct CreateServer {
+    name: String,
+    flavor: String,
+    zone: Option<String>,
+    interfaces: Option<Vec<InterfaceRequest>>,
+    #[serde(default)]
+    tags: Tags,
+}
+
+/// `{"network": "public"}`, `{"network": "<uuid>"}` or `{"addresses": [{"subnet", "address"}]}`.
+#[derive(Debug, Deserialize)]
+struct InterfaceRequest {
+    network: Option<String>,
+    addresses: Option<Vec<AddressRequest>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AddressRequest {
+    subnet: Uuid,
+    address: Option<IpAddr>,
+}
+
+fn render(world: &World, ctx: &Ctx, server: &Server) -> Value {
+    let interfaces: Vec<Value> = server
+        .interfaces
+        .iter()
+        .map(|interface| {
+            let addresses: Vec<Value> = interface
+                .addresses
+                .iter()
+                .map(|a| {
+                    let subnet = refs::subnet(world, ctx, a.subnet);
+                    let prefix_length = subnet["cidr"]
+                        .as_str()
+                        .and_then(|c| c.split_once('/'))
+                        .map(|(_, p)| p.to_owned());
+                    json!({
+                        "version": if a.address.is_ipv4() { 4 } else { 6 },
+                        "address": a.address,
+                        "prefix_length": prefix_length.and_then(|p| p.parse::<u8>().ok()),
+                        "subnet": subnet,
+                    })
+                })
+                .collect();
+            json!({
+                "type": if interface.network.is_some() { "private" } else { "public" },
+                "network": refs::optional(interface.network, |n| refs::network(world, ctx, n)),
+                "addresses": addresses,
+            })
+        })
+        .collect();
+    json!({
+        "href": ctx.href(format!("servers/{}", server.uuid)),
+        "uuid": server.uuid,
+        "name": server.name,
+        "status": server.status,
+        "flavor": {"slug": server.flavor, "name": server.flavor},
+        "zone": {"slug": server.zone},
+        "interfaces": interfaces,
+        "tags": server.tags,
+        "created_at": server.created_at.to_string(),
+    })
+}
+
+async fn list(State(sim): State<Sim>, filter: TagFilter) -> Json<Vec<Value>> {
+    sim.read(|world, ctx| listing(&world.servers, &filter, |s| render(world, ctx, s)))
+}
+
+async fn show(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<Json<Value>> {
+    sim.read(|world, ctx| Ok(Json(render(world, ctx, lookup(&world.servers, &uuid)?))))
+}
+
+fn build_interface(
+    world: &World,
+    request: InterfaceRequest,
+    used: &mut Vec<IpAddr>,
+) -> ApiResult<Interface> {
+    let field = "interfaces.addresses";
+    match (request.network.as_deref(), request.addresses) {
+        (Some("public"), None) => {
+            let address = addresses::claim_public(used, field)?;
+            Ok(Interface {
+                network: None,
+                addresses: vec![InterfaceAddress {
+                    address,
+                    subnet: PUBLIC_SUBNET_UUID,
+                }],
+            })
+        }
+        (Some(network), None) => {
+            let network: Uuid = network
+                .parse()
+                .map_err(|_| ApiError::unknown("interfaces.network", network))?;
+            let subnet = world
+                .subnets
+                .iter()
+                .find(|subnet| subnet.network == network)
+                .ok_or_else(|| ApiError::unknown("interfaces.network", network))?;
+            let address = addresses::claim(subnet, None, used, field)?;
+            Ok(Interface {
+                network: Some(network),
+                addresses: vec![InterfaceAddress {
+                    address,
+                    subnet: subnet.uuid,
+                }],
+            })
+        }
+        (None, Some(requests)) if !requests.is_empty() => {
+            let mut claimed = Vec::with_capacity(requests.len());
+            for request in requests {
+                let subnet = find(&world.subnets, request.subnet).ok_or_else(|| {
+                    ApiError::unknown("interfaces.addresses.subnet", request.subnet)
+                })?;
+                let address = addresses::claim(subnet, request.address, used, field)?;
+                claimed.push((
+                    subnet.network,
+                    InterfaceAddress {
+                        address,
+                        subnet: subnet.uuid,
+                    },
+                ));
+            }
+            let network = claimed[0].0;
+            Ok(Interface {
+                network: Some(network),
+                addresses: claimed.into_iter().map(|(_, a)| a).collect(),
+            })
+        }
+        _ => Err(ApiError::bad_request(
+            "interfaces: give either a network or a non-empty list of addresses.",
+        )),
+    }
+}
+
+async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
+    let request: CreateServer = parse_create(&body)?;
+    sim.write(|world, ctx| {
+        let zone = request.zone.unwrap_or_else(|| ZONES[0].to_owned());
+        if !inventory::is_zone(&zone) {
+            return Err(ApiError::unknown("zone", &zone));
+        }
+        let public = || {
+            vec![InterfaceRequest {
+                network: Some("public".into()),
+                addresses: None,
+            }]
+        };
+        let mut used = world.used_addresses();
+        let interfaces = request
+            .interfaces
+            .unwrap_or_else(public)
+            .into_iter()
+            .map(|interface| build_interface(world, interface, &mut used))
+            .collect::<ApiResult<_>>()?;
+        let server = Server {
+            uuid: Uuid::new_v4(),
+            name: request.name,
+            status: "running".into(),
+            flavor: request.flavor,
+            zone,
+            interfaces,
+            tags: request.tags,
+            created_at: ctx.now,
+        };
+        let object = render(world, ctx, &server);
+        world.servers.push(server);
+        Ok(created(object))
+    })
+}
+
+async fn update(
+    State(sim): State<Sim>,
+    Path(uuid): Path<String>,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
+    let patch: NameAndTags = parse_patch(&body, CREATE_ONLY)?;
+    sim.write(|world, _| {
+        let server = lookup_mut(&mut world.servers, &uuid)?;
+        patch.apply(&mut server.name, &mut server.tags);
+        Ok(StatusCode::NO_CONTENT)
+    })
+}
+
+async fn remove(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<StatusCode> {
+    sim.write(|world, _| {
+        let uuid = lookup(&world.servers, &uuid)?.uuid;
+        for floating_ip in &mut world.floating_ips {
+            if floating_ip.server == Some(uuid) {
+                floating_ip.server = None;
+            }
+        }
+        world.servers.retain(|server| server.uuid != uuid);
+        Ok(StatusCode::NO_CONTENT)
+    })
+}

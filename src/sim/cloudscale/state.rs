@@ -1,0 +1,108 @@
+//! The shared state behind every route: the world under a lock, the server's base URL, the
+//! settle time, the request counters, and the signal that tells the writer the world changed.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp, Unit};
+use tokio::sync::Notify;
+
+use super::api::ApiResult;
+use super::stats::RequestStats;
+use super::world::World;
+
+#[derive(Clone)]
+pub struct Sim(Arc<Inner>);
+
+struct Inner {
+    world: Mutex<World>,
+    base: String,
+    settle: SignedDuration,
+    token: String,
+    stats: RequestStats,
+    dirty: Notify,
+}
+
+/// What rendering and mutating need besides the world: where the server lives and what time
+/// the request is handled at.
+pub struct Ctx {
+    pub base: String,
+    pub now: Timestamp,
+    settle: SignedDuration,
+}
+
+impl Ctx {
+    /// Absolute URL of `path` (relative to `/v1`).
+    pub fn href(&self, path: impl std::fmt::Display) -> String {
+        format!("{}/{path}", self.base)
+    }
+
+    /// When a change made now has been applied.
+    pub fn settled_at(&self) -> Timestamp {
+        self.now.saturating_add(self.settle).unwrap_or(self.now)
+    }
+}
+
+impl Sim {
+    pub fn new(world: World, base: String, settle: Duration, token: String) -> Self {
+        Sim(Arc::new(Inner {
+            world: Mutex::new(world),
+            base,
+            settle: SignedDuration::try_from(settle).unwrap_or(SignedDuration::MAX),
+            token,
+            stats: RequestStats::default(),
+            dirty: Notify::new(),
+        }))
+    }
+
+    pub fn read<T>(&self, f: impl FnOnce(&World, &Ctx) -> T) -> T {
+        f(&self.lock(), &self.ctx())
+    }
+
+    /// Runs a mutation; a successful one wakes the writer. A failing one must not have changed
+    /// the world (handlers validate before they mutate).
+    pub fn write<T>(&self, f: impl FnOnce(&mut World, &Ctx) -> ApiResult<T>) -> ApiResult<T> {
+        let result = f(&mut self.lock(), &self.ctx());
+        if result.is_ok() {
+            self.0.dirty.notify_one();
+        }
+        result
+    }
+
+    /// The world file's content: pretty JSON in a stable order.
+    pub fn world_json(&self) -> String {
+        let mut json = serde_json::to_string_pretty(&*self.lock()).expect("world serializes");
+        json.push('\n');
+        json
+    }
+
+    /// Resolves once the world changed since the last call.
+    pub async fn changed(&self) {
+        self.0.dirty.notified().await
+    }
+
+    pub fn stats(&self) -> &RequestStats {
+        &self.0.stats
+    }
+
+    pub fn token(&self) -> &str {
+        &self.0.token
+    }
+
+    fn lock(&self) -> MutexGuard<'_, World> {
+        // A handler that panicked mid-change leaves at worst one half-made object: keep serving.
+        self.0
+            .world
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn ctx(&self) -> Ctx {
+        let now = Timestamp::now();
+        Ctx {
+            base: self.0.base.clone(),
+            now: now.round(Unit::Microsecond).unwrap_or(now),
+            settle: self.0.settle,
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Tests over real HTTP with reqwest, each against its own simulator on a free port with its
+//! own world file.
+
+mod floating_ips;
+mod load_balancers;
+mod persistence;
+mod requests;
+mod sub_objects;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+use super::{spawn, SimHandle, SimOptions, DEFAULT_SUBNET_UUID, DEFAULT_TOKEN};
+
+const SETTLE: Duration = Duration::from_millis(30);
+
+struct Harness {
+    sim: SimHandle,
+    client: reqwest::Client,
+    world: PathBuf,
+    _dir: TempDir,
+}
+
+impl Harness {
+    async fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let world = dir.path().join("world.json");
+        Self::start_on(dir, world).await
+    }
+
+    async fn start_on(dir: TempDir, world: PathBuf) -> Self {
+        let options = SimOptions {
+            token: None,
+            settle: SETTLE,
+        };
+        let sim = spawn(world.clone(), "127.0.0.1:0".parse().unwrap(), options)
+            .await
+            .unwrap();
+        Harness {
+            sim,
+            client: reqwest::Client::new(),
+            world,
+            _dir: dir,
+        }
+    }
+
+    /// Shuts the simulator down and starts a new one on the same world file.
+    async fn restart(self) -> Self {
+        self.sim.shutdown().await.unwrap();
+        Self::start_on(self._dir, self.world).await
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.sim.base_url())
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> (StatusCode, Value) {
+        let response = request.bearer_auth(DEFAULT_TOKEN).send().await.unwrap();
+        let status = response.status();
+        let bytes = response.bytes().await.unwrap();
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).unwrap()
+        };
+        (status, body)
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.send(self.client.get(self.url(path))).await
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(self.client.post(self.url(path)).json(&body))
+            .await
+    }
+
+    async fn patch(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(self.client.patch(self.url(path)).json(&body))
+            .await
+    }
+
+    async fn delete(&self, path: &str) -> StatusCode {
+        self.send(self.client.delete(self.url(path))).await.0
+    }
+
+    /// Creates a load balancer with a VIP in the default subnet and returns it.
+    async fn create_lb(&self, name: &str, tags: Value) -> Value {
+        let body = json!({
+            "name": name, "flavor": "lb-standard", "zone": "lpg1", "tags": tags,
+            "vip_addresses": [{"subnet": DEFAULT_SUBNET_UUID}],
+        });
+        let (status, lb) = self.post("/load-balancers", body).await;
+        assert_eq!(status, StatusCode::CREATED, "{lb}");
+        lb
+    }
+
+    async fn create_pool(&self, lb: &Value) -> Value {
+        let body = json!({"name": "tcp", "load_balancer": lb["uuid"], "algorithm": "round_robin", "protocol": "tcp"});
+        let (status, pool) = self.post("/load-balancers/pools", body).await;
+        assert_eq!(status, StatusCode::CREATED, "{pool}");
+        pool
+    }
+
+    async fn wait_running(&self, lb: &Value) {
+        let path = format!("/load-balancers/{}", lb["uuid"].as_str().unwrap());
+        for _ in 0..100 {
+            if self.get(&path).await.1["status"] == "running" {
+                return;
+            }
+            tokio::time::sleep(SETTLE / 3).await;
+        }
+        panic!("load balancer never became running");
+    }
+}
+
+fn uuid(object: &Value) -> &str {
+    object["uuid"].as_str().unwrap()
+}

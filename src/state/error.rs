@@ -1,0 +1,62 @@
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::lock::LockInfo;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("cannot {action} {}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("the state file {} is corrupt; it was left untouched", path.display())]
+    Corrupt {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error(
+        "the state file {} has format version {found}, newer than version {supported} that \
+         this skyplan understands; upgrade skyplan",
+        path.display()
+    )]
+    NewerFormat {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+    #[error(
+        "the state is locked by {} on {} (pid {}) since {} for `{}` (skyplan {}); if that run \
+         is gone, remove the lock with `skyplan force-unlock {}`",
+        .0.who, .0.host, .0.pid, .0.created, .0.operation, .0.skyplan_version, .0.id
+    )]
+    Locked(Box<LockInfo>),
+    #[error("the lock file {} is corrupt; if no skyplan is running, delete it", path.display())]
+    CorruptLock {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("the state is not locked")]
+    NotLocked,
+    #[error("lock id `{given}` does not match the current lock `{}`; nothing was unlocked", .holder.id)]
+    LockIdMismatch {
+        given: String,
+        holder: Box<LockInfo>,
+    },
+}
+
+impl StateError {
+    /// Wraps an IO error with what was being done, for `map_err`.
+    pub(super) fn io(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> StateError {
+        let path = path.to_path_buf();
+        move |source| StateError::Io {
+            action,
+            path,
+            source,
+        }
+    }
+}

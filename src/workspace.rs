@@ -1,0 +1,141 @@
+//! A workspace ties one invocation together: the config, its state store (locked for the
+//! duration), and a connected provider per configured cloud. It runs the refresh and plan
+//! stages; `apply` runs the rest.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::model::Address;
+use crate::plan::{Plan, ResourceChange};
+use crate::provider::cloudscale::CloudscaleProvider;
+use crate::provider::{PlanOptions, Provider, ProviderError, Target};
+use crate::state::{State, StateError, StateLock, StateStore};
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error("{address} uses provider `{provider}`, which is not configured: add a [provider.{provider}] table")]
+    UnknownProvider { address: Address, provider: String },
+}
+
+pub struct Workspace {
+    pub config: Config,
+    pub store: StateStore,
+    pub state: State,
+    providers: BTreeMap<String, Box<dyn Provider>>,
+    _lock: StateLock,
+}
+
+impl Workspace {
+    /// Locks the state for `operation` and connects the configured providers.
+    pub async fn open(
+        config: Config,
+        operation: &str,
+        lock_wait: Option<Duration>,
+    ) -> Result<Workspace, WorkspaceError> {
+        let store = StateStore::open(&config.settings.state_dir);
+        let lock = store.lock(operation, lock_wait)?;
+        let state = store.load()?.unwrap_or_else(State::new);
+        let mut providers: BTreeMap<String, Box<dyn Provider>> = BTreeMap::new();
+        if let Some(cloudscale) = &config.providers.cloudscale {
+            let provider =
+                CloudscaleProvider::connect(&cloudscale.endpoint, &config.settings.state_dir)
+                    .await?;
+            providers.insert(provider.name().to_string(), Box::new(provider));
+        }
+        Ok(Workspace {
+            config,
+            store,
+            state,
+            providers,
+            _lock: lock,
+        })
+    }
+
+    pub fn provider(&self, name: &str) -> Option<&dyn Provider> {
+        self.providers.get(name).map(|p| p.as_ref())
+    }
+
+    /// Every address in the config or the state (removed resources still need a plan).
+    fn addresses(&self) -> Vec<Address> {
+        let mut addresses: Vec<Address> = self
+            .config
+            .resources
+            .iter()
+            .map(|r| r.address.clone())
+            .collect();
+        addresses.extend(self.state.resources.keys().cloned());
+        addresses.sort();
+        addresses.dedup();
+        addresses
+    }
+
+    fn targets_by_provider(
+        &self,
+        only: &[Address],
+    ) -> Result<BTreeMap<String, Vec<Target<'_>>>, WorkspaceError> {
+        let mut by_provider: BTreeMap<String, Vec<Target>> = BTreeMap::new();
+        for address in self.addresses() {
+            if !only.is_empty() && !only.contains(&address) {
+                continue;
+            }
+            let resource = self.config.resources.iter().find(|r| r.address == address);
+            let prior = self.state.resources.get(&address);
+            let provider = resource
+                .map(|r| r.provider.clone())
+                .or_else(|| prior.map(|p| p.provider.clone()))
+                .expect("an address comes from the config or the state");
+            if !self.providers.contains_key(&provider) {
+                return Err(WorkspaceError::UnknownProvider { address, provider });
+            }
+            let address = resource
+                .map(|r| &r.address)
+                .or_else(|| self.state.resources.get_key_value(&address).map(|(a, _)| a))
+                .expect("address is known");
+            by_provider.entry(provider).or_default().push(Target {
+                address,
+                resource,
+                prior,
+            });
+        }
+        Ok(by_provider)
+    }
+
+    /// Refreshes every provider (concurrently) and plans every target; `only` restricts the
+    /// plan to those addresses (`--target`).
+    pub async fn plan(
+        &self,
+        options: &PlanOptions,
+        only: &[Address],
+    ) -> Result<Plan, WorkspaceError> {
+        let by_provider = self.targets_by_provider(only)?;
+        let refreshes = by_provider
+            .iter()
+            .map(|(name, targets)| self.providers[name].refresh(targets));
+        futures::future::try_join_all(refreshes).await?;
+        let mut changes: Vec<ResourceChange> = Vec::new();
+        for (name, targets) in &by_provider {
+            for target in targets {
+                changes.push(self.providers[name].plan(target, options)?);
+            }
+        }
+        changes.sort_by(|a, b| a.address.cmp(&b.address));
+        Ok(Plan { changes })
+    }
+
+    pub fn request_count(&self) -> u64 {
+        self.providers.values().map(|p| p.request_count()).sum()
+    }
+
+    /// Closes the providers (the embedded simulator saves its world).
+    pub async fn close(self) -> Result<(), WorkspaceError> {
+        for provider in self.providers.values() {
+            provider.close().await?;
+        }
+        Ok(())
+    }
+}
