@@ -32,11 +32,14 @@ pub async fn refresh(
         .filter(|lb| want_members(&LbObject::from((*lb).clone())))
         .map(|lb| lb.uuid.clone())
         .collect();
-    let pools_to_read = collections
+    // Collected before the await: a lazy iterator held across it would keep the future from
+    // being Send for every lifetime, which boxing it as a provider future requires.
+    let pools_to_read: Vec<String> = collections
         .pools
         .iter()
         .filter(|pool| wanted.contains(&pool.load_balancer.uuid))
-        .map(|pool| pool.uuid.clone());
+        .map(|pool| pool.uuid.clone())
+        .collect();
     let members = read_members(client, pools_to_read).await?;
     Ok(assemble(collections, members))
 }
@@ -72,7 +75,7 @@ async fn read_collections(client: &CloudscaleClient) -> Result<Collections, Erro
 /// Members by pool UUID.
 async fn read_members(
     client: &CloudscaleClient,
-    pool_uuids: impl Iterator<Item = String>,
+    pool_uuids: Vec<String>,
 ) -> Result<HashMap<String, Vec<api::Member>>, Error> {
     futures::stream::iter(pool_uuids)
         .map(|uuid| async move {
