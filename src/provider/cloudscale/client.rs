@@ -70,21 +70,21 @@ pub enum Error {
         status: StatusCode,
         detail: String,
     },
-    #[error("cloudscale API: {method} {path}: request failed")]
+    #[error("cloudscale API: {method} {path}: {}", with_causes(.source))]
     Transport {
         method: Method,
         path: String,
         #[source]
         source: reqwest::Error,
     },
-    #[error("cloudscale API: {method} {path}: could not encode the request body")]
+    #[error("cloudscale API: {method} {path}: could not encode the request body: {source}")]
     Encode {
         method: Method,
         path: String,
         #[source]
         source: serde_json::Error,
     },
-    #[error("cloudscale API: {method} {path}: unexpected response body")]
+    #[error("cloudscale API: {method} {path}: unexpected response body: {source}")]
     Decode {
         method: Method,
         path: String,
@@ -105,6 +105,18 @@ impl Error {
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::Status { status, .. } if *status == StatusCode::NOT_FOUND)
     }
+}
+
+/// The error and its causes on one line: reqwest's own message names only the URL, the reason
+/// (refused, timed out, TLS) is in its causes, and callers often keep only the message.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        text = format!("{text}: {inner}");
+        cause = inner.source();
+    }
+    text
 }
 
 /// Exponential backoff: `first`, doubling up to `max`, each pause shortened by a random part
@@ -518,6 +530,13 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(error, Error::Transport { .. }), "{error:?}");
+        assert!(
+            error
+                .to_string()
+                .starts_with("cloudscale API: POST /things: error sending request"),
+            "{error}"
+        );
+        assert!(error.to_string().contains("refused"), "{error}");
         assert_eq!(client.request_count(), 6);
     }
 

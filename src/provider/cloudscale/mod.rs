@@ -12,5 +12,7 @@ pub mod ops;
 pub mod order;
 mod provider;
 pub mod refresh;
+#[cfg(test)]
+mod sim_tests;
 
 pub use provider::CloudscaleProvider;

@@ -32,14 +32,15 @@ pub async fn refresh(
         .filter(|lb| want_members(&LbObject::from((*lb).clone())))
         .map(|lb| lb.uuid.clone())
         .collect();
-    // Collected first: a lazy iterator held across the await would make the future !Send.
+    // Collected before the await: a lazy iterator held across it would keep the future from
+    // being Send for every lifetime, which boxing it as a provider future requires.
     let pools_to_read: Vec<String> = collections
         .pools
         .iter()
         .filter(|pool| wanted.contains(&pool.load_balancer.uuid))
         .map(|pool| pool.uuid.clone())
         .collect();
-    let members = read_members(client, pools_to_read.into_iter()).await?;
+    let members = read_members(client, pools_to_read).await?;
     Ok(assemble(collections, members))
 }
 
@@ -74,7 +75,7 @@ async fn read_collections(client: &CloudscaleClient) -> Result<Collections, Erro
 /// Members by pool UUID.
 async fn read_members(
     client: &CloudscaleClient,
-    pool_uuids: impl Iterator<Item = String>,
+    pool_uuids: Vec<String>,
 ) -> Result<HashMap<String, Vec<api::Member>>, Error> {
     futures::stream::iter(pool_uuids)
         .map(|uuid| async move {
