@@ -1,7 +1,48 @@
 //! Config stage: TOML files → validated, resolved [`Config`]. No network; the only IO is
 //! reading the config files. Errors carry the file and span so the CLI can show
 //! file:line:col.
+//!
+//! Pipeline: `files` reads the file or directory, `parse` deserializes each section into the
+//! `raw` serde types and merges the files, `validate` checks rules across values, `resolve`
+//! (with `load_balancer`) parses values and applies defaults. Every stage records problems
+//! and goes on, so one run reports everything that is wrong.
 
+mod check;
+mod diagnostics;
+mod files;
+mod load_balancer;
+mod parse;
+mod raw;
+mod resolve;
+mod schema;
 mod types;
+mod validate;
+mod values;
+mod window;
 
+use std::path::{Path, PathBuf};
+
+pub use diagnostics::{ConfigError, Problem};
+pub use schema::json_schema;
 pub use types::*;
+pub use window::Window;
+
+use diagnostics::Problems;
+use files::SourceFile;
+
+/// Reads the config at `path`: a file, or a directory whose `*.toml` files are merged.
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let (root, files) = files::read_sources(path)?;
+    load_sources(root, &files)
+}
+
+fn load_sources(root: PathBuf, files: &[SourceFile]) -> Result<Config, ConfigError> {
+    let mut problems = Problems::default();
+    let raw = parse::parse(files, &mut problems);
+    validate::validate(&raw, &mut problems);
+    let config = resolve::resolve(root, &raw, &mut problems);
+    problems.into_result(config)
+}
+
+#[cfg(test)]
+mod tests;

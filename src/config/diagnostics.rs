@@ -1,0 +1,220 @@
+//! Config errors as miette diagnostics. One [`ConfigError`] carries every [`Problem`] found,
+//! so a user fixes a config in one round instead of one error per run.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use miette::{Diagnostic, LabeledSpan, NamedSource};
+
+use super::files::SourceFile;
+use super::types::SourceLocation;
+
+/// Everything wrong with a configuration. Render it with miette's graphical handler, or use
+/// [`ConfigError::lines`] for plain `file:line:col: message` text.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("the configuration is invalid ({})", ProblemCount(.problems.len()))]
+#[diagnostic(code(skyplan::config))]
+pub struct ConfigError {
+    #[related]
+    problems: Vec<Problem>,
+}
+
+impl ConfigError {
+    pub(super) fn new(problems: Vec<Problem>) -> Self {
+        debug_assert!(!problems.is_empty(), "a ConfigError without problems");
+        ConfigError { problems }
+    }
+
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+
+    /// One `file:line:col: message` line per problem (`file: message` when there is no
+    /// position, e.g. an unreadable file).
+    pub fn lines(&self) -> Vec<String> {
+        self.problems.iter().map(Problem::line).collect()
+    }
+}
+
+struct ProblemCount(usize);
+
+impl fmt::Display for ProblemCount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            1 => f.write_str("1 problem"),
+            n => write!(f, "{n} problems"),
+        }
+    }
+}
+
+/// One thing wrong with the configuration, at a place in one file.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("{message}")]
+pub struct Problem {
+    message: String,
+    #[help]
+    help: Option<String>,
+    #[source_code]
+    source_code: Option<NamedSource<Arc<str>>>,
+    #[label(collection)]
+    labels: Vec<LabeledSpan>,
+    /// Other places that explain this one, e.g. where a duplicate was first defined.
+    #[related]
+    notes: Vec<Problem>,
+    file: PathBuf,
+    /// 1-based line and column of the primary label.
+    position: Option<(usize, usize)>,
+}
+
+impl Problem {
+    /// A problem at `span` (byte offsets into the file's text).
+    pub(super) fn at(file: &SourceFile, span: Range<usize>, message: impl Into<String>) -> Self {
+        let (line, column) = file.position(span.start);
+        Problem {
+            message: message.into(),
+            help: None,
+            source_code: Some(file.named_source()),
+            labels: vec![LabeledSpan::new_primary_with_span(None, span)],
+            notes: vec![],
+            file: file.path.clone(),
+            position: Some((line, column)),
+        }
+    }
+
+    /// A problem with a whole file, such as failing to read it.
+    pub(super) fn in_file(path: &Path, message: impl Into<String>) -> Self {
+        Problem {
+            message: message.into(),
+            help: None,
+            source_code: None,
+            labels: vec![],
+            notes: vec![],
+            file: path.to_path_buf(),
+            position: None,
+        }
+    }
+
+    pub(super) fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub(super) fn with_note(mut self, note: Problem) -> Self {
+        self.notes.push(note);
+        self
+    }
+
+    /// Keeps the position but drops the source snippet, for lines that hold a secret.
+    pub(super) fn without_snippet(mut self) -> Self {
+        self.source_code = None;
+        self.labels.clear();
+        self
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub fn help_text(&self) -> Option<&str> {
+        self.help.as_deref()
+    }
+
+    /// Other places that explain this problem, e.g. where a duplicate was first defined.
+    pub fn notes(&self) -> &[Problem] {
+        &self.notes
+    }
+
+    pub fn location(&self) -> Option<SourceLocation> {
+        self.position.map(|(line, column)| SourceLocation {
+            file: self.file.clone(),
+            line,
+            column,
+        })
+    }
+
+    pub fn line(&self) -> String {
+        let file = self.file.display();
+        match self.position {
+            Some((line, column)) => format!("{file}:{line}:{column}: {}", self.message),
+            None => format!("{file}: {}", self.message),
+        }
+    }
+}
+
+/// Problems collected while reading a configuration.
+#[derive(Debug, Default)]
+pub(super) struct Problems(Vec<Problem>);
+
+impl Problems {
+    pub fn push(&mut self, problem: Problem) {
+        self.0.push(problem);
+    }
+
+    /// `value` when nothing was wrong, else every problem found, in file order.
+    pub fn into_result<T>(mut self, value: T) -> Result<T, ConfigError> {
+        if self.0.is_empty() {
+            return Ok(value);
+        }
+        self.0
+            .sort_by(|a, b| (&a.file, a.position).cmp(&(&b.file, b.position)));
+        Err(ConfigError::new(self.0))
+    }
+
+    /// Turns a TOML syntax or shape error into a problem; toml errors carry their span.
+    pub fn push_toml(&mut self, file: &SourceFile, error: &toml::de::Error) {
+        let message = error.message().trim_end().to_string();
+        self.push(match error.span() {
+            Some(span) => Problem::at(file, span, message),
+            None => Problem::in_file(&file.path, message),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> SourceFile {
+        SourceFile::new("dir/a.toml", text)
+    }
+
+    #[test]
+    fn lines_name_file_line_and_column() {
+        let f = file("[settings]\nstate-dir = 3\n");
+        let error = ConfigError::new(vec![
+            Problem::at(&f, 23..24, "wrong type"),
+            Problem::in_file(Path::new("dir/b.toml"), "cannot read"),
+        ]);
+        assert_eq!(
+            error.lines(),
+            ["dir/a.toml:2:13: wrong type", "dir/b.toml: cannot read"]
+        );
+        assert_eq!(
+            error.to_string(),
+            "the configuration is invalid (2 problems)"
+        );
+    }
+
+    #[test]
+    fn graphical_rendering_shows_every_problem_with_its_help_and_notes() {
+        let f = file("a = 1\nb = 2\n");
+        let error = ConfigError::new(vec![Problem::at(&f, 6..7, "b is bad")
+            .with_help("remove b")
+            .with_note(Problem::at(&f, 0..1, "a was first"))]);
+        let mut out = String::new();
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+            .render_report(&mut out, &error)
+            .unwrap();
+        for expected in [
+            "1 problem",
+            "b is bad",
+            "remove b",
+            "a was first",
+            "dir/a.toml:2:1",
+        ] {
+            assert!(out.contains(expected), "{expected:?} missing in:\n{out}");
+        }
+    }
+}

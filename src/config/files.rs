@@ -1,0 +1,142 @@
+//! Finding and reading the config files: the only IO of the config stage.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use miette::NamedSource;
+
+use super::diagnostics::{ConfigError, Problem, Problems};
+use super::types::SourceLocation;
+
+/// One config file's text, kept for positions and for showing snippets in errors.
+#[derive(Debug, Clone)]
+pub(super) struct SourceFile {
+    pub path: PathBuf,
+    pub text: Arc<str>,
+}
+
+impl SourceFile {
+    pub fn new(path: impl Into<PathBuf>, text: &str) -> Self {
+        SourceFile {
+            path: path.into(),
+            text: text.into(),
+        }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn position(&self, offset: usize) -> (usize, usize) {
+        let before = &self.text[..offset.min(self.text.len())];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let line = before.matches('\n').count() + 1;
+        let column = before[line_start..].chars().count() + 1;
+        (line, column)
+    }
+
+    pub fn location(&self, span: &Range<usize>) -> SourceLocation {
+        let (line, column) = self.position(span.start);
+        SourceLocation {
+            file: self.path.clone(),
+            line,
+            column,
+        }
+    }
+
+    pub fn named_source(&self) -> NamedSource<Arc<str>> {
+        NamedSource::new(self.path.display().to_string(), self.text.clone()).with_language("toml")
+    }
+}
+
+/// The config root (a file's directory, or the directory itself) and the files to merge:
+/// the file itself, or every `*.toml` in the directory sorted by name.
+pub(super) fn read_sources(path: &Path) -> Result<(PathBuf, Vec<SourceFile>), ConfigError> {
+    let fail = |message: String| ConfigError::new(vec![Problem::in_file(path, message)]);
+    let (root, paths) = if path.is_dir() {
+        let paths =
+            toml_files_in(path).map_err(|e| fail(format!("cannot list the directory: {e}")))?;
+        if paths.is_empty() {
+            return Err(fail("no *.toml files in this directory".into()));
+        }
+        (path.to_path_buf(), paths)
+    } else {
+        (directory_of(path), vec![path.to_path_buf()])
+    };
+    let mut files = Vec::new();
+    let mut problems = Problems::default();
+    for path in paths {
+        match std::fs::read_to_string(&path) {
+            Ok(text) => files.push(SourceFile::new(path, &text)),
+            Err(e) => problems.push(Problem::in_file(
+                &path,
+                format!("cannot read the file: {e}"),
+            )),
+        }
+    }
+    problems.into_result((root, files))
+}
+
+fn toml_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_file() && path.extension().is_some_and(|ext| ext == "toml") {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    Ok(paths)
+}
+
+/// `Path::parent` of a bare file name is "", which is not a usable directory.
+fn directory_of(file: &Path) -> PathBuf {
+    match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_one_based_and_count_characters() {
+        let file = SourceFile::new("a.toml", "x = 1\nzone = \"zürich\" # ü\n");
+        assert_eq!(file.position(0), (1, 1));
+        assert_eq!(file.position(6), (2, 1));
+        let hash = file.text.find('#').unwrap();
+        assert_eq!(file.position(hash), (2, 17));
+    }
+
+    #[test]
+    fn a_directory_yields_its_toml_files_sorted_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["b.toml", "a.toml", "notes.md"] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        let (root, files) = read_sources(dir.path()).unwrap();
+        assert_eq!(root, dir.path());
+        let names: Vec<_> = files.iter().map(|f| f.path.file_name().unwrap()).collect();
+        assert_eq!(names, ["a.toml", "b.toml"]);
+    }
+
+    #[test]
+    fn a_file_is_rooted_in_its_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sky.toml");
+        std::fs::write(&path, "[settings]\n").unwrap();
+        let (root, files) = read_sources(&path).unwrap();
+        assert_eq!(root, dir.path());
+        assert_eq!(&*files[0].text, "[settings]\n");
+        assert_eq!(directory_of(Path::new("sky.toml")), PathBuf::from("."));
+    }
+
+    #[test]
+    fn missing_files_and_empty_directories_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = read_sources(dir.path()).unwrap_err();
+        assert!(empty.lines()[0].ends_with(": no *.toml files in this directory"));
+        let missing = read_sources(&dir.path().join("nope.toml")).unwrap_err();
+        assert!(missing.lines()[0].contains("nope.toml: cannot read the file"));
+    }
+}

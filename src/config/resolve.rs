@@ -1,0 +1,75 @@
+//! Raw sections → the resolved [`Config`]: values parsed, defaults applied. Bad values are
+//! reported and replaced by their default, so resolving goes on and finds the rest; a config
+//! with problems is never returned.
+
+use std::path::{Path, PathBuf};
+
+use super::check::Checker;
+use super::diagnostics::{Problem, Problems};
+use super::load_balancer;
+use super::parse::{RawConfig, Sourced};
+use super::raw::{RawCloudscale, RawMaintenance};
+use super::types::{CloudscaleProvider, Config, Endpoint, Maintenance, Providers, Settings};
+use super::values::{self, Invalid};
+use super::window::{Window, WINDOW_HELP};
+use crate::model::Impact;
+
+const DEFAULT_STATE_DIR: &str = "state";
+
+pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problems) -> Config {
+    let state_dir = raw
+        .settings
+        .as_ref()
+        .and_then(|s| s.get().state_dir.as_deref())
+        .unwrap_or(DEFAULT_STATE_DIR);
+    Config {
+        settings: Settings {
+            state_dir: root.join(Path::new(state_dir)),
+        },
+        providers: Providers {
+            cloudscale: raw.cloudscale.as_ref().map(|p| cloudscale(p, problems)),
+        },
+        maintenance: raw.maintenance.as_ref().map(|m| maintenance(m, problems)),
+        resources: raw
+            .load_balancers
+            .iter()
+            .map(|(key, lb)| load_balancer::resource(key, lb, problems))
+            .collect(),
+        root,
+    }
+}
+
+fn cloudscale(raw: &Sourced<'_, RawCloudscale>, problems: &mut Problems) -> CloudscaleProvider {
+    let mut check = Checker::new(raw.file, problems);
+    if let Some(token) = &raw.get().token {
+        let message = "API tokens do not belong in config files";
+        let help = "remove `token` and set the environment variable CLOUDSCALE_API_TOKEN";
+        // The snippet would show the token's line.
+        let problem = Problem::at(raw.file, token.span(), message).without_snippet();
+        check.push(problem.with_help(help));
+    }
+    let endpoint = raw.get().endpoint.as_ref();
+    CloudscaleProvider {
+        endpoint: endpoint
+            .and_then(|e| check.text(e, values::endpoint))
+            .unwrap_or(Endpoint::Embedded),
+    }
+}
+
+fn maintenance(raw: &Sourced<'_, RawMaintenance>, problems: &mut Problems) -> Maintenance {
+    let mut check = Checker::new(raw.file, problems);
+    let raw = raw.get();
+    let window = |text: &str| {
+        text.parse::<Window>()
+            .map(|_| text.to_string())
+            .map_err(|message| Invalid::new(message).help(WINDOW_HELP))
+    };
+    Maintenance {
+        timezone: check
+            .text(&raw.timezone, values::timezone)
+            .unwrap_or_default(),
+        windows: check.texts(&raw.windows, window),
+        outside_window: check.choice(&raw.outside_window, Impact::Minimal),
+        inside_window: check.choice(&raw.inside_window, Impact::PoolRecreate),
+    }
+}

@@ -1,0 +1,117 @@
+//! The JSON schema of the config, generated from the raw serde types that parse it (editors use
+//! it for completion and checking; a copy is committed under schemas/).
+
+use schemars::generate::SchemaSettings;
+use schemars::transform::RecursiveTransform;
+use schemars::{json_schema, Schema, SchemaGenerator};
+use serde_json::Value;
+
+use super::raw::RawDocument;
+use super::values::Choice;
+
+pub fn json_schema() -> serde_json::Value {
+    SchemaSettings::draft2020_12()
+        .with_transform(RecursiveTransform(without_null))
+        .into_generator()
+        .into_root_schema_for::<RawDocument>()
+        .to_value()
+}
+
+/// TOML has no null: an optional key is left out, so the schema must not offer null for it
+/// (schemars describes an `Option` as "T or null").
+fn without_null(schema: &mut Schema) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    if object.get("default").is_some_and(Value::is_null) {
+        object.remove("default");
+    }
+    let single_type = match object.get_mut("type") {
+        Some(Value::Array(types)) => {
+            types.retain(|t| t != "null");
+            (types.len() == 1).then(|| types.remove(0))
+        }
+        _ => None,
+    };
+    if let Some(single_type) = single_type {
+        object.insert("type".into(), single_type);
+    }
+    let only_alternative = match object.get_mut("anyOf") {
+        Some(Value::Array(alternatives)) => {
+            alternatives.retain(|a| a.get("type").is_none_or(|t| t != "null"));
+            (alternatives.len() == 1 && alternatives[0].is_object()).then(|| alternatives.remove(0))
+        }
+        _ => None,
+    };
+    if let Some(Value::Object(only)) = only_alternative {
+        object.remove("anyOf");
+        object.extend(only);
+    }
+}
+
+/// A string field whose words come from a [`Choice`] type.
+pub(super) fn choice<T: Choice>(_: &mut SchemaGenerator) -> Schema {
+    let words: Vec<_> = T::all().iter().map(|v| v.word()).collect();
+    json_schema!({ "type": "string", "enum": words })
+}
+
+/// A TCP/UDP port; kept as a plain integer while parsing so that 0 and 70000 get a clear
+/// message instead of serde's "expected u16".
+pub(super) fn port(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "integer", "minimum": 1, "maximum": 65535 })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    const COMMITTED: &str = "schemas/skyplan.schema.json";
+
+    fn pretty(schema: &serde_json::Value) -> String {
+        serde_json::to_string_pretty(schema).unwrap() + "\n"
+    }
+
+    /// Fails when the committed schema is stale; `SKYPLAN_UPDATE_SCHEMA=1` rewrites it.
+    #[test]
+    fn committed_schema_is_up_to_date() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(COMMITTED);
+        let generated = pretty(&json_schema());
+        if std::env::var_os("SKYPLAN_UPDATE_SCHEMA").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{COMMITTED} is out of date; regenerate it with \
+             `SKYPLAN_UPDATE_SCHEMA=1 cargo test --lib config::schema`"
+        );
+    }
+
+    #[test]
+    fn schema_describes_kebab_case_keys_and_word_lists() {
+        let schema = json_schema();
+        let lb = &schema["$defs"]["RawLoadBalancer"];
+        assert_eq!(
+            lb["properties"]["algorithm"]["enum"],
+            serde_json::json!(["round_robin", "least_connections", "source_ip"])
+        );
+        let node_port = &lb["properties"]["health-check-node-port"];
+        assert_eq!(
+            (&node_port["type"], &node_port["minimum"]),
+            (&"integer".into(), &1.into())
+        );
+        assert_eq!(schema["$defs"]["RawPort"]["type"], "object");
+        assert_eq!(
+            lb["required"],
+            serde_json::json!(["provider", "zone", "ports"])
+        );
+        assert!(schema["properties"]["load-balancer"].is_object());
+        assert!(!schema.to_string().contains("null"), "TOML has no null");
+        assert!(schema["properties"].get("cluster").is_none());
+        assert!(schema["$defs"]["RawCloudscale"]["properties"]
+            .get("token")
+            .is_none());
+    }
+}
