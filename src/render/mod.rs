@@ -6,3 +6,6 @@ mod view;
 
 pub use text::{render_text, Style};
 pub use view::{AttributeView, ChangeView, PlanView, Summary};
+
+#[cfg(test)]
+mod tests;

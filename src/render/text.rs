@@ -85,10 +85,14 @@ fn render_change(out: &mut String, paint: &Painter, change: &ChangeView) {
         Ansi::new().bold(),
         format!("{} {}", symbol(change.action), change.address),
     );
+    let verb = if change.refused {
+        "cannot be changed"
+    } else {
+        past_tense(change.action)
+    };
     let _ = writeln!(
         out,
-        "{header} will be {}: {}{downtime}",
-        past_tense(change.action),
+        "{header} {verb}: {}{downtime}",
         paint.impact(change.impact)
     );
     for attribute in &change.attributes {
@@ -103,8 +107,12 @@ fn render_change(out: &mut String, paint: &Painter, change: &ChangeView) {
     if change.refused {
         let _ = writeln!(
             out,
-            "    {} apply refuses this forbidden change; name it with --replace {} (or --allow-delete for a removal) to do it anyway",
-            paint.impact(Impact::Forbidden),
+            "    ! apply refuses this; name it with --{} {} to do it anyway",
+            if change.action == Action::Delete {
+                "allow-delete"
+            } else {
+                "replace"
+            },
             change.address
         );
     }
@@ -113,20 +121,21 @@ fn render_change(out: &mut String, paint: &Painter, change: &ChangeView) {
 
 fn past_tense(action: Action) -> &'static str {
     match action {
-        Action::Create => "created",
-        Action::Update => "updated in place",
-        Action::Replace => "destroyed and created again",
-        Action::Delete => "deleted",
-        Action::NoOp => "left alone",
+        Action::Create => "will be created",
+        Action::Update => "will be updated in place",
+        Action::Replace => "will be destroyed and created again",
+        Action::Delete => "will be deleted",
+        Action::NoOp => "is left alone",
     }
 }
 
 fn render_attribute(out: &mut String, paint: &Painter, attribute: &AttributeView) {
-    let path = if attribute.path.is_empty() {
-        "(resource)"
-    } else {
-        &attribute.path
-    };
+    if attribute.path.is_empty() {
+        // The whole resource is created, replaced or deleted: the reason says it all.
+        let _ = writeln!(out, "    {}", paint.dim(&attribute.reason));
+        return;
+    }
+    let path = &attribute.path;
     let downtime = attribute
         .estimated_downtime_s
         .map(|d| format!(", {d}"))
@@ -197,7 +206,7 @@ fn render_summary(out: &mut String, paint: &Painter, view: &PlanView) {
     if !refused.is_empty() {
         let _ = writeln!(
             out,
-            "{} apply will refuse this plan: forbidden changes to {}.",
+            "! apply will refuse this plan: {} changes to {}.",
             paint.impact(Impact::Forbidden),
             refused.join(", ")
         );

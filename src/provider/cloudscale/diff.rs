@@ -95,6 +95,9 @@ pub fn diff(input: &DiffInput) -> ResourceChange {
 struct Diff {
     attributes: Vec<AttributeChange>,
     ops: Vec<Op>,
+    /// Set while noting in-place differences of a pool that is recreated anyway: they are
+    /// still shown, but happen through (and within the downtime of) that recreation.
+    within: Option<String>,
 }
 
 fn to_value(value: impl Serialize) -> Value {
@@ -125,7 +128,13 @@ impl Diff {
         detail: &str,
     ) {
         let rule = rule(change);
-        let mut reason = format!("{object}: {}", rule.happens);
+        let mut reason = match &self.within {
+            Some(pool) => format!(
+                "{object}: set anew when {pool} is recreated ({})",
+                rule.what
+            ),
+            None => format!("{object}: {}", rule.happens),
+        };
         if !detail.is_empty() {
             reason = format!("{reason} ({detail})");
         }
@@ -136,8 +145,22 @@ impl Diff {
             impact: rule.impact,
             reason,
             downtime: rule.downtime,
-            group: object.to_string(),
+            group: self.within.clone().unwrap_or_else(|| object.to_string()),
         });
+    }
+
+    /// In-place differences of a recreated pool's listener and monitor: shown so the operator
+    /// sees every change, with no operation of their own.
+    fn carried_along(&mut self, old: &PoolSet, new: &PoolSet, key: &str) {
+        self.within = Some(format!("pool {}", old.pool.name));
+        if let (Some(have), Some(want)) = (&old.listener, &new.listener) {
+            self.listener_in_place(have, want, key, &format!("listener {}", want.name));
+        }
+        if let (Some(have), Some(want)) = (&old.monitor, &new.monitor) {
+            let object = format!("health monitor of pool {}", new.pool.name);
+            self.monitor_in_place(have, want, &object);
+        }
+        self.within = None;
     }
 
     fn create_all(&mut self, desired: &LbObjects) {
@@ -339,6 +362,7 @@ impl Diff {
                 &detail,
             );
         }
+        self.carried_along(old, new, &port_key(new));
         self.delete_set(old);
         self.create_set(new);
     }
@@ -376,6 +400,7 @@ impl Diff {
             recreate = true;
         }
         if recreate {
+            self.carried_along(old, new, &key);
             self.delete_set(old);
             self.create_set(new);
             return;
@@ -539,7 +564,8 @@ impl Diff {
         object: &str,
     ) -> bool {
         let before = self.attributes.len();
-        if have.name != want.name {
+        // A recreated pool's listener may be renamed with it; that is no change of its own.
+        if have.name != want.name && self.within.is_none() {
             self.note(
                 Change::ListenerRenamed,
                 &format!("ports.{key}.listener-name"),

@@ -416,3 +416,23 @@ fn a_new_load_balancer_is_none() {
         "assign floating IP 5.102.150.123/32"
     );
 }
+
+#[test]
+fn in_place_changes_of_a_recreated_pool_are_shown_without_operations_of_their_own() {
+    let change = plan(|s| {
+        s.algorithm = Algorithm::LeastConnections;
+        s.timeouts.client_data_ms = 1000;
+        s.health_monitor.up_threshold = 4;
+    });
+    assert_class(&change, Impact::PoolRecreate, "ports.http.algorithm");
+    assert!(change
+        .attributes
+        .iter()
+        .any(|a| a.path == "timeouts.client-data-ms" && a.reason.contains("recreated")));
+    assert!(change
+        .attributes
+        .iter()
+        .any(|a| a.path == "health-monitor.up-threshold"));
+    assert!(!ops(&change).iter().any(|o| o.starts_with("update")));
+    assert_eq!(change.downtime(), crate::model::Downtime::new(60, 120));
+}
