@@ -18,7 +18,7 @@ const EMBEDDED: &str = "[provider.cloudscale]\nendpoint = \"embedded\"\n\n";
 fn a_new_load_balancer_is_created_then_the_plan_is_empty() {
     let project = Project::new();
     project.config(&format!("{EMBEDDED}{}", load_balancer("web", "")));
-    let plan = project.plan(&["--detailed-exitcode"]);
+    let plan = project.plan(&[]);
     assert_eq!(plan["changes"][0]["action"], "create");
     assert_eq!(plan["impact"], "none");
     let out = project.run(&["plan", "--detailed-exitcode"]);
@@ -30,41 +30,75 @@ fn a_new_load_balancer_is_created_then_the_plan_is_empty() {
     let world = project.world();
     assert_eq!(world.all("load_balancers").len(), 1);
     assert_eq!(world.all("members").len(), 2);
-    assert_eq!(world.all("load_balancers")[0]["tags"]["skyplan.address"], "load-balancer.web");
+    assert_eq!(
+        world.all("load_balancers")[0]["tags"]["skyplan.address"],
+        "load-balancer.web"
+    );
 }
 
 #[test]
 fn a_lost_state_dir_adopts_instead_of_duplicating() {
     let project = Project::new();
-    project.config(&format!("{EMBEDDED}{}{}", load_balancer("web", ""), load_balancer("api", "")));
+    project.config(&format!(
+        "{EMBEDDED}{}{}",
+        load_balancer("web", ""),
+        load_balancer("api", "")
+    ));
     project.apply_ok();
-    std::fs::remove_file(project.path().join("state/skyplan.state.json")).expect("state file exists");
+    std::fs::remove_file(project.path().join("state/skyplan.state.json"))
+        .expect("state file exists");
     let plan = project.plan(&[]);
-    assert_eq!(plan["summary"]["no_op"], 2, "tagged objects are adopted: {plan:#}");
+    assert_eq!(
+        plan["summary"]["no_op"], 2,
+        "tagged objects are adopted: {plan:#}"
+    );
     project.apply_ok();
     let world = project.world();
     assert_eq!(world.all("load_balancers").len(), 2, "no duplicates");
     assert_eq!(world.all("pools").len(), 2, "no duplicates");
     let out = project.run(&["state", "list"]);
-    assert_eq!(out.stdout, "load-balancer.api\nload-balancer.web\n", "{out:?}");
+    assert_eq!(
+        out.stdout, "load-balancer.api\nload-balancer.web\n",
+        "{out:?}"
+    );
 }
 
 #[test]
 fn a_removed_load_balancer_is_refused_unless_allowed() {
     let project = Project::new();
-    project.config(&format!("{EMBEDDED}{}{}", load_balancer("web", ""), load_balancer("api", "")));
+    project.config(&format!(
+        "{EMBEDDED}{}{}",
+        load_balancer("web", ""),
+        load_balancer("api", "")
+    ));
     project.apply_ok();
     project.config(&format!("{EMBEDDED}{}", load_balancer("web", "")));
     let plan = project.plan(&[]);
-    let api = plan["changes"].as_array().unwrap().iter().find(|c| c["address"] == "load-balancer.api").unwrap().clone();
-    assert_eq!((api["action"].as_str(), api["impact"].as_str()), (Some("delete"), Some("forbidden")));
+    let api = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["address"] == "load-balancer.api")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (api["action"].as_str(), api["impact"].as_str()),
+        (Some("delete"), Some("forbidden"))
+    );
     let out = project.apply(&[]);
     assert_eq!(out.code, 1, "{out:?}");
-    assert_eq!(project.world().all("load_balancers").len(), 2, "nothing deleted");
+    assert_eq!(
+        project.world().all("load_balancers").len(),
+        2,
+        "nothing deleted"
+    );
     let out = project.apply(&["--allow-delete", "load-balancer.api"]);
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(project.world().all("load_balancers").len(), 1);
-    assert_eq!(project.run(&["state", "list"]).stdout, "load-balancer.web\n");
+    assert_eq!(
+        project.run(&["state", "list"]).stdout,
+        "load-balancer.web\n"
+    );
 }
 
 #[test]
@@ -73,7 +107,10 @@ fn replace_does_a_forbidden_change_explicitly() {
     project.config(&format!("{EMBEDDED}{}", load_balancer("web", "")));
     project.apply_ok();
     let before = project.world().uuid("load_balancers", "web");
-    project.config(&format!("{EMBEDDED}{}", load_balancer("web", "flavor = \"lb-large\"")));
+    project.config(&format!(
+        "{EMBEDDED}{}",
+        load_balancer("web", "flavor = \"lb-large\"")
+    ));
     let plan = project.plan(&["--replace", "load-balancer.web"]);
     assert_eq!(plan["changes"][0]["action"], "replace");
     let out = project.apply(&["--replace", "load-balancer.web"]);
@@ -89,11 +126,18 @@ fn fail_on_exits_3_at_or_above_the_class() {
     let project = Project::new();
     project.config(&format!("{EMBEDDED}{}", load_balancer("web", "")));
     project.apply_ok();
-    project.config(&format!("{EMBEDDED}{}", load_balancer("web", "algorithm = \"source_ip\"")));
+    project.config(&format!(
+        "{EMBEDDED}{}",
+        load_balancer("web", "algorithm = \"source_ip\"")
+    ));
     assert_eq!(project.run(&["plan", "--fail-on", "pool-recreate"]).code, 3);
     assert_eq!(project.run(&["plan", "--fail-on", "forbidden"]).code, 0);
     let out = project.run(&["plan"]);
-    assert!(out.stdout.contains("ports.http.algorithm: \"round_robin\" → \"source_ip\""), "{out:?}");
+    assert!(
+        out.stdout
+            .contains("ports.http.algorithm: \"round_robin\" → \"source_ip\""),
+        "{out:?}"
+    );
     assert!(out.stdout.contains("60-120 s"), "{out:?}");
 }
 
@@ -117,11 +161,22 @@ fn refresh_requests(count: usize) -> (u64, serde_json::Value) {
         write!(config, "{}", load_balancer(&format!("lb{i}"), "")).unwrap();
     }
     project.config(&config);
-    let out = crate::support::run(project.command(&["apply", "--auto-approve", "--parallelism", "20"]).env("CLOUDSCALE_API_TOKEN", SIM_TOKEN));
+    let out = crate::support::run(
+        project
+            .command(&["apply", "--auto-approve", "--parallelism", "20"])
+            .env("CLOUDSCALE_API_TOKEN", SIM_TOKEN),
+    );
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(!out.stdout.contains(SIM_TOKEN) && !out.stderr.contains(SIM_TOKEN), "the token is never printed");
+    assert!(
+        !out.stdout.contains(SIM_TOKEN) && !out.stderr.contains(SIM_TOKEN),
+        "the token is never printed"
+    );
     sim.reset_requests();
-    let out = crate::support::run(project.command(&["plan", "--detailed-exitcode"]).env("CLOUDSCALE_API_TOKEN", SIM_TOKEN));
+    let out = crate::support::run(
+        project
+            .command(&["plan", "--detailed-exitcode"])
+            .env("CLOUDSCALE_API_TOKEN", SIM_TOKEN),
+    );
     assert_eq!(out.code, 0, "{out:?}");
     let requests = sim.requests();
     (requests["total"].as_u64().unwrap(), requests)

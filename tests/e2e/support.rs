@@ -21,13 +21,22 @@ pub struct Output {
 
 impl Output {
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\n{}", self.stdout, self.stderr))
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\n{}",
+                self.stdout, self.stderr
+            )
+        })
     }
 }
 
 impl std::fmt::Debug for Output {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "exit {}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr)
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
     }
 }
 
@@ -37,7 +46,9 @@ pub struct Project {
 
 impl Project {
     pub fn new() -> Project {
-        Project { dir: tempfile::tempdir().expect("temp dir") }
+        Project {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -122,12 +133,18 @@ impl World {
     }
 
     pub fn uuid(&self, collection: &str, name: &str) -> String {
-        let object = self.named(collection, name).unwrap_or_else(|| panic!("no {collection} named {name}"));
+        let object = self
+            .named(collection, name)
+            .unwrap_or_else(|| panic!("no {collection} named {name}"));
         object["uuid"].as_str().expect("uuid").to_string()
     }
 
     pub fn member_uuids(&self) -> Vec<String> {
-        let mut uuids: Vec<String> = self.all("members").iter().map(|m| m["uuid"].as_str().unwrap().to_string()).collect();
+        let mut uuids: Vec<String> = self
+            .all("members")
+            .iter()
+            .map(|m| m["uuid"].as_str().unwrap().to_string())
+            .collect();
         uuids.sort();
         uuids
     }
@@ -148,7 +165,15 @@ pub struct SimServer {
 impl SimServer {
     pub fn start(world: &Path) -> SimServer {
         let mut child = Command::new(BINARY)
-            .args(["sim", "serve", "--provider", "cloudscale", "--listen", "127.0.0.1:0", "--world"])
+            .args([
+                "sim",
+                "serve",
+                "--provider",
+                "cloudscale",
+                "--listen",
+                "127.0.0.1:0",
+                "--world",
+            ])
             .arg(world)
             .env("SKYPLAN_SIM_SETTLE_MS", "5")
             .stdout(Stdio::null())
@@ -156,7 +181,9 @@ impl SimServer {
             .spawn()
             .expect("start sim serve");
         let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).expect("sim output");
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .expect("sim output");
         let base_url = line
             .split_whitespace()
             .find(|w| w.starts_with("http://"))
@@ -170,7 +197,11 @@ impl SimServer {
     }
 
     pub fn reset_requests(&self) {
-        let status = curl(&["-X", "POST", &format!("{}/_sim/requests/reset", self.root())]);
+        let status = curl(&[
+            "-X",
+            "POST",
+            &format!("{}/_sim/requests/reset", self.root()),
+        ]);
         assert!(status.is_ok(), "reset: {status:?}");
     }
 
@@ -189,7 +220,11 @@ impl Drop for SimServer {
 
 /// Runs curl (an independent client) and returns the body of a 2xx answer.
 pub fn curl(args: &[&str]) -> Result<String, String> {
-    let out = Command::new("curl").args(["-sS", "--fail-with-body"]).args(args).output().map_err(|e| e.to_string())?;
+    let out = Command::new("curl")
+        .args(["-sS", "--fail-with-body"])
+        .args(args)
+        .output()
+        .map_err(|e| e.to_string())?;
     let body = String::from_utf8_lossy(&out.stdout).into_owned();
     if out.status.success() {
         Ok(body)

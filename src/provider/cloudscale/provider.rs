@@ -41,7 +41,10 @@ fn embedded_settle() -> Duration {
 
 fn embedded_wait() -> WaitPolicy {
     WaitPolicy {
-        backoff: Backoff { first: Duration::from_millis(20), max: Duration::from_millis(500) },
+        backoff: Backoff {
+            first: Duration::from_millis(20),
+            max: Duration::from_millis(500),
+        },
         ..WaitPolicy::default()
     }
 }
@@ -57,18 +60,32 @@ impl CloudscaleProvider {
         let (client, embedded) = match endpoint {
             Endpoint::Url(url) => {
                 let token = token_from_env().map_err(|e| error(PROVIDER, e))?;
-                (CloudscaleClient::new(url, token).map_err(|e| error(PROVIDER, e))?, None)
+                (
+                    CloudscaleClient::new(url, token).map_err(|e| error(PROVIDER, e))?,
+                    None,
+                )
             }
             Endpoint::Embedded => {
-                let world = state_dir.join("embedded").join("cloudscale.json");
+                let dir = state_dir.join("embedded");
+                std::fs::create_dir_all(&dir).map_err(|e| {
+                    error(PROVIDER, format!("cannot create {}: {e}", dir.display()))
+                })?;
+                let world = dir.join("cloudscale.json");
                 let listen: SocketAddr = "127.0.0.1:0".parse().expect("valid address");
-                let options = sim::SimOptions { settle: embedded_settle(), ..sim::SimOptions::default() };
-                let handle = sim::spawn(world, listen, options)
-                    .await
-                    .map_err(|e| error(PROVIDER, format!("cannot start the embedded simulator: {e}")))?;
-                let client = CloudscaleClient::new(&handle.base_url(), Secret::new(sim::DEFAULT_TOKEN))
-                    .map_err(|e| error(PROVIDER, e))?
-                    .with_lb_wait(embedded_wait());
+                let options = sim::SimOptions {
+                    settle: embedded_settle(),
+                    ..sim::SimOptions::default()
+                };
+                let handle = sim::spawn(world, listen, options).await.map_err(|e| {
+                    error(
+                        PROVIDER,
+                        format!("cannot start the embedded simulator: {e}"),
+                    )
+                })?;
+                let client =
+                    CloudscaleClient::new(&handle.base_url(), Secret::new(sim::DEFAULT_TOKEN))
+                        .map_err(|e| error(PROVIDER, e))?
+                        .with_lb_wait(embedded_wait());
                 (client, Some(handle))
             }
         };
@@ -85,10 +102,17 @@ impl CloudscaleProvider {
 
     async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<(), ProviderError> {
         let addresses: BTreeSet<String> = targets.iter().map(|t| t.address.to_string()).collect();
-        let known: BTreeSet<String> = targets.iter().filter_map(|t| t.prior).map(|p| p.id.clone()).collect();
+        let known: BTreeSet<String> = targets
+            .iter()
+            .filter_map(|t| t.prior)
+            .map(|p| p.id.clone())
+            .collect();
         let snapshot = refresh(&self.client, |lb| {
             lb.uuid.as_ref().is_some_and(|u| known.contains(u))
-                || lb.tags.get(OWNER_TAG).is_some_and(|a| addresses.contains(a))
+                || lb
+                    .tags
+                    .get(OWNER_TAG)
+                    .is_some_and(|a| addresses.contains(a))
         })
         .await
         .map_err(|e| error(PROVIDER, format!("refresh failed: {e}")))?;
@@ -96,7 +120,11 @@ impl CloudscaleProvider {
         Ok(())
     }
 
-    async fn apply_change(&self, change: &ResourceChange, prior: Option<&ResourceState>) -> Result<Option<ResourceState>, ProviderError> {
+    async fn apply_change(
+        &self,
+        change: &ResourceChange,
+        prior: Option<&ResourceState>,
+    ) -> Result<Option<ResourceState>, ProviderError> {
         let address = &change.address;
         let live = find_live(&self.snapshot(), address, prior.map(|p| p.id.as_str()))?;
         let mut ids = live.as_ref().map(LbIds::from_live).unwrap_or_default();
@@ -125,7 +153,11 @@ fn state_entry(change: &ResourceChange, ids: LbIds) -> Option<ResourceState> {
 
 /// The live load balancer of an address: the one the state names, else the one carrying
 /// skyplan's ownership tag (adopting what an apply created before the state was lost).
-fn find_live(snapshot: &Snapshot, address: &Address, prior_id: Option<&str>) -> Result<Option<LbObjects>, ProviderError> {
+fn find_live(
+    snapshot: &Snapshot,
+    address: &Address,
+    prior_id: Option<&str>,
+) -> Result<Option<LbObjects>, ProviderError> {
     if let Some(lb) = prior_id.and_then(|id| snapshot.load_balancer(id)) {
         return Ok(Some(lb.clone()));
     }
@@ -156,11 +188,18 @@ impl Provider for CloudscaleProvider {
         PROVIDER
     }
 
-    fn refresh<'a>(&'a self, targets: &'a [Target<'a>]) -> BoxFuture<'a, Result<(), ProviderError>> {
+    fn refresh<'a>(
+        &'a self,
+        targets: &'a [Target<'a>],
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
         self.refresh_targets(targets).boxed()
     }
 
-    fn plan(&self, target: &Target, options: &PlanOptions) -> Result<ResourceChange, ProviderError> {
+    fn plan(
+        &self,
+        target: &Target,
+        options: &PlanOptions,
+    ) -> Result<ResourceChange, ProviderError> {
         let address = target.address;
         let snapshot = self.snapshot();
         let live = find_live(&snapshot, address, target.prior.map(|p| p.id.as_str()))?;
@@ -185,7 +224,11 @@ impl Provider for CloudscaleProvider {
         }))
     }
 
-    fn apply<'a>(&'a self, change: &'a ResourceChange, prior: Option<&'a ResourceState>) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
+    fn apply<'a>(
+        &'a self,
+        change: &'a ResourceChange,
+        prior: Option<&'a ResourceState>,
+    ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
         self.apply_change(change, prior).boxed()
     }
 
@@ -195,7 +238,11 @@ impl Provider for CloudscaleProvider {
 
     fn close(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
         async move {
-            let handle = self.embedded.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let handle = self
+                .embedded
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
             if let Some(handle) = handle {
                 handle
                     .shutdown()
@@ -210,11 +257,19 @@ impl Provider for CloudscaleProvider {
 
 /// A floating IP to assign must exist in the account and must not serve another load
 /// balancer: moving it would take the address away from that one.
-fn check_floating_ips(snapshot: &Snapshot, address: &Address, desired: &LbObjects, live: Option<&LbObjects>) -> Result<(), ProviderError> {
+fn check_floating_ips(
+    snapshot: &Snapshot,
+    address: &Address,
+    desired: &LbObjects,
+    live: Option<&LbObjects>,
+) -> Result<(), ProviderError> {
     let own = live.and_then(|l| l.lb.uuid.as_deref());
     for network in &desired.floating_ips {
         let Some(ip) = snapshot.floating_ips.iter().find(|f| &f.network == network) else {
-            return Err(error(address, format!("floating IP {network} does not exist in the account")));
+            return Err(error(
+                address,
+                format!("floating IP {network} does not exist in the account"),
+            ));
         };
         if let Some(other) = ip.load_balancer.as_deref().filter(|o| Some(*o) != own) {
             return Err(error(
