@@ -25,8 +25,10 @@ pub const PUBLIC_SUBNET_UUID: Uuid = uuid!("c0ffee00-4e3d-4b1a-9f2b-5f0e1a2b3c4d
 pub const PUBLIC_SUBNET_CIDR: &str = "5.102.144.0/22";
 /// Where public VIPs and server public addresses are taken from (inside the public subnet).
 const PUBLIC_HOSTS: &str = "5.102.145.0/24";
-/// Where new IPv4 floating IPs are taken from.
+/// Where new single-address floating IPs are taken from; IPv6 `/56` networks are taken from
+/// `2a06:c01:N::/56`, outside this range.
 const FLOATING_V4_HOSTS: &str = "5.102.150.0/24";
+const FLOATING_V6_HOSTS: &str = "2a06:c01::/64";
 
 const DEFAULT_FLOATING_IPS: &[&str] = &["5.102.150.123/32", "5.102.150.124/32", "5.102.150.125/32"];
 
@@ -66,21 +68,34 @@ pub fn free_public_host(used: &[IpAddr]) -> Option<IpAddr> {
     free_host(PUBLIC_HOSTS.parse().expect("constant CIDR"), None, used)
 }
 
-/// A free floating network of the given IP version: a /32 for IPv4, a /56 for IPv6.
-pub fn free_floating_network(ip_version: u8, taken: &[IpNet]) -> Option<IpNet> {
-    if ip_version == 4 {
-        let range: IpNet = FLOATING_V4_HOSTS.parse().expect("constant CIDR");
-        let taken: Vec<IpAddr> = taken.iter().map(IpNet::addr).collect();
-        let host = free_host(range, None, &taken)?;
-        return IpNet::new(host, 32).ok();
+/// A free floating network of the given prefix length: a single address (`/32`, `/128`) or an
+/// IPv6 `/56` network, overlapping none of `taken`.
+pub fn free_floating_network(prefix_length: u8, taken: &[IpNet]) -> Option<IpNet> {
+    let free = |net: &IpNet| {
+        !taken
+            .iter()
+            .any(|t| t.contains(&net.network()) || net.contains(&t.network()))
+    };
+    match prefix_length {
+        32 => single_addresses(FLOATING_V4_HOSTS).find(free),
+        128 => single_addresses(FLOATING_V6_HOSTS).find(free),
+        _ => (1u16..=u16::MAX)
+            .map(|n| {
+                format!("2a06:c01:{n:x}::/56")
+                    .parse::<IpNet>()
+                    .expect("valid CIDR")
+            })
+            .find(free),
     }
-    (1u16..=u16::MAX)
-        .map(|n| {
-            format!("2a06:c01:{n:x}::/56")
-                .parse::<IpNet>()
-                .expect("valid CIDR")
-        })
-        .find(|net| !taken.contains(net))
+}
+
+/// Every host of `range` as a network of one address, the range's own network address excluded.
+fn single_addresses(range: &str) -> impl Iterator<Item = IpNet> {
+    let range: IpNet = range.parse().expect("constant CIDR");
+    range
+        .hosts()
+        .filter(move |host| *host != range.network())
+        .map(|host| IpNet::new(host, if host.is_ipv4() { 32 } else { 128 }).expect("full length"))
 }
 
 pub fn default_world(now: Timestamp) -> World {
@@ -152,11 +167,22 @@ mod tests {
 
     #[test]
     fn floating_networks_do_not_repeat() {
-        let first = free_floating_network(4, &[]).unwrap();
+        let first = free_floating_network(32, &[]).unwrap();
         assert_eq!(first.to_string(), "5.102.150.1/32");
-        let second = free_floating_network(4, &[first]).unwrap();
+        let second = free_floating_network(32, &[first]).unwrap();
         assert_eq!(second.to_string(), "5.102.150.2/32");
-        let v6 = free_floating_network(6, &[]).unwrap();
-        assert_eq!(v6.prefix_len(), 56);
+    }
+
+    #[test]
+    fn ipv6_floating_ips_are_single_addresses_or_56_networks_that_do_not_overlap() {
+        let single = free_floating_network(128, &[]).unwrap();
+        assert_eq!(single.to_string(), "2a06:c01::1/128");
+        assert_eq!(
+            free_floating_network(128, &[single]).unwrap().to_string(),
+            "2a06:c01::2/128"
+        );
+        let inside: IpNet = "2a06:c01:1::5/128".parse().unwrap();
+        let network = free_floating_network(56, &[single, inside]).unwrap();
+        assert_eq!(network.to_string(), "2a06:c01:2::/56");
     }
 }

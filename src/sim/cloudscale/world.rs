@@ -227,8 +227,12 @@ pub struct FloatingIp {
 pub struct Server {
     pub uuid: Uuid,
     pub name: String,
+    /// `running`, `stopped` or `changing`.
     pub status: String,
     pub flavor: String,
+    /// The image slug the server was created from (absent in worlds written before it was kept).
+    #[serde(default)]
+    pub image: Option<String>,
     pub zone: String,
     pub interfaces: Vec<Interface>,
     #[serde(default)]

@@ -144,29 +144,35 @@ async fn show(State(sim): State<Sim>, Path(ip): Path<String>) -> ApiResult<Json<
     })
 }
 
-/// The floating network a create request asks for, validated like the real API.
+/// The floating network a create request asks for, validated like the real API: a single
+/// address unless an IPv6 `/56` network is asked for.
 fn allocate(world: &World, request: &CreateFloatingIp) -> ApiResult<IpNet> {
-    let allowed_prefix = match request.ip_version {
-        4 => 32,
-        6 => 56,
-        other => {
-            return Err(ApiError::bad_request(format!(
-                "ip_version: \"{other}\" is not a valid choice."
-            )))
-        }
-    };
-    if request
-        .prefix_length
-        .is_some_and(|prefix| prefix != allowed_prefix)
-    {
-        return Err(ApiError::bad_request(format!(
-            "prefix_length: must be {allowed_prefix} for IPv{}.",
-            request.ip_version
-        )));
+    let prefix_length = prefix_length(request.ip_version, request.prefix_length)?;
+    if prefix_length == 56 && request.reverse_ptr.is_some() {
+        return Err(network_reverse_ptr());
     }
     let taken: Vec<IpNet> = world.floating_ips.iter().map(|f| f.network).collect();
-    inventory::free_floating_network(request.ip_version, &taken)
+    inventory::free_floating_network(prefix_length, &taken)
         .ok_or_else(|| ApiError::bad_request("No floating IP left."))
+}
+
+fn prefix_length(ip_version: u8, requested: Option<u8>) -> ApiResult<u8> {
+    match (ip_version, requested) {
+        (4, None | Some(32)) => Ok(32),
+        (6, None | Some(128)) => Ok(128),
+        (6, Some(56)) => Ok(56),
+        (4 | 6, Some(other)) => Err(ApiError::bad_request(format!(
+            "prefix_length: \"{other}\" is not a valid choice for IPv{ip_version}."
+        ))),
+        (other, _) => Err(ApiError::bad_request(format!(
+            "ip_version: \"{other}\" is not a valid choice."
+        ))),
+    }
+}
+
+/// Reverse DNS is per address, so a floating network cannot have one.
+fn network_reverse_ptr() -> ApiError {
+    ApiError::bad_request("reverse_ptr: is only allowed for single addresses.")
 }
 
 fn region(request: &CreateFloatingIp) -> ApiResult<Option<String>> {
@@ -218,6 +224,9 @@ async fn update(
             floating_ip.server = patch.server;
         }
         if let Some(reverse_ptr) = patch.reverse_ptr {
+            if reverse_ptr.is_some() && floating_ip.network.prefix_len() == 56 {
+                return Err(network_reverse_ptr());
+            }
             floating_ip.reverse_ptr = reverse_ptr;
         }
         if let Some(tags) = patch.tags {

@@ -9,6 +9,8 @@ mod members;
 mod monitors;
 mod networks;
 mod pools;
+mod regions;
+mod server_actions;
 mod servers;
 mod subnets;
 
@@ -32,6 +34,7 @@ pub fn api() -> Router<Sim> {
         .merge(servers::routes())
         .merge(networks::routes())
         .merge(subnets::routes())
+        .merge(regions::routes())
 }
 
 /// A list response: the objects the filter keeps, rendered, in creation order.

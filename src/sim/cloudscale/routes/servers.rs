@@ -1,5 +1,6 @@
 //! `/v1/servers`: enough of a server for Kubernetes nodes to be looked up and floating IPs to
-//! be assigned: name, status, flavor, zone, interfaces with addresses. Servers start `running`.
+//! be assigned: name, status, flavor, image, zone, interfaces with addresses. Servers start
+//! `running`; `server_actions` starts and stops them.
 
 use std::net::IpAddr;
 
@@ -12,15 +13,17 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::{addresses, listing, NameAndTags};
+use super::{addresses, listing, server_actions};
 use crate::sim::cloudscale::api::{
-    created, lookup, lookup_mut, parse_create, parse_patch, ApiError, ApiResult,
+    created, lookup, parse_create, parse_patch, ApiError, ApiResult,
 };
 use crate::sim::cloudscale::filter::TagFilter;
 use crate::sim::cloudscale::inventory::{self, PUBLIC_SUBNET_UUID, ZONES};
 use crate::sim::cloudscale::refs;
 use crate::sim::cloudscale::state::{Ctx, Sim};
-use crate::sim::cloudscale::world::{find, Interface, InterfaceAddress, Server, Tags, World};
+use crate::sim::cloudscale::world::{
+    find, find_mut, Interface, InterfaceAddress, Server, Tags, World,
+};
 
 const CREATE_ONLY: &[&str] = &["zone", "image"];
 
@@ -28,17 +31,38 @@ pub fn routes() -> Router<Sim> {
     Router::new()
         .route("/v1/servers", get(list).post(create))
         .route("/v1/servers/{uuid}", get(show).patch(update).delete(remove))
+        .merge(server_actions::routes())
 }
 
-/// Fields the simulator has no use for (image, ssh_keys, volume sizes…) are accepted and ignored.
+/// Fields the simulator has no use for (ssh_keys, volume sizes, use_ipv6…) are accepted and
+/// ignored. Without `interfaces`, `use_public_network` (default true) decides the public one.
 #[derive(Debug, Deserialize)]
 struct CreateServer {
     name: String,
     flavor: String,
+    image: String,
     zone: Option<String>,
     interfaces: Option<Vec<InterfaceRequest>>,
+    #[serde(default = "yes")]
+    use_public_network: bool,
+    #[serde(default)]
+    use_private_network: bool,
     #[serde(default)]
     tags: Tags,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Flavor and interfaces changes are whole operations on the machine; the real API takes
+/// name and tags along with neither.
+#[derive(Debug, Deserialize)]
+struct UpdateServer {
+    name: Option<String>,
+    flavor: Option<String>,
+    interfaces: Option<Vec<InterfaceRequest>>,
+    tags: Option<Tags>,
 }
 
 /// `{"network": "public"}`, `{"network": "<uuid>"}` or `{"addresses": [{"subnet", "address"}]}`.
@@ -89,6 +113,7 @@ fn render(world: &World, ctx: &Ctx, server: &Server) -> Value {
         "name": server.name,
         "status": server.status,
         "flavor": {"slug": server.flavor, "name": server.flavor},
+        "image": server.image.as_ref().map(|slug| json!({"slug": slug, "name": slug})),
         "zone": {"slug": server.zone},
         "interfaces": interfaces,
         "tags": server.tags,
@@ -166,31 +191,45 @@ fn build_interface(
     }
 }
 
+/// The interfaces a create request asks for, addresses claimed from the free ones.
+fn requested_interfaces(world: &World, request: &mut CreateServer) -> ApiResult<Vec<Interface>> {
+    if request.use_private_network {
+        return Err(ApiError::bad_request(
+            "use_private_network: not simulated; give interfaces with a network instead.",
+        ));
+    }
+    let requests = request.interfaces.take().unwrap_or_else(|| {
+        let public = InterfaceRequest {
+            network: Some("public".into()),
+            addresses: None,
+        };
+        request
+            .use_public_network
+            .then_some(public)
+            .into_iter()
+            .collect()
+    });
+    let mut used = world.used_addresses();
+    requests
+        .into_iter()
+        .map(|interface| build_interface(world, interface, &mut used))
+        .collect()
+}
+
 async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
-    let request: CreateServer = parse_create(&body)?;
+    let mut request: CreateServer = parse_create(&body)?;
     sim.write(|world, ctx| {
-        let zone = request.zone.unwrap_or_else(|| ZONES[0].to_owned());
+        let zone = request.zone.take().unwrap_or_else(|| ZONES[0].to_owned());
         if !inventory::is_zone(&zone) {
             return Err(ApiError::unknown("zone", &zone));
         }
-        let public = || {
-            vec![InterfaceRequest {
-                network: Some("public".into()),
-                addresses: None,
-            }]
-        };
-        let mut used = world.used_addresses();
-        let interfaces = request
-            .interfaces
-            .unwrap_or_else(public)
-            .into_iter()
-            .map(|interface| build_interface(world, interface, &mut used))
-            .collect::<ApiResult<_>>()?;
+        let interfaces = requested_interfaces(world, &mut request)?;
         let server = Server {
             uuid: Uuid::new_v4(),
             name: request.name,
             status: "running".into(),
             flavor: request.flavor,
+            image: Some(request.image),
             zone,
             interfaces,
             tags: request.tags,
@@ -207,12 +246,73 @@ async fn update(
     Path(uuid): Path<String>,
     body: Bytes,
 ) -> ApiResult<StatusCode> {
-    let patch: NameAndTags = parse_patch(&body, CREATE_ONLY)?;
+    let patch: UpdateServer = parse_patch(&body, CREATE_ONLY)?;
     sim.write(|world, _| {
-        let server = lookup_mut(&mut world.servers, &uuid)?;
-        patch.apply(&mut server.name, &mut server.tags);
+        let uuid = lookup(&world.servers, &uuid)?.uuid;
+        check_atomic(&patch)?;
+        let interfaces = match patch.interfaces {
+            Some(requests) => Some(reconnect(world, uuid, requests)?),
+            None => None,
+        };
+        let server = find_mut(&mut world.servers, uuid).ok_or_else(ApiError::not_found)?;
+        if let Some(flavor) = patch.flavor {
+            if server.status != "stopped" {
+                return Err(ApiError::bad_request(
+                    "flavor: the server must be stopped to change its flavor.",
+                ));
+            }
+            server.flavor = flavor;
+        }
+        if let Some(interfaces) = interfaces {
+            server.interfaces = interfaces;
+        }
+        if let Some(name) = patch.name {
+            server.name = name;
+        }
+        if let Some(tags) = patch.tags {
+            server.tags = tags;
+        }
         Ok(StatusCode::NO_CONTENT)
     })
+}
+
+/// A flavor or interfaces change comes alone, as the real API demands.
+fn check_atomic(patch: &UpdateServer) -> ApiResult<()> {
+    let fields = [
+        patch.name.is_some(),
+        patch.flavor.is_some(),
+        patch.interfaces.is_some(),
+        patch.tags.is_some(),
+    ];
+    let given = fields.iter().filter(|given| **given).count();
+    if given > 1 && (patch.flavor.is_some() || patch.interfaces.is_some()) {
+        return Err(ApiError::bad_request(
+            "To keep changes atomic, flavor and interfaces can only be changed on their own.",
+        ));
+    }
+    Ok(())
+}
+
+/// The server's new interfaces; the addresses it holds now are free for it to keep.
+fn reconnect(
+    world: &World,
+    server: Uuid,
+    requests: Vec<InterfaceRequest>,
+) -> ApiResult<Vec<Interface>> {
+    let own: Vec<IpAddr> = find(&world.servers, server)
+        .into_iter()
+        .flat_map(|s| s.interfaces.iter())
+        .flat_map(|i| i.addresses.iter().map(|a| a.address))
+        .collect();
+    let mut used: Vec<IpAddr> = world
+        .used_addresses()
+        .into_iter()
+        .filter(|address| !own.contains(address))
+        .collect();
+    requests
+        .into_iter()
+        .map(|interface| build_interface(world, interface, &mut used))
+        .collect()
 }
 
 async fn remove(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<StatusCode> {

@@ -71,6 +71,51 @@ async fn floating_ips_are_created_validated_and_deleted() {
 }
 
 #[tokio::test]
+async fn ipv6_floating_ips_are_single_addresses_unless_a_56_network_is_asked_for() {
+    let h = Harness::start().await;
+    let (status, single) = h.post("/floating-ips", json!({"ip_version": 6})).await;
+    assert_eq!(status, StatusCode::CREATED, "{single}");
+    assert_eq!(single["network"], "2a06:c01::1/128");
+    let (status, explicit) = h
+        .post(
+            "/floating-ips",
+            json!({"ip_version": 6, "prefix_length": 128}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{explicit}");
+    assert_eq!(explicit["network"], "2a06:c01::2/128");
+    let (status, v4) = h
+        .post(
+            "/floating-ips",
+            json!({"ip_version": 4, "prefix_length": 32}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{v4}");
+    let (status, network) = h
+        .post(
+            "/floating-ips",
+            json!({"ip_version": 6, "prefix_length": 56}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{network}");
+    assert_eq!(network["network"], "2a06:c01:1::/56");
+    let path = "/floating-ips/2a06:c01:1::";
+    assert_eq!(h.get(path).await.1["network"], network["network"]);
+    let ptr = json!({"reverse_ptr": "net.example.com"});
+    assert_eq!(h.patch(path, ptr).await.0, StatusCode::BAD_REQUEST);
+    let with_ptr = json!({"ip_version": 6, "prefix_length": 56, "reverse_ptr": "n.example.com"});
+    assert_eq!(
+        h.post("/floating-ips", with_ptr).await.0,
+        StatusCode::BAD_REQUEST
+    );
+    let single_ptr = json!({"reverse_ptr": "one.example.com"});
+    assert_eq!(
+        h.patch("/floating-ips/2a06:c01::1", single_ptr).await.0,
+        StatusCode::NO_CONTENT
+    );
+}
+
+#[tokio::test]
 async fn servers_get_addresses_and_can_hold_floating_ips() {
     let h = Harness::start().await;
     let (_, network) = h.get("/networks").await;

@@ -5,6 +5,7 @@ mod floating_ips;
 mod load_balancers;
 mod persistence;
 mod requests;
+mod servers;
 mod sub_objects;
 
 use std::path::PathBuf;
