@@ -1,5 +1,7 @@
 //! End-to-end tests: the real `skyplan` binary against the embedded cloudscale simulator.
 
+mod cli;
 mod cloudscale_rows;
+mod independent_clients;
 mod lifecycle;
 mod support;

@@ -64,10 +64,14 @@ impl Project {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
+        self.command_with_config(self.path(), args)
+    }
+
+    pub fn command_with_config(&self, config: &Path, args: &[&str]) -> Command {
         let mut command = Command::new(BINARY);
         command
             .arg("-c")
-            .arg(self.path())
+            .arg(config)
             .args(args)
             .env("NO_COLOR", "1")
             .env("SKYPLAN_SIM_SETTLE_MS", "5")
