@@ -1,6 +1,8 @@
 //! Apply: runs a plan's changes, one task per resource (operations of one load balancer are
-//! serialised, load balancers run side by side up to `parallelism`), and records each
-//! finished resource in the state at once, so an interrupted apply loses nothing it did.
+//! serialised, load balancers run side by side up to `parallelism`), and records finished
+//! resources in the state as it goes.
+
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
@@ -15,11 +17,21 @@ pub enum ApplyError {
     Refused(Vec<String>),
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
-    #[error("{} of {} resources failed: {}", .failed.len(), .total, .failed.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))]
+    #[error("{} of {} resources failed: {}", .failed.len(), .total, summarize(.failed))]
     Failed {
         failed: Vec<ProviderError>,
         total: usize,
     },
+}
+
+/// The first few failures in full; a run where hundreds fail for one reason stays readable.
+fn summarize(failed: &[ProviderError]) -> String {
+    const SHOWN: usize = 5;
+    let mut text: Vec<String> = failed.iter().take(SHOWN).map(|e| e.to_string()).collect();
+    if failed.len() > SHOWN {
+        text.push(format!("and {} more", failed.len() - SHOWN));
+    }
+    text.join("; ")
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -54,6 +66,12 @@ fn needs_apply(change: &ResourceChange, workspace: &Workspace) -> bool {
     change.action != Action::NoOp || !workspace.state.resources.contains_key(&change.address)
 }
 
+/// How often apply writes the state while it runs (and once more at the end). Each write is
+/// a full atomic rewrite with fsync, so writing after every resource would make a large apply
+/// quadratic; what finished since the last write is still found after a crash through the
+/// ownership tags.
+const SAVE_INTERVAL: Duration = Duration::from_secs(1);
+
 pub async fn run(
     workspace: &mut Workspace,
     plan: &Plan,
@@ -72,6 +90,7 @@ pub async fn run(
     let mut state = workspace.state.clone();
     let mut report = ApplyReport::default();
     let mut failed = Vec::new();
+    let mut last_save = Instant::now();
     {
         let ws: &Workspace = workspace;
         let mut results = futures::stream::iter(work)
@@ -87,7 +106,10 @@ pub async fn run(
             match result {
                 Ok(entry) => {
                     record(&mut state, change, entry);
-                    ws.store.save(&mut state).map_err(WorkspaceError::from)?;
+                    if last_save.elapsed() >= SAVE_INTERVAL {
+                        ws.store.save(&mut state).map_err(WorkspaceError::from)?;
+                        last_save = Instant::now();
+                    }
                     report.applied.push(change.address.to_string());
                     report.operations += change.operations.len();
                 }
@@ -95,6 +117,10 @@ pub async fn run(
             }
         }
     }
+    workspace
+        .store
+        .save(&mut state)
+        .map_err(WorkspaceError::from)?;
     workspace.state = state;
     if failed.is_empty() {
         Ok(report)

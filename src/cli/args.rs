@@ -119,6 +119,9 @@ pub struct SimServeArgs {
     /// The bearer token the server accepts (default: the embedded mode's fixed token).
     #[arg(long)]
     pub token: Option<String>,
+    /// How long a load balancer stays `changing` after each change, in milliseconds.
+    #[arg(long, env = "SKYPLAN_SIM_SETTLE_MS", default_value_t = 300)]
+    pub settle_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

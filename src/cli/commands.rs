@@ -225,7 +225,7 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
             use crate::sim::cloudscale as sim;
             let options = sim::SimOptions {
                 token: args.token,
-                ..sim::SimOptions::default()
+                settle: std::time::Duration::from_millis(args.settle_ms),
             };
             let handle = sim::spawn(args.world.clone(), args.listen, options)
                 .await

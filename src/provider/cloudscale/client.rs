@@ -168,7 +168,7 @@ impl Default for WaitPolicy {
     fn default() -> WaitPolicy {
         WaitPolicy {
             backoff: Backoff {
-                first: Duration::from_millis(500),
+                first: Duration::from_millis(100),
                 max: Duration::from_secs(5),
             },
             timeout: Duration::from_secs(600),

@@ -24,7 +24,7 @@ pub const DEFAULT_SUBNET_CIDR: &str = "10.0.0.0/24";
 pub const PUBLIC_SUBNET_UUID: Uuid = uuid!("c0ffee00-4e3d-4b1a-9f2b-5f0e1a2b3c4d");
 pub const PUBLIC_SUBNET_CIDR: &str = "5.102.144.0/22";
 /// Where public VIPs and server public addresses are taken from (inside the public subnet).
-const PUBLIC_HOSTS: &str = "5.102.145.0/24";
+const PUBLIC_HOSTS: &str = "5.102.144.0/22";
 /// Where new single-address floating IPs are taken from; IPv6 `/56` networks are taken from
 /// `2a06:c01:N::/56`, outside this range.
 const FLOATING_V4_HOSTS: &str = "5.102.150.0/24";

@@ -35,7 +35,7 @@ async fn without_vip_addresses_a_load_balancer_gets_a_public_address() {
         )
         .await;
     let vip = &lb["vip_addresses"][0];
-    assert_eq!(vip["address"], "5.102.145.1");
+    assert_eq!(vip["address"], "5.102.144.1");
     assert_eq!(vip["subnet"]["uuid"], PUBLIC_SUBNET_UUID.to_string());
     assert_eq!(lb["zone"]["slug"], "lpg1");
 }
