@@ -10,7 +10,7 @@ use crate::model::Address;
 use crate::plan::{Plan, ResourceChange};
 use crate::provider::cloudscale::CloudscaleProvider;
 use crate::provider::{PlanOptions, Provider, ProviderError, Target};
-use crate::state::{State, StateError, StateLock, StateStore};
+use crate::state::{journal, State, StateError, StateLock, StateStore};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
@@ -22,10 +22,31 @@ pub enum WorkspaceError {
     UnknownProvider { address: Address, provider: String },
 }
 
+/// What an interrupted apply left, said so the operator knows why the plan looks as it does.
+fn recovery_notice(interrupted: &journal::Interrupted) -> String {
+    let in_flight: Vec<String> = interrupted
+        .in_flight()
+        .iter()
+        .map(|e| format!("{}: {}", e.address, e.operation))
+        .collect();
+    let unknown = if in_flight.is_empty() {
+        String::new()
+    } else {
+        format!("; its outcome unknown: {}", in_flight.join(", "))
+    };
+    format!(
+        "an earlier apply was interrupted after {} operations{unknown}. This plan starts from the live state and adopts what that run created.",
+        interrupted.done()
+    )
+}
+
 pub struct Workspace {
     pub config: Config,
     pub store: StateStore,
     pub state: State,
+    /// Things the user should know before the plan: an interrupted apply that was recovered, a
+    /// stale lock that was taken over.
+    pub notices: Vec<String>,
     providers: BTreeMap<String, Box<dyn Provider>>,
     _lock: StateLock,
 }
@@ -39,6 +60,17 @@ impl Workspace {
     ) -> Result<Workspace, WorkspaceError> {
         let store = StateStore::open(&config.settings.state_dir);
         let lock = store.lock(operation, lock_wait)?;
+        let mut notices = Vec::new();
+        if let Some(stale) = lock.taken_over() {
+            notices.push(format!(
+                "took over a lock left by `{}` (pid {}, no longer running) from {}",
+                stale.operation, stale.pid, stale.created
+            ));
+        }
+        if let Some(interrupted) = journal::interrupted(&config.settings.state_dir)? {
+            notices.push(recovery_notice(&interrupted));
+            journal::archive(&config.settings.state_dir)?;
+        }
         let state = store.load()?.unwrap_or_else(State::new);
         let mut providers: BTreeMap<String, Box<dyn Provider>> = BTreeMap::new();
         if let Some(cloudscale) = &config.providers.cloudscale {
@@ -51,6 +83,7 @@ impl Workspace {
             config,
             store,
             state,
+            notices,
             providers,
             _lock: lock,
         })

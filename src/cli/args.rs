@@ -42,9 +42,26 @@ pub enum Command {
     /// Inspect the state.
     #[command(subcommand)]
     State(StateCommand),
+    /// Remove the state lock left by a run that is gone (the ID is in the lock message).
+    ForceUnlock { id: String },
     /// The cloud simulators.
     #[command(subcommand)]
     Sim(SimCommand),
+}
+
+/// How long to wait for the state lock, e.g. `30s` or `2m` (default: fail at once).
+#[derive(Debug, Clone, Args)]
+pub struct Locking {
+    /// Wait this long for a state lock held by another run (e.g. `30s`, `2m`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub lock_timeout: Option<std::time::Duration>,
+}
+
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let duration: jiff::SignedDuration = text
+        .parse()
+        .map_err(|e| format!("`{text}` is not a duration like 30s or 2m: {e}"))?;
+    std::time::Duration::try_from(duration).map_err(|_| format!("`{text}` is negative"))
 }
 
 #[derive(Debug, Clone, Args)]
@@ -64,6 +81,8 @@ pub struct Selection {
 pub struct PlanArgs {
     #[command(flatten)]
     pub selection: Selection,
+    #[command(flatten)]
+    pub locking: Locking,
     /// Print the plan as JSON.
     #[arg(long)]
     pub json: bool,
@@ -79,6 +98,8 @@ pub struct PlanArgs {
 pub struct ApplyArgs {
     #[command(flatten)]
     pub selection: Selection,
+    #[command(flatten)]
+    pub locking: Locking,
     /// Do not ask for confirmation.
     #[arg(long)]
     pub auto_approve: bool,

@@ -6,7 +6,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use miette::{miette, IntoDiagnostic, Report};
 
 use super::args::{
-    ApplyArgs, Cli, Command, GraphFormat, PlanArgs, Selection, SimCommand, SimProvider,
+    ApplyArgs, Cli, Command, GraphFormat, Locking, PlanArgs, Selection, SimCommand, SimProvider,
     SimServeArgs, StateCommand,
 };
 use super::exit;
@@ -27,6 +27,7 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
         Command::Graph { format } => graph(&cli.config, format),
         Command::Schema => schema(),
         Command::State(command) => state(&cli.config, command),
+        Command::ForceUnlock { id } => force_unlock(&cli.config, &id),
         Command::Sim(SimCommand::Serve(args)) => sim_serve(args).await,
     }
 }
@@ -70,6 +71,17 @@ fn check_selection(workspace: &Workspace, selection: &Selection) -> Result<(), R
     Ok(())
 }
 
+/// Locks the state and connects the providers; tells what the workspace noticed on the way.
+async fn open(config: Config, operation: &str, locking: &Locking) -> Result<Workspace, Report> {
+    let workspace = Workspace::open(config, operation, locking.lock_timeout)
+        .await
+        .into_diagnostic()?;
+    for notice in &workspace.notices {
+        anstream::eprintln!("warning: {notice}");
+    }
+    Ok(workspace)
+}
+
 async fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<Plan, Report> {
     check_selection(workspace, selection)?;
     let plan = workspace
@@ -96,9 +108,7 @@ fn print_plan(view: &PlanView) {
 
 async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
     let config = load(path)?;
-    let workspace = Workspace::open(config, "plan", None)
-        .await
-        .into_diagnostic()?;
+    let workspace = open(config, "plan", &args.locking).await?;
     let result = make_plan(&workspace, &args.selection).await;
     workspace.close().await.into_diagnostic()?;
     let plan = result?;
@@ -127,9 +137,7 @@ fn plan_exit_code(plan: &Plan, args: &PlanArgs) -> u8 {
 
 async fn apply(path: &std::path::Path, args: ApplyArgs) -> Result<u8, Report> {
     let config = load(path)?;
-    let mut workspace = Workspace::open(config, "apply", None)
-        .await
-        .into_diagnostic()?;
+    let mut workspace = open(config, "apply", &args.locking).await?;
     let result = apply_in(&mut workspace, &args).await;
     workspace.close().await.into_diagnostic()?;
     result
@@ -216,6 +224,18 @@ fn state(path: &std::path::Path, command: StateCommand) -> Result<u8, Report> {
             println!("{}", serde_json::to_string_pretty(entry).into_diagnostic()?);
         }
     }
+    Ok(exit::SUCCESS)
+}
+
+fn force_unlock(path: &std::path::Path, id: &str) -> Result<u8, Report> {
+    let config = load(path)?;
+    let holder = StateStore::open(&config.settings.state_dir)
+        .force_unlock(id)
+        .into_diagnostic()?;
+    println!(
+        "Removed the lock of `{}` by {} on {} (pid {}) since {}.",
+        holder.operation, holder.who, holder.host, holder.pid, holder.created
+    );
     Ok(exit::SUCCESS)
 }
 

@@ -7,6 +7,7 @@ use futures::future::BoxFuture;
 use crate::config::Resource;
 use crate::model::Address;
 use crate::plan::ResourceChange;
+use crate::state::journal::Journal;
 use crate::state::ResourceState;
 
 /// One resource a provider is asked about: in the config, in the state, or both.
@@ -52,12 +53,14 @@ pub trait Provider: Send + Sync {
     fn plan(&self, target: &Target, options: &PlanOptions)
         -> Result<ResourceChange, ProviderError>;
 
-    /// Performs the change's operations in order and returns the resource's new state entry
-    /// (`None` once it is deleted or gone).
+    /// Performs the change's operations in order, recording each in the journal before and
+    /// after its cloud call, and returns the resource's new state entry (`None` once it is
+    /// deleted or gone).
     fn apply<'a>(
         &'a self,
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
+        journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>>;
 
     /// API requests made so far, for figures and tests.

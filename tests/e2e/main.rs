@@ -2,6 +2,7 @@
 
 mod cli;
 mod cloudscale_rows;
+mod crash;
 mod independent_clients;
 mod lifecycle;
 mod support;

@@ -21,6 +21,7 @@ use crate::model::{Address, LoadBalancerSpec};
 use crate::plan::ResourceChange;
 use crate::provider::{Operation, PlanOptions, Provider, ProviderError, Target};
 use crate::sim::cloudscale as sim;
+use crate::state::journal::{Journal, Phase};
 use crate::state::ResourceState;
 
 pub struct CloudscaleProvider {
@@ -124,16 +125,31 @@ impl CloudscaleProvider {
         &self,
         change: &ResourceChange,
         prior: Option<&ResourceState>,
+        journal: &Journal,
     ) -> Result<Option<ResourceState>, ProviderError> {
         let address = &change.address;
         let live = find_live(&self.snapshot(), address, prior.map(|p| p.id.as_str()))?;
         let mut ids = live.as_ref().map(LbIds::from_live).unwrap_or_default();
+        let journal_error = |e: crate::state::StateError| error(address, e);
         for operation in &change.operations {
             let Operation::Cloudscale(op) = operation;
-            tracing::info!(%address, "{op}");
-            execute(&self.client, &mut ids, op)
-                .await
-                .map_err(|e| error(address, format!("{op}: {e}")))?;
+            let text = op.to_string();
+            tracing::info!(%address, "{text}");
+            journal
+                .record(address, Phase::Intent, &text, None, None)
+                .map_err(journal_error)?;
+            let result = execute(&self.client, &mut ids, op).await;
+            journal.checkpoint("call");
+            if let Err(e) = result {
+                journal
+                    .record(address, Phase::Failed, &text, None, Some(e.to_string()))
+                    .map_err(journal_error)?;
+                return Err(error(address, format!("{op}: {e}")));
+            }
+            let recorded = serde_json::to_value(&ids).expect("ids serialize");
+            journal
+                .record(address, Phase::Done, &text, Some(recorded), None)
+                .map_err(journal_error)?;
         }
         Ok(state_entry(change, ids))
     }
@@ -228,8 +244,9 @@ impl Provider for CloudscaleProvider {
         &'a self,
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
+        journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
-        self.apply_change(change, prior).boxed()
+        self.apply_change(change, prior, journal).boxed()
     }
 
     fn request_count(&self) -> u64 {
