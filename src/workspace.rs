@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::config::Config;
 use crate::model::Address;
+use crate::plan::file::StateRef;
 use crate::plan::{Plan, ResourceChange};
 use crate::provider::cloudscale::CloudscaleProvider;
 use crate::provider::{PlanOptions, Provider, ProviderError, Target};
@@ -47,6 +48,8 @@ pub struct Workspace {
     /// Things the user should know before the plan: an interrupted apply that was recovered, a
     /// stale lock that was taken over.
     pub notices: Vec<String>,
+    /// Whether the state exists on disk (a new one gets its lineage when first saved).
+    saved_state: bool,
     providers: BTreeMap<String, Box<dyn Provider>>,
     _lock: StateLock,
 }
@@ -71,7 +74,9 @@ impl Workspace {
             notices.push(recovery_notice(&interrupted));
             journal::archive(&config.settings.state_dir)?;
         }
-        let state = store.load()?.unwrap_or_else(State::new);
+        let loaded = store.load()?;
+        let saved_state = loaded.is_some();
+        let state = loaded.unwrap_or_else(State::new);
         let mut providers: BTreeMap<String, Box<dyn Provider>> = BTreeMap::new();
         if let Some(cloudscale) = &config.providers.cloudscale {
             let provider =
@@ -84,6 +89,7 @@ impl Workspace {
             store,
             state,
             notices,
+            saved_state,
             providers,
             _lock: lock,
         })
@@ -158,6 +164,25 @@ impl Workspace {
         }
         changes.sort_by(|a, b| a.address.cmp(&b.address));
         Ok(Plan { changes })
+    }
+
+    /// Which state this is, for a saved plan to be checked against.
+    pub fn state_ref(&self) -> StateRef {
+        StateRef {
+            lineage: self.state.lineage.clone(),
+            serial: self.state.serial,
+            content_hash: self.state.content_hash(),
+        }
+    }
+
+    /// Saves a state that exists only in memory, so that its lineage is fixed before a plan
+    /// file refers to it.
+    pub fn save_new_state(&mut self) -> Result<(), WorkspaceError> {
+        if !self.saved_state {
+            self.store.save(&mut self.state)?;
+            self.saved_state = true;
+        }
+        Ok(())
     }
 
     pub fn request_count(&self) -> u64 {

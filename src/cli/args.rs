@@ -32,6 +32,13 @@ pub enum Command {
     Plan(PlanArgs),
     /// Plan, then carry the plan out.
     Apply(ApplyArgs),
+    /// Print a saved plan, or the state.
+    Show {
+        #[arg(value_name = "PLANFILE")]
+        plan_file: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the dependency graph of the configured objects.
     Graph {
         #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
@@ -92,10 +99,16 @@ pub struct PlanArgs {
     /// Exit 3 when a change is at or above this class.
     #[arg(long, value_name = "CLASS")]
     pub fail_on: Option<Impact>,
+    /// Save the plan to this file, for `skyplan apply FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
+    /// A plan saved with `plan --out`: apply exactly that plan, or nothing.
+    #[arg(value_name = "PLANFILE")]
+    pub plan_file: Option<PathBuf>,
     #[command(flatten)]
     pub selection: Selection,
     #[command(flatten)]
@@ -118,6 +131,8 @@ pub enum GraphFormat {
 pub enum StateCommand {
     /// List the addresses in the state.
     List,
+    /// Print the whole state as JSON.
+    Json,
     /// Show one resource's state entry.
     Show { address: Address },
 }

@@ -5,4 +5,5 @@ mod cloudscale_rows;
 mod crash;
 mod independent_clients;
 mod lifecycle;
+mod saved_plans;
 mod support;
