@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::config::Config;
+use crate::config::{Config, SourceLocation};
 use crate::model::Address;
 use crate::plan::file::StateRef;
 use crate::plan::{Plan, ResourceChange};
 use crate::provider::cloudscale::CloudscaleProvider;
-use crate::provider::{PlanOptions, Provider, ProviderError, Target};
+use crate::provider::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
 use crate::state::{journal, State, StateError, StateLock, StateStore};
 
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +39,15 @@ fn recovery_notice(interrupted: &journal::Interrupted) -> String {
         "an earlier apply was interrupted after {} operations{unknown}. This plan starts from the live state and adopts what that run created.",
         interrupted.done()
     )
+}
+
+/// One resource's drift check, with where the config declares it (if it still does).
+#[derive(Debug, Clone)]
+pub struct DriftOutcome {
+    pub address: Address,
+    pub provider: String,
+    pub location: Option<SourceLocation>,
+    pub check: DriftCheck,
 }
 
 pub struct Workspace {
@@ -144,26 +153,51 @@ impl Workspace {
         Ok(by_provider)
     }
 
-    /// Refreshes every provider (concurrently) and plans every target; `only` restricts the
-    /// plan to those addresses (`--target`).
-    pub async fn plan(
+    /// Refreshes every provider concurrently, for the targets (all when `only` is empty).
+    async fn refresh(
         &self,
-        options: &PlanOptions,
         only: &[Address],
-    ) -> Result<Plan, WorkspaceError> {
+    ) -> Result<BTreeMap<String, Vec<Target<'_>>>, WorkspaceError> {
         let by_provider = self.targets_by_provider(only)?;
         let refreshes = by_provider
             .iter()
             .map(|(name, targets)| self.providers[name].refresh(targets));
         futures::future::try_join_all(refreshes).await?;
+        Ok(by_provider)
+    }
+
+    /// Refreshes and plans every target; `only` restricts the plan to those addresses
+    /// (`--target`).
+    pub async fn plan(
+        &self,
+        options: &PlanOptions,
+        only: &[Address],
+    ) -> Result<Plan, WorkspaceError> {
         let mut changes: Vec<ResourceChange> = Vec::new();
-        for (name, targets) in &by_provider {
+        for (name, targets) in &self.refresh(only).await? {
             for target in targets {
                 changes.push(self.providers[name].plan(target, options)?);
             }
         }
         changes.sort_by(|a, b| a.address.cmp(&b.address));
         Ok(Plan { changes })
+    }
+
+    /// Refreshes and compares every target with what was last applied.
+    pub async fn drift(&self) -> Result<Vec<DriftOutcome>, WorkspaceError> {
+        let mut outcomes = Vec::new();
+        for (name, targets) in &self.refresh(&[]).await? {
+            for target in targets {
+                outcomes.push(DriftOutcome {
+                    address: target.address.clone(),
+                    provider: name.clone(),
+                    location: target.resource.map(|r| r.location.clone()),
+                    check: self.providers[name].drift(target)?,
+                });
+            }
+        }
+        outcomes.sort_by(|a, b| a.address.cmp(&b.address));
+        Ok(outcomes)
     }
 
     /// Which state this is, for a saved plan to be checked against.

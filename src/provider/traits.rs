@@ -6,7 +6,7 @@ use futures::future::BoxFuture;
 
 use crate::config::Resource;
 use crate::model::Address;
-use crate::plan::ResourceChange;
+use crate::plan::{AttributeChange, ResourceChange};
 use crate::state::journal::Journal;
 use crate::state::ResourceState;
 
@@ -41,6 +41,17 @@ impl ProviderError {
     }
 }
 
+/// What the cloud holds of a resource, compared with what skyplan last applied.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DriftCheck {
+    /// Never applied and not in the cloud: nothing to compare.
+    NotApplied,
+    /// Applied, but gone from the cloud.
+    Missing,
+    /// Each difference, as the change that would restore it (empty: in sync).
+    Compared(Vec<AttributeChange>),
+}
+
 pub trait Provider: Send + Sync {
     fn name(&self) -> &'static str;
 
@@ -52,6 +63,10 @@ pub trait Provider: Send + Sync {
     /// Desired vs refreshed live state for one target. Pure once refreshed: no IO.
     fn plan(&self, target: &Target, options: &PlanOptions)
         -> Result<ResourceChange, ProviderError>;
+
+    /// What changed in the cloud behind skyplan's back, from the refreshed live state. Pure
+    /// once refreshed.
+    fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError>;
 
     /// Performs the change's operations in order, recording each in the journal before and
     /// after its cloud call, and returns the resource's new state entry (`None` once it is
