@@ -5,5 +5,6 @@ mod cloudscale_rows;
 mod crash;
 mod independent_clients;
 mod lifecycle;
+mod locking;
 mod saved_plans;
 mod support;
