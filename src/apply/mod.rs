@@ -2,6 +2,8 @@
 //! serialised, load balancers run side by side up to `parallelism`), and records finished
 //! resources in the state as it goes.
 
+pub mod window;
+
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
