@@ -25,7 +25,7 @@ async fn requests_are_counted_by_route_template_in_process_and_over_http() {
         "GET /v1/load-balancers": 2,
         "GET /v1/load-balancers/{uuid}": 1,
         "POST /v1/load-balancers": 1,
-    }});
+    }, "faults": {"429": 0, "5xx": 0, "drop": 0, "after-commit": 0}});
     assert_eq!(stats, expected);
     h.client
         .post(format!("{stats_url}/reset"))
