@@ -158,26 +158,17 @@ async fn latency_delays_api_requests() {
 #[tokio::test]
 async fn sim_routes_are_never_faulted() {
     let h = start("drop=1").await;
-    let stats_url = format!("http://{}/_sim/requests", h.sim.addr());
     create_lb(&h, "web").await;
     for _ in 0..20 {
-        let stats: Value = h
-            .client
-            .get(&stats_url)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let faults = &h.requests_json().await["faults"];
         assert_eq!(
-            stats["faults"],
+            *faults,
             json!({"429": 0, "5xx": 0, "drop": 1, "after-commit": 0})
         );
     }
     let reset = h
         .client
-        .post(format!("{stats_url}/reset"))
+        .post(h.requests_url("/reset"))
         .send()
         .await
         .unwrap();

@@ -61,6 +61,18 @@ impl Harness {
         Self::start_on(self.dir, self.world, Faults::default()).await
     }
 
+    /// `/_sim/requests`, or `/_sim/requests/reset` with `/reset`.
+    fn requests_url(&self, suffix: &str) -> String {
+        format!("http://{}/_sim/requests{suffix}", self.sim.addr())
+    }
+
+    /// The request counters as served over HTTP.
+    async fn requests_json(&self) -> Value {
+        let response = self.client.get(self.requests_url("")).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        response.json().await.unwrap()
+    }
+
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.sim.base_url())
     }
