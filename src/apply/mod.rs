@@ -128,6 +128,8 @@ pub async fn run(
         .save(&mut state)
         .map_err(WorkspaceError::from)?;
     workspace.state = state;
+    // The state now holds what the run did; failures are reported below, not recovered.
+    journal.finish().map_err(WorkspaceError::from)?;
     if failed.is_empty() {
         Ok(report)
     } else {

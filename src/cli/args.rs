@@ -158,6 +158,15 @@ pub struct SimServeArgs {
     /// How long a load balancer stays `changing` after each change, in milliseconds.
     #[arg(long, env = "SKYPLAN_SIM_SETTLE_MS", default_value_t = 300)]
     pub settle_ms: u64,
+    /// Faults to inject into API requests, e.g.
+    /// `latency=5-50ms,429=0.05,5xx=0.03,drop=0.02,after-commit=0.02,seed=7`.
+    #[arg(
+        long,
+        value_name = "SPEC",
+        env = "SKYPLAN_SIM_FAULTS",
+        default_value = "none"
+    )]
+    pub faults: crate::sim::cloudscale::Faults,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -337,7 +337,7 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
             let options = sim::SimOptions {
                 token: args.token,
                 settle: std::time::Duration::from_millis(args.settle_ms),
-                ..sim::SimOptions::default()
+                faults: args.faults,
             };
             let handle = sim::spawn(args.world.clone(), args.listen, options)
                 .await

@@ -26,6 +26,11 @@ fn a_new_load_balancer_is_created_then_the_plan_is_empty() {
     project.apply_ok();
     let out = project.run(&["plan", "--detailed-exitcode"]);
     assert_eq!(out.code, 0, "no changes after apply: {out:?}");
+    assert!(
+        !out.stderr.contains("interrupted"),
+        "a finished apply leaves no journal: {out:?}"
+    );
+    assert!(!project.path().join("state/skyplan.journal").exists());
     assert!(out.stdout.contains("No changes"), "{out:?}");
     let world = project.world();
     assert_eq!(world.all("load_balancers").len(), 1);

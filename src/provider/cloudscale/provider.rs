@@ -40,6 +40,16 @@ fn embedded_settle() -> Duration {
         .unwrap_or(Duration::from_millis(50))
 }
 
+/// Faults the embedded cloud injects, from `SKYPLAN_SIM_FAULTS` (none unless set).
+fn embedded_faults() -> Result<sim::Faults, ProviderError> {
+    match std::env::var(sim::FAULTS_ENV) {
+        Ok(spec) => spec
+            .parse()
+            .map_err(|e| error(PROVIDER, format!("{}: {e}", sim::FAULTS_ENV))),
+        Err(_) => Ok(sim::Faults::default()),
+    }
+}
+
 fn embedded_wait() -> WaitPolicy {
     WaitPolicy {
         backoff: Backoff {
@@ -75,6 +85,7 @@ impl CloudscaleProvider {
                 let listen: SocketAddr = "127.0.0.1:0".parse().expect("valid address");
                 let options = sim::SimOptions {
                     settle: embedded_settle(),
+                    faults: embedded_faults()?,
                     ..sim::SimOptions::default()
                 };
                 let handle = sim::spawn(world, listen, options).await.map_err(|e| {
