@@ -2,6 +2,7 @@
 //! serialised, load balancers run side by side up to `parallelism`), and records finished
 //! resources in the state as it goes.
 
+pub mod hold;
 pub mod window;
 
 use std::time::{Duration, Instant};
@@ -40,6 +41,8 @@ fn summarize(failed: &[ProviderError]) -> String {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ApplyReport {
     pub applied: Vec<String>,
+    /// Not started because `admit` turned them away (the window closed).
+    pub left: Vec<String>,
     pub operations: usize,
 }
 
@@ -75,10 +78,14 @@ fn needs_apply(change: &ResourceChange, workspace: &Workspace) -> bool {
 /// ownership tags.
 const SAVE_INTERVAL: Duration = Duration::from_secs(1);
 
+/// Runs the plan. `admit` is asked just before each resource starts (the maintenance window may
+/// have closed meanwhile); a resource it turns away is left untouched and reported in
+/// [`ApplyReport::left`].
 pub async fn run(
     workspace: &mut Workspace,
     plan: &Plan,
     parallelism: usize,
+    admit: &(dyn Fn(&ResourceChange) -> bool + Sync),
 ) -> Result<ApplyReport, ApplyError> {
     let refused = refusals(plan);
     if !refused.is_empty() {
@@ -101,16 +108,20 @@ pub async fn run(
         let journal = &journal;
         let mut results = futures::stream::iter(work)
             .map(|change| async move {
+                if !admit(change) {
+                    return (change, None);
+                }
                 let prior = ws.state.resources.get(&change.address);
                 let provider = ws
                     .provider(&change.provider)
                     .expect("planned providers are connected");
-                (change, provider.apply(change, prior, journal).await)
+                (change, Some(provider.apply(change, prior, journal).await))
             })
             .buffer_unordered(parallelism.max(1));
         while let Some((change, result)) = results.next().await {
             match result {
-                Ok(entry) => {
+                None => report.left.push(change.address.to_string()),
+                Some(Ok(entry)) => {
                     record(&mut state, change, entry);
                     if last_save.elapsed() >= SAVE_INTERVAL {
                         ws.store.save(&mut state).map_err(WorkspaceError::from)?;
@@ -119,7 +130,7 @@ pub async fn run(
                     report.applied.push(change.address.to_string());
                     report.operations += change.operations.len();
                 }
-                Err(e) => failed.push(e),
+                Some(Err(e)) => failed.push(e),
             }
         }
     }

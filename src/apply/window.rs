@@ -117,6 +117,11 @@ impl MaintenancePolicy {
 
     /// Whether work estimated to take `duration` starting at `now` ends before the open window
     /// closes. Always true for the unrestricted policy; false when no window is open.
+    /// The highest class apply may perform when no window is open.
+    pub fn outside_window(&self) -> Impact {
+        self.schedule.as_ref().map_or(UNRESTRICTED, |s| s.outside)
+    }
+
     pub fn fits(&self, now: Timestamp, duration: Duration) -> bool {
         if self.schedule.is_none() {
             return true;

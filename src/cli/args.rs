@@ -119,6 +119,10 @@ pub struct ApplyArgs {
     /// How many load balancers to change at the same time.
     #[arg(long, default_value_t = 10)]
     pub parallelism: usize,
+    /// Take this instant (RFC 3339, e.g. 2026-11-28T02:30:00+01:00) as the current time for
+    /// the maintenance windows.
+    #[arg(long, value_name = "RFC3339")]
+    pub now: Option<jiff::Timestamp>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

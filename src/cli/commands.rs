@@ -10,6 +10,8 @@ use super::args::{
     SimServeArgs, StateCommand,
 };
 use super::exit;
+use crate::apply::hold::hold_back;
+use crate::apply::window::MaintenancePolicy;
 use crate::config::{self, Config, ResourceSpec};
 use crate::graph::ObjectGraph;
 use crate::plan::file::{PlanFile, PlanRequest};
@@ -178,11 +180,32 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         ),
     };
     print_plan(&PlanView::new(&plan));
-    if plan.refused().next().is_none() && plan.has_changes() && !approved && !confirm()? {
+    if let Some(refused) = refusal(&plan) {
+        return Err(refused);
+    }
+    let policy =
+        MaintenancePolicy::from_config(workspace.config.maintenance.as_ref()).into_diagnostic()?;
+    let started = args.now.unwrap_or_else(jiff::Timestamp::now);
+    let (runnable, held) = hold_back(&plan, &policy, started);
+    for held in &held {
+        anstream::eprintln!(
+            "held back: {} ({}): {}",
+            held.address,
+            held.impact,
+            held.reason
+        );
+    }
+    if runnable.has_changes() && !approved && !confirm()? {
         println!("Apply cancelled.");
         return Ok(exit::ERROR);
     }
-    let report = crate::apply::run(workspace, &plan, args.parallelism)
+    // The window may close while apply runs: each resource is admitted against the clock then.
+    let clock = std::time::Instant::now();
+    let admit = |change: &crate::plan::ResourceChange| {
+        let now = started + jiff::SignedDuration::try_from(clock.elapsed()).unwrap_or_default();
+        change.requested || change.impact() <= policy.allowed_at(now)
+    };
+    let report = crate::apply::run(workspace, &runnable, args.parallelism, &admit)
         .await
         .into_diagnostic()?;
     println!(
@@ -191,7 +214,38 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         report.operations,
         workspace.request_count()
     );
-    Ok(exit::SUCCESS)
+    let untouched: Vec<String> = held
+        .iter()
+        .map(|h| h.address.clone())
+        .chain(report.left.iter().cloned())
+        .collect();
+    if untouched.is_empty() {
+        Ok(exit::SUCCESS)
+    } else {
+        for address in &report.left {
+            anstream::eprintln!(
+                "left for later: {address}: the maintenance window closed before it started"
+            );
+        }
+        Err(miette!(
+            help = "run apply again inside a maintenance window (or with --now to see what it would do)",
+            "the maintenance policy held back {} of the planned changes: {}",
+            untouched.len(),
+            untouched.join(", ")
+        ))
+    }
+}
+
+/// Forbidden changes nobody asked for by name: apply refuses before touching anything.
+fn refusal(plan: &Plan) -> Option<Report> {
+    let refused: Vec<String> = plan.refused().map(|c| c.address.to_string()).collect();
+    (!refused.is_empty()).then(|| {
+        miette!(
+            help = "name the resource with --replace ADDR (or --allow-delete ADDR for a removal) to do it anyway",
+            "apply refuses forbidden changes: {}",
+            refused.join(", ")
+        )
+    })
 }
 
 /// A saved plan, if it is still exactly the plan for this state, config and cloud. It was

@@ -8,3 +8,4 @@ mod lifecycle;
 mod locking;
 mod saved_plans;
 mod support;
+mod windows;
