@@ -5,12 +5,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::config::Config;
+use crate::config::{Config, SourceLocation};
 use crate::model::Address;
+use crate::plan::file::StateRef;
 use crate::plan::{Plan, ResourceChange};
 use crate::provider::cloudscale::CloudscaleProvider;
-use crate::provider::{PlanOptions, Provider, ProviderError, Target};
-use crate::state::{State, StateError, StateLock, StateStore};
+use crate::provider::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
+use crate::state::{journal, State, StateError, StateLock, StateStore};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
@@ -22,10 +23,42 @@ pub enum WorkspaceError {
     UnknownProvider { address: Address, provider: String },
 }
 
+/// What an interrupted apply left, said so the operator knows why the plan looks as it does.
+fn recovery_notice(interrupted: &journal::Interrupted) -> String {
+    let in_flight: Vec<String> = interrupted
+        .in_flight()
+        .iter()
+        .map(|e| format!("{}: {}", e.address, e.operation))
+        .collect();
+    let unknown = if in_flight.is_empty() {
+        String::new()
+    } else {
+        format!("; its outcome unknown: {}", in_flight.join(", "))
+    };
+    format!(
+        "an earlier apply was interrupted after {} operations{unknown}. This plan starts from the live state and adopts what that run created.",
+        interrupted.done()
+    )
+}
+
+/// One resource's drift check, with where the config declares it (if it still does).
+#[derive(Debug, Clone)]
+pub struct DriftOutcome {
+    pub address: Address,
+    pub provider: String,
+    pub location: Option<SourceLocation>,
+    pub check: DriftCheck,
+}
+
 pub struct Workspace {
     pub config: Config,
     pub store: StateStore,
     pub state: State,
+    /// Things the user should know before the plan: an interrupted apply that was recovered, a
+    /// stale lock that was taken over.
+    pub notices: Vec<String>,
+    /// Whether the state exists on disk (a new one gets its lineage when first saved).
+    saved_state: bool,
     providers: BTreeMap<String, Box<dyn Provider>>,
     _lock: StateLock,
 }
@@ -39,7 +72,20 @@ impl Workspace {
     ) -> Result<Workspace, WorkspaceError> {
         let store = StateStore::open(&config.settings.state_dir);
         let lock = store.lock(operation, lock_wait)?;
-        let state = store.load()?.unwrap_or_else(State::new);
+        let mut notices = Vec::new();
+        if let Some(stale) = lock.taken_over() {
+            notices.push(format!(
+                "took over a lock left by `{}` (pid {}, no longer running) from {}",
+                stale.operation, stale.pid, stale.created
+            ));
+        }
+        if let Some(interrupted) = journal::interrupted(&config.settings.state_dir)? {
+            notices.push(recovery_notice(&interrupted));
+            journal::archive(&config.settings.state_dir)?;
+        }
+        let loaded = store.load()?;
+        let saved_state = loaded.is_some();
+        let state = loaded.unwrap_or_else(State::new);
         let mut providers: BTreeMap<String, Box<dyn Provider>> = BTreeMap::new();
         if let Some(cloudscale) = &config.providers.cloudscale {
             let provider =
@@ -51,6 +97,8 @@ impl Workspace {
             config,
             store,
             state,
+            notices,
+            saved_state,
             providers,
             _lock: lock,
         })
@@ -105,26 +153,70 @@ impl Workspace {
         Ok(by_provider)
     }
 
-    /// Refreshes every provider (concurrently) and plans every target; `only` restricts the
-    /// plan to those addresses (`--target`).
-    pub async fn plan(
+    /// Refreshes every provider concurrently, for the targets (all when `only` is empty).
+    async fn refresh(
         &self,
-        options: &PlanOptions,
         only: &[Address],
-    ) -> Result<Plan, WorkspaceError> {
+    ) -> Result<BTreeMap<String, Vec<Target<'_>>>, WorkspaceError> {
         let by_provider = self.targets_by_provider(only)?;
         let refreshes = by_provider
             .iter()
             .map(|(name, targets)| self.providers[name].refresh(targets));
         futures::future::try_join_all(refreshes).await?;
+        Ok(by_provider)
+    }
+
+    /// Refreshes and plans every target; `only` restricts the plan to those addresses
+    /// (`--target`).
+    pub async fn plan(
+        &self,
+        options: &PlanOptions,
+        only: &[Address],
+    ) -> Result<Plan, WorkspaceError> {
         let mut changes: Vec<ResourceChange> = Vec::new();
-        for (name, targets) in &by_provider {
+        for (name, targets) in &self.refresh(only).await? {
             for target in targets {
                 changes.push(self.providers[name].plan(target, options)?);
             }
         }
         changes.sort_by(|a, b| a.address.cmp(&b.address));
         Ok(Plan { changes })
+    }
+
+    /// Refreshes and compares every target with what was last applied.
+    pub async fn drift(&self) -> Result<Vec<DriftOutcome>, WorkspaceError> {
+        let mut outcomes = Vec::new();
+        for (name, targets) in &self.refresh(&[]).await? {
+            for target in targets {
+                outcomes.push(DriftOutcome {
+                    address: target.address.clone(),
+                    provider: name.clone(),
+                    location: target.resource.map(|r| r.location.clone()),
+                    check: self.providers[name].drift(target)?,
+                });
+            }
+        }
+        outcomes.sort_by(|a, b| a.address.cmp(&b.address));
+        Ok(outcomes)
+    }
+
+    /// Which state this is, for a saved plan to be checked against.
+    pub fn state_ref(&self) -> StateRef {
+        StateRef {
+            lineage: self.state.lineage.clone(),
+            serial: self.state.serial,
+            content_hash: self.state.content_hash(),
+        }
+    }
+
+    /// Saves a state that exists only in memory, so that its lineage is fixed before a plan
+    /// file refers to it.
+    pub fn save_new_state(&mut self) -> Result<(), WorkspaceError> {
+        if !self.saved_state {
+            self.store.save(&mut self.state)?;
+            self.saved_state = true;
+        }
+        Ok(())
     }
 
     pub fn request_count(&self) -> u64 {

@@ -2,12 +2,15 @@
 //! serialised, load balancers run side by side up to `parallelism`), and records finished
 //! resources in the state as it goes.
 
+pub mod window;
+
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
 use crate::plan::{Action, Plan, ResourceChange};
 use crate::provider::ProviderError;
+use crate::state::journal::Journal;
 use crate::state::{ResourceState, State};
 use crate::workspace::{Workspace, WorkspaceError};
 
@@ -91,15 +94,18 @@ pub async fn run(
     let mut report = ApplyReport::default();
     let mut failed = Vec::new();
     let mut last_save = Instant::now();
+    let journal =
+        Journal::start(&workspace.config.settings.state_dir).map_err(WorkspaceError::from)?;
     {
         let ws: &Workspace = workspace;
+        let journal = &journal;
         let mut results = futures::stream::iter(work)
             .map(|change| async move {
                 let prior = ws.state.resources.get(&change.address);
                 let provider = ws
                     .provider(&change.provider)
                     .expect("planned providers are connected");
-                (change, provider.apply(change, prior).await)
+                (change, provider.apply(change, prior, journal).await)
             })
             .buffer_unordered(parallelism.max(1));
         while let Some((change, result)) = results.next().await {

@@ -32,6 +32,13 @@ pub enum Command {
     Plan(PlanArgs),
     /// Plan, then carry the plan out.
     Apply(ApplyArgs),
+    /// Print a saved plan, or the state.
+    Show {
+        #[arg(value_name = "PLANFILE")]
+        plan_file: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the dependency graph of the configured objects.
     Graph {
         #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
@@ -42,9 +49,26 @@ pub enum Command {
     /// Inspect the state.
     #[command(subcommand)]
     State(StateCommand),
+    /// Remove the state lock left by a run that is gone (the ID is in the lock message).
+    ForceUnlock { id: String },
     /// The cloud simulators.
     #[command(subcommand)]
     Sim(SimCommand),
+}
+
+/// How long to wait for the state lock, e.g. `30s` or `2m` (default: fail at once).
+#[derive(Debug, Clone, Args)]
+pub struct Locking {
+    /// Wait this long for a state lock held by another run (e.g. `30s`, `2m`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub lock_timeout: Option<std::time::Duration>,
+}
+
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let duration: jiff::SignedDuration = text
+        .parse()
+        .map_err(|e| format!("`{text}` is not a duration like 30s or 2m: {e}"))?;
+    std::time::Duration::try_from(duration).map_err(|_| format!("`{text}` is negative"))
 }
 
 #[derive(Debug, Clone, Args)]
@@ -64,6 +88,8 @@ pub struct Selection {
 pub struct PlanArgs {
     #[command(flatten)]
     pub selection: Selection,
+    #[command(flatten)]
+    pub locking: Locking,
     /// Print the plan as JSON.
     #[arg(long)]
     pub json: bool,
@@ -73,12 +99,20 @@ pub struct PlanArgs {
     /// Exit 3 when a change is at or above this class.
     #[arg(long, value_name = "CLASS")]
     pub fail_on: Option<Impact>,
+    /// Save the plan to this file, for `skyplan apply FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
+    /// A plan saved with `plan --out`: apply exactly that plan, or nothing.
+    #[arg(value_name = "PLANFILE")]
+    pub plan_file: Option<PathBuf>,
     #[command(flatten)]
     pub selection: Selection,
+    #[command(flatten)]
+    pub locking: Locking,
     /// Do not ask for confirmation.
     #[arg(long)]
     pub auto_approve: bool,
@@ -97,6 +131,8 @@ pub enum GraphFormat {
 pub enum StateCommand {
     /// List the addresses in the state.
     List,
+    /// Print the whole state as JSON.
+    Json,
     /// Show one resource's state entry.
     Show { address: Address },
 }

@@ -6,12 +6,13 @@ use std::io::{BufRead, IsTerminal, Write};
 use miette::{miette, IntoDiagnostic, Report};
 
 use super::args::{
-    ApplyArgs, Cli, Command, GraphFormat, PlanArgs, Selection, SimCommand, SimProvider,
+    ApplyArgs, Cli, Command, GraphFormat, Locking, PlanArgs, Selection, SimCommand, SimProvider,
     SimServeArgs, StateCommand,
 };
 use super::exit;
 use crate::config::{self, Config, ResourceSpec};
 use crate::graph::ObjectGraph;
+use crate::plan::file::{PlanFile, PlanRequest};
 use crate::plan::Plan;
 use crate::provider::cloudscale::order::add_to_graph;
 use crate::provider::PlanOptions;
@@ -25,8 +26,10 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
         Command::Plan(args) => plan(&cli.config, args).await,
         Command::Apply(args) => apply(&cli.config, args).await,
         Command::Graph { format } => graph(&cli.config, format),
+        Command::Show { plan_file, json } => show(&cli.config, plan_file.as_deref(), json),
         Command::Schema => schema(),
         Command::State(command) => state(&cli.config, command),
+        Command::ForceUnlock { id } => force_unlock(&cli.config, &id),
         Command::Sim(SimCommand::Serve(args)) => sim_serve(args).await,
     }
 }
@@ -70,6 +73,17 @@ fn check_selection(workspace: &Workspace, selection: &Selection) -> Result<(), R
     Ok(())
 }
 
+/// Locks the state and connects the providers; tells what the workspace noticed on the way.
+async fn open(config: Config, operation: &str, locking: &Locking) -> Result<Workspace, Report> {
+    let workspace = Workspace::open(config, operation, locking.lock_timeout)
+        .await
+        .into_diagnostic()?;
+    for notice in &workspace.notices {
+        anstream::eprintln!("warning: {notice}");
+    }
+    Ok(workspace)
+}
+
 async fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<Plan, Report> {
     check_selection(workspace, selection)?;
     let plan = workspace
@@ -96,10 +110,8 @@ fn print_plan(view: &PlanView) {
 
 async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
     let config = load(path)?;
-    let workspace = Workspace::open(config, "plan", None)
-        .await
-        .into_diagnostic()?;
-    let result = make_plan(&workspace, &args.selection).await;
+    let mut workspace = open(config, "plan", &args.locking).await?;
+    let result = plan_in(&mut workspace, &args).await;
     workspace.close().await.into_diagnostic()?;
     let plan = result?;
     let view = PlanView::new(&plan);
@@ -108,7 +120,31 @@ async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
     } else {
         print_plan(&view);
     }
+    if let Some(out) = &args.out {
+        eprintln!(
+            "Saved the plan to {0}; `skyplan apply {0}` applies exactly this plan.",
+            out.display()
+        );
+    }
     Ok(plan_exit_code(&plan, &args))
+}
+
+async fn plan_in(workspace: &mut Workspace, args: &PlanArgs) -> Result<Plan, Report> {
+    if args.out.is_some() {
+        workspace.save_new_state().into_diagnostic()?;
+    }
+    let plan = make_plan(workspace, &args.selection).await?;
+    if let Some(out) = &args.out {
+        let request = PlanRequest {
+            targets: args.selection.targets.clone(),
+            replace: args.selection.replace.clone(),
+            allow_delete: args.selection.allow_delete.clone(),
+        };
+        PlanFile::new(plan.clone(), request, workspace.state_ref())
+            .write(out)
+            .into_diagnostic()?;
+    }
+    Ok(plan)
 }
 
 fn plan_exit_code(plan: &Plan, args: &PlanArgs) -> u8 {
@@ -127,18 +163,22 @@ fn plan_exit_code(plan: &Plan, args: &PlanArgs) -> u8 {
 
 async fn apply(path: &std::path::Path, args: ApplyArgs) -> Result<u8, Report> {
     let config = load(path)?;
-    let mut workspace = Workspace::open(config, "apply", None)
-        .await
-        .into_diagnostic()?;
+    let mut workspace = open(config, "apply", &args.locking).await?;
     let result = apply_in(&mut workspace, &args).await;
     workspace.close().await.into_diagnostic()?;
     result
 }
 
 async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Report> {
-    let plan = make_plan(workspace, &args.selection).await?;
+    let (plan, approved) = match &args.plan_file {
+        Some(file) => (saved_plan(workspace, file, &args.selection).await?, true),
+        None => (
+            make_plan(workspace, &args.selection).await?,
+            args.auto_approve,
+        ),
+    };
     print_plan(&PlanView::new(&plan));
-    if plan.refused().next().is_none() && plan.has_changes() && !args.auto_approve && !confirm()? {
+    if plan.refused().next().is_none() && plan.has_changes() && !approved && !confirm()? {
         println!("Apply cancelled.");
         return Ok(exit::ERROR);
     }
@@ -152,6 +192,35 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         workspace.request_count()
     );
     Ok(exit::SUCCESS)
+}
+
+/// A saved plan, if it is still exactly the plan for this state, config and cloud. It was
+/// reviewed when it was made, so applying it asks nothing more.
+async fn saved_plan(
+    workspace: &Workspace,
+    file: &std::path::Path,
+    selection: &Selection,
+) -> Result<Plan, Report> {
+    if !(selection.targets.is_empty()
+        && selection.replace.is_empty()
+        && selection.allow_delete.is_empty())
+    {
+        return Err(miette!(
+            "a saved plan already says what to do: --target, --replace and --allow-delete go with `plan --out`"
+        ));
+    }
+    let saved = PlanFile::read(file).into_diagnostic()?;
+    saved
+        .check_state(&workspace.state_ref())
+        .into_diagnostic()?;
+    let again = Selection {
+        targets: saved.request.targets.clone(),
+        replace: saved.request.replace.clone(),
+        allow_delete: saved.request.allow_delete.clone(),
+    };
+    let fresh = make_plan(workspace, &again).await?;
+    saved.check_fresh(&fresh).into_diagnostic()?;
+    Ok(saved.plan)
 }
 
 /// Asks on the terminal; without one, refuses rather than guessing.
@@ -188,6 +257,30 @@ fn graph(path: &std::path::Path, format: GraphFormat) -> Result<u8, Report> {
     Ok(exit::SUCCESS)
 }
 
+fn show(
+    path: &std::path::Path,
+    plan_file: Option<&std::path::Path>,
+    json: bool,
+) -> Result<u8, Report> {
+    let Some(file) = plan_file else {
+        return state(
+            path,
+            if json {
+                StateCommand::Json
+            } else {
+                StateCommand::List
+            },
+        );
+    };
+    let view = PlanView::new(&PlanFile::read(file).into_diagnostic()?.plan);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&view).into_diagnostic()?);
+    } else {
+        print_plan(&view);
+    }
+    Ok(exit::SUCCESS)
+}
+
 fn schema() -> Result<u8, Report> {
     println!(
         "{}",
@@ -208,6 +301,12 @@ fn state(path: &std::path::Path, command: StateCommand) -> Result<u8, Report> {
                 println!("{address}");
             }
         }
+        StateCommand::Json => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&state).into_diagnostic()?
+            );
+        }
         StateCommand::Show { address } => {
             let entry = state
                 .resources
@@ -219,6 +318,18 @@ fn state(path: &std::path::Path, command: StateCommand) -> Result<u8, Report> {
     Ok(exit::SUCCESS)
 }
 
+fn force_unlock(path: &std::path::Path, id: &str) -> Result<u8, Report> {
+    let config = load(path)?;
+    let holder = StateStore::open(&config.settings.state_dir)
+        .force_unlock(id)
+        .into_diagnostic()?;
+    println!(
+        "Removed the lock of `{}` by {} on {} (pid {}) since {}.",
+        holder.operation, holder.who, holder.host, holder.pid, holder.created
+    );
+    Ok(exit::SUCCESS)
+}
+
 async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
     match args.provider {
         SimProvider::Cloudscale => {
@@ -226,6 +337,7 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
             let options = sim::SimOptions {
                 token: args.token,
                 settle: std::time::Duration::from_millis(args.settle_ms),
+                ..sim::SimOptions::default()
             };
             let handle = sim::spawn(args.world.clone(), args.listen, options)
                 .await

@@ -4,6 +4,7 @@
 mod args;
 mod commands;
 pub mod exit;
+pub mod progress;
 
 use std::process::ExitCode;
 

@@ -2,6 +2,8 @@
 //! reason and downtime. Pure data; built by the providers' diff, rendered by `render`,
 //! carried out by `apply`.
 
+pub mod file;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

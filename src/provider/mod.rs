@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 pub mod cloudscale;
 mod traits;
 
-pub use traits::{PlanOptions, Provider, ProviderError, Target};
+pub use traits::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
 
 /// A cloud operation of any provider, as a plan lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,7 +6,8 @@ use futures::future::BoxFuture;
 
 use crate::config::Resource;
 use crate::model::Address;
-use crate::plan::ResourceChange;
+use crate::plan::{AttributeChange, ResourceChange};
+use crate::state::journal::Journal;
 use crate::state::ResourceState;
 
 /// One resource a provider is asked about: in the config, in the state, or both.
@@ -40,6 +41,17 @@ impl ProviderError {
     }
 }
 
+/// What the cloud holds of a resource, compared with what skyplan last applied.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DriftCheck {
+    /// Never applied and not in the cloud: nothing to compare.
+    NotApplied,
+    /// Applied, but gone from the cloud.
+    Missing,
+    /// Each difference, as the change that would restore it (empty: in sync).
+    Compared(Vec<AttributeChange>),
+}
+
 pub trait Provider: Send + Sync {
     fn name(&self) -> &'static str;
 
@@ -52,12 +64,18 @@ pub trait Provider: Send + Sync {
     fn plan(&self, target: &Target, options: &PlanOptions)
         -> Result<ResourceChange, ProviderError>;
 
-    /// Performs the change's operations in order and returns the resource's new state entry
-    /// (`None` once it is deleted or gone).
+    /// What changed in the cloud behind skyplan's back, from the refreshed live state. Pure
+    /// once refreshed.
+    fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError>;
+
+    /// Performs the change's operations in order, recording each in the journal before and
+    /// after its cloud call, and returns the resource's new state entry (`None` once it is
+    /// deleted or gone).
     fn apply<'a>(
         &'a self,
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
+        journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>>;
 
     /// API requests made so far, for figures and tests.

@@ -2,6 +2,9 @@
 
 mod cli;
 mod cloudscale_rows;
+mod crash;
 mod independent_clients;
 mod lifecycle;
+mod locking;
+mod saved_plans;
 mod support;

@@ -168,6 +168,11 @@ pub struct SimServer {
 
 impl SimServer {
     pub fn start(world: &Path) -> SimServer {
+        SimServer::start_settling(world, 5)
+    }
+
+    /// `settle_ms`: how long a load balancer stays `changing` after each change.
+    pub fn start_settling(world: &Path, settle_ms: u64) -> SimServer {
         let mut child = Command::new(BINARY)
             .args([
                 "sim",
@@ -179,7 +184,7 @@ impl SimServer {
                 "--world",
             ])
             .arg(world)
-            .env("SKYPLAN_SIM_SETTLE_MS", "5")
+            .env("SKYPLAN_SIM_SETTLE_MS", settle_ms.to_string())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

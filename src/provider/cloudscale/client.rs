@@ -105,6 +105,17 @@ impl Error {
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::Status { status, .. } if *status == StatusCode::NOT_FOUND)
     }
+
+    /// Whether the request may have been carried out although it failed: a server error or a
+    /// connection lost after the request was sent. A create that failed this way must look
+    /// for what it may have created before it tries again.
+    pub fn is_uncertain(&self) -> bool {
+        match self {
+            Error::Status { status, .. } => status.is_server_error(),
+            Error::Transport { source, .. } => !source.is_connect() && !source.is_builder(),
+            _ => false,
+        }
+    }
 }
 
 /// The error and its causes on one line: reqwest's own message names only the URL, the reason

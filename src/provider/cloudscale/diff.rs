@@ -865,3 +865,7 @@ fn vip_addresses_match(desired: &[VipAddress], live: &[VipAddress]) -> bool {
 #[cfg(test)]
 #[path = "diff_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "diff_props.rs"]
+mod props;

@@ -12,6 +12,7 @@ use super::api::{
     CreatePool, Rename, UpdateHealthMonitor, UpdateListener,
 };
 use super::client::{CloudscaleClient, Error};
+use super::objects::OWNER_TAG;
 use super::objects::{
     LbObject, LbObjects, ListenerObject, MemberObject, MonitorObject, PoolObject,
 };
@@ -170,16 +171,81 @@ pub async fn execute(client: &CloudscaleClient, ids: &mut LbIds, op: &Op) -> Res
     }
 }
 
+/// How often a create that failed uncertainly is looked for and tried again.
+const CREATE_ATTEMPTS: u32 = 4;
+
+/// POSTs a create; when the answer is lost (a server error, a dropped connection), first looks
+/// for the object the request may have created — by the name or tag it carries — and adopts
+/// it, and only sends the request again when it is not there. A create is never blindly
+/// repeated, so a flaky network cannot produce duplicates.
+async fn create<B, F, Fut>(
+    client: &CloudscaleClient,
+    path: &str,
+    body: &B,
+    find: F,
+) -> Result<String, Error>
+where
+    B: Serialize + Sync,
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<String>, Error>>,
+{
+    let mut failures = 0;
+    loop {
+        match client.post::<_, Created>(path, body).await {
+            Ok(created) => return Ok(created.uuid),
+            Err(error) if error.is_uncertain() && failures + 1 < CREATE_ATTEMPTS => {
+                if let Some(uuid) = find().await? {
+                    tracing::info!(
+                        path,
+                        "cloudscale API: the create went through despite {error}; adopting {uuid}"
+                    );
+                    return Ok(uuid);
+                }
+                tracing::debug!(
+                    path,
+                    "cloudscale API: create failed and created nothing ({error}); trying again"
+                );
+                tokio::time::sleep(client.lb_wait().backoff.delay(failures)).await;
+                failures += 1;
+            }
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// Lists `path` and returns the UUID of the one object `matches` selects.
+async fn find_one(
+    client: &CloudscaleClient,
+    path: &str,
+    matches: impl Fn(&serde_json::Value) -> bool,
+) -> Result<Option<String>, Error> {
+    let objects: Vec<serde_json::Value> = client.get(path).await?;
+    Ok(objects
+        .iter()
+        .find(|o| matches(o))
+        .and_then(|o| o["uuid"].as_str())
+        .map(str::to_string))
+}
+
+fn named(object: &serde_json::Value, name: &str) -> bool {
+    object["name"] == name
+}
+
+fn under(object: &serde_json::Value, parent: &str, uuid: &str) -> bool {
+    object[parent]["uuid"] == uuid
+}
+
 async fn create_lb(client: &CloudscaleClient, ids: &mut LbIds, lb: &LbObject) -> Result<(), Error> {
-    let created: Created = client
-        .post(LOAD_BALANCERS, &CreateLoadBalancer::from(lb))
-        .await?;
+    let owner = lb.tags.get(OWNER_TAG).cloned().unwrap_or_default();
+    let owned = format!("{LOAD_BALANCERS}?tag:{OWNER_TAG}={owner}");
+    let find = || find_one(client, &owned, |o| named(o, &lb.name));
+    let uuid = create(client, LOAD_BALANCERS, &CreateLoadBalancer::from(lb), find).await?;
     // A new load balancer has nothing under it yet.
     *ids = LbIds {
-        lb: Some(created.uuid.clone()),
+        lb: Some(uuid.clone()),
         ..LbIds::default()
     };
-    wait_until_running(client, &created.uuid).await
+    wait_until_running(client, &uuid).await
 }
 
 async fn create_pool(
@@ -188,8 +254,13 @@ async fn create_pool(
     pool: &PoolObject,
 ) -> Result<(), Error> {
     let lb = ids.lb()?;
-    let created: Created = client.post(POOLS, &CreatePool::new(pool, &lb)).await?;
-    ids.pools.insert(pool.name.clone(), created.uuid);
+    let find = || {
+        find_one(client, POOLS, |o| {
+            named(o, &pool.name) && under(o, "load_balancer", &lb)
+        })
+    };
+    let uuid = create(client, POOLS, &CreatePool::new(pool, &lb), find).await?;
+    ids.pools.insert(pool.name.clone(), uuid);
     Ok(())
 }
 
@@ -210,11 +281,12 @@ async fn create_member(
     member: &MemberObject,
 ) -> Result<(), Error> {
     let path = format!("{POOLS}/{}/members", ids.pool(pool)?);
-    let created: Created = client.post(&path, &CreateMember::from(member)).await?;
+    let find = || find_one(client, &path, |o| named(o, &member.name));
+    let uuid = create(client, &path, &CreateMember::from(member), find).await?;
     ids.members
         .entry(pool.to_string())
         .or_default()
-        .insert(member.name.clone(), created.uuid);
+        .insert(member.name.clone(), uuid);
     Ok(())
 }
 
@@ -244,8 +316,9 @@ async fn create_monitor(
 ) -> Result<(), Error> {
     let pool_uuid = ids.pool(pool)?;
     let body = CreateHealthMonitor::new(monitor, &pool_uuid);
-    let created: Created = client.post(MONITORS, &body).await?;
-    ids.monitors.insert(pool.to_string(), created.uuid);
+    let find = || find_one(client, MONITORS, |o| under(o, "pool", &pool_uuid));
+    let uuid = create(client, MONITORS, &body, find).await?;
+    ids.monitors.insert(pool.to_string(), uuid);
     Ok(())
 }
 
@@ -257,8 +330,13 @@ async fn create_listener(
 ) -> Result<(), Error> {
     let pool_uuid = ids.pool(pool)?;
     let body = CreateListener::new(listener, &pool_uuid);
-    let created: Created = client.post(LISTENERS, &body).await?;
-    ids.listeners.insert(pool.to_string(), created.uuid);
+    let find = || {
+        find_one(client, LISTENERS, |o| {
+            named(o, &listener.name) && under(o, "pool", &pool_uuid)
+        })
+    };
+    let uuid = create(client, LISTENERS, &body, find).await?;
+    ids.listeners.insert(pool.to_string(), uuid);
     Ok(())
 }
 

@@ -18,9 +18,10 @@ use super::objects::{LbObjects, Snapshot, OWNER_TAG};
 use super::refresh::refresh;
 use crate::config::{Endpoint, Resource, ResourceSpec};
 use crate::model::{Address, LoadBalancerSpec};
-use crate::plan::ResourceChange;
-use crate::provider::{Operation, PlanOptions, Provider, ProviderError, Target};
+use crate::plan::{Action, ResourceChange};
+use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
 use crate::sim::cloudscale as sim;
+use crate::state::journal::{Journal, Phase};
 use crate::state::ResourceState;
 
 pub struct CloudscaleProvider {
@@ -124,16 +125,31 @@ impl CloudscaleProvider {
         &self,
         change: &ResourceChange,
         prior: Option<&ResourceState>,
+        journal: &Journal,
     ) -> Result<Option<ResourceState>, ProviderError> {
         let address = &change.address;
         let live = find_live(&self.snapshot(), address, prior.map(|p| p.id.as_str()))?;
         let mut ids = live.as_ref().map(LbIds::from_live).unwrap_or_default();
+        let journal_error = |e: crate::state::StateError| error(address, e);
         for operation in &change.operations {
             let Operation::Cloudscale(op) = operation;
-            tracing::info!(%address, "{op}");
-            execute(&self.client, &mut ids, op)
-                .await
-                .map_err(|e| error(address, format!("{op}: {e}")))?;
+            let text = op.to_string();
+            tracing::info!(%address, "{text}");
+            journal
+                .record(address, Phase::Intent, &text, None, None)
+                .map_err(journal_error)?;
+            let result = execute(&self.client, &mut ids, op).await;
+            journal.checkpoint("call");
+            if let Err(e) = result {
+                journal
+                    .record(address, Phase::Failed, &text, None, Some(e.to_string()))
+                    .map_err(journal_error)?;
+                return Err(error(address, format!("{op}: {e}")));
+            }
+            let recorded = serde_json::to_value(&ids).expect("ids serialize");
+            journal
+                .record(address, Phase::Done, &text, Some(recorded), None)
+                .map_err(journal_error)?;
         }
         Ok(state_entry(change, ids))
     }
@@ -177,9 +193,45 @@ fn find_live(
     }
 }
 
+/// The spec recorded at the last apply; unreadable (an older format) counts as unknown.
+fn applied_spec(prior: &ResourceState) -> Option<LoadBalancerSpec> {
+    serde_json::from_value(prior.attributes.clone()).ok()
+}
+
 fn load_balancer_spec(resource: &Resource) -> &LoadBalancerSpec {
     match &resource.spec {
         ResourceSpec::LoadBalancer(spec) => spec,
+    }
+}
+
+impl CloudscaleProvider {
+    /// Desired (`spec`) vs the refreshed live load balancer of the target.
+    fn compare(
+        &self,
+        target: &Target,
+        spec: Option<&LoadBalancerSpec>,
+        prior: Option<&LoadBalancerSpec>,
+        options: &PlanOptions,
+        check_assignable: bool,
+    ) -> Result<ResourceChange, ProviderError> {
+        let address = target.address;
+        let snapshot = self.snapshot();
+        let live = find_live(&snapshot, address, target.prior.map(|p| p.id.as_str()))?;
+        let desired = spec
+            .map(|spec| desired_objects(address, spec, &snapshot.subnets))
+            .transpose()
+            .map_err(|e| error(address, e))?;
+        if let (Some(desired), true) = (&desired, check_assignable) {
+            check_floating_ips(&snapshot, address, desired, live.as_ref())?;
+        }
+        Ok(diff(&DiffInput {
+            address,
+            desired: spec.zip(desired.as_ref()),
+            prior,
+            live: live.as_ref(),
+            replace: options.replace.contains(address),
+            allow_delete: options.allow_delete.contains(address),
+        }))
     }
 }
 
@@ -200,36 +252,34 @@ impl Provider for CloudscaleProvider {
         target: &Target,
         options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError> {
-        let address = target.address;
-        let snapshot = self.snapshot();
-        let live = find_live(&snapshot, address, target.prior.map(|p| p.id.as_str()))?;
-        let prior: Option<LoadBalancerSpec> = target
-            .prior
-            .and_then(|p| serde_json::from_value(p.attributes.clone()).ok());
+        let prior = target.prior.and_then(applied_spec);
         let spec = target.resource.map(load_balancer_spec);
-        let desired = spec
-            .map(|spec| desired_objects(address, spec, &snapshot.subnets))
-            .transpose()
-            .map_err(|e| error(address, e))?;
-        if let Some(desired) = &desired {
-            check_floating_ips(&snapshot, address, desired, live.as_ref())?;
-        }
-        Ok(diff(&DiffInput {
-            address,
-            desired: spec.zip(desired.as_ref()),
-            prior: prior.as_ref(),
-            live: live.as_ref(),
-            replace: options.replace.contains(address),
-            allow_delete: options.allow_delete.contains(address),
-        }))
+        self.compare(target, spec, prior.as_ref(), options, true)
+    }
+
+    fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError> {
+        // What was last applied is what the cloud should still hold; a resource found only by
+        // its tag is held to the config.
+        let applied = target.prior.and_then(applied_spec);
+        let expected = applied.as_ref().or(target.resource.map(load_balancer_spec));
+        let Some(expected) = expected else {
+            return Ok(DriftCheck::NotApplied);
+        };
+        let change = self.compare(target, Some(expected), None, &PlanOptions::default(), false)?;
+        Ok(match change.action {
+            Action::Create if target.prior.is_some() => DriftCheck::Missing,
+            Action::Create => DriftCheck::NotApplied,
+            _ => DriftCheck::Compared(change.attributes),
+        })
     }
 
     fn apply<'a>(
         &'a self,
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
+        journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
-        self.apply_change(change, prior).boxed()
+        self.apply_change(change, prior, journal).boxed()
     }
 
     fn request_count(&self) -> u64 {

@@ -29,6 +29,7 @@ async fn cloud() -> Cloud {
     let options = SimOptions {
         token: None,
         settle: Duration::from_millis(30),
+        ..SimOptions::default()
     };
     let world = dir.path().join("cloudscale.json");
     let sim = spawn(world, "127.0.0.1:0".parse().unwrap(), options)

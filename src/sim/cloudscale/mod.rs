@@ -6,10 +6,12 @@
 //! Codemap: `server` starts and stops it; `routes` holds one file per collection; `world` is
 //! the data and its file format, `inventory` what a fresh account holds, `persist` the file
 //! writes; `api` the wire conventions (errors, bodies, lookups), `refs` nested references,
-//! `filter` tag filters, `auth` the bearer token, `stats` the request counters.
+//! `filter` tag filters, `auth` the bearer token, `stats` the request counters, `faults` the
+//! faults injected on purpose.
 
 mod api;
 mod auth;
+mod faults;
 mod filter;
 mod inventory;
 mod persist;
@@ -23,6 +25,7 @@ mod world;
 #[cfg(test)]
 mod tests;
 
+pub use faults::{Faults, FaultsError, FAULTS_ENV};
 pub use inventory::{DEFAULT_NETWORK_UUID, DEFAULT_SUBNET_UUID, PUBLIC_SUBNET_UUID};
 pub use server::{spawn, SimHandle, SimOptions, DEFAULT_SETTLE, DEFAULT_TOKEN};
-pub use stats::RequestCounts;
+pub use stats::{FaultCounts, RequestCounts};

@@ -1,5 +1,6 @@
 //! Starting and stopping the simulator: bind, load the world, serve the routes behind request
-//! counting and authentication, write the world while serving and on shutdown.
+//! counting, fault injection and authentication, write the world while serving and on
+//! shutdown.
 
 use std::fmt;
 use std::io;
@@ -13,6 +14,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::api::ApiError;
+use super::faults::{self, AbortableListener, ConnectionAbort, Faults};
 use super::persist::{self, Writer};
 use super::state::Sim;
 use super::stats::RequestCounts;
@@ -33,6 +35,8 @@ pub struct SimOptions {
     pub token: Option<String>,
     /// How long a load balancer stays `changing` after each change.
     pub settle: Duration,
+    /// What goes wrong on purpose; none by default.
+    pub faults: Faults,
 }
 
 impl Default for SimOptions {
@@ -40,6 +44,7 @@ impl Default for SimOptions {
         SimOptions {
             token: None,
             settle: DEFAULT_SETTLE,
+            faults: Faults::default(),
         }
     }
 }
@@ -50,6 +55,7 @@ impl fmt::Debug for SimOptions {
         f.debug_struct("SimOptions")
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("settle", &self.settle)
+            .field("faults", &self.faults.to_string())
             .finish()
     }
 }
@@ -129,11 +135,17 @@ pub async fn spawn(
     let addr = reachable(listener.local_addr()?);
     let base_url = format!("http://{addr}/v1");
     let token = options.token.unwrap_or_else(|| DEFAULT_TOKEN.to_owned());
-    let sim = Sim::new(loaded, base_url.clone(), options.settle, token);
+    let sim = Sim::new(
+        loaded,
+        base_url.clone(),
+        options.settle,
+        token,
+        options.faults,
+    );
     let (stop, stopped) = oneshot::channel::<()>();
-    let app = router(sim.clone());
+    let app = router(sim.clone()).into_make_service_with_connect_info::<ConnectionAbort>();
     let server = tokio::spawn(async move {
-        axum::serve(listener, app)
+        axum::serve(AbortableListener(listener), app)
             .with_graceful_shutdown(async {
                 // Err: the handle was dropped; keep serving until the runtime ends.
                 if stopped.await.is_err() {
@@ -153,11 +165,13 @@ pub async fn spawn(
     })
 }
 
-/// Counting sees every API request, including those authentication refuses; the `/_sim`
-/// control routes are neither counted nor authenticated.
+/// Counting sees every API request, including those faults or authentication refuse; faults
+/// come before authentication, as a throttling proxy in front of the API would. The `/_sim`
+/// control routes are neither counted, faulted nor authenticated.
 fn router(sim: Sim) -> Router {
     routes::api()
         .route_layer(from_fn_with_state(sim.clone(), auth::require_bearer))
+        .route_layer(from_fn_with_state(sim.clone(), faults::inject))
         .route_layer(from_fn_with_state(sim.clone(), stats::count_request))
         .merge(stats::routes())
         .fallback(|| async { ApiError::not_found() })

@@ -1,5 +1,6 @@
 //! The shared state behind every route: the world under a lock, the server's base URL, the
-//! settle time, the request counters, and the signal that tells the writer the world changed.
+//! settle time, the request counters, the fault injector, and the signal that tells the writer
+//! the world changed.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -8,6 +9,7 @@ use jiff::{SignedDuration, Timestamp, Unit};
 use tokio::sync::Notify;
 
 use super::api::ApiResult;
+use super::faults::{Faults, Injector};
 use super::persist;
 use super::stats::RequestStats;
 use super::world::World;
@@ -21,6 +23,7 @@ struct Inner {
     settle: SignedDuration,
     token: String,
     stats: RequestStats,
+    injector: Injector,
     dirty: Notify,
 }
 
@@ -45,13 +48,20 @@ impl Ctx {
 }
 
 impl Sim {
-    pub fn new(world: World, base: String, settle: Duration, token: String) -> Self {
+    pub fn new(
+        world: World,
+        base: String,
+        settle: Duration,
+        token: String,
+        faults: Faults,
+    ) -> Self {
         Sim(Arc::new(Inner {
             world: Mutex::new(world),
             base,
             settle: SignedDuration::try_from(settle).unwrap_or(SignedDuration::MAX),
             token,
             stats: RequestStats::default(),
+            injector: Injector::new(faults),
             dirty: Notify::new(),
         }))
     }
@@ -82,6 +92,10 @@ impl Sim {
 
     pub fn stats(&self) -> &RequestStats {
         &self.0.stats
+    }
+
+    pub fn injector(&self) -> &Injector {
+        &self.0.injector
     }
 
     pub fn token(&self) -> &str {

@@ -1,6 +1,7 @@
 //! Request counters by method and route template (`GET /v1/load-balancers/{uuid}`), so tests
-//! can prove how many calls an operation makes. Served at `GET /_sim/requests`, cleared by
-//! `POST /_sim/requests/reset`; the `/_sim` routes themselves are not counted.
+//! can prove how many calls an operation makes, and the faults injected by kind. Served at
+//! `GET /_sim/requests`, cleared by `POST /_sim/requests/reset`; the `/_sim` routes themselves
+//! are not counted.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -24,6 +25,28 @@ pub struct RequestStats {
 pub struct RequestCounts {
     pub total: u64,
     pub by_route: BTreeMap<String, u64>,
+    pub faults: FaultCounts,
+}
+
+/// Faults injected, by kind, spelled on the wire as in the fault spec.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct FaultCounts {
+    #[serde(rename = "429")]
+    pub throttled: u64,
+    #[serde(rename = "5xx")]
+    pub server_error: u64,
+    #[serde(rename = "drop")]
+    pub dropped: u64,
+    #[serde(rename = "after-commit")]
+    pub after_commit: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    Throttled,
+    ServerError,
+    Dropped,
+    AfterCommit,
 }
 
 impl RequestStats {
@@ -31,6 +54,17 @@ impl RequestStats {
         let mut counts = self.lock();
         counts.total += 1;
         *counts.by_route.entry(route).or_default() += 1;
+    }
+
+    pub fn record_fault(&self, kind: FaultKind) {
+        let faults = &mut self.lock().faults;
+        let count = match kind {
+            FaultKind::Throttled => &mut faults.throttled,
+            FaultKind::ServerError => &mut faults.server_error,
+            FaultKind::Dropped => &mut faults.dropped,
+            FaultKind::AfterCommit => &mut faults.after_commit,
+        };
+        *count += 1;
     }
 
     pub fn snapshot(&self) -> RequestCounts {
@@ -80,14 +114,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_by_route_and_resets() {
+    fn counts_by_route_and_fault_kind_and_resets() {
         let stats = RequestStats::default();
         stats.record("GET /v1/load-balancers".into());
         stats.record("GET /v1/load-balancers".into());
         stats.record("POST /v1/load-balancers".into());
+        stats.record_fault(FaultKind::Dropped);
+        stats.record_fault(FaultKind::AfterCommit);
+        stats.record_fault(FaultKind::AfterCommit);
         let counts = stats.snapshot();
         assert_eq!(counts.total, 3);
         assert_eq!(counts.by_route["GET /v1/load-balancers"], 2);
+        let faults = serde_json::to_value(&counts.faults).unwrap();
+        let expected = serde_json::json!({"429": 0, "5xx": 0, "drop": 1, "after-commit": 2});
+        assert_eq!(faults, expected);
         stats.reset();
         assert_eq!(stats.snapshot(), RequestCounts::default());
     }

@@ -3,39 +3,96 @@
 
 use std::net::IpAddr;
 
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
 use ipnet::IpNet;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::listing;
-use crate::sim::cloudscale::api::{
-    created, nullable, parse_create, parse_patch, ApiError, ApiResult,
-};
-use crate::sim::cloudscale::filter::TagFilter;
+use super::assign;
+use super::collection::{Collection, PathKey};
+use crate::sim::cloudscale::api::{nullable, ApiError, ApiResult};
 use crate::sim::cloudscale::inventory::{self, ZONES};
 use crate::sim::cloudscale::refs;
-use crate::sim::cloudscale::state::{Ctx, Sim};
+use crate::sim::cloudscale::state::Ctx;
 use crate::sim::cloudscale::world::{find, FloatingIp, FloatingIpType, Tags, World};
 
-const CREATE_ONLY: &[&str] = &["ip_version", "prefix_length", "type", "region"];
+pub struct FloatingIps;
 
-pub fn routes() -> Router<Sim> {
-    Router::new()
-        .route("/v1/floating-ips", get(list).post(create))
-        .route(
-            "/v1/floating-ips/{ip}",
-            get(show).patch(update).delete(remove),
-        )
+impl Collection for FloatingIps {
+    type Item = FloatingIp;
+    type Create = CreateFloatingIp;
+    type Patch = UpdateFloatingIp;
+
+    const PATH: &'static str = "/v1/floating-ips";
+    const ITEM_PATH: &'static str = "/v1/floating-ips/{ip}";
+    const CREATE_ONLY: &'static [&'static str] = &["ip_version", "prefix_length", "type", "region"];
+
+    fn items(world: &World) -> &[FloatingIp] {
+        &world.floating_ips
+    }
+
+    fn items_mut(world: &mut World) -> &mut Vec<FloatingIp> {
+        &mut world.floating_ips
+    }
+
+    fn render(world: &World, ctx: &Ctx, floating_ip: &FloatingIp) -> Value {
+        let network = floating_ip.network;
+        json!({
+            "href": ctx.href(format!("floating-ips/{}", network.addr())),
+            "network": network,
+            "ip_version": if network.addr().is_ipv4() { 4 } else { 6 },
+            "next_hop": next_hop(world, floating_ip),
+            "server": refs::optional(floating_ip.server, |s| refs::server(world, ctx, s)),
+            "load_balancer": refs::optional(floating_ip.load_balancer, |lb| refs::load_balancer(world, ctx, lb)),
+            "type": floating_ip.kind,
+            "region": floating_ip.region.as_ref().map(|slug| json!({"slug": slug})),
+            "reverse_ptr": floating_ip.reverse_ptr,
+            "tags": floating_ip.tags,
+            "created_at": floating_ip.created_at.to_string(),
+        })
+    }
+
+    fn build(world: &mut World, ctx: &Ctx, request: CreateFloatingIp) -> ApiResult<FloatingIp> {
+        target(world, request.load_balancer, request.server)?;
+        Ok(FloatingIp {
+            network: allocate(world, &request)?,
+            region: region(&request)?,
+            kind: request.kind,
+            load_balancer: request.load_balancer,
+            server: request.server,
+            reverse_ptr: request.reverse_ptr,
+            tags: request.tags,
+            created_at: ctx.now,
+        })
+    }
+
+    fn update(world: &mut World, _: &Ctx, index: usize, patch: UpdateFloatingIp) -> ApiResult<()> {
+        target(world, patch.load_balancer, patch.server)?;
+        let floating_ip = &mut world.floating_ips[index];
+        let sets_reverse_ptr = matches!(patch.reverse_ptr, Some(Some(_)));
+        if sets_reverse_ptr && floating_ip.network.prefix_len() == 56 {
+            return Err(network_reverse_ptr());
+        }
+        if patch.load_balancer.is_some() || patch.server.is_some() {
+            floating_ip.load_balancer = patch.load_balancer;
+            floating_ip.server = patch.server;
+        }
+        assign(&mut floating_ip.reverse_ptr, patch.reverse_ptr);
+        assign(&mut floating_ip.tags, patch.tags);
+        Ok(())
+    }
+}
+
+/// Paths name a floating IP by its address.
+impl PathKey for FloatingIp {
+    type Key = IpAddr;
+    fn path_key(&self) -> IpAddr {
+        self.network.addr()
+    }
 }
 
 #[derive(Debug, Deserialize)]
-struct CreateFloatingIp {
+pub struct CreateFloatingIp {
     ip_version: u8,
     prefix_length: Option<u8>,
     #[serde(rename = "type", default = "regional")]
@@ -53,7 +110,7 @@ fn regional() -> FloatingIpType {
 }
 
 #[derive(Debug, Deserialize)]
-struct UpdateFloatingIp {
+pub struct UpdateFloatingIp {
     load_balancer: Option<Uuid>,
     server: Option<Uuid>,
     #[serde(default, deserialize_with = "nullable")]
@@ -104,46 +161,6 @@ fn next_hop(world: &World, floating_ip: &FloatingIp) -> Option<IpAddr> {
         .find(same_version)
 }
 
-fn render(world: &World, ctx: &Ctx, floating_ip: &FloatingIp) -> Value {
-    let network = floating_ip.network;
-    json!({
-        "href": ctx.href(format!("floating-ips/{}", network.addr())),
-        "network": network,
-        "ip_version": if network.addr().is_ipv4() { 4 } else { 6 },
-        "next_hop": next_hop(world, floating_ip),
-        "server": refs::optional(floating_ip.server, |s| refs::server(world, ctx, s)),
-        "load_balancer": refs::optional(floating_ip.load_balancer, |lb| refs::load_balancer(world, ctx, lb)),
-        "type": floating_ip.kind,
-        "region": floating_ip.region.as_ref().map(|slug| json!({"slug": slug})),
-        "reverse_ptr": floating_ip.reverse_ptr,
-        "tags": floating_ip.tags,
-        "created_at": floating_ip.created_at.to_string(),
-    })
-}
-
-fn position(world: &World, raw: &str) -> ApiResult<usize> {
-    let address: IpAddr = raw.parse().map_err(|_| ApiError::not_found())?;
-    world
-        .floating_ips
-        .iter()
-        .position(|floating_ip| floating_ip.network.addr() == address)
-        .ok_or_else(ApiError::not_found)
-}
-
-async fn list(State(sim): State<Sim>, filter: TagFilter) -> Json<Vec<Value>> {
-    sim.read(|world, ctx| listing(&world.floating_ips, &filter, |f| render(world, ctx, f)))
-}
-
-async fn show(State(sim): State<Sim>, Path(ip): Path<String>) -> ApiResult<Json<Value>> {
-    sim.read(|world, ctx| {
-        Ok(Json(render(
-            world,
-            ctx,
-            &world.floating_ips[position(world, &ip)?],
-        )))
-    })
-}
-
 /// The floating network a create request asks for, validated like the real API: a single
 /// address unless an IPv6 `/56` network is asked for.
 fn allocate(world: &World, request: &CreateFloatingIp) -> ApiResult<IpNet> {
@@ -187,59 +204,4 @@ fn region(request: &CreateFloatingIp) -> ApiResult<Option<String>> {
         }
         (FloatingIpType::Regional, Some(slug)) => Err(ApiError::unknown("region", slug)),
     }
-}
-
-async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
-    let request: CreateFloatingIp = parse_create(&body)?;
-    sim.write(|world, ctx| {
-        target(world, request.load_balancer, request.server)?;
-        let floating_ip = FloatingIp {
-            network: allocate(world, &request)?,
-            region: region(&request)?,
-            kind: request.kind,
-            load_balancer: request.load_balancer,
-            server: request.server,
-            reverse_ptr: request.reverse_ptr,
-            tags: request.tags,
-            created_at: ctx.now,
-        };
-        let object = render(world, ctx, &floating_ip);
-        world.floating_ips.push(floating_ip);
-        Ok(created(object))
-    })
-}
-
-async fn update(
-    State(sim): State<Sim>,
-    Path(ip): Path<String>,
-    body: Bytes,
-) -> ApiResult<StatusCode> {
-    let patch: UpdateFloatingIp = parse_patch(&body, CREATE_ONLY)?;
-    sim.write(|world, _| {
-        let index = position(world, &ip)?;
-        target(world, patch.load_balancer, patch.server)?;
-        let floating_ip = &mut world.floating_ips[index];
-        if patch.load_balancer.is_some() || patch.server.is_some() {
-            floating_ip.load_balancer = patch.load_balancer;
-            floating_ip.server = patch.server;
-        }
-        if let Some(reverse_ptr) = patch.reverse_ptr {
-            if reverse_ptr.is_some() && floating_ip.network.prefix_len() == 56 {
-                return Err(network_reverse_ptr());
-            }
-            floating_ip.reverse_ptr = reverse_ptr;
-        }
-        if let Some(tags) = patch.tags {
-            floating_ip.tags = tags;
-        }
-        Ok(StatusCode::NO_CONTENT)
-    })
-}
-
-async fn remove(State(sim): State<Sim>, Path(ip): Path<String>) -> ApiResult<StatusCode> {
-    sim.write(|world, _| {
-        let index = position(world, &ip)?;
-        world.floating_ips.remove(index);
-        Ok(StatusCode::NO_CONTENT)
-    })
 }

@@ -3,38 +3,109 @@
 
 use std::net::IpAddr;
 
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::{addresses, listing, pools, NameAndTags};
-use crate::sim::cloudscale::api::{
-    created, lookup, lookup_mut, parse_create, parse_patch, path_uuid, ApiError, ApiResult,
-};
-use crate::sim::cloudscale::filter::TagFilter;
+use super::collection::Collection;
+use super::{addresses, pools, NameAndTags};
+use crate::sim::cloudscale::api::{ApiError, ApiResult};
 use crate::sim::cloudscale::inventory::{self, PUBLIC_SUBNET_UUID, ZONES};
 use crate::sim::cloudscale::refs;
-use crate::sim::cloudscale::state::{Ctx, Sim};
+use crate::sim::cloudscale::state::Ctx;
 use crate::sim::cloudscale::world::{find, LoadBalancer, Tags, Vip, World};
 
-const CREATE_ONLY: &[&str] = &["flavor", "zone", "vip_addresses"];
+pub struct LoadBalancers;
 
-pub fn routes() -> Router<Sim> {
-    Router::new()
-        .route("/v1/load-balancers", get(list).post(create))
-        .route(
-            "/v1/load-balancers/{uuid}",
-            get(show).patch(update).delete(remove),
-        )
+impl Collection for LoadBalancers {
+    type Item = LoadBalancer;
+    type Create = CreateLb;
+    type Patch = NameAndTags;
+
+    const PATH: &'static str = "/v1/load-balancers";
+    const ITEM_PATH: &'static str = "/v1/load-balancers/{uuid}";
+    const CREATE_ONLY: &'static [&'static str] = &["flavor", "zone", "vip_addresses"];
+
+    fn items(world: &World) -> &[LoadBalancer] {
+        &world.load_balancers
+    }
+
+    fn items_mut(world: &mut World) -> &mut Vec<LoadBalancer> {
+        &mut world.load_balancers
+    }
+
+    fn render(world: &World, ctx: &Ctx, lb: &LoadBalancer) -> Value {
+        let vips: Vec<Value> = lb
+            .vip_addresses
+            .iter()
+            .map(|vip| {
+                let version = if vip.address.is_ipv4() { 4 } else { 6 };
+                json!({"version": version, "address": vip.address, "subnet": refs::subnet(world, ctx, vip.subnet)})
+            })
+            .collect();
+        json!({
+            "href": ctx.href(format!("load-balancers/{}", lb.uuid)),
+            "uuid": lb.uuid,
+            "name": lb.name,
+            "flavor": {"slug": lb.flavor, "name": inventory::lb_flavor_name(&lb.flavor)},
+            "zone": {"slug": lb.zone},
+            "status": status(lb, ctx),
+            "vip_addresses": vips,
+            "tags": lb.tags,
+            "created_at": lb.created_at.to_string(),
+        })
+    }
+
+    fn build(world: &mut World, ctx: &Ctx, request: CreateLb) -> ApiResult<LoadBalancer> {
+        if inventory::lb_flavor_name(&request.flavor).is_none() {
+            return Err(ApiError::unknown("flavor", &request.flavor));
+        }
+        let zone = request.zone.unwrap_or_else(|| ZONES[0].to_owned());
+        if !inventory::is_zone(&zone) {
+            return Err(ApiError::unknown("zone", &zone));
+        }
+        Ok(LoadBalancer {
+            uuid: Uuid::new_v4(),
+            name: request.name,
+            flavor: request.flavor,
+            zone,
+            vip_addresses: assign_vips(world, &request.vip_addresses)?,
+            tags: request.tags,
+            created_at: ctx.now,
+            changing_until: Some(ctx.settled_at()),
+        })
+    }
+
+    fn update(world: &mut World, _: &Ctx, index: usize, patch: NameAndTags) -> ApiResult<()> {
+        let lb = &mut world.load_balancers[index];
+        patch.apply(&mut lb.name, &mut lb.tags);
+        Ok(())
+    }
+
+    /// Takes every sub-object with it and unassigns its floating IPs.
+    fn removed(world: &mut World, _: &Ctx, lb: &LoadBalancer) {
+        let pools: Vec<Uuid> = world
+            .pools
+            .iter()
+            .filter(|pool| pool.load_balancer == lb.uuid)
+            .map(|pool| pool.uuid)
+            .collect();
+        for pool in pools {
+            pools::remove_pool(world, pool);
+        }
+        world
+            .listeners
+            .retain(|listener| listener.load_balancer != lb.uuid);
+        for floating_ip in &mut world.floating_ips {
+            if floating_ip.load_balancer == Some(lb.uuid) {
+                floating_ip.load_balancer = None;
+            }
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
-struct CreateLb {
+pub struct CreateLb {
     name: String,
     flavor: String,
     zone: Option<String>,
@@ -45,7 +116,7 @@ struct CreateLb {
 }
 
 #[derive(Debug, Deserialize)]
-struct VipRequest {
+pub struct VipRequest {
     subnet: Uuid,
     address: Option<IpAddr>,
 }
@@ -55,68 +126,6 @@ pub fn status(lb: &LoadBalancer, ctx: &Ctx) -> &'static str {
         Some(until) if until > ctx.now => "changing",
         _ => "running",
     }
-}
-
-fn render(world: &World, ctx: &Ctx, lb: &LoadBalancer) -> Value {
-    let vips: Vec<Value> = lb
-        .vip_addresses
-        .iter()
-        .map(|vip| {
-            let version = if vip.address.is_ipv4() { 4 } else { 6 };
-            json!({"version": version, "address": vip.address, "subnet": refs::subnet(world, ctx, vip.subnet)})
-        })
-        .collect();
-    json!({
-        "href": ctx.href(format!("load-balancers/{}", lb.uuid)),
-        "uuid": lb.uuid,
-        "name": lb.name,
-        "flavor": {"slug": lb.flavor, "name": inventory::lb_flavor_name(&lb.flavor)},
-        "zone": {"slug": lb.zone},
-        "status": status(lb, ctx),
-        "vip_addresses": vips,
-        "tags": lb.tags,
-        "created_at": lb.created_at.to_string(),
-    })
-}
-
-async fn list(State(sim): State<Sim>, filter: TagFilter) -> Json<Vec<Value>> {
-    sim.read(|world, ctx| listing(&world.load_balancers, &filter, |lb| render(world, ctx, lb)))
-}
-
-async fn show(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<Json<Value>> {
-    sim.read(|world, ctx| {
-        Ok(Json(render(
-            world,
-            ctx,
-            lookup(&world.load_balancers, &uuid)?,
-        )))
-    })
-}
-
-async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
-    let request: CreateLb = parse_create(&body)?;
-    sim.write(|world, ctx| {
-        if inventory::lb_flavor_name(&request.flavor).is_none() {
-            return Err(ApiError::unknown("flavor", &request.flavor));
-        }
-        let zone = request.zone.unwrap_or_else(|| ZONES[0].to_owned());
-        if !inventory::is_zone(&zone) {
-            return Err(ApiError::unknown("zone", &zone));
-        }
-        let lb = LoadBalancer {
-            uuid: Uuid::new_v4(),
-            name: request.name,
-            flavor: request.flavor,
-            zone,
-            vip_addresses: assign_vips(world, &request.vip_addresses)?,
-            tags: request.tags,
-            created_at: ctx.now,
-            changing_until: Some(ctx.settled_at()),
-        };
-        let object = render(world, ctx, &lb);
-        world.load_balancers.push(lb);
-        Ok(created(object))
-    })
 }
 
 /// The requested VIPs, addresses filled in from their subnets; without any request, one
@@ -143,43 +152,4 @@ fn assign_vips(world: &World, requests: &[VipRequest]) -> ApiResult<Vec<Vip>> {
             })
         })
         .collect()
-}
-
-async fn update(
-    State(sim): State<Sim>,
-    Path(uuid): Path<String>,
-    body: Bytes,
-) -> ApiResult<StatusCode> {
-    let patch: NameAndTags = parse_patch(&body, CREATE_ONLY)?;
-    sim.write(|world, _| {
-        let lb = lookup_mut(&mut world.load_balancers, &uuid)?;
-        patch.apply(&mut lb.name, &mut lb.tags);
-        Ok(StatusCode::NO_CONTENT)
-    })
-}
-
-async fn remove(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<StatusCode> {
-    sim.write(|world, _| {
-        let uuid = path_uuid(&uuid)?;
-        find(&world.load_balancers, uuid).ok_or_else(ApiError::not_found)?;
-        let pools: Vec<Uuid> = world
-            .pools
-            .iter()
-            .filter(|pool| pool.load_balancer == uuid)
-            .map(|pool| pool.uuid)
-            .collect();
-        for pool in pools {
-            pools::remove_pool(world, pool);
-        }
-        world
-            .listeners
-            .retain(|listener| listener.load_balancer != uuid);
-        for floating_ip in &mut world.floating_ips {
-            if floating_ip.load_balancer == Some(uuid) {
-                floating_ip.load_balancer = None;
-            }
-        }
-        world.load_balancers.retain(|lb| lb.uuid != uuid);
-        Ok(StatusCode::NO_CONTENT)
-    })
 }

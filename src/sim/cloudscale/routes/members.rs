@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::listing;
+use super::{assign, listing};
 use crate::sim::cloudscale::api::{
     created, lookup, parse_create, parse_patch, path_uuid, ApiError, ApiResult,
 };
@@ -165,15 +165,9 @@ async fn update(
     sim.write(|world, ctx| {
         let index = member_index(world, &pool, &member)?;
         let member = &mut world.members[index];
-        if let Some(name) = patch.name {
-            member.name = name;
-        }
-        if let Some(enabled) = patch.enabled {
-            member.enabled = enabled;
-        }
-        if let Some(tags) = patch.tags {
-            member.tags = tags;
-        }
+        assign(&mut member.name, patch.name);
+        assign(&mut member.enabled, patch.enabled);
+        assign(&mut member.tags, patch.tags);
         let pool = member.pool;
         if let Some(lb) = world.pool_lb(pool) {
             world.mark_changing(lb, ctx.settled_at());

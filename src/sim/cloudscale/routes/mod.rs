@@ -1,7 +1,8 @@
-//! One file per collection. Every handler validates before it mutates, so a refused request
-//! leaves the world as it was.
+//! One file per collection; the CRUD shape they share is in `collection`. Every handler
+//! validates before it mutates, so a refused request leaves the world as it was.
 
 mod addresses;
+mod collection;
 mod floating_ips;
 mod listeners;
 mod load_balancers;
@@ -25,15 +26,16 @@ use super::world::{Tagged, Tags};
 /// Every `/v1` route.
 pub fn api() -> Router<Sim> {
     Router::new()
-        .merge(load_balancers::routes())
-        .merge(pools::routes())
+        .merge(collection::routes::<load_balancers::LoadBalancers>())
+        .merge(collection::routes::<pools::Pools>())
         .merge(members::routes())
-        .merge(listeners::routes())
-        .merge(monitors::routes())
-        .merge(floating_ips::routes())
-        .merge(servers::routes())
-        .merge(networks::routes())
-        .merge(subnets::routes())
+        .merge(collection::routes::<listeners::Listeners>())
+        .merge(collection::routes::<monitors::Monitors>())
+        .merge(collection::routes::<floating_ips::FloatingIps>())
+        .merge(collection::routes::<servers::Servers>())
+        .merge(server_actions::routes())
+        .merge(collection::routes::<networks::Networks>())
+        .merge(collection::routes::<subnets::Subnets>())
         .merge(regions::routes())
 }
 
@@ -54,18 +56,21 @@ fn listing<'a, T: Tagged + 'a>(
 
 /// The PATCH body of objects whose only changeable fields are the name and the tags.
 #[derive(Debug, Deserialize)]
-struct NameAndTags {
+pub struct NameAndTags {
     name: Option<String>,
     tags: Option<Tags>,
 }
 
 impl NameAndTags {
     fn apply(self, name: &mut String, tags: &mut Tags) {
-        if let Some(new) = self.name {
-            *name = new;
-        }
-        if let Some(new) = self.tags {
-            *tags = new;
-        }
+        assign(name, self.name);
+        assign(tags, self.tags);
+    }
+}
+
+/// A PATCH field: absent leaves the value as it is.
+fn assign<T>(field: &mut T, new: Option<T>) {
+    if let Some(new) = new {
+        *field = new;
     }
 }

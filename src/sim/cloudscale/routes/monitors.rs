@@ -1,40 +1,113 @@
 //! `/v1/load-balancers/health-monitors`: one monitor per pool; `http` exists only for the
 //! `http` and `https` types, and its version cannot change in place.
 
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::listing;
-use crate::sim::cloudscale::api::{
-    created, lookup, lookup_mut, nullable, parse_create, parse_patch, path_uuid, ApiError,
-    ApiResult,
-};
-use crate::sim::cloudscale::filter::TagFilter;
+use super::assign;
+use super::collection::Collection;
+use crate::sim::cloudscale::api::{nullable, ApiError, ApiResult};
 use crate::sim::cloudscale::refs;
-use crate::sim::cloudscale::state::{Ctx, Sim};
+use crate::sim::cloudscale::state::Ctx;
 use crate::sim::cloudscale::world::{
     HealthMonitor, HttpCheck, HttpVersion, MonitorType, Tags, World,
 };
 
-const CREATE_ONLY: &[&str] = &["type", "pool", "http.version"];
+pub struct Monitors;
 
-pub fn routes() -> Router<Sim> {
-    Router::new()
-        .route("/v1/load-balancers/health-monitors", get(list).post(create))
-        .route(
-            "/v1/load-balancers/health-monitors/{uuid}",
-            get(show).patch(update).delete(remove),
-        )
+impl Collection for Monitors {
+    type Item = HealthMonitor;
+    type Create = CreateMonitor;
+    type Patch = UpdateMonitor;
+
+    const PATH: &'static str = "/v1/load-balancers/health-monitors";
+    const ITEM_PATH: &'static str = "/v1/load-balancers/health-monitors/{uuid}";
+    const CREATE_ONLY: &'static [&'static str] = &["type", "pool", "http.version"];
+
+    fn items(world: &World) -> &[HealthMonitor] {
+        &world.health_monitors
+    }
+
+    fn items_mut(world: &mut World) -> &mut Vec<HealthMonitor> {
+        &mut world.health_monitors
+    }
+
+    fn render(world: &World, ctx: &Ctx, monitor: &HealthMonitor) -> Value {
+        let lb = world.pool_lb(monitor.pool);
+        json!({
+            "href": ctx.href(format!("load-balancers/health-monitors/{}", monitor.uuid)),
+            "uuid": monitor.uuid,
+            "pool": refs::pool(world, ctx, monitor.pool),
+            "load_balancer": refs::optional(lb, |lb| refs::load_balancer(world, ctx, lb)),
+            "delay_s": monitor.delay_s,
+            "timeout_s": monitor.timeout_s,
+            "up_threshold": monitor.up_threshold,
+            "down_threshold": monitor.down_threshold,
+            "type": monitor.kind,
+            "http": monitor.http,
+            "tags": monitor.tags,
+            "created_at": monitor.created_at.to_string(),
+        })
+    }
+
+    fn build(world: &mut World, ctx: &Ctx, request: CreateMonitor) -> ApiResult<HealthMonitor> {
+        let lb = world
+            .pool_lb(request.pool)
+            .ok_or_else(|| ApiError::unknown("pool", request.pool))?;
+        if world.monitor_of(request.pool).is_some() {
+            return Err(ApiError::bad_request(
+                "pool: this pool already has a health monitor.",
+            ));
+        }
+        let http = match (request.kind.checks_http(), request.http) {
+            (true, http) => Some(http.unwrap_or_default().into_check()),
+            (false, None) => None,
+            (false, Some(_)) => {
+                return Err(ApiError::bad_request(
+                    "http: only http and https monitors have HTTP settings.",
+                ))
+            }
+        };
+        world.mark_changing(lb, ctx.settled_at());
+        Ok(HealthMonitor {
+            uuid: Uuid::new_v4(),
+            pool: request.pool,
+            delay_s: request.delay_s,
+            timeout_s: request.timeout_s,
+            up_threshold: request.up_threshold,
+            down_threshold: request.down_threshold,
+            kind: request.kind,
+            http,
+            tags: request.tags,
+            created_at: ctx.now,
+        })
+    }
+
+    fn update(world: &mut World, ctx: &Ctx, index: usize, patch: UpdateMonitor) -> ApiResult<()> {
+        let monitor = &mut world.health_monitors[index];
+        // Validate on a copy: a refused patch must leave the monitor as it was.
+        let mut updated = monitor.clone();
+        patch.apply(&mut updated)?;
+        *monitor = updated;
+        let pool = monitor.pool;
+        mark_pool_lb_changing(world, ctx, pool);
+        Ok(())
+    }
+
+    fn removed(world: &mut World, ctx: &Ctx, monitor: &HealthMonitor) {
+        mark_pool_lb_changing(world, ctx, monitor.pool);
+    }
+}
+
+fn mark_pool_lb_changing(world: &mut World, ctx: &Ctx, pool: Uuid) {
+    if let Some(lb) = world.pool_lb(pool) {
+        world.mark_changing(lb, ctx.settled_at());
+    }
 }
 
 #[derive(Debug, Deserialize)]
-struct CreateMonitor {
+pub struct CreateMonitor {
     pool: Uuid,
     #[serde(rename = "type")]
     kind: MonitorType,
@@ -65,7 +138,7 @@ fn three() -> u32 {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-struct CreateHttp {
+pub struct CreateHttp {
     expected_codes: Option<Vec<String>>,
     method: Option<String>,
     url_path: Option<String>,
@@ -86,7 +159,7 @@ impl CreateHttp {
 }
 
 #[derive(Debug, Deserialize)]
-struct UpdateMonitor {
+pub struct UpdateMonitor {
     delay_s: Option<u32>,
     timeout_s: Option<u32>,
     up_threshold: Option<u32>,
@@ -96,7 +169,7 @@ struct UpdateMonitor {
 }
 
 #[derive(Debug, Deserialize)]
-struct UpdateHttp {
+pub struct UpdateHttp {
     expected_codes: Option<Vec<String>>,
     method: Option<String>,
     url_path: Option<String>,
@@ -112,140 +185,20 @@ impl UpdateMonitor {
             })?;
             http.apply(check);
         }
-        let numbers = [
-            (self.delay_s, &mut monitor.delay_s),
-            (self.timeout_s, &mut monitor.timeout_s),
-            (self.up_threshold, &mut monitor.up_threshold),
-            (self.down_threshold, &mut monitor.down_threshold),
-        ];
-        for (new, field) in numbers {
-            if let Some(new) = new {
-                *field = new;
-            }
-        }
-        if let Some(tags) = self.tags {
-            monitor.tags = tags;
-        }
+        assign(&mut monitor.delay_s, self.delay_s);
+        assign(&mut monitor.timeout_s, self.timeout_s);
+        assign(&mut monitor.up_threshold, self.up_threshold);
+        assign(&mut monitor.down_threshold, self.down_threshold);
+        assign(&mut monitor.tags, self.tags);
         Ok(())
     }
 }
 
 impl UpdateHttp {
     fn apply(self, check: &mut HttpCheck) {
-        if let Some(codes) = self.expected_codes {
-            check.expected_codes = codes;
-        }
-        if let Some(method) = self.method {
-            check.method = method;
-        }
-        if let Some(path) = self.url_path {
-            check.url_path = path;
-        }
-        if let Some(host) = self.host {
-            check.host = host;
-        }
+        assign(&mut check.expected_codes, self.expected_codes);
+        assign(&mut check.method, self.method);
+        assign(&mut check.url_path, self.url_path);
+        assign(&mut check.host, self.host);
     }
-}
-
-fn render(world: &World, ctx: &Ctx, monitor: &HealthMonitor) -> Value {
-    let lb = world.pool_lb(monitor.pool);
-    json!({
-        "href": ctx.href(format!("load-balancers/health-monitors/{}", monitor.uuid)),
-        "uuid": monitor.uuid,
-        "pool": refs::pool(world, ctx, monitor.pool),
-        "load_balancer": refs::optional(lb, |lb| refs::load_balancer(world, ctx, lb)),
-        "delay_s": monitor.delay_s,
-        "timeout_s": monitor.timeout_s,
-        "up_threshold": monitor.up_threshold,
-        "down_threshold": monitor.down_threshold,
-        "type": monitor.kind,
-        "http": monitor.http,
-        "tags": monitor.tags,
-        "created_at": monitor.created_at.to_string(),
-    })
-}
-
-async fn list(State(sim): State<Sim>, filter: TagFilter) -> Json<Vec<Value>> {
-    sim.read(|world, ctx| listing(&world.health_monitors, &filter, |m| render(world, ctx, m)))
-}
-
-async fn show(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<Json<Value>> {
-    sim.read(|world, ctx| {
-        Ok(Json(render(
-            world,
-            ctx,
-            lookup(&world.health_monitors, &uuid)?,
-        )))
-    })
-}
-
-async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
-    let request: CreateMonitor = parse_create(&body)?;
-    sim.write(|world, ctx| {
-        let lb = world
-            .pool_lb(request.pool)
-            .ok_or_else(|| ApiError::unknown("pool", request.pool))?;
-        if world.monitor_of(request.pool).is_some() {
-            return Err(ApiError::bad_request(
-                "pool: this pool already has a health monitor.",
-            ));
-        }
-        let http = match (request.kind.checks_http(), request.http) {
-            (true, http) => Some(http.unwrap_or_default().into_check()),
-            (false, None) => None,
-            (false, Some(_)) => {
-                return Err(ApiError::bad_request(
-                    "http: only http and https monitors have HTTP settings.",
-                ))
-            }
-        };
-        let monitor = HealthMonitor {
-            uuid: Uuid::new_v4(),
-            pool: request.pool,
-            delay_s: request.delay_s,
-            timeout_s: request.timeout_s,
-            up_threshold: request.up_threshold,
-            down_threshold: request.down_threshold,
-            kind: request.kind,
-            http,
-            tags: request.tags,
-            created_at: ctx.now,
-        };
-        world.mark_changing(lb, ctx.settled_at());
-        let object = render(world, ctx, &monitor);
-        world.health_monitors.push(monitor);
-        Ok(created(object))
-    })
-}
-
-async fn update(
-    State(sim): State<Sim>,
-    Path(uuid): Path<String>,
-    body: Bytes,
-) -> ApiResult<StatusCode> {
-    let patch: UpdateMonitor = parse_patch(&body, CREATE_ONLY)?;
-    sim.write(|world, ctx| {
-        let monitor = lookup_mut(&mut world.health_monitors, &uuid)?;
-        // Validate on a copy: a refused patch must leave the monitor as it was.
-        let mut updated = monitor.clone();
-        patch.apply(&mut updated)?;
-        *monitor = updated;
-        let pool = monitor.pool;
-        if let Some(lb) = world.pool_lb(pool) {
-            world.mark_changing(lb, ctx.settled_at());
-        }
-        Ok(StatusCode::NO_CONTENT)
-    })
-}
-
-async fn remove(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<StatusCode> {
-    sim.write(|world, ctx| {
-        let pool = lookup(&world.health_monitors, &uuid)?.pool;
-        let uuid = path_uuid(&uuid)?;
-        world.health_monitors.retain(|monitor| monitor.uuid != uuid);
-        if let Some(lb) = world.pool_lb(pool) {
-            world.mark_changing(lb, ctx.settled_at());
-        }
-        Ok(StatusCode::NO_CONTENT)
-    })
 }

@@ -4,40 +4,108 @@
 
 use std::net::IpAddr;
 
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::{addresses, listing, server_actions};
-use crate::sim::cloudscale::api::{
-    created, lookup, parse_create, parse_patch, ApiError, ApiResult,
-};
-use crate::sim::cloudscale::filter::TagFilter;
+use super::addresses;
+use super::assign;
+use super::collection::Collection;
+use crate::sim::cloudscale::api::{ApiError, ApiResult};
 use crate::sim::cloudscale::inventory::{self, PUBLIC_SUBNET_UUID, ZONES};
 use crate::sim::cloudscale::refs;
-use crate::sim::cloudscale::state::{Ctx, Sim};
-use crate::sim::cloudscale::world::{
-    find, find_mut, Interface, InterfaceAddress, Server, Tags, World,
-};
+use crate::sim::cloudscale::state::Ctx;
+use crate::sim::cloudscale::world::{find, Interface, InterfaceAddress, Server, Tags, World};
 
-const CREATE_ONLY: &[&str] = &["zone", "image"];
+pub struct Servers;
 
-pub fn routes() -> Router<Sim> {
-    Router::new()
-        .route("/v1/servers", get(list).post(create))
-        .route("/v1/servers/{uuid}", get(show).patch(update).delete(remove))
-        .merge(server_actions::routes())
+impl Collection for Servers {
+    type Item = Server;
+    type Create = CreateServer;
+    type Patch = UpdateServer;
+
+    const PATH: &'static str = "/v1/servers";
+    const ITEM_PATH: &'static str = "/v1/servers/{uuid}";
+    const CREATE_ONLY: &'static [&'static str] = &["zone", "image"];
+
+    fn items(world: &World) -> &[Server] {
+        &world.servers
+    }
+
+    fn items_mut(world: &mut World) -> &mut Vec<Server> {
+        &mut world.servers
+    }
+
+    fn render(world: &World, ctx: &Ctx, server: &Server) -> Value {
+        json!({
+            "href": ctx.href(format!("servers/{}", server.uuid)),
+            "uuid": server.uuid,
+            "name": server.name,
+            "status": server.status,
+            "flavor": {"slug": server.flavor, "name": server.flavor},
+            "image": server.image.as_ref().map(|slug| json!({"slug": slug, "name": slug})),
+            "zone": {"slug": server.zone},
+            "interfaces": render_interfaces(world, ctx, server),
+            "tags": server.tags,
+            "created_at": server.created_at.to_string(),
+        })
+    }
+
+    fn build(world: &mut World, ctx: &Ctx, mut request: CreateServer) -> ApiResult<Server> {
+        let zone = request.zone.take().unwrap_or_else(|| ZONES[0].to_owned());
+        if !inventory::is_zone(&zone) {
+            return Err(ApiError::unknown("zone", &zone));
+        }
+        let interfaces = requested_interfaces(world, &mut request)?;
+        Ok(Server {
+            uuid: Uuid::new_v4(),
+            name: request.name,
+            status: "running".into(),
+            flavor: request.flavor,
+            image: Some(request.image),
+            zone,
+            interfaces,
+            tags: request.tags,
+            created_at: ctx.now,
+        })
+    }
+
+    fn update(world: &mut World, _: &Ctx, index: usize, patch: UpdateServer) -> ApiResult<()> {
+        check_atomic(&patch)?;
+        let uuid = world.servers[index].uuid;
+        let interfaces = match patch.interfaces {
+            Some(requests) => Some(reconnect(world, uuid, requests)?),
+            None => None,
+        };
+        let server = &mut world.servers[index];
+        if let Some(flavor) = patch.flavor {
+            if server.status != "stopped" {
+                return Err(ApiError::bad_request(
+                    "flavor: the server must be stopped to change its flavor.",
+                ));
+            }
+            server.flavor = flavor;
+        }
+        assign(&mut server.interfaces, interfaces);
+        assign(&mut server.name, patch.name);
+        assign(&mut server.tags, patch.tags);
+        Ok(())
+    }
+
+    /// Its floating IPs stay in the account, unassigned.
+    fn removed(world: &mut World, _: &Ctx, server: &Server) {
+        for floating_ip in &mut world.floating_ips {
+            if floating_ip.server == Some(server.uuid) {
+                floating_ip.server = None;
+            }
+        }
+    }
 }
 
 /// Fields the simulator has no use for (ssh_keys, volume sizes, use_ipv6…) are accepted and
 /// ignored. Without `interfaces`, `use_public_network` (default true) decides the public one.
 #[derive(Debug, Deserialize)]
-struct CreateServer {
+pub struct CreateServer {
     name: String,
     flavor: String,
     image: String,
@@ -58,7 +126,7 @@ fn yes() -> bool {
 /// Flavor and interfaces changes are whole operations on the machine; the real API takes
 /// name and tags along with neither.
 #[derive(Debug, Deserialize)]
-struct UpdateServer {
+pub struct UpdateServer {
     name: Option<String>,
     flavor: Option<String>,
     interfaces: Option<Vec<InterfaceRequest>>,
@@ -67,19 +135,19 @@ struct UpdateServer {
 
 /// `{"network": "public"}`, `{"network": "<uuid>"}` or `{"addresses": [{"subnet", "address"}]}`.
 #[derive(Debug, Deserialize)]
-struct InterfaceRequest {
+pub struct InterfaceRequest {
     network: Option<String>,
     addresses: Option<Vec<AddressRequest>>,
 }
 
 #[derive(Debug, Deserialize)]
-struct AddressRequest {
+pub struct AddressRequest {
     subnet: Uuid,
     address: Option<IpAddr>,
 }
 
-fn render(world: &World, ctx: &Ctx, server: &Server) -> Value {
-    let interfaces: Vec<Value> = server
+fn render_interfaces(world: &World, ctx: &Ctx, server: &Server) -> Vec<Value> {
+    server
         .interfaces
         .iter()
         .map(|interface| {
@@ -106,27 +174,7 @@ fn render(world: &World, ctx: &Ctx, server: &Server) -> Value {
                 "addresses": addresses,
             })
         })
-        .collect();
-    json!({
-        "href": ctx.href(format!("servers/{}", server.uuid)),
-        "uuid": server.uuid,
-        "name": server.name,
-        "status": server.status,
-        "flavor": {"slug": server.flavor, "name": server.flavor},
-        "image": server.image.as_ref().map(|slug| json!({"slug": slug, "name": slug})),
-        "zone": {"slug": server.zone},
-        "interfaces": interfaces,
-        "tags": server.tags,
-        "created_at": server.created_at.to_string(),
-    })
-}
-
-async fn list(State(sim): State<Sim>, filter: TagFilter) -> Json<Vec<Value>> {
-    sim.read(|world, ctx| listing(&world.servers, &filter, |s| render(world, ctx, s)))
-}
-
-async fn show(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<Json<Value>> {
-    sim.read(|world, ctx| Ok(Json(render(world, ctx, lookup(&world.servers, &uuid)?))))
+        .collect()
 }
 
 fn build_interface(
@@ -216,66 +264,6 @@ fn requested_interfaces(world: &World, request: &mut CreateServer) -> ApiResult<
         .collect()
 }
 
-async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
-    let mut request: CreateServer = parse_create(&body)?;
-    sim.write(|world, ctx| {
-        let zone = request.zone.take().unwrap_or_else(|| ZONES[0].to_owned());
-        if !inventory::is_zone(&zone) {
-            return Err(ApiError::unknown("zone", &zone));
-        }
-        let interfaces = requested_interfaces(world, &mut request)?;
-        let server = Server {
-            uuid: Uuid::new_v4(),
-            name: request.name,
-            status: "running".into(),
-            flavor: request.flavor,
-            image: Some(request.image),
-            zone,
-            interfaces,
-            tags: request.tags,
-            created_at: ctx.now,
-        };
-        let object = render(world, ctx, &server);
-        world.servers.push(server);
-        Ok(created(object))
-    })
-}
-
-async fn update(
-    State(sim): State<Sim>,
-    Path(uuid): Path<String>,
-    body: Bytes,
-) -> ApiResult<StatusCode> {
-    let patch: UpdateServer = parse_patch(&body, CREATE_ONLY)?;
-    sim.write(|world, _| {
-        let uuid = lookup(&world.servers, &uuid)?.uuid;
-        check_atomic(&patch)?;
-        let interfaces = match patch.interfaces {
-            Some(requests) => Some(reconnect(world, uuid, requests)?),
-            None => None,
-        };
-        let server = find_mut(&mut world.servers, uuid).ok_or_else(ApiError::not_found)?;
-        if let Some(flavor) = patch.flavor {
-            if server.status != "stopped" {
-                return Err(ApiError::bad_request(
-                    "flavor: the server must be stopped to change its flavor.",
-                ));
-            }
-            server.flavor = flavor;
-        }
-        if let Some(interfaces) = interfaces {
-            server.interfaces = interfaces;
-        }
-        if let Some(name) = patch.name {
-            server.name = name;
-        }
-        if let Some(tags) = patch.tags {
-            server.tags = tags;
-        }
-        Ok(StatusCode::NO_CONTENT)
-    })
-}
-
 /// A flavor or interfaces change comes alone, as the real API demands.
 fn check_atomic(patch: &UpdateServer) -> ApiResult<()> {
     let fields = [
@@ -313,17 +301,4 @@ fn reconnect(
         .into_iter()
         .map(|interface| build_interface(world, interface, &mut used))
         .collect()
-}
-
-async fn remove(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<StatusCode> {
-    sim.write(|world, _| {
-        let uuid = lookup(&world.servers, &uuid)?.uuid;
-        for floating_ip in &mut world.floating_ips {
-            if floating_ip.server == Some(uuid) {
-                floating_ip.server = None;
-            }
-        }
-        world.servers.retain(|server| server.uuid != uuid);
-        Ok(StatusCode::NO_CONTENT)
-    })
 }

@@ -3,35 +3,80 @@
 
 use std::net::IpAddr;
 
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
 use ipnet::IpNet;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::listing;
-use crate::sim::cloudscale::api::{
-    created, lookup, lookup_mut, nullable, parse_create, parse_patch, ApiError, ApiResult,
-};
-use crate::sim::cloudscale::filter::TagFilter;
+use super::assign;
+use super::collection::Collection;
+use crate::sim::cloudscale::api::{nullable, ApiError, ApiResult};
 use crate::sim::cloudscale::refs;
-use crate::sim::cloudscale::state::{Ctx, Sim};
+use crate::sim::cloudscale::state::Ctx;
 use crate::sim::cloudscale::world::{find, Subnet, Tags, World};
 
-const CREATE_ONLY: &[&str] = &["cidr", "network"];
+pub struct Subnets;
 
-pub fn routes() -> Router<Sim> {
-    Router::new()
-        .route("/v1/subnets", get(list).post(create))
-        .route("/v1/subnets/{uuid}", get(show).patch(update).delete(remove))
+impl Collection for Subnets {
+    type Item = Subnet;
+    type Create = CreateSubnet;
+    type Patch = UpdateSubnet;
+
+    const PATH: &'static str = "/v1/subnets";
+    const ITEM_PATH: &'static str = "/v1/subnets/{uuid}";
+    const CREATE_ONLY: &'static [&'static str] = &["cidr", "network"];
+
+    fn items(world: &World) -> &[Subnet] {
+        &world.subnets
+    }
+
+    fn items_mut(world: &mut World) -> &mut Vec<Subnet> {
+        &mut world.subnets
+    }
+
+    fn render(world: &World, ctx: &Ctx, subnet: &Subnet) -> Value {
+        json!({
+            "href": ctx.href(format!("subnets/{}", subnet.uuid)),
+            "uuid": subnet.uuid,
+            "cidr": subnet.cidr,
+            "network": refs::network(world, ctx, subnet.network),
+            "gateway_address": subnet.gateway_address,
+            "dns_servers": subnet.dns_servers,
+            "tags": subnet.tags,
+            "created_at": subnet.created_at.to_string(),
+        })
+    }
+
+    fn build(world: &mut World, ctx: &Ctx, request: CreateSubnet) -> ApiResult<Subnet> {
+        if find(&world.networks, request.network).is_none() {
+            return Err(ApiError::unknown("network", request.network));
+        }
+        check_gateway(request.cidr, request.gateway_address)?;
+        Ok(Subnet {
+            uuid: Uuid::new_v4(),
+            network: request.network,
+            cidr: request.cidr.trunc(),
+            gateway_address: request.gateway_address,
+            dns_servers: request.dns_servers,
+            tags: request.tags,
+            created_at: ctx.now,
+        })
+    }
+
+    fn update(world: &mut World, _: &Ctx, index: usize, patch: UpdateSubnet) -> ApiResult<()> {
+        let subnet = &mut world.subnets[index];
+        if let Some(gateway) = patch.gateway_address {
+            check_gateway(subnet.cidr, gateway)?;
+        }
+        assign(&mut subnet.gateway_address, patch.gateway_address);
+        assign(&mut subnet.dns_servers, patch.dns_servers);
+        assign(&mut subnet.tags, patch.tags);
+        Ok(())
+    }
 }
 
 #[derive(Debug, Deserialize)]
-struct CreateSubnet {
+pub struct CreateSubnet {
     cidr: IpNet,
     network: Uuid,
     gateway_address: Option<IpAddr>,
@@ -42,24 +87,11 @@ struct CreateSubnet {
 }
 
 #[derive(Debug, Deserialize)]
-struct UpdateSubnet {
+pub struct UpdateSubnet {
     #[serde(default, deserialize_with = "nullable")]
     gateway_address: Option<Option<IpAddr>>,
     dns_servers: Option<Vec<IpAddr>>,
     tags: Option<Tags>,
-}
-
-fn render(world: &World, ctx: &Ctx, subnet: &Subnet) -> Value {
-    json!({
-        "href": ctx.href(format!("subnets/{}", subnet.uuid)),
-        "uuid": subnet.uuid,
-        "cidr": subnet.cidr,
-        "network": refs::network(world, ctx, subnet.network),
-        "gateway_address": subnet.gateway_address,
-        "dns_servers": subnet.dns_servers,
-        "tags": subnet.tags,
-        "created_at": subnet.created_at.to_string(),
-    })
 }
 
 fn check_gateway(cidr: IpNet, gateway: Option<IpAddr>) -> ApiResult<()> {
@@ -69,64 +101,4 @@ fn check_gateway(cidr: IpNet, gateway: Option<IpAddr>) -> ApiResult<()> {
         ))),
         _ => Ok(()),
     }
-}
-
-async fn list(State(sim): State<Sim>, filter: TagFilter) -> Json<Vec<Value>> {
-    sim.read(|world, ctx| listing(&world.subnets, &filter, |s| render(world, ctx, s)))
-}
-
-async fn show(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<Json<Value>> {
-    sim.read(|world, ctx| Ok(Json(render(world, ctx, lookup(&world.subnets, &uuid)?))))
-}
-
-async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCode, Json<Value>)> {
-    let request: CreateSubnet = parse_create(&body)?;
-    sim.write(|world, ctx| {
-        if find(&world.networks, request.network).is_none() {
-            return Err(ApiError::unknown("network", request.network));
-        }
-        check_gateway(request.cidr, request.gateway_address)?;
-        let subnet = Subnet {
-            uuid: Uuid::new_v4(),
-            network: request.network,
-            cidr: request.cidr.trunc(),
-            gateway_address: request.gateway_address,
-            dns_servers: request.dns_servers,
-            tags: request.tags,
-            created_at: ctx.now,
-        };
-        let object = render(world, ctx, &subnet);
-        world.subnets.push(subnet);
-        Ok(created(object))
-    })
-}
-
-async fn update(
-    State(sim): State<Sim>,
-    Path(uuid): Path<String>,
-    body: Bytes,
-) -> ApiResult<StatusCode> {
-    let patch: UpdateSubnet = parse_patch(&body, CREATE_ONLY)?;
-    sim.write(|world, _| {
-        let subnet = lookup_mut(&mut world.subnets, &uuid)?;
-        if let Some(gateway) = patch.gateway_address {
-            check_gateway(subnet.cidr, gateway)?;
-            subnet.gateway_address = gateway;
-        }
-        if let Some(dns_servers) = patch.dns_servers {
-            subnet.dns_servers = dns_servers;
-        }
-        if let Some(tags) = patch.tags {
-            subnet.tags = tags;
-        }
-        Ok(StatusCode::NO_CONTENT)
-    })
-}
-
-async fn remove(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<StatusCode> {
-    sim.write(|world, _| {
-        let uuid = lookup(&world.subnets, &uuid)?.uuid;
-        world.subnets.retain(|subnet| subnet.uuid != uuid);
-        Ok(StatusCode::NO_CONTENT)
-    })
 }

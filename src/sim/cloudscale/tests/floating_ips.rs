@@ -103,6 +103,14 @@ async fn ipv6_floating_ips_are_single_addresses_unless_a_56_network_is_asked_for
     assert_eq!(h.get(path).await.1["network"], network["network"]);
     let ptr = json!({"reverse_ptr": "net.example.com"});
     assert_eq!(h.patch(path, ptr).await.0, StatusCode::BAD_REQUEST);
+    // Refused as a whole: the assignment asked for with it does not happen either.
+    let lb = h.create_lb("web", json!({})).await;
+    let assign_with_ptr = json!({"load_balancer": lb["uuid"], "reverse_ptr": "net.example.com"});
+    assert_eq!(
+        h.patch(path, assign_with_ptr).await.0,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(h.get(path).await.1["load_balancer"], Value::Null);
     let with_ptr = json!({"ip_version": 6, "prefix_length": 56, "reverse_ptr": "n.example.com"});
     assert_eq!(
         h.post("/floating-ips", with_ptr).await.0,

@@ -1,6 +1,7 @@
 //! Tests over real HTTP with reqwest, each against its own simulator on a free port with its
 //! own world file.
 
+mod faults;
 mod floating_ips;
 mod load_balancers;
 mod persistence;
@@ -15,7 +16,7 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-use super::{spawn, SimHandle, SimOptions, DEFAULT_SUBNET_UUID, DEFAULT_TOKEN};
+use super::{spawn, Faults, SimHandle, SimOptions, DEFAULT_SUBNET_UUID, DEFAULT_TOKEN};
 
 const SETTLE: Duration = Duration::from_millis(30);
 
@@ -28,15 +29,20 @@ struct Harness {
 
 impl Harness {
     async fn start() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let world = dir.path().join("world.json");
-        Self::start_on(dir, world).await
+        Self::start_with_faults(Faults::default()).await
     }
 
-    async fn start_on(dir: TempDir, world: PathBuf) -> Self {
+    async fn start_with_faults(faults: Faults) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let world = dir.path().join("world.json");
+        Self::start_on(dir, world, faults).await
+    }
+
+    async fn start_on(dir: TempDir, world: PathBuf, faults: Faults) -> Self {
         let options = SimOptions {
             token: None,
             settle: SETTLE,
+            faults,
         };
         let sim = spawn(world.clone(), "127.0.0.1:0".parse().unwrap(), options)
             .await
@@ -52,7 +58,19 @@ impl Harness {
     /// Shuts the simulator down and starts a new one on the same world file.
     async fn restart(self) -> Self {
         self.sim.shutdown().await.unwrap();
-        Self::start_on(self.dir, self.world).await
+        Self::start_on(self.dir, self.world, Faults::default()).await
+    }
+
+    /// `/_sim/requests`, or `/_sim/requests/reset` with `/reset`.
+    fn requests_url(&self, suffix: &str) -> String {
+        format!("http://{}/_sim/requests{suffix}", self.sim.addr())
+    }
+
+    /// The request counters as served over HTTP.
+    async fn requests_json(&self) -> Value {
+        let response = self.client.get(self.requests_url("")).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        response.json().await.unwrap()
     }
 
     fn url(&self, path: &str) -> String {

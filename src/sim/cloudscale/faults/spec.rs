@@ -1,0 +1,280 @@
+//! The fault specification, as given on the command line (`skyplan sim serve --faults SPEC`) or
+//! in `SKYPLAN_SIM_FAULTS`: `latency=5-50ms,429=0.05,5xx=0.03,drop=0.02,after-commit=0.02,seed=7`.
+//! Every key is optional; `none` (or nothing) means no faults. Display writes the same syntax.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// What the simulator does wrong, on purpose, to `/v1` requests. Each request draws at most one
+/// fault, so the rates add up to at most 1.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Faults {
+    /// A delay drawn uniformly from this range (inclusive) before every API request.
+    pub latency: Option<(Duration, Duration)>,
+    /// Share of requests answered `429 Too Many Requests` (with `Retry-After: 1`), not performed.
+    pub rate_429: f64,
+    /// Share of requests answered with a 5xx status, not performed.
+    pub rate_5xx: f64,
+    /// Share of requests whose connection is closed without an answer, not performed.
+    pub rate_drop: f64,
+    /// Share of mutating requests that are performed, then answered 500 or dropped: the client
+    /// cannot know the change happened.
+    pub rate_fail_after_commit: f64,
+    /// Makes the draws reproducible (for one client sending one request at a time).
+    pub seed: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid fault spec: {0} (expected e.g. \"latency=5-50ms,429=0.05,5xx=0.03,drop=0.02,after-commit=0.02,seed=7\")")]
+pub struct FaultsError(String);
+
+const LATENCY: &str = "latency";
+const RATE_429: &str = "429";
+const RATE_5XX: &str = "5xx";
+const RATE_DROP: &str = "drop";
+const RATE_AFTER_COMMIT: &str = "after-commit";
+const SEED: &str = "seed";
+const NONE: &str = "none";
+
+/// Duration units, largest first (Display picks the largest that is exact).
+const UNITS: [(&str, u128); 4] = [
+    ("s", 1_000_000_000),
+    ("ms", 1_000_000),
+    ("us", 1_000),
+    ("ns", 1),
+];
+
+impl Faults {
+    /// True when no request is ever delayed or faulted.
+    pub fn is_none(&self) -> bool {
+        self.latency.is_none() && self.total_rate() == 0.0
+    }
+
+    fn total_rate(&self) -> f64 {
+        self.rates().iter().map(|(_, rate)| rate).sum()
+    }
+
+    fn rates(&self) -> [(&'static str, f64); 4] {
+        [
+            (RATE_429, self.rate_429),
+            (RATE_5XX, self.rate_5xx),
+            (RATE_DROP, self.rate_drop),
+            (RATE_AFTER_COMMIT, self.rate_fail_after_commit),
+        ]
+    }
+
+    fn set(&mut self, key: &str, value: &str) -> Result<(), FaultsError> {
+        match key {
+            LATENCY => self.latency = Some(parse_latency(value)?),
+            RATE_429 => self.rate_429 = parse_rate(key, value)?,
+            RATE_5XX => self.rate_5xx = parse_rate(key, value)?,
+            RATE_DROP => self.rate_drop = parse_rate(key, value)?,
+            RATE_AFTER_COMMIT => self.rate_fail_after_commit = parse_rate(key, value)?,
+            SEED => {
+                let seed = value
+                    .parse()
+                    .map_err(|_| invalid(key, value, "not a number"))?;
+                self.seed = Some(seed);
+            }
+            _ => {
+                return Err(FaultsError(format!(
+                    "unknown key {key:?} (known: {LATENCY}, {RATE_429}, {RATE_5XX}, {RATE_DROP}, \
+                     {RATE_AFTER_COMMIT}, {SEED})"
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Faults {
+    type Err = FaultsError;
+
+    fn from_str(spec: &str) -> Result<Self, FaultsError> {
+        let mut faults = Faults::default();
+        let spec = spec.trim();
+        if spec.is_empty() || spec == NONE {
+            return Ok(faults);
+        }
+        let mut seen = Vec::new();
+        for entry in spec.split(',').map(str::trim) {
+            let (key, value) = entry
+                .split_once('=')
+                .ok_or_else(|| FaultsError(format!("{entry:?} is not KEY=VALUE")))?;
+            let key = key.trim();
+            if seen.contains(&key) {
+                return Err(FaultsError(format!("{key:?} is given twice")));
+            }
+            seen.push(key);
+            faults.set(key, value.trim())?;
+        }
+        let total = faults.total_rate();
+        // Decimal rates such as 0.7 + 0.2 + 0.1 may add up to a hair above 1 in binary.
+        if total > 1.0 + 1e-9 {
+            return Err(FaultsError(format!(
+                "the rates add up to {total}, more than 1"
+            )));
+        }
+        Ok(faults)
+    }
+}
+
+impl fmt::Display for Faults {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut entries = Vec::new();
+        if let Some((low, high)) = self.latency {
+            entries.push(format!("{LATENCY}={}", format_latency(low, high)));
+        }
+        for (key, rate) in self.rates() {
+            if rate != 0.0 {
+                entries.push(format!("{key}={rate}"));
+            }
+        }
+        if let Some(seed) = self.seed {
+            entries.push(format!("{SEED}={seed}"));
+        }
+        if entries.is_empty() {
+            f.write_str(NONE)
+        } else {
+            f.write_str(&entries.join(","))
+        }
+    }
+}
+
+fn invalid(key: &str, value: &str, why: &str) -> FaultsError {
+    FaultsError(format!("{key}={value}: {why}"))
+}
+
+fn parse_rate(key: &str, value: &str) -> Result<f64, FaultsError> {
+    match value.parse::<f64>() {
+        Ok(rate) if (0.0..=1.0).contains(&rate) => Ok(rate),
+        _ => Err(invalid(key, value, "a rate is a number from 0 to 1")),
+    }
+}
+
+/// `LOW-HIGHunit` or `Nunit`, the unit one of s, ms, us, ns.
+fn parse_latency(value: &str) -> Result<(Duration, Duration), FaultsError> {
+    let bad = |why| invalid(LATENCY, value, why);
+    let (numbers, scale) = UNITS
+        .iter()
+        .filter_map(|(unit, scale)| Some((value.strip_suffix(unit)?, *scale)))
+        // "ms" also ends in "s": the longest unit that fits leaves only digits behind.
+        .find(|(numbers, _)| numbers.ends_with(|c: char| c.is_ascii_digit()))
+        .ok_or_else(|| bad("give a unit: s, ms, us or ns"))?;
+    let amount = |text: &str| -> Result<Duration, FaultsError> {
+        let n: u64 = text.trim().parse().map_err(|_| bad("not a whole number"))?;
+        let nanos = u128::from(n) * scale;
+        u64::try_from(nanos)
+            .map(Duration::from_nanos)
+            .map_err(|_| bad("too long"))
+    };
+    let (low, high) = match numbers.split_once('-') {
+        Some((low, high)) => (amount(low)?, amount(high)?),
+        None => (amount(numbers)?, amount(numbers)?),
+    };
+    if low > high {
+        return Err(bad("the range is backwards"));
+    }
+    Ok((low, high))
+}
+
+fn format_latency(low: Duration, high: Duration) -> String {
+    let (unit, scale) = UNITS
+        .iter()
+        .find(|(_, scale)| low.as_nanos() % scale == 0 && high.as_nanos() % scale == 0)
+        .copied()
+        .unwrap_or(("ns", 1));
+    let (low, high) = (low.as_nanos() / scale, high.as_nanos() / scale);
+    if low == high {
+        format!("{low}{unit}")
+    } else {
+        format!("{low}-{high}{unit}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn parses_the_documented_example() {
+        let faults: Faults = "latency=5-50ms,429=0.05,5xx=0.03,drop=0.02,after-commit=0.02,seed=7"
+            .parse()
+            .unwrap();
+        let expected = Faults {
+            latency: Some((ms(5), ms(50))),
+            rate_429: 0.05,
+            rate_5xx: 0.03,
+            rate_drop: 0.02,
+            rate_fail_after_commit: 0.02,
+            seed: Some(7),
+        };
+        assert_eq!(faults, expected);
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for spec in [
+            "latency=5-50ms,429=0.05,5xx=0.03,drop=0.02,after-commit=0.02,seed=7",
+            "latency=20ms",
+            "latency=1-2s",
+            "latency=1500-2000us",
+            "drop=1",
+            "after-commit=0.5,seed=0",
+            "none",
+        ] {
+            let faults: Faults = spec.parse().unwrap();
+            assert_eq!(faults.to_string(), spec);
+            assert_eq!(faults.to_string().parse::<Faults>().unwrap(), faults);
+        }
+    }
+
+    #[test]
+    fn display_keeps_sub_unit_precision() {
+        let faults = Faults {
+            latency: Some((Duration::from_nanos(1), ms(3))),
+            ..Faults::default()
+        };
+        assert_eq!(faults.to_string(), "latency=1-3000000ns");
+        assert_eq!(faults.to_string().parse::<Faults>().unwrap(), faults);
+    }
+
+    #[test]
+    fn spaces_and_empty_mean_what_they_look_like() {
+        assert_eq!("".parse::<Faults>().unwrap(), Faults::default());
+        assert!(Faults::default().is_none());
+        let faults: Faults = " 429 = 0.5 , seed = 3 ".parse().unwrap();
+        assert_eq!((faults.rate_429, faults.seed), (0.5, Some(3)));
+        assert!(!faults.is_none());
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_mean() {
+        for spec in [
+            "429",
+            "429=2",
+            "429=-0.1",
+            "429=nan",
+            "5xx=0.6,drop=0.6",
+            "latency=5",
+            "latency=5-50",
+            "latency=50-5ms",
+            "latency=5ms-50ms",
+            "latency=fast",
+            "seed=-1",
+            "drop=0.1,drop=0.2",
+            "timeout=0.1",
+        ] {
+            let error = spec.parse::<Faults>().unwrap_err();
+            assert!(
+                error.to_string().contains("invalid fault spec"),
+                "{spec}: {error}"
+            );
+        }
+    }
+}

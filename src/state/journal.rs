@@ -1,0 +1,270 @@
+//! The apply journal, `<state-dir>/skyplan.journal`: one JSON line per step, written before
+//! every mutating cloud call (intent) and after it (done or failed), so that a run killed at
+//! any point leaves a record of what it was doing. The next run finds it, reports what was
+//! interrupted, and re-plans from the live state; ownership tags let that plan adopt whatever
+//! the killed run created, so nothing is created twice or lost.
+//!
+//! Each line is written with one `write` call and the file is synced at the end: that survives a
+//! killed process (the kernel has the bytes); a power cut may lose the last lines, which the
+//! ownership tags make harmless.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::StateError;
+use crate::model::Address;
+
+const JOURNAL_FILE: &str = "skyplan.journal";
+
+/// A test hook: `SKYPLAN_TEST_KILL_AT=<phase>:<n>` makes the process kill itself with SIGKILL
+/// at the n-th journal checkpoint of that phase (`intent`: before the cloud call, `call`: after
+/// the call returned but before it was recorded, `done`: after it was recorded). The kill test
+/// uses it to crash apply at exact, repeatable points.
+pub const KILL_AT_ENV: &str = "SKYPLAN_TEST_KILL_AT";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    Intent,
+    Done,
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    pub seq: u64,
+    pub time: String,
+    pub address: Address,
+    pub phase: Phase,
+    /// The operation as the plan shows it, e.g. `create pool tcp/http`.
+    pub operation: String,
+    /// The provider's IDs of the resource after the operation (done only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ids: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What an interrupted run left behind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interrupted {
+    pub entries: Vec<Entry>,
+}
+
+impl Interrupted {
+    pub fn done(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| e.phase == Phase::Done)
+            .count()
+    }
+
+    /// Operations with an intent but no outcome: the cloud may or may not have done them.
+    pub fn in_flight(&self) -> Vec<&Entry> {
+        self.entries
+            .iter()
+            .filter(|intent| intent.phase == Phase::Intent)
+            .filter(|intent| {
+                !self.entries.iter().any(|e| {
+                    e.seq > intent.seq
+                        && e.phase != Phase::Intent
+                        && e.address == intent.address
+                        && e.operation == intent.operation
+                })
+            })
+            .collect()
+    }
+}
+
+/// The journal of the apply in progress.
+pub struct Journal {
+    path: PathBuf,
+    file: Mutex<File>,
+    seq: AtomicU64,
+    kill_at: Option<(String, u64)>,
+    checkpoints: Mutex<std::collections::HashMap<String, u64>>,
+}
+
+impl Journal {
+    /// Starts a fresh journal in `dir` (an earlier one must have been recovered first).
+    pub fn start(dir: &Path) -> Result<Journal, StateError> {
+        fs::create_dir_all(dir).map_err(StateError::io("create", dir))?;
+        let path = dir.join(JOURNAL_FILE);
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(StateError::io("create", &path))?;
+        Ok(Journal {
+            path,
+            file: Mutex::new(file),
+            seq: AtomicU64::new(0),
+            kill_at: kill_point(),
+            checkpoints: Mutex::default(),
+        })
+    }
+
+    /// Appends one entry as one line.
+    pub fn record(
+        &self,
+        address: &Address,
+        phase: Phase,
+        operation: &str,
+        ids: Option<serde_json::Value>,
+        error: Option<String>,
+    ) -> Result<(), StateError> {
+        let entry = Entry {
+            seq: self.seq.fetch_add(1, Ordering::SeqCst),
+            time: jiff::Timestamp::now().to_string(),
+            address: address.clone(),
+            phase,
+            operation: operation.to_string(),
+            ids,
+            error,
+        };
+        let mut line = serde_json::to_string(&entry).expect("entries serialize");
+        line.push('\n');
+        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        file.write_all(line.as_bytes())
+            .map_err(StateError::io("write", &self.path))?;
+        drop(file);
+        let phase = match phase {
+            Phase::Intent => "intent",
+            Phase::Done | Phase::Failed => "done",
+        };
+        self.checkpoint(phase);
+        Ok(())
+    }
+
+    /// A point where the kill test may crash the process (see [`KILL_AT_ENV`]).
+    pub fn checkpoint(&self, phase: &str) {
+        let Some((kill_phase, at)) = &self.kill_at else {
+            return;
+        };
+        if kill_phase != phase {
+            return;
+        }
+        let mut counts = self.checkpoints.lock().unwrap_or_else(|p| p.into_inner());
+        let count = counts.entry(phase.to_string()).or_default();
+        *count += 1;
+        if count == at {
+            // SAFETY: kill(2) with our own pid and SIGKILL has no memory-safety preconditions.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
+        }
+    }
+
+    /// Syncs and removes the journal: the run ended and the state has recorded it.
+    pub fn finish(self) -> Result<(), StateError> {
+        let file = self.file.into_inner().unwrap_or_else(|p| p.into_inner());
+        file.sync_all()
+            .map_err(StateError::io("sync", &self.path))?;
+        fs::remove_file(&self.path).map_err(StateError::io("remove", &self.path))
+    }
+}
+
+fn kill_point() -> Option<(String, u64)> {
+    let spec = std::env::var(KILL_AT_ENV).ok()?;
+    let (phase, at) = spec.split_once(':')?;
+    Some((phase.to_string(), at.parse().ok()?))
+}
+
+/// The journal an interrupted run left in `dir`, if any. Lines cut short by the kill are
+/// skipped: they describe a step whose outcome the live state will tell.
+pub fn interrupted(dir: &Path) -> Result<Option<Interrupted>, StateError> {
+    let path = dir.join(JOURNAL_FILE);
+    let file = match File::open(&path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(StateError::io("read", &path)(error)),
+    };
+    let mut entries = Vec::new();
+    for line in BufReader::new(file).lines() {
+        let line = line.map_err(StateError::io("read", &path))?;
+        if let Ok(entry) = serde_json::from_str::<Entry>(&line) {
+            entries.push(entry);
+        }
+    }
+    Ok(Some(Interrupted { entries }))
+}
+
+/// Keeps the interrupted journal for the record, beside the state, once it was recovered.
+pub fn archive(dir: &Path) -> Result<PathBuf, StateError> {
+    let path = dir.join(JOURNAL_FILE);
+    let stamp = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ");
+    let kept = dir.join(format!("skyplan.journal.{stamp}.interrupted"));
+    fs::rename(&path, &kept).map_err(StateError::io("archive", &path))?;
+    Ok(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ResourceKind;
+
+    fn address() -> Address {
+        Address::new(ResourceKind::LoadBalancer, "web")
+    }
+
+    #[test]
+    fn a_finished_journal_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::start(dir.path()).unwrap();
+        journal
+            .record(&address(), Phase::Intent, "create pool tcp", None, None)
+            .unwrap();
+        journal
+            .record(&address(), Phase::Done, "create pool tcp", None, None)
+            .unwrap();
+        journal.finish().unwrap();
+        assert_eq!(interrupted(dir.path()).unwrap(), None);
+    }
+
+    #[test]
+    fn an_interrupted_journal_tells_what_was_in_flight() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::start(dir.path()).unwrap();
+        journal
+            .record(&address(), Phase::Intent, "create pool tcp", None, None)
+            .unwrap();
+        let ids = serde_json::json!({"lb": "1"});
+        journal
+            .record(&address(), Phase::Done, "create pool tcp", Some(ids), None)
+            .unwrap();
+        journal
+            .record(
+                &address(),
+                Phase::Intent,
+                "create member 10.0.0.1:1",
+                None,
+                None,
+            )
+            .unwrap();
+        drop(journal);
+        // A line cut short by the kill is skipped.
+        let path = dir.path().join(JOURNAL_FILE);
+        let mut text = fs::read_to_string(&path).unwrap();
+        text.push_str("{\"seq\": 3, \"addr");
+        fs::write(&path, text).unwrap();
+
+        let found = interrupted(dir.path()).unwrap().unwrap();
+        assert_eq!(found.done(), 1);
+        let in_flight: Vec<&str> = found
+            .in_flight()
+            .iter()
+            .map(|e| e.operation.as_str())
+            .collect();
+        assert_eq!(in_flight, ["create member 10.0.0.1:1"]);
+
+        let kept = archive(dir.path()).unwrap();
+        assert!(kept.exists());
+        assert_eq!(interrupted(dir.path()).unwrap(), None);
+    }
+}
