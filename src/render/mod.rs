@@ -1,9 +1,15 @@
 //! Rendering: one serializable view of a plan ([`PlanView`], the JSON contract), and the human
-//! text rendered from the same view, so the two can never disagree.
+//! text rendered from the same view, so the two can never disagree. The drift report has its
+//! own formats, in `drift/`.
 
+mod drift;
 mod text;
 mod view;
 
+pub use drift::{
+    render_drift_github, render_drift_json, render_drift_junit, render_drift_markdown,
+    render_drift_text, DriftItem, DriftReport, DriftResource, DriftStatus,
+};
 pub use text::{render_text, Style};
 pub use view::{AttributeView, ChangeView, PlanView, Summary};
 

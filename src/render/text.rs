@@ -17,17 +17,18 @@ pub enum Style {
     Colour,
 }
 
-struct Painter(Style);
+/// Shared with the drift report, which paints the same way.
+pub(super) struct Painter(pub(super) Style);
 
 impl Painter {
-    fn paint(&self, style: Ansi, text: impl std::fmt::Display) -> String {
+    pub(super) fn paint(&self, style: Ansi, text: impl std::fmt::Display) -> String {
         match self.0 {
             Style::Plain => text.to_string(),
             Style::Colour => format!("{style}{text}{style:#}"),
         }
     }
 
-    fn impact(&self, impact: Impact) -> String {
+    pub(super) fn impact(&self, impact: Impact) -> String {
         let colour = match impact {
             Impact::None => AnsiColor::Green,
             Impact::Minimal => AnsiColor::Cyan,
@@ -37,7 +38,7 @@ impl Painter {
         self.paint(Ansi::new().fg_color(Some(colour.into())).bold(), impact)
     }
 
-    fn dim(&self, text: impl std::fmt::Display) -> String {
+    pub(super) fn dim(&self, text: impl std::fmt::Display) -> String {
         self.paint(Ansi::new().effects(Effects::DIMMED), text)
     }
 }
@@ -158,19 +159,19 @@ fn render_attribute(out: &mut String, paint: &Painter, attribute: &AttributeView
     let _ = writeln!(out, "        {}", paint.dim(&attribute.reason));
 }
 
-fn compact(value: &Value) -> String {
+pub(super) fn compact(value: &Value) -> String {
     match value {
         Value::Null => "(none)".to_string(),
         other => other.to_string(),
     }
 }
 
-fn is_multiline(before: &Value, after: &Value) -> bool {
+pub(super) fn is_multiline(before: &Value, after: &Value) -> bool {
     before.is_array() || after.is_array() || before.is_object() || after.is_object()
 }
 
 /// Lists and objects are shown as a line diff of their pretty JSON.
-fn render_value_diff(out: &mut String, paint: &Painter, before: &Value, after: &Value) {
+pub(super) fn render_value_diff(out: &mut String, paint: &Painter, before: &Value, after: &Value) {
     let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
     let (old, new) = (pretty(before), pretty(after));
     for change in TextDiff::from_lines(&old, &new).iter_all_changes() {

@@ -1,0 +1,80 @@
+//! The drift report as GitHub Actions workflow commands: one annotation per drifted item,
+//! pointing at the resource's table in the config, so the run's summary and the file view
+//! show the drift where the resource is defined.
+//!
+//! The level says how urgent restoring is, not whether the job fails (the exit code does):
+//! - `::error` for a missing resource and for an item whose restoration is `pool-recreate` or
+//!   `forbidden` — setting it right takes downtime or a `--replace`, so someone must decide;
+//! - `::warning` for `none` and `minimal`, which the next `skyplan apply` restores harmlessly.
+//!
+//! The `file` property is the config path as skyplan was given it; run skyplan from the
+//! repository root with a relative `-c` so that GitHub can link it to the file. GitHub shows at
+//! most 10 annotations of each level per step; the JUnit and Markdown reports list everything.
+
+use std::fmt::Write;
+
+use super::{DriftItem, DriftReport, DriftResource, DriftStatus};
+use crate::model::Impact;
+
+pub fn render_drift_github(report: &DriftReport) -> String {
+    let mut out = String::new();
+    for resource in report.drifted() {
+        if resource.items.is_empty() {
+            // Nothing more specific to point at: the resource itself is the finding.
+            annotate(&mut out, resource, resource.impact(), &resource.verdict());
+        }
+        for item in &resource.items {
+            annotate(&mut out, resource, item.impact, &message(resource, item));
+        }
+    }
+    out
+}
+
+fn message(resource: &DriftResource, item: &DriftItem) -> String {
+    match resource.status {
+        DriftStatus::Missing => format!("{}: {}", resource.verdict(), item.one_line()),
+        DriftStatus::Drifted | DriftStatus::InSync => item.one_line(),
+    }
+}
+
+fn annotate(out: &mut String, resource: &DriftResource, impact: Impact, message: &str) {
+    let level = if resource.status == DriftStatus::Missing || impact >= Impact::PoolRecreate {
+        "error"
+    } else {
+        "warning"
+    };
+    let file = resource.file.display().to_string();
+    let title = format!("drift: {}", resource.address);
+    let _ = writeln!(
+        out,
+        "::{level} file={},line={},col={},title={}::{}",
+        property(&file),
+        resource.line,
+        resource.column,
+        property(&title),
+        data(message)
+    );
+}
+
+/// The message of a workflow command: `%`, CR and LF would end or garble the command.
+fn data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A property value, where `:` and `,` would also end the value early.
+fn property(s: &str) -> String {
+    data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_follows_the_runner() {
+        assert_eq!(data("50%\r\n: ,"), "50%25%0D%0A: ,");
+        assert_eq!(property("a%b:c,d\n"), "a%25b%3Ac%2Cd%0A");
+    }
+}

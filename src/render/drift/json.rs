@@ -1,0 +1,101 @@
+//! The JSON drift report (`skyplan drift --format json`), a contract like the JSON plan:
+//! fields are added, never renamed or dropped, and `format_version` changes when they are.
+//!
+//! ```json
+//! {
+//!   "format_version": "1.0",
+//!   "skyplan_version": "0.1.0",
+//!   "drift": true,
+//!   "impact": "pool-recreate",
+//!   "summary": { "resources": 3, "in_sync": 1, "drifted": 1, "missing": 1 },
+//!   "resources": [
+//!     {
+//!       "address": "load-balancer.web", "provider": "cloudscale",
+//!       "file": "skyplan.toml", "line": 12, "column": 1,
+//!       "status": "drifted", "impact": "pool-recreate",
+//!       "items": [
+//!         { "path": "ports.http.algorithm", "expected": "round_robin", "actual": "source_ip",
+//!           "impact": "pool-recreate", "reason": "…" }
+//!       ]
+//!     }
+//!   ]
+//! }
+//! ```
+//!
+//! - `drift` is true exactly when `skyplan drift` exits 2.
+//! - `impact` is the highest class of the changes that restoring the configuration would make
+//!   (`none` when nothing drifted); each resource has its own.
+//! - `resources` lists every resource checked, in sync or not, sorted by address; `status` is
+//!   `in-sync`, `drifted` or `missing` (deleted outside skyplan).
+//! - `file`, `line` and `column` point at the resource's table in the config (1-based).
+//! - An item's `path` is empty when it concerns the whole resource; `expected` and `actual` are
+//!   JSON values, `null` where there is none.
+
+use serde::Serialize;
+
+use super::{DriftItem, DriftReport, DriftResource, DriftStatus};
+use crate::model::Impact;
+
+const DRIFT_FORMAT_VERSION: &str = "1.0";
+
+#[derive(Serialize)]
+struct ReportView<'a> {
+    format_version: &'static str,
+    skyplan_version: &'static str,
+    drift: bool,
+    impact: Impact,
+    summary: SummaryView,
+    resources: Vec<ResourceView<'a>>,
+}
+
+#[derive(Serialize)]
+struct SummaryView {
+    resources: usize,
+    in_sync: usize,
+    drifted: usize,
+    missing: usize,
+}
+
+#[derive(Serialize)]
+struct ResourceView<'a> {
+    address: &'a str,
+    provider: &'a str,
+    /// Shown, not serialized as a path, so that a non-UTF-8 path cannot fail the report.
+    file: String,
+    line: usize,
+    column: usize,
+    status: DriftStatus,
+    impact: Impact,
+    items: &'a [DriftItem],
+}
+
+pub fn render_drift_json(report: &DriftReport) -> String {
+    let view = ReportView {
+        format_version: DRIFT_FORMAT_VERSION,
+        skyplan_version: env!("CARGO_PKG_VERSION"),
+        drift: report.has_drift(),
+        impact: report.impact(),
+        summary: SummaryView {
+            resources: report.resources.len(),
+            in_sync: report.count(DriftStatus::InSync),
+            drifted: report.count(DriftStatus::Drifted),
+            missing: report.count(DriftStatus::Missing),
+        },
+        resources: report.resources.iter().map(resource_view).collect(),
+    };
+    // Only maps with string keys and plain values: serializing cannot fail.
+    serde_json::to_string_pretty(&view).expect("the drift view serializes") + "\n"
+}
+
+fn resource_view(resource: &DriftResource) -> ResourceView<'_> {
+    ResourceView {
+        address: &resource.address,
+        provider: &resource.provider,
+        file: resource.file.display().to_string(),
+        line: resource.line,
+        column: resource.column,
+        status: resource.status,
+        impact: resource.impact(),
+        items: &resource.items,
+    }
+}

@@ -1,0 +1,197 @@
+//! The drift report as a pull-request comment or job summary (GitHub-flavoured Markdown): a
+//! heading with the verdict, a table per drifted resource, long values folded into `<details>`,
+//! and one line naming the resources in sync. Everything that comes from the config or the
+//! cloud is escaped, so a value cannot break the table or inject markup.
+
+use std::fmt::Write;
+
+use serde_json::Value;
+
+use super::{summary, DriftItem, DriftReport, DriftResource, DriftStatus};
+use crate::render::text::compact;
+
+/// A value longer than this is folded into `<details>` instead of widening the table.
+const CELL_LIMIT: usize = 40;
+
+pub fn render_drift_markdown(report: &DriftReport) -> String {
+    let mut out = String::new();
+    let total = report.resources.len();
+    let drifted = report.drifted().count();
+    if report.has_drift() {
+        let _ = writeln!(
+            out,
+            "## ⚠️ skyplan drift: {drifted} of {total} resources changed outside skyplan\n"
+        );
+    } else {
+        let _ = writeln!(out, "## ✅ skyplan drift: no drift\n");
+    }
+    let _ = writeln!(out, "{}\n", text(&summary(report)));
+    for resource in report.drifted() {
+        render_resource(&mut out, resource);
+    }
+    render_in_sync(&mut out, report);
+    out
+}
+
+fn render_resource(out: &mut String, resource: &DriftResource) {
+    let _ = writeln!(
+        out,
+        "### {}: {}\n",
+        code(&resource.address),
+        text(&resource.verdict())
+    );
+    let _ = writeln!(
+        out,
+        "Provider {}, defined at {}; restoring it is **{}**.\n",
+        code(&resource.provider),
+        code(&resource.location()),
+        resource.impact()
+    );
+    let (whole, attributes): (Vec<&DriftItem>, Vec<&DriftItem>) =
+        resource.items.iter().partition(|i| i.is_whole_resource());
+    for item in whole {
+        let _ = writeln!(
+            out,
+            "{} (restoring it is **{}**)\n",
+            text(&item.reason),
+            item.impact
+        );
+    }
+    if attributes.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "| attribute | expected | actual | restoring it would be |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|");
+    for item in &attributes {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | **{}**: {} |",
+            cell(&code(&item.path)),
+            value_cell(&item.expected),
+            value_cell(&item.actual),
+            item.impact,
+            cell(&text(&item.reason))
+        );
+    }
+    out.push('\n');
+    for item in attributes.iter().filter(|i| is_long(i)) {
+        render_details(out, item);
+    }
+}
+
+fn render_in_sync(out: &mut String, report: &DriftReport) {
+    let in_sync: Vec<String> = report
+        .resources
+        .iter()
+        .filter(|r| r.status == DriftStatus::InSync)
+        .map(|r| code(&r.address))
+        .collect();
+    if !in_sync.is_empty() {
+        let _ = writeln!(out, "In sync: {}.", in_sync.join(", "));
+    }
+}
+
+fn is_long(item: &DriftItem) -> bool {
+    [&item.expected, &item.actual]
+        .iter()
+        .any(|v| compact(v).chars().count() > CELL_LIMIT)
+}
+
+fn value_cell(value: &Value) -> String {
+    let shown = compact(value);
+    if shown.chars().count() > CELL_LIMIT {
+        "*(below)*".to_string()
+    } else {
+        cell(&code(&shown))
+    }
+}
+
+fn render_details(out: &mut String, item: &DriftItem) {
+    let _ = writeln!(
+        out,
+        "<details><summary><code>{}</code>: expected and actual values</summary>\n",
+        html(&item.path)
+    );
+    for (label, value) in [("expected", &item.expected), ("actual", &item.actual)] {
+        let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
+        let fence = "`".repeat(longest_backtick_run(&pretty).max(2) + 1);
+        let _ = writeln!(out, "{label}:\n\n{fence}json\n{pretty}\n{fence}\n");
+    }
+    let _ = writeln!(out, "</details>\n");
+}
+
+/// An inline code span that holds any text: its fence is longer than any run of backticks in
+/// it, and a space keeps a leading or trailing backtick from joining the fence.
+fn code(s: &str) -> String {
+    let fence = "`".repeat(longest_backtick_run(s) + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{s}{pad}{fence}")
+}
+
+fn longest_backtick_run(s: &str) -> usize {
+    s.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+}
+
+/// A table cell: GFM splits cells at `|` even inside code spans, and a line break ends the row.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace(['\r', '\n'], " ")
+}
+
+/// Plain text that Markdown and the HTML inside it leave as it is.
+fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text inside an HTML element, where Markdown does not apply.
+fn html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_spans_hold_backticks() {
+        assert_eq!(code("plain"), "`plain`");
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("`x`"), "`` `x` ``");
+    }
+
+    #[test]
+    fn cells_cannot_split_the_row() {
+        assert_eq!(cell("a|b\nc"), "a\\|b c");
+    }
+
+    #[test]
+    fn text_is_not_markup() {
+        assert_eq!(
+            text("<b>*x*</b> & _y_"),
+            "&lt;b&gt;\\*x\\*&lt;/b&gt; &amp; \\_y\\_"
+        );
+        assert_eq!(html("<a href=\"x\">&"), "&lt;a href=&quot;x&quot;&gt;&amp;");
+    }
+}

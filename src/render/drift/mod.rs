@@ -1,0 +1,158 @@
+//! Drift reports: what changed outside skyplan, rendered for people (text), scripts (JSON),
+//! pull requests (Markdown) and CI (JUnit XML, GitHub Actions annotations). Every renderer is a
+//! pure function of one [`DriftReport`], so the formats can never disagree with each other or
+//! with the exit code, which [`DriftReport::has_drift`] decides from the same data.
+
+mod github;
+mod json;
+mod junit;
+mod markdown;
+mod text;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::model::Impact;
+use crate::render::text::compact;
+
+pub use github::render_drift_github;
+pub use json::render_drift_json;
+pub use junit::render_drift_junit;
+pub use markdown::render_drift_markdown;
+pub use text::render_drift_text;
+
+/// Every resource checked, drifted or not, sorted by address.
+#[derive(Debug, Clone, Serialize)]
+pub struct DriftReport {
+    pub resources: Vec<DriftResource>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DriftResource {
+    pub address: String,
+    pub provider: String,
+    /// Where the resource's table is in the config, as the config loader saw the path.
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+    pub status: DriftStatus,
+    pub items: Vec<DriftItem>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DriftStatus {
+    InSync,
+    Drifted,
+    /// Deleted outside skyplan.
+    Missing,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DriftItem {
+    /// The attribute, as in the plan (`ports.http.algorithm`); empty for the whole resource.
+    pub path: String,
+    pub expected: Value,
+    pub actual: Value,
+    /// The class of the change that restoring the expected value would be.
+    pub impact: Impact,
+    pub reason: String,
+}
+
+impl DriftReport {
+    pub fn has_drift(&self) -> bool {
+        self.resources.iter().any(DriftResource::has_drift)
+    }
+
+    /// The highest class among all the changes that restoring the configuration would make.
+    pub fn impact(&self) -> Impact {
+        self.resources
+            .iter()
+            .map(DriftResource::impact)
+            .max()
+            .unwrap_or_default()
+    }
+
+    pub fn count(&self, status: DriftStatus) -> usize {
+        self.resources.iter().filter(|r| r.status == status).count()
+    }
+
+    fn drifted(&self) -> impl Iterator<Item = &DriftResource> {
+        self.resources.iter().filter(|r| r.has_drift())
+    }
+}
+
+impl DriftResource {
+    pub fn has_drift(&self) -> bool {
+        self.status != DriftStatus::InSync
+    }
+
+    /// The highest class among this resource's drifted items; `none` when it has none.
+    pub fn impact(&self) -> Impact {
+        self.items
+            .iter()
+            .map(|i| i.impact)
+            .max()
+            .unwrap_or_default()
+    }
+
+    /// `file:line:column`, the way compilers and editors point at a place.
+    fn location(&self) -> String {
+        format!("{}:{}:{}", self.file.display(), self.line, self.column)
+    }
+
+    /// One line saying what happened to the resource, shared by every format.
+    fn verdict(&self) -> String {
+        match self.status {
+            DriftStatus::InSync => "in sync".to_string(),
+            DriftStatus::Drifted => match self.items.len() {
+                1 => "1 attribute drifted".to_string(),
+                n => format!("{n} attributes drifted"),
+            },
+            DriftStatus::Missing => "missing: deleted outside skyplan".to_string(),
+        }
+    }
+}
+
+impl DriftItem {
+    /// An item about the whole resource (it was deleted, say) has no attribute path: its
+    /// reason says everything there is to say.
+    fn is_whole_resource(&self) -> bool {
+        self.path.is_empty()
+    }
+
+    /// `path: expected E, actual A (restoring it is CLASS)`, the one-line form used by the
+    /// formats that cannot lay values out.
+    fn one_line(&self) -> String {
+        if self.is_whole_resource() {
+            return format!("{} (restoring it is {})", self.reason, self.impact);
+        }
+        format!(
+            "{}: expected {}, actual {} (restoring it is {})",
+            self.path,
+            compact(&self.expected),
+            compact(&self.actual),
+            self.impact
+        )
+    }
+}
+
+/// The one-sentence summary every format ends or starts with.
+fn summary(report: &DriftReport) -> String {
+    let total = report.resources.len();
+    if !report.has_drift() {
+        return format!("No drift: {total} of {total} resources in sync.");
+    }
+    format!(
+        "Drift: {} drifted, {} missing, {} in sync; restoring the configuration is {}.",
+        report.count(DriftStatus::Drifted),
+        report.count(DriftStatus::Missing),
+        report.count(DriftStatus::InSync),
+        report.impact()
+    )
+}
+
+#[cfg(test)]
+mod tests;

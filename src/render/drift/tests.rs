@@ -1,0 +1,305 @@
+//! Snapshots of every drift format from one report with a drifted, a missing and an in-sync
+//! resource, whose values need escaping in every format; and the checks a snapshot cannot make
+//! (the XML parses, the annotations stay one line each, the workflow is valid YAML).
+
+use std::path::PathBuf;
+
+use quick_xml::events::Event;
+use quick_xml::{Reader, XmlVersion};
+use serde_json::{json, Value};
+
+use super::*;
+use crate::render::Style;
+
+/// Every character some format must escape: XML `<&"'>`, Markdown `|` and backticks,
+/// workflow commands `%`, `:`, `,` and line breaks.
+const NASTY: &str = "a<b>&\"c'|`d`%:,\r\nend";
+
+fn resource(address: &str, status: DriftStatus, items: Vec<DriftItem>) -> DriftResource {
+    DriftResource {
+        address: address.into(),
+        provider: "cloudscale".into(),
+        file: PathBuf::from("infra/skyplan.toml"),
+        line: 12,
+        column: 1,
+        status,
+        items,
+    }
+}
+
+fn item(path: &str, expected: Value, actual: Value, impact: Impact, reason: &str) -> DriftItem {
+    DriftItem {
+        path: path.into(),
+        expected,
+        actual,
+        impact,
+        reason: reason.into(),
+    }
+}
+
+fn report() -> DriftReport {
+    let web = resource(
+        "load-balancer.web",
+        DriftStatus::Drifted,
+        vec![
+            item(
+                "ports.http.algorithm",
+                json!("round_robin"),
+                json!("source_ip"),
+                Impact::PoolRecreate,
+                "pool tcp/http: a pool's algorithm cannot change in place: the pool is deleted and created again",
+            ),
+            item(
+                "allowed-cidrs",
+                json!(["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24"]),
+                json!(["0.0.0.0/0"]),
+                Impact::Minimal,
+                "listener tcp/80: allowed CIDRs are set in place",
+            ),
+            item(
+                "health-monitor.http.host",
+                json!("web.example.com"),
+                json!(NASTY),
+                Impact::Minimal,
+                "health monitor of pool tcp/http: <host> is set in place;\r\n100% safe, a|b",
+            ),
+        ],
+    );
+    let mut shop = resource(
+        "load-balancer.shop",
+        DriftStatus::Missing,
+        vec![item(
+            "",
+            json!({"name": "shop"}),
+            Value::Null,
+            Impact::None,
+            "load balancer: deleted outside skyplan; apply creates it again, with a new address",
+        )],
+    );
+    shop.file = PathBuf::from("infra/shop: a,b.toml");
+    shop.line = 3;
+    shop.column = 5;
+    DriftReport {
+        resources: vec![
+            resource("load-balancer.docs", DriftStatus::InSync, vec![]),
+            shop,
+            web,
+        ],
+    }
+}
+
+fn in_sync_report() -> DriftReport {
+    DriftReport {
+        resources: vec![resource("load-balancer.docs", DriftStatus::InSync, vec![])],
+    }
+}
+
+#[test]
+fn drift_is_any_resource_not_in_sync() {
+    assert!(report().has_drift());
+    assert_eq!(report().impact(), Impact::PoolRecreate);
+    assert!(!in_sync_report().has_drift());
+    assert_eq!(in_sync_report().impact(), Impact::None);
+}
+
+#[test]
+fn text_report() {
+    insta::assert_snapshot!(render_drift_text(&report(), Style::Plain));
+}
+
+#[test]
+fn text_report_ends_with_the_summary() {
+    let text = render_drift_text(&in_sync_report(), Style::Plain);
+    assert_eq!(text, "No drift: 1 of 1 resources in sync.\n");
+    let coloured = render_drift_text(&report(), Style::Colour);
+    assert!(coloured.contains('\u{1b}'));
+    assert!(!render_drift_text(&report(), Style::Plain).contains('\u{1b}'));
+}
+
+#[test]
+fn json_report() {
+    let value: Value = serde_json::from_str(&render_drift_json(&report())).unwrap();
+    insta::assert_json_snapshot!(value, { ".skyplan_version" => "[version]" });
+}
+
+#[test]
+fn json_drift_flag_matches_the_exit_code() {
+    let value: Value = serde_json::from_str(&render_drift_json(&in_sync_report())).unwrap();
+    assert_eq!(value["drift"], json!(false));
+    assert_eq!(value["resources"][0]["status"], json!("in-sync"));
+}
+
+#[test]
+fn markdown_report() {
+    insta::assert_snapshot!(render_drift_markdown(&report()));
+}
+
+#[test]
+fn markdown_table_rows_have_four_cells() {
+    let markdown = render_drift_markdown(&report());
+    for row in markdown.lines().filter(|l| l.starts_with('|')) {
+        let unescaped_pipes = row
+            .match_indices('|')
+            .filter(|(i, _)| !row[..*i].ends_with('\\'));
+        assert_eq!(unescaped_pipes.count(), 5, "{row}");
+    }
+}
+
+#[test]
+fn markdown_without_drift_says_so() {
+    let markdown = render_drift_markdown(&in_sync_report());
+    assert!(markdown.starts_with("## ✅ skyplan drift: no drift\n"));
+    assert!(markdown.ends_with("In sync: `load-balancer.docs`.\n"));
+}
+
+#[test]
+fn junit_report() {
+    insta::assert_snapshot!(render_drift_junit(&report()));
+}
+
+/// An element as a JUnit reader sees it: its name and unescaped attributes.
+struct Element {
+    name: String,
+    attributes: Vec<(String, String)>,
+}
+
+impl Element {
+    fn attribute(&self, key: &str) -> &str {
+        self.attributes
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_else(|| panic!("{} has no attribute {key}", self.name))
+    }
+}
+
+/// The elements of an XML document, in order, and all its text, unescaped.
+fn parse_xml(xml: &str) -> (Vec<Element>, String) {
+    let mut reader = Reader::from_str(xml);
+    let (mut elements, mut text) = (vec![], String::new());
+    loop {
+        match reader.read_event().expect("well-formed XML") {
+            Event::Start(e) | Event::Empty(e) => {
+                let attributes = e
+                    .attributes()
+                    .map(|a| {
+                        let a = a.unwrap();
+                        let key = String::from_utf8(a.key.as_ref().to_vec()).unwrap();
+                        let value = a.normalized_value(XmlVersion::Explicit1_0).unwrap();
+                        (key, value.into_owned())
+                    })
+                    .collect();
+                let name = String::from_utf8(e.name().as_ref().to_vec()).unwrap();
+                elements.push(Element { name, attributes });
+            }
+            Event::Text(t) => text.push_str(&t.xml10_content().unwrap()),
+            Event::GeneralRef(r) => {
+                let name = r.decode().unwrap();
+                let resolved = quick_xml::escape::resolve_predefined_entity(&name).unwrap();
+                text.push_str(resolved);
+            }
+            Event::Eof => return (elements, text),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn junit_parses_with_the_counts_dashboards_read() {
+    let (elements, text) = parse_xml(&render_drift_junit(&report()));
+    let names: Vec<&str> = elements.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "testsuites",
+            "testsuite",
+            "testcase",
+            "testcase",
+            "failure",
+            "testcase",
+            "failure"
+        ]
+    );
+    let suite = &elements[1];
+    assert_eq!(suite.attribute("name"), "skyplan drift");
+    assert_eq!(suite.attribute("tests"), "3");
+    assert_eq!(suite.attribute("failures"), "2");
+    assert_eq!(suite.attribute("errors"), "0");
+    let (web, failure) = (&elements[5], &elements[6]);
+    assert_eq!(web.attribute("classname"), "cloudscale");
+    assert_eq!(web.attribute("name"), "load-balancer.web");
+    assert_eq!(failure.attribute("message"), "3 attributes drifted");
+    assert_eq!(failure.attribute("type"), "drift");
+    assert_eq!(elements[3].attribute("file"), "infra/shop: a,b.toml");
+    // The nasty value comes back exactly, as JSON (its CR and LF escaped by JSON itself).
+    assert!(text.contains(&json!(NASTY).to_string()), "{text}");
+}
+
+#[test]
+fn junit_without_drift_has_no_failures() {
+    let (elements, _) = parse_xml(&render_drift_junit(&in_sync_report()));
+    assert_eq!(elements[1].attribute("failures"), "0");
+    assert_eq!(elements.len(), 3);
+}
+
+#[test]
+fn github_report() {
+    insta::assert_snapshot!(render_drift_github(&report()));
+}
+
+#[test]
+fn github_annotations_are_one_command_each() {
+    let commands = render_drift_github(&report());
+    let lines: Vec<&str> = commands.lines().collect();
+    // One per drifted item: three attributes of web, and the missing shop.
+    assert_eq!(lines.len(), 4);
+    assert!(lines
+        .iter()
+        .all(|l| l.starts_with("::error ") || l.starts_with("::warning ")));
+    assert!(lines[0].starts_with("::error file=infra/shop%3A a%2Cb.toml,line=3,col=5,"));
+    assert!(render_drift_github(&in_sync_report()).is_empty());
+}
+
+#[test]
+fn github_level_follows_the_class_of_restoring() {
+    let commands = render_drift_github(&report());
+    let level = |needle: &str| {
+        let line = commands.lines().find(|l| l.contains(needle)).unwrap();
+        line.split_once(' ').unwrap().0.to_string()
+    };
+    assert_eq!(level("::ports.http.algorithm"), "::error");
+    assert_eq!(level("::allowed-cidrs"), "::warning");
+    assert_eq!(level("load-balancer.shop"), "::error");
+}
+
+/// The workflow example parses as YAML and wires what the reports rely on.
+#[test]
+fn ci_workflow_example() {
+    let text = include_str!("../../../examples/ci/drift.yml");
+    let workflow: serde_norway::Value = serde_norway::from_str(text).unwrap();
+    let workflow: Value = serde_json::to_value(workflow).unwrap();
+    assert!(workflow["on"]["schedule"][0]["cron"].is_string());
+    assert!(workflow["on"].get("workflow_dispatch").is_some());
+    let job = &workflow["jobs"]["drift"];
+    assert_eq!(
+        job["env"]["CLOUDSCALE_API_TOKEN"],
+        json!("${{ secrets.CLOUDSCALE_API_TOKEN }}")
+    );
+    let steps = job["steps"].as_array().unwrap();
+    let step = |needle: &str| {
+        steps
+            .iter()
+            .find(|s| s.to_string().contains(needle))
+            .unwrap_or_else(|| panic!("no step with {needle}"))
+    };
+    step("actions/checkout@");
+    step("dtolnay/rust-toolchain@");
+    for format in ["github", "junit", "markdown"] {
+        step(&format!("--format {format}"));
+    }
+    assert_eq!(step("actions/upload-artifact@")["if"], json!("always()"));
+    assert_eq!(
+        step("--format junit")["if"],
+        step("--format markdown")["if"]
+    );
+}
