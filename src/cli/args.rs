@@ -32,6 +32,13 @@ pub enum Command {
     Plan(PlanArgs),
     /// Plan, then carry the plan out.
     Apply(ApplyArgs),
+    /// Report what changed in the cloud outside skyplan: exit 0 none, 2 drift, 1 error.
+    Drift {
+        #[arg(long, value_enum, default_value_t = DriftFormat::Text)]
+        format: DriftFormat,
+        #[command(flatten)]
+        locking: Locking,
+    },
     /// Print a saved plan, or the state.
     Show {
         #[arg(value_name = "PLANFILE")]
@@ -123,6 +130,15 @@ pub struct ApplyArgs {
     /// the maintenance windows.
     #[arg(long, value_name = "RFC3339")]
     pub now: Option<jiff::Timestamp>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DriftFormat {
+    Text,
+    Json,
+    Markdown,
+    Junit,
+    Github,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -6,8 +6,8 @@ use std::io::{BufRead, IsTerminal, Write};
 use miette::{miette, IntoDiagnostic, Report};
 
 use super::args::{
-    ApplyArgs, Cli, Command, GraphFormat, Locking, PlanArgs, Selection, SimCommand, SimProvider,
-    SimServeArgs, StateCommand,
+    ApplyArgs, Cli, Command, DriftFormat, GraphFormat, Locking, PlanArgs, Selection, SimCommand,
+    SimProvider, SimServeArgs, StateCommand,
 };
 use super::exit;
 use crate::apply::hold::hold_back;
@@ -17,9 +17,15 @@ use crate::graph::ObjectGraph;
 use crate::plan::file::{PlanFile, PlanRequest};
 use crate::plan::Plan;
 use crate::provider::cloudscale::order::add_to_graph;
+use crate::provider::DriftCheck;
 use crate::provider::PlanOptions;
-use crate::render::{render_text, PlanView, Style};
+use crate::render::{
+    render_drift_github, render_drift_json, render_drift_junit, render_drift_markdown,
+    render_drift_text, render_text, DriftItem, DriftReport, DriftResource, DriftStatus, PlanView,
+    Style,
+};
 use crate::state::StateStore;
+use crate::workspace::DriftOutcome;
 use crate::workspace::Workspace;
 
 pub async fn run(cli: Cli) -> Result<u8, Report> {
@@ -28,6 +34,7 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
         Command::Plan(args) => plan(&cli.config, args).await,
         Command::Apply(args) => apply(&cli.config, args).await,
         Command::Graph { format } => graph(&cli.config, format),
+        Command::Drift { format, locking } => drift(&cli.config, format, &locking).await,
         Command::Show { plan_file, json } => show(&cli.config, plan_file.as_deref(), json),
         Command::Schema => schema(),
         Command::State(command) => state(&cli.config, command),
@@ -309,6 +316,85 @@ fn graph(path: &std::path::Path, format: GraphFormat) -> Result<u8, Report> {
     };
     print!("{text}");
     Ok(exit::SUCCESS)
+}
+
+async fn drift(
+    path: &std::path::Path,
+    format: DriftFormat,
+    locking: &Locking,
+) -> Result<u8, Report> {
+    let config = load(path)?;
+    let workspace = open(config, "drift", locking).await?;
+    let outcomes = workspace.drift().await;
+    workspace.close().await.into_diagnostic()?;
+    let report = drift_report(outcomes.into_diagnostic()?);
+    let text = match format {
+        DriftFormat::Text => render_drift_text(&report, style()),
+        DriftFormat::Json => render_drift_json(&report),
+        DriftFormat::Markdown => render_drift_markdown(&report),
+        DriftFormat::Junit => render_drift_junit(&report),
+        DriftFormat::Github => render_drift_github(&report),
+    };
+    anstream::print!("{text}");
+    Ok(if report.has_drift() {
+        exit::CHANGES
+    } else {
+        exit::SUCCESS
+    })
+}
+
+/// The report of every resource skyplan has applied, located in the config where it still is.
+fn drift_report(outcomes: Vec<DriftOutcome>) -> DriftReport {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let resources = outcomes
+        .into_iter()
+        .filter_map(|outcome| {
+            let (status, items) = match outcome.check {
+                DriftCheck::NotApplied => return None,
+                DriftCheck::Missing => (DriftStatus::Missing, vec![]),
+                DriftCheck::Compared(attributes) => {
+                    let items: Vec<DriftItem> = attributes
+                        .into_iter()
+                        .map(|a| DriftItem {
+                            path: a.path,
+                            expected: a.after,
+                            actual: a.before,
+                            impact: a.impact,
+                            reason: a.reason,
+                        })
+                        .collect();
+                    let status = if items.is_empty() {
+                        DriftStatus::InSync
+                    } else {
+                        DriftStatus::Drifted
+                    };
+                    (status, items)
+                }
+            };
+            // Annotations point at the file as the repository sees it.
+            let (file, line, column) = match outcome.location {
+                Some(at) => (
+                    at.file
+                        .strip_prefix(&cwd)
+                        .map(|p| p.to_path_buf())
+                        .unwrap_or(at.file),
+                    at.line,
+                    at.column,
+                ),
+                None => (std::path::PathBuf::new(), 1, 1),
+            };
+            Some(DriftResource {
+                address: outcome.address.to_string(),
+                provider: outcome.provider,
+                file,
+                line,
+                column,
+                status,
+                items,
+            })
+        })
+        .collect();
+    DriftReport { resources }
 }
 
 fn show(

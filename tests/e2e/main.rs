@@ -3,6 +3,7 @@
 mod cli;
 mod cloudscale_rows;
 mod crash;
+mod drift;
 mod independent_clients;
 mod lifecycle;
 mod locking;
