@@ -89,13 +89,7 @@ impl Cloud {
     }
 
     fn list(&self, path: &str) -> Vec<Value> {
-        let body = crate::support::curl(&[
-            "-H",
-            &format!("Authorization: Bearer {SIM_TOKEN}"),
-            &format!("{}{path}", self.sim.base_url),
-        ])
-        .expect("list");
-        serde_json::from_str(&body).expect("JSON list")
+        self.sim.list(path)
     }
 
     /// The cloud as sorted lines, one per object, naming it by its parents: equal for two

@@ -4,6 +4,7 @@ mod cli;
 mod cloudscale_rows;
 mod crash;
 mod drift;
+mod faults;
 mod independent_clients;
 mod lifecycle;
 mod locking;

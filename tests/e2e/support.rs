@@ -173,6 +173,11 @@ impl SimServer {
 
     /// `settle_ms`: how long a load balancer stays `changing` after each change.
     pub fn start_settling(world: &Path, settle_ms: u64) -> SimServer {
+        SimServer::start_with(world, settle_ms, "none")
+    }
+
+    /// `faults`: what to inject, as `skyplan sim serve --faults` takes it.
+    pub fn start_with(world: &Path, settle_ms: u64, faults: &str) -> SimServer {
         let mut child = Command::new(BINARY)
             .args([
                 "sim",
@@ -185,6 +190,7 @@ impl SimServer {
             ])
             .arg(world)
             .env("SKYPLAN_SIM_SETTLE_MS", settle_ms.to_string())
+            .env("SKYPLAN_SIM_FAULTS", faults)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -203,6 +209,19 @@ impl SimServer {
 
     fn root(&self) -> String {
         self.base_url.trim_end_matches("/v1").to_string()
+    }
+
+    pub fn list(&self, path: &str) -> Vec<Value> {
+        let auth = format!("Authorization: Bearer {SIM_TOKEN}");
+        // The simulator's faults hit every client: retry like any careful client would.
+        for _ in 0..20 {
+            if let Ok(body) = curl(&["-H", &auth, &format!("{}{path}", self.base_url)]) {
+                if let Ok(list) = serde_json::from_str(&body) {
+                    return list;
+                }
+            }
+        }
+        panic!("cannot list {path}");
     }
 
     pub fn reset_requests(&self) {
