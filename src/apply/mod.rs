@@ -3,15 +3,20 @@
 //! resources in the state as it goes.
 
 pub mod hold;
+pub mod progress;
 pub mod window;
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
+use progress::{Event, Progress};
+
 use crate::plan::{Action, Plan, ResourceChange};
 use crate::provider::ProviderError;
-use crate::state::journal::Journal;
+use crate::state::journal::{Entry, Journal, Observer, Phase};
 use crate::state::{ResourceState, State};
 use crate::workspace::{Workspace, WorkspaceError};
 
@@ -86,6 +91,7 @@ pub async fn run(
     plan: &Plan,
     parallelism: usize,
     admit: &(dyn Fn(&ResourceChange) -> bool + Sync),
+    progress: Arc<dyn Progress>,
 ) -> Result<ApplyReport, ApplyError> {
     let refused = refusals(plan);
     if !refused.is_empty() {
@@ -101,21 +107,30 @@ pub async fn run(
     let mut report = ApplyReport::default();
     let mut failed = Vec::new();
     let mut last_save = Instant::now();
-    let journal =
-        Journal::start(&workspace.config.settings.state_dir).map_err(WorkspaceError::from)?;
+    let journal = Journal::start(&workspace.config.settings.state_dir)
+        .map_err(WorkspaceError::from)?
+        .observed_by(operation_events(progress.clone()));
     {
         let ws: &Workspace = workspace;
         let journal = &journal;
+        let progress = &progress;
         let mut results = futures::stream::iter(work)
             .map(|change| async move {
                 if !admit(change) {
                     return (change, None);
                 }
+                let started = Instant::now();
                 let prior = ws.state.resources.get(&change.address);
                 let provider = ws
                     .provider(&change.provider)
                     .expect("planned providers are connected");
-                (change, Some(provider.apply(change, prior, journal).await))
+                let result = provider.apply(change, prior, journal).await;
+                progress.event(Event::ResourceDone {
+                    address: &change.address.to_string(),
+                    ok: result.is_ok(),
+                    elapsed: started.elapsed(),
+                });
+                (change, Some(result))
             })
             .buffer_unordered(parallelism.max(1));
         while let Some((change, result)) = results.next().await {
@@ -146,6 +161,37 @@ pub async fn run(
     } else {
         Err(ApplyError::Failed { failed, total })
     }
+}
+
+/// Turns journal entries into operation events: started at the intent, finished at the outcome
+/// with the time in between.
+fn operation_events(progress: Arc<dyn Progress>) -> Observer {
+    let started: Mutex<HashMap<(String, String), Instant>> = Mutex::default();
+    Box::new(move |entry: &Entry| {
+        let address = entry.address.to_string();
+        let key = (address.clone(), entry.operation.clone());
+        let mut started = started.lock().unwrap_or_else(|p| p.into_inner());
+        match entry.phase {
+            Phase::Intent => {
+                started.insert(key, Instant::now());
+                progress.event(Event::Started {
+                    address: &address,
+                    operation: &entry.operation,
+                });
+            }
+            Phase::Done | Phase::Failed => {
+                let elapsed = started
+                    .remove(&key)
+                    .map(|t| t.elapsed())
+                    .unwrap_or_default();
+                progress.event(Event::Finished {
+                    address: &address,
+                    operation: &entry.operation,
+                    elapsed,
+                });
+            }
+        }
+    })
 }
 
 fn record(state: &mut State, change: &ResourceChange, entry: Option<ResourceState>) {

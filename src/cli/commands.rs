@@ -10,6 +10,7 @@ use super::args::{
     SimProvider, SimServeArgs, StateCommand,
 };
 use super::exit;
+use super::progress::{progress_for_stderr, Progress};
 use crate::apply::hold::hold_back;
 use crate::apply::window::MaintenancePolicy;
 use crate::config::{self, Config, ResourceSpec};
@@ -212,9 +213,17 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         let now = started + jiff::SignedDuration::try_from(clock.elapsed()).unwrap_or_default();
         change.requested || change.impact() <= policy.allowed_at(now)
     };
-    let report = crate::apply::run(workspace, &runnable, args.parallelism, &admit)
-        .await
-        .into_diagnostic()?;
+    let progress: std::sync::Arc<dyn Progress> = progress_for_stderr().into();
+    let result = crate::apply::run(
+        workspace,
+        &runnable,
+        args.parallelism,
+        &admit,
+        progress.clone(),
+    )
+    .await;
+    progress.finish();
+    let report = result.into_diagnostic()?;
     println!(
         "Apply complete: {} resources, {} operations, {} API requests.",
         report.applied.len(),

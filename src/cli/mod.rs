@@ -4,7 +4,7 @@
 mod args;
 mod commands;
 pub mod exit;
-pub mod progress;
+mod progress;
 
 use std::process::ExitCode;
 

@@ -9,35 +9,7 @@ use std::time::Duration;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use jiff::Timestamp;
 
-/// What apply reports while it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event<'a> {
-    Started {
-        address: &'a str,
-        operation: &'a str,
-    },
-    Finished {
-        address: &'a str,
-        operation: &'a str,
-        elapsed: Duration,
-    },
-    Waiting {
-        address: &'a str,
-        what: &'a str,
-    },
-    ResourceDone {
-        address: &'a str,
-        ok: bool,
-        elapsed: Duration,
-    },
-}
-
-/// Receives apply's events from any of its tasks.
-pub trait Progress: Send + Sync {
-    fn event(&self, event: Event<'_>);
-    /// Called once when apply ends: clears the live view, flushes the plain lines.
-    fn finish(&self);
-}
+pub use crate::apply::progress::{Event, Progress};
 
 /// The live view when stderr is a terminal, plain timestamped lines otherwise.
 pub fn progress_for_stderr() -> Box<dyn Progress> {

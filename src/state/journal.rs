@@ -81,11 +81,15 @@ impl Interrupted {
     }
 }
 
+/// Told of every journal entry as it is written (apply's progress display listens here).
+pub type Observer = Box<dyn Fn(&Entry) + Send + Sync>;
+
 /// The journal of the apply in progress.
 pub struct Journal {
     path: PathBuf,
     file: Mutex<File>,
     seq: AtomicU64,
+    observer: Option<Observer>,
     kill_at: Option<(String, u64)>,
     checkpoints: Mutex<std::collections::HashMap<String, u64>>,
 }
@@ -105,9 +109,15 @@ impl Journal {
             path,
             file: Mutex::new(file),
             seq: AtomicU64::new(0),
+            observer: None,
             kill_at: kill_point(),
             checkpoints: Mutex::default(),
         })
+    }
+
+    pub fn observed_by(mut self, observer: Observer) -> Journal {
+        self.observer = Some(observer);
+        self
     }
 
     /// Appends one entry as one line.
@@ -134,6 +144,9 @@ impl Journal {
         file.write_all(line.as_bytes())
             .map_err(StateError::io("write", &self.path))?;
         drop(file);
+        if let Some(observer) = &self.observer {
+            observer(&entry);
+        }
         let phase = match phase {
             Phase::Intent => "intent",
             Phase::Done | Phase::Failed => "done",
