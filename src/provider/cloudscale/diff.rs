@@ -306,6 +306,13 @@ impl Diff {
                 }
             }
         }
+        // Kept pools first: a listener they give up (a port renumbered) frees its port before
+        // a new pool's listener may take it.
+        for (name, new) in &desired.pools {
+            if let Some(old) = live.pools.get(name) {
+                self.pool_kept(old, new, spec, prior);
+            }
+        }
         for new in created {
             let object = format!("pool {}", new.pool.name);
             self.note(
@@ -317,11 +324,6 @@ impl Diff {
                 "",
             );
             self.create_set(new);
-        }
-        for (name, new) in &desired.pools {
-            if let Some(old) = live.pools.get(name) {
-                self.pool_kept(old, new, spec, prior);
-            }
         }
     }
 
