@@ -109,14 +109,14 @@ impl Workspace {
     }
 
     /// Every address in the config or the state (removed resources still need a plan).
-    fn addresses(&self) -> Vec<Address> {
-        let mut addresses: Vec<Address> = self
+    fn addresses(&self) -> Vec<&Address> {
+        let mut addresses: Vec<&Address> = self
             .config
             .resources
             .iter()
-            .map(|r| r.address.clone())
+            .map(|r| &r.address)
+            .chain(self.state.resources.keys())
             .collect();
-        addresses.extend(self.state.resources.keys().cloned());
         addresses.sort();
         addresses.dedup();
         addresses
@@ -128,22 +128,21 @@ impl Workspace {
     ) -> Result<BTreeMap<String, Vec<Target<'_>>>, WorkspaceError> {
         let mut by_provider: BTreeMap<String, Vec<Target>> = BTreeMap::new();
         for address in self.addresses() {
-            if !only.is_empty() && !only.contains(&address) {
+            if !only.is_empty() && !only.contains(address) {
                 continue;
             }
-            let resource = self.config.resources.iter().find(|r| r.address == address);
-            let prior = self.state.resources.get(&address);
+            let resource = self.config.resource(address);
+            let prior = self.state.resources.get(address);
             let provider = resource
                 .map(|r| r.provider.clone())
                 .or_else(|| prior.map(|p| p.provider.clone()))
                 .expect("an address comes from the config or the state");
             if !self.providers.contains_key(&provider) {
-                return Err(WorkspaceError::UnknownProvider { address, provider });
+                return Err(WorkspaceError::UnknownProvider {
+                    address: address.clone(),
+                    provider,
+                });
             }
-            let address = resource
-                .map(|r| &r.address)
-                .or_else(|| self.state.resources.get_key_value(&address).map(|(a, _)| a))
-                .expect("address is known");
             by_provider.entry(provider).or_default().push(Target {
                 address,
                 resource,
