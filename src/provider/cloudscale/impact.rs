@@ -4,9 +4,23 @@
 
 use crate::model::{Downtime, Impact};
 
-/// Every kind of change the cloudscale diff can find.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Change {
+/// Declares `Change` and `Change::ALL` from one list, so a test can check that every change has
+/// its row without a second list to keep in step.
+macro_rules! changes {
+    ($($change:ident),+ $(,)?) => {
+        /// Every kind of change the cloudscale diff can find.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Change {
+            $($change),+
+        }
+
+        impl Change {
+            pub const ALL: &'static [Change] = &[$(Change::$change),+];
+        }
+    };
+}
+
+changes!(
     LbCreated,
     LbRenamed,
     ListenerTimeouts,
@@ -37,7 +51,7 @@ pub enum Change {
     LbRemoved,
     LbDeleted,
     LbReplaced,
-}
+);
 
 /// One row of the table.
 #[derive(Debug, Clone, Copy)]
@@ -111,43 +125,10 @@ pub fn rule(change: Change) -> &'static Rule {
 mod tests {
     use super::*;
 
-    const EVERY_CHANGE: &[Change] = &[
-        LbCreated,
-        LbRenamed,
-        ListenerTimeouts,
-        ListenerRenamed,
-        StatusOnly,
-        ListenerAllowedCidrs,
-        FloatingIpAdded,
-        FloatingIpRemoved,
-        MonitorUpdated,
-        MonitorRecreated,
-        MonitorCreated,
-        ListenerProtocol,
-        ListenerPort,
-        ListenerCreated,
-        PortAdded,
-        PortRemoved,
-        PortRenamed,
-        PortProtocol,
-        PoolAlgorithm,
-        PoolProtocol,
-        NodePort,
-        MembersChanged,
-        TrafficPolicy,
-        AllowedSubnets,
-        LbFlavor,
-        LbZone,
-        LbVipAddresses,
-        LbRemoved,
-        LbDeleted,
-        LbReplaced,
-    ];
-
     #[test]
     fn every_change_has_exactly_one_row() {
-        assert_eq!(RULES.len(), EVERY_CHANGE.len());
-        for change in EVERY_CHANGE {
+        assert_eq!(RULES.len(), Change::ALL.len());
+        for change in Change::ALL {
             assert_eq!(
                 RULES.iter().filter(|r| r.change == *change).count(),
                 1,
