@@ -355,6 +355,26 @@ fn ports_differ_in_name_and_number() {
 }
 
 #[test]
+fn a_tcp_and_a_udp_port_on_one_number_clash_when_both_listeners_are_udp() {
+    let ports = "[[load-balancer.hello.ports]]\nname = \"dns\"\nprotocol = \"udp\"\nport = 80\nnode-port = 30053\n";
+    let both = |extra: &str| {
+        lb(extra).replace(
+            "[[load-balancer.hello.ports]]\n",
+            "[[load-balancer.hello.ports]]\nname = \"web\"\n",
+        ) + ports
+            + PROVIDER
+    };
+    assert!(
+        load_str(&both("")).is_ok(),
+        "tcp/80 and udp/80 are two listeners"
+    );
+    assert_eq!(
+        errors(&both("listener-protocol = \"udp\"")),
+        ["a.toml:12:8: port 80/udp (listener udp/80) is used twice"]
+    );
+}
+
+#[test]
 fn a_load_balancer_needs_ports() {
     let empty = "[load-balancer.x]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\nports = []\n";
     assert_eq!(

@@ -74,11 +74,24 @@ fn ports_are_distinct(lb: &RawLoadBalancer, check: &mut Checker) {
             .protocol
             .as_ref()
             .map_or("tcp", |p| p.get_ref().as_str());
+        // Each port gets a listener named `protocol/port`, with the listener protocol for TCP
+        // ports: a TCP and a UDP port on one number clash when the listeners are both UDP.
+        let listener = match protocol {
+            "udp" => "udp",
+            _ => lb
+                .listener_protocol
+                .as_ref()
+                .map_or("tcp", |p| p.get_ref().as_str()),
+        };
         let number = *port.port.get_ref();
-        let what = format!("port {number}/{protocol}");
+        let what = if listener == "tcp" {
+            format!("port {number}/{protocol}")
+        } else {
+            format!("port {number}/{protocol} (listener {listener}/{number})")
+        };
         once(
             &mut numbers,
-            (number, protocol),
+            (number, listener),
             port.port.span(),
             &what,
             check,
