@@ -11,7 +11,7 @@ use crate::plan::file::StateRef;
 use crate::plan::{Plan, ResourceChange};
 use crate::provider::cloudscale::CloudscaleProvider;
 use crate::provider::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
-use crate::state::{journal, State, StateError, StateLock, StateStore};
+use crate::state::{journal, ResourceState, State, StateError, StateLock, StateStore};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
@@ -197,6 +197,55 @@ impl Workspace {
         }
         outcomes.sort_by(|a, b| a.address.cmp(&b.address));
         Ok(outcomes)
+    }
+
+    /// Takes the cloud object `id` under management as `address` (which the config declares):
+    /// records it in the state, so the next plan compares it with the config.
+    pub async fn import(&mut self, address: &Address, id: &str) -> Result<(), WorkspaceError> {
+        let resource = self.config.resource(address).ok_or_else(|| {
+            ProviderError::new(
+                address,
+                "is not in the config: declare it before importing it",
+            )
+        })?;
+        if self.state.resources.contains_key(address) {
+            return Err(ProviderError::new(
+                address,
+                "is already in the state (`skyplan state rm` it first)",
+            )
+            .into());
+        }
+        let provider = &self.providers.get(&resource.provider).ok_or_else(|| {
+            WorkspaceError::UnknownProvider {
+                address: address.clone(),
+                provider: resource.provider.clone(),
+            }
+        })?;
+        let claimed = ResourceState {
+            provider: resource.provider.clone(),
+            id: id.to_string(),
+            ids: serde_json::Value::Null,
+            attributes: serde_json::Value::Null,
+        };
+        let target = Target {
+            address,
+            resource: Some(resource),
+            prior: Some(&claimed),
+        };
+        provider.refresh(std::slice::from_ref(&target)).await?;
+        let entry = provider.import(&target)?;
+        self.state.resources.insert(address.clone(), entry);
+        self.store.save(&mut self.state)?;
+        Ok(())
+    }
+
+    /// Forgets `address`: skyplan no longer manages it; the cloud object stays as it is.
+    pub fn forget(&mut self, address: &Address) -> Result<(), WorkspaceError> {
+        if self.state.resources.remove(address).is_none() {
+            return Err(ProviderError::new(address, "is not in the state").into());
+        }
+        self.store.save(&mut self.state)?;
+        Ok(())
     }
 
     /// Which state this is, for a saved plan to be checked against.

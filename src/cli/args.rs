@@ -56,6 +56,13 @@ pub enum Command {
     /// Inspect the state.
     #[command(subcommand)]
     State(StateCommand),
+    /// Take an existing cloud object under management: `import load-balancer.web <uuid>`.
+    Import {
+        address: Address,
+        id: String,
+        #[command(flatten)]
+        locking: Locking,
+    },
     /// Remove the state lock left by a run that is gone (the ID is in the lock message).
     ForceUnlock { id: String },
     /// The cloud simulators.
@@ -155,6 +162,9 @@ pub enum StateCommand {
     Json,
     /// Show one resource's state entry.
     Show { address: Address },
+    /// Forget a resource: skyplan stops managing it and the cloud object stays. Remove it from
+    /// the config too, or the next plan adopts it again by its ownership tag.
+    Rm { address: Address },
 }
 
 #[derive(Debug, Subcommand)]

@@ -38,7 +38,13 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
         Command::Drift { format, locking } => drift(&cli.config, format, &locking).await,
         Command::Show { plan_file, json } => show(&cli.config, plan_file.as_deref(), json),
         Command::Schema => schema(),
+        Command::State(StateCommand::Rm { address }) => state_rm(&cli.config, &address).await,
         Command::State(command) => state(&cli.config, command),
+        Command::Import {
+            address,
+            id,
+            locking,
+        } => import(&cli.config, &address, &id, &locking).await,
         Command::ForceUnlock { id } => force_unlock(&cli.config, &id),
         Command::Sim(SimCommand::Serve(args)) => sim_serve(args).await,
     }
@@ -456,6 +462,7 @@ fn state(path: &std::path::Path, command: StateCommand) -> Result<u8, Report> {
                 serde_json::to_string_pretty(&state).into_diagnostic()?
             );
         }
+        StateCommand::Rm { .. } => unreachable!("`state rm` changes the state under its lock"),
         StateCommand::Show { address } => {
             let entry = state
                 .resources
@@ -464,6 +471,31 @@ fn state(path: &std::path::Path, command: StateCommand) -> Result<u8, Report> {
             println!("{}", serde_json::to_string_pretty(entry).into_diagnostic()?);
         }
     }
+    Ok(exit::SUCCESS)
+}
+
+async fn state_rm(path: &std::path::Path, address: &crate::model::Address) -> Result<u8, Report> {
+    let config = load(path)?;
+    let mut workspace = open(config, "state rm", &Locking { lock_timeout: None }).await?;
+    let result = workspace.forget(address).into_diagnostic();
+    workspace.close().await.into_diagnostic()?;
+    result?;
+    println!("Removed {address} from the state; the cloud object was left as it is.");
+    Ok(exit::SUCCESS)
+}
+
+async fn import(
+    path: &std::path::Path,
+    address: &crate::model::Address,
+    id: &str,
+    locking: &Locking,
+) -> Result<u8, Report> {
+    let config = load(path)?;
+    let mut workspace = open(config, "import", locking).await?;
+    let result = workspace.import(address, id).await.into_diagnostic();
+    workspace.close().await.into_diagnostic()?;
+    result?;
+    println!("Imported {id} as {address}; `skyplan plan` now compares it with the config.");
     Ok(exit::SUCCESS)
 }
 

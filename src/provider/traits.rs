@@ -68,6 +68,10 @@ pub trait Provider: Send + Sync {
     /// once refreshed.
     fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError>;
 
+    /// The state entry for an existing cloud object taken under management (`skyplan import`):
+    /// `target.prior` names the object by its ID; the config's spec becomes the applied one.
+    fn import(&self, target: &Target) -> Result<ResourceState, ProviderError>;
+
     /// Performs the change's operations in order, recording each in the journal before and
     /// after its cloud call, and returns the resource's new state entry (`None` once it is
     /// deleted or gone).

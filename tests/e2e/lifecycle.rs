@@ -194,3 +194,60 @@ fn refresh_costs_six_collection_reads_plus_one_per_pool() {
         assert_eq!(total, 6 + count as u64, "{requests:#}");
     }
 }
+
+#[test]
+fn import_takes_an_existing_load_balancer_under_management_and_state_rm_lets_it_go() {
+    let project = Project::new();
+    let sim = SimServer::start_settling(&project.path().join("world.json"), 0);
+    // Made by hand, without skyplan's tag.
+    let made = crate::support::curl(&[
+        "-X",
+        "POST",
+        "-H",
+        &format!("Authorization: Bearer {SIM_TOKEN}"),
+        "-H",
+        "Content-Type: application/json",
+        "-d",
+        r#"{"name": "web", "flavor": "lb-standard", "zone": "lpg1"}"#,
+        &format!("{}/load-balancers", sim.base_url),
+    ])
+    .expect("create by hand");
+    let uuid = serde_json::from_str::<serde_json::Value>(&made).unwrap()["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let endpoint = format!("[provider.cloudscale]\nendpoint = \"{}\"\n\n", sim.base_url);
+    project.config(&format!("{endpoint}{}", load_balancer("web", "")));
+    let skyplan = |args: &[&str]| {
+        crate::support::run(project.command(args).env("CLOUDSCALE_API_TOKEN", SIM_TOKEN))
+    };
+
+    let out = skyplan(&["import", "load-balancer.web", &uuid]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let plan = skyplan(&["plan", "--json"]).json();
+    assert_eq!(
+        plan["changes"][0]["action"], "update",
+        "the imported load balancer is updated, not created: {plan:#}"
+    );
+    assert_eq!(skyplan(&["apply", "--auto-approve"]).code, 0);
+    assert_eq!(
+        sim.list("/load-balancers").len(),
+        1,
+        "no second load balancer"
+    );
+    assert_eq!(sim.list("/load-balancers/pools").len(), 1);
+
+    project.config(&endpoint);
+    let out = skyplan(&["state", "rm", "load-balancer.web"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        skyplan(&["plan", "--detailed-exitcode"]).code,
+        0,
+        "forgotten: nothing to plan"
+    );
+    assert_eq!(
+        sim.list("/load-balancers").len(),
+        1,
+        "the cloud object stays"
+    );
+}

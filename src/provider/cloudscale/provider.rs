@@ -284,6 +284,31 @@ impl Provider for CloudscaleProvider {
         })
     }
 
+    fn import(&self, target: &Target) -> Result<ResourceState, ProviderError> {
+        let address = target.address;
+        let (Some(resource), Some(prior)) = (target.resource, target.prior) else {
+            return Err(error(
+                address,
+                "import needs the resource in the config and an ID",
+            ));
+        };
+        let snapshot = self.snapshot();
+        let live = snapshot.load_balancer(&prior.id).ok_or_else(|| {
+            error(
+                address,
+                format!("no load balancer with UUID {} in the account", prior.id),
+            )
+        })?;
+        let ids = LbIds::from_live(live);
+        Ok(ResourceState {
+            provider: PROVIDER.to_string(),
+            id: prior.id.clone(),
+            ids: serde_json::to_value(&ids).expect("ids serialize"),
+            attributes: serde_json::to_value(load_balancer_spec(resource))
+                .expect("specs serialize"),
+        })
+    }
+
     fn apply<'a>(
         &'a self,
         change: &'a ResourceChange,
