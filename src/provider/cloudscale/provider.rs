@@ -30,8 +30,8 @@ pub struct CloudscaleProvider {
     embedded: Mutex<Option<sim::SimHandle>>,
 }
 
-/// The embedded cloud settles fast (50 ms unless `SKYPLAN_SIM_SETTLE_MS` says otherwise), so
-/// the client polls it quickly too; a real cloud keeps the client's default polling.
+/// How long the embedded cloud's load balancers stay `changing` after a change: 50 ms unless
+/// `SKYPLAN_SIM_SETTLE_MS` says otherwise.
 fn embedded_settle() -> Duration {
     std::env::var("SKYPLAN_SIM_SETTLE_MS")
         .ok()
@@ -50,6 +50,8 @@ fn embedded_faults() -> Result<sim::Faults, ProviderError> {
     }
 }
 
+/// The embedded cloud settles fast, so the client polls it quickly; a real cloud keeps the
+/// client's default polling.
 fn embedded_wait() -> WaitPolicy {
     WaitPolicy {
         backoff: Backoff {
