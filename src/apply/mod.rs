@@ -51,8 +51,8 @@ pub struct ApplyReport {
     pub operations: usize,
 }
 
-/// Why each refused change is refused, for the error message.
-fn refusals(plan: &Plan) -> Vec<String> {
+/// Each forbidden change nobody asked for by name, with the attributes that make it forbidden.
+pub fn refusals(plan: &Plan) -> Vec<String> {
     plan.refused()
         .map(|change| {
             let paths: Vec<&str> = change

@@ -260,12 +260,12 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
 
 /// Forbidden changes nobody asked for by name: apply refuses before touching anything.
 fn refusal(plan: &Plan) -> Option<Report> {
-    let refused: Vec<String> = plan.refused().map(|c| c.address.to_string()).collect();
+    let refused = crate::apply::refusals(plan);
     (!refused.is_empty()).then(|| {
         miette!(
             help = "name the resource with --replace ADDR (or --allow-delete ADDR for a removal) to do it anyway",
             "apply refuses forbidden changes: {}",
-            refused.join(", ")
+            refused.join("; ")
         )
     })
 }

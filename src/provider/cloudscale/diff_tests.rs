@@ -41,14 +41,25 @@ fn plan(change: impl FnOnce(&mut LoadBalancerSpec)) -> ResourceChange {
     let before = base();
     let mut after = base();
     change(&mut after);
-    let live = desired_objects(&address(), &before, &subnets()).unwrap();
-    let desired = desired_objects(&address(), &after, &subnets()).unwrap();
+    plan_from(Some(&before), &after, Some(&before), false)
+}
+
+/// Plans `after` against a load balancer built from `live` (`None`: not in the cloud), with
+/// `prior` as the last-applied spec.
+fn plan_from(
+    live: Option<&LoadBalancerSpec>,
+    after: &LoadBalancerSpec,
+    prior: Option<&LoadBalancerSpec>,
+    replace: bool,
+) -> ResourceChange {
+    let live = live.map(|spec| desired_objects(&address(), spec, &subnets()).unwrap());
+    let desired = desired_objects(&address(), after, &subnets()).unwrap();
     diff(&DiffInput {
         address: &address(),
-        desired: Some((&after, &desired)),
-        prior: Some(&before),
-        live: Some(&live),
-        replace: false,
+        desired: Some((after, &desired)),
+        prior,
+        live: live.as_ref(),
+        replace,
         allow_delete: false,
     })
 }
@@ -148,16 +159,7 @@ fn monitor_numbers_and_http_fields_are_minimal_in_place() {
     };
     let mut after = before.clone();
     http("/healthz")(&mut after);
-    let live = desired_objects(&address(), &before, &subnets()).unwrap();
-    let desired = desired_objects(&address(), &after, &subnets()).unwrap();
-    let change = diff(&DiffInput {
-        address: &address(),
-        desired: Some((&after, &desired)),
-        prior: Some(&before),
-        live: Some(&live),
-        replace: false,
-        allow_delete: false,
-    });
+    let change = plan_from(Some(&before), &after, Some(&before), false);
     assert_class(&change, Impact::Minimal, "health-monitor.http.url-path");
     assert_eq!(ops(&change), ["update health monitor of pool tcp/http"]);
 }
@@ -229,16 +231,7 @@ fn port_removed_is_pool_recreate_for_that_port() {
         protocol: PortProtocol::Tcp,
         node_port: 30443,
     });
-    let live = desired_objects(&address(), &two_ports, &subnets()).unwrap();
-    let desired = desired_objects(&address(), &base(), &subnets()).unwrap();
-    let change = diff(&DiffInput {
-        address: &address(),
-        desired: Some((&base(), &desired)),
-        prior: None,
-        live: Some(&live),
-        replace: false,
-        allow_delete: false,
-    });
+    let change = plan_from(Some(&two_ports), &base(), None, false);
     assert_class(&change, Impact::PoolRecreate, "ports.https");
     assert_eq!(ops(&change).last().unwrap(), "delete pool tcp/https");
     assert!(!ops(&change)
@@ -356,19 +349,9 @@ fn flavor_zone_and_vip_addresses_are_forbidden_and_not_attempted() {
 
 #[test]
 fn replace_destroys_and_creates() {
-    let spec = base();
-    let live = desired_objects(&address(), &spec, &subnets()).unwrap();
     let mut after = base();
     after.flavor = "lb-large".into();
-    let desired = desired_objects(&address(), &after, &subnets()).unwrap();
-    let change = diff(&DiffInput {
-        address: &address(),
-        desired: Some((&after, &desired)),
-        prior: Some(&spec),
-        live: Some(&live),
-        replace: true,
-        allow_delete: false,
-    });
+    let change = plan_from(Some(&base()), &after, Some(&base()), true);
     assert_eq!(change.action, Action::Replace);
     assert!(!change.is_refused());
     assert_eq!(ops(&change)[0], "delete load balancer hello-lb");
@@ -396,15 +379,7 @@ fn removal_is_forbidden_unless_allowed() {
 
 #[test]
 fn a_new_load_balancer_is_none() {
-    let desired = desired_objects(&address(), &base(), &subnets()).unwrap();
-    let change = diff(&DiffInput {
-        address: &address(),
-        desired: Some((&base(), &desired)),
-        prior: None,
-        live: None,
-        replace: false,
-        allow_delete: false,
-    });
+    let change = plan_from(None, &base(), None, false);
     assert_eq!(change.action, Action::Create);
     assert_eq!(change.impact(), Impact::None);
     assert_eq!(
