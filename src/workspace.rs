@@ -9,7 +9,7 @@ use crate::config::{Config, SourceLocation};
 use crate::model::Address;
 use crate::plan::file::StateRef;
 use crate::plan::{Plan, ResourceChange};
-use crate::provider::cloudscale::CloudscaleProvider;
+use crate::provider::registry;
 use crate::provider::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
 use crate::state::{journal, ResourceState, State, StateError, StateLock, StateStore};
 
@@ -86,13 +86,7 @@ impl Workspace {
         let loaded = store.load()?;
         let saved_state = loaded.is_some();
         let state = loaded.unwrap_or_else(State::new);
-        let mut providers: BTreeMap<String, Box<dyn Provider>> = BTreeMap::new();
-        if let Some(cloudscale) = &config.providers.cloudscale {
-            let provider =
-                CloudscaleProvider::connect(&cloudscale.endpoint, &config.settings.state_dir)
-                    .await?;
-            providers.insert(provider.name().to_string(), Box::new(provider));
-        }
+        let providers = registry::connect(&config).await?;
         Ok(Workspace {
             config,
             store,

@@ -13,11 +13,11 @@ use super::exit;
 use super::progress::{progress_for_stderr, Progress};
 use crate::apply::hold::hold_back;
 use crate::apply::window::MaintenancePolicy;
-use crate::config::{self, Config, ResourceSpec};
+use crate::config::{self, Config};
 use crate::graph::ObjectGraph;
 use crate::plan::file::{PlanFile, PlanRequest};
 use crate::plan::Plan;
-use crate::provider::cloudscale::order::add_to_graph;
+use crate::provider::registry;
 use crate::provider::DriftCheck;
 use crate::provider::PlanOptions;
 use crate::render::{
@@ -321,9 +321,7 @@ fn graph(path: &std::path::Path, format: GraphFormat) -> Result<u8, Report> {
     let config = load(path)?;
     let mut graph = ObjectGraph::new();
     for resource in &config.resources {
-        match &resource.spec {
-            ResourceSpec::LoadBalancer(spec) => add_to_graph(&mut graph, &resource.address, spec),
-        }
+        registry::add_to_graph(&mut graph, resource);
     }
     let text = match format {
         GraphFormat::Dot => graph.to_dot(),

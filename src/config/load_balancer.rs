@@ -28,6 +28,7 @@ pub(super) fn resource(
         provider: raw.get().provider.get_ref().clone(),
         location: raw.file.location(&raw.span()),
         spec: ResourceSpec::LoadBalancer(spec(key, raw.get(), &mut check)),
+        depends_on: vec![],
     }
 }
 

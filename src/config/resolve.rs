@@ -28,6 +28,7 @@ pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problem
         },
         providers: Providers {
             cloudscale: raw.cloudscale.as_ref().map(|p| cloudscale(p, problems)),
+            cloudstack: None,
         },
         maintenance: raw.maintenance.as_ref().map(|m| maintenance(m, problems)),
         resources: raw

@@ -47,7 +47,9 @@ fn help_of(text: &str) -> String {
 }
 
 fn spec(config: &Config) -> &LoadBalancerSpec {
-    let ResourceSpec::LoadBalancer(spec) = &config.resources[0].spec;
+    let ResourceSpec::LoadBalancer(spec) = &config.resources[0].spec else {
+        panic!("a cloudscale load balancer");
+    };
     spec
 }
 

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::model::{Address, Impact, LoadBalancerSpec};
+use crate::model::{Address, ClusterSpec, CsLoadBalancerSpec, Impact, LoadBalancerSpec};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -39,11 +39,27 @@ pub enum Endpoint {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Providers {
     pub cloudscale: Option<CloudscaleProvider>,
+    pub cloudstack: Option<CloudstackProvider>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CloudscaleProvider {
     pub endpoint: Endpoint,
+}
+
+/// Where the CloudStack API and its keys come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CloudstackEndpoint {
+    /// The built-in simulator, persisted under `<state-dir>/embedded/cloudstack.json`.
+    Embedded,
+    /// The INI file the CloudStack CCM and `cs` read (`[Global]` api-url, api-key, secret-key,
+    /// project-id, zone, ssl-no-verify), resolved against the config root; `~` is the home.
+    CloudConfig(PathBuf),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CloudstackProvider {
+    pub endpoint: CloudstackEndpoint,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -72,9 +88,17 @@ pub struct Resource {
     pub provider: String,
     pub location: SourceLocation,
     pub spec: ResourceSpec,
+    /// Resources this one needs first (a load balancer's cluster): created and updated before
+    /// it, deleted after it.
+    pub depends_on: Vec<Address>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ResourceSpec {
+    /// A cloudscale load balancer.
     LoadBalancer(LoadBalancerSpec),
+    /// A CloudStack Kubernetes Service cluster.
+    CloudstackCluster(ClusterSpec),
+    /// CloudStack load-balancer rules on one public IP.
+    CloudstackLoadBalancer(CsLoadBalancerSpec),
 }

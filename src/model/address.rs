@@ -7,14 +7,16 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// `<kind>.<name>`, e.g. `[load-balancer.hello]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ResourceKind {
+    Cluster,
     LoadBalancer,
 }
 
 impl ResourceKind {
-    pub const ALL: &'static [ResourceKind] = &[ResourceKind::LoadBalancer];
+    pub const ALL: &'static [ResourceKind] = &[ResourceKind::Cluster, ResourceKind::LoadBalancer];
 
     pub fn as_str(self) -> &'static str {
         match self {
+            ResourceKind::Cluster => "cluster",
             ResourceKind::LoadBalancer => "load-balancer",
         }
     }
@@ -106,7 +108,11 @@ mod tests {
 
     #[test]
     fn rejects_unknown_kinds_and_empty_names() {
-        assert!("cluster.x".parse::<Address>().is_err());
+        assert!("clusters.x".parse::<Address>().is_err());
+        assert_eq!(
+            "cluster.lab".parse::<Address>().unwrap(),
+            Address::new(ResourceKind::Cluster, "lab")
+        );
         assert!("load-balancer.".parse::<Address>().is_err());
         assert!("hello".parse::<Address>().is_err());
     }

@@ -3,37 +3,6 @@
 
 use serde::{Deserialize, Serialize};
 
-macro_rules! wire_enum {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-        pub enum $name {
-            $(#[serde(rename = $text)] $variant),+
-        }
-
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            /// The spelling used both in the config and on the wire.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text),+
-                }
-            }
-
-            pub fn parse(text: &str) -> Option<$name> {
-                Self::ALL.iter().copied().find(|v| v.as_str() == text)
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
 wire_enum!(
     /// Pool balancing algorithm.
     Algorithm { RoundRobin => "round_robin", LeastConnections => "least_connections", SourceIp => "source_ip" }

@@ -6,6 +6,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 pub mod cloudscale;
+pub mod cloudstack;
+pub mod registry;
 mod traits;
 
 pub use traits::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
@@ -15,12 +17,14 @@ pub use traits::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
 #[serde(tag = "provider", rename_all = "kebab-case")]
 pub enum Operation {
     Cloudscale(cloudscale::ops::Op),
+    Cloudstack(cloudstack::ops::Op),
 }
 
 impl fmt::Display for Operation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Operation::Cloudscale(op) => op.fmt(f),
+            Operation::Cloudstack(op) => op.fmt(f),
         }
     }
 }

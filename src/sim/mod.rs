@@ -5,3 +5,4 @@
 //! against it proves the client speaks the real protocol, not merely the same misreading of it.
 
 pub mod cloudscale;
+pub mod cloudstack;

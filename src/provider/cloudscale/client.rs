@@ -1,7 +1,6 @@
 //! The HTTP client for the cloudscale API v1: Bearer auth, JSON, one error type, and retries
 //! with exponential backoff for the failures that are safe to retry.
 
-use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -15,32 +14,7 @@ pub const DEFAULT_BASE_URL: &str = "https://api.cloudscale.ch/v1";
 /// The cloudscale tools read the first, the cloudscale CCM the second.
 const TOKEN_VARIABLES: [&str; 2] = ["CLOUDSCALE_API_TOKEN", "CLOUDSCALE_ACCESS_TOKEN"];
 
-/// An API token. Debug and Display print `***`, so a token cannot end up in a log or an error
-/// message by accident; `expose` is the one way to read it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Secret {
-        Secret(value.into())
-    }
-
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
+pub use crate::model::Secret;
 
 /// The token from `CLOUDSCALE_API_TOKEN`, else `CLOUDSCALE_ACCESS_TOKEN`.
 pub fn token_from_env() -> Result<Secret, Error> {
@@ -52,7 +26,7 @@ fn token_from(lookup: impl Fn(&str) -> Option<String>) -> Result<Secret, Error> 
         .iter()
         .filter_map(|name| lookup(name))
         .find(|value| !value.trim().is_empty())
-        .map(Secret)
+        .map(Secret::new)
         .ok_or(Error::MissingToken)
 }
 

@@ -573,7 +573,10 @@ fn ops(change: &ResourceChange) -> Vec<Op> {
     change
         .operations
         .iter()
-        .map(|Operation::Cloudscale(op)| op.clone())
+        .filter_map(|operation| match operation {
+            Operation::Cloudscale(op) => Some(op.clone()),
+            _ => None,
+        })
         .collect()
 }
 

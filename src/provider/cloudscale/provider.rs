@@ -145,7 +145,12 @@ impl CloudscaleProvider {
         let mut ids = live.as_ref().map(LbIds::from_live).unwrap_or_default();
         let journal_error = |e: crate::state::StateError| error(address, e);
         for operation in &change.operations {
-            let Operation::Cloudscale(op) = operation;
+            let Operation::Cloudscale(op) = operation else {
+                return Err(error(
+                    address,
+                    "a cloudscale resource with another provider's operation",
+                ));
+            };
             let text = op.to_string();
             tracing::info!(%address, "{text}");
             journal
@@ -211,9 +216,11 @@ fn applied_spec(prior: &ResourceState) -> Option<LoadBalancerSpec> {
     serde_json::from_value(prior.attributes.clone()).ok()
 }
 
-fn load_balancer_spec(resource: &Resource) -> &LoadBalancerSpec {
+/// The config validates that a cloudscale resource is a cloudscale load balancer.
+fn load_balancer_spec(resource: &Resource) -> Option<&LoadBalancerSpec> {
     match &resource.spec {
-        ResourceSpec::LoadBalancer(spec) => spec,
+        ResourceSpec::LoadBalancer(spec) => Some(spec),
+        _ => None,
     }
 }
 
@@ -266,7 +273,7 @@ impl Provider for CloudscaleProvider {
         options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError> {
         let prior = target.prior.and_then(applied_spec);
-        let spec = target.resource.map(load_balancer_spec);
+        let spec = target.resource.and_then(load_balancer_spec);
         self.compare(target, spec, prior.as_ref(), options, true)
     }
 
@@ -274,7 +281,9 @@ impl Provider for CloudscaleProvider {
         // What was last applied is what the cloud should still hold; a resource found only by
         // its tag is held to the config.
         let applied = target.prior.and_then(applied_spec);
-        let expected = applied.as_ref().or(target.resource.map(load_balancer_spec));
+        let expected = applied
+            .as_ref()
+            .or(target.resource.and_then(load_balancer_spec));
         let Some(expected) = expected else {
             return Ok(DriftCheck::NotApplied);
         };
