@@ -395,11 +395,11 @@ impl<'a> Diff<'a> {
         }
         // 4. Upgrade: the global offering it checks is the new one if that changed already.
         let global = if offering_done {
-            want.offering.clone()
+            Some(want.offering)
         } else {
-            self.live_offering(&live.serviceofferingid)
+            self.inventory.offering_by_id(&live.serviceofferingid)
         };
-        self.version(want, live, &now, &global)?;
+        self.version(want, live, &now, global)?;
         // 5. Autoscaling, then the worker count.
         self.autoscaling(spec, live, &now);
         self.workers(want, live, prior, &now, offering_done);
@@ -411,21 +411,6 @@ impl<'a> Diff<'a> {
             }
         }
         Ok(())
-    }
-
-    /// The live offering by id, or a stand-in that fails every minimum when it left the catalog.
-    fn live_offering(&self, id: &str) -> ServiceOffering {
-        self.inventory
-            .offering_by_id(id)
-            .cloned()
-            .unwrap_or(ServiceOffering {
-                id: id.to_string(),
-                name: id.to_string(),
-                cpunumber: 0,
-                cpuspeed: 0,
-                memory: 0,
-                iscustomized: false,
-            })
     }
 
     fn offering_name(&self, id: &str) -> String {
@@ -584,6 +569,10 @@ impl<'a> Diff<'a> {
             }
             let own = want.spec.node_offerings.contains_key(&node);
             check_offering(new, own.then_some(node), want.version)?;
+            // The scale runs before any upgrade: the running version's minimums apply too.
+            if let Some(running) = self.inventory.version_by_id(&live.kubernetesversionid) {
+                check_offering(new, own.then_some(node), running)?;
+            }
             smaller |= self
                 .inventory
                 .offering_by_id(current)
@@ -694,7 +683,7 @@ impl<'a> Diff<'a> {
         want: &Resolved,
         live: &KubernetesCluster,
         now: &str,
-        global_offering: &ServiceOffering,
+        global_offering: Option<&ServiceOffering>,
     ) -> Result<(), String> {
         if want.version.id == live.kubernetesversionid {
             return Ok(());
@@ -715,7 +704,13 @@ impl<'a> Diff<'a> {
             }
             VersionStep::Upgrade => {
                 check_version_usable(want.version, &want.zone.name)?;
-                check_offering(global_offering, None, want.version).map_err(|e| {
+                let global = global_offering.ok_or_else(|| {
+                    format!(
+                        "the cluster's service offering {} is not in the catalog, so whether it meets the minimums of Kubernetes {to} cannot be checked",
+                        live.serviceofferingid
+                    )
+                })?;
+                check_offering(global, None, want.version).map_err(|e| {
                     format!("the cluster's {e}; CloudStack checks the upgrade against it")
                 })?;
                 if now != "Running" {
@@ -747,13 +742,29 @@ impl<'a> Diff<'a> {
             bounds.map_or(Value::Null, |(min, max)| json!({ "min": min, "max": max }))
         };
         let (before, after) = (show(current), show(wanted));
-        if !can_scale(now) {
-            let detail = format!("the cluster is {now}; scaling needs Created, Running or Stopped");
+        // CloudStack accepts the call in Created, Running or Stopped, but it deploys (or
+        // removes) the cluster autoscaler through the running control node: skyplan asks for
+        // Running rather than let apply find out.
+        if now != "Running" {
+            let detail = format!(
+                "the cluster is {now}: the cluster autoscaler is set up inside the running cluster, so start it first (state = \"running\")"
+            );
             self.note(Change::WrongState, "autoscaling", before, after, &detail);
             return;
         }
-        self.note(Change::Autoscaling, "autoscaling", before, after, "");
         let (min, max) = wanted.unwrap_or((0, 0));
+        if wanted.is_some() && !(min..=max).contains(&live.size) {
+            let detail = format!("the cluster has {} workers, outside {min}-{max}", live.size);
+            self.note(
+                Change::AutoscalingMovesWorkers,
+                "autoscaling",
+                before,
+                after,
+                &detail,
+            );
+        } else {
+            self.note(Change::Autoscaling, "autoscaling", before, after, "");
+        }
         self.ops.push(ClusterOp::Autoscale {
             cluster: target(live),
             enabled: wanted.is_some(),

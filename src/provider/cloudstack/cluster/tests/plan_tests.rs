@@ -792,3 +792,38 @@ fn a_plan_with_a_stop_or_start_is_never_below_pool_recreate() {
         }
     }
 }
+
+#[test]
+fn autoscaling_bounds_that_exclude_the_worker_count_move_workers() {
+    let change = change(|s| s.autoscaling = Some(Autoscaling { min: 4, max: 6 }));
+    let autoscaling = attribute(&change, "autoscaling");
+    assert_eq!(autoscaling.impact, Impact::Minimal);
+    assert_reason(autoscaling, &["3 workers, outside 4-6"]);
+    assert_eq!(
+        ops(&change),
+        ["set autoscaling of cluster lab to 4-6 workers"]
+    );
+}
+
+#[test]
+fn autoscaling_of_a_stopped_cluster_waits_until_it_runs() {
+    let mut stopped = spec();
+    stopped.state = ClusterRunState::Stopped;
+    let mut inventory = inventory();
+    live_state(&mut inventory, "Stopped");
+    let mut desired = stopped.clone();
+    desired.autoscaling = Some(Autoscaling { min: 2, max: 5 });
+    let change = plan_with(&inventory, Some(&desired), Some(&stopped), false, false).unwrap();
+    let autoscaling = attribute(&change, "autoscaling");
+    assert_eq!(autoscaling.impact, Impact::Forbidden);
+    assert_reason(autoscaling, &["Stopped", "start it first"]);
+}
+
+#[test]
+fn an_upgrade_of_a_cluster_whose_offering_left_the_catalog_is_an_error() {
+    let error = error_of(change_in(
+        |i| i.clusters[0].serviceofferingid = "o-gone".into(),
+        |s| s.kubernetes_version = "1.29.5".into(),
+    ));
+    assert!(error.contains("o-gone is not in the catalog"), "{error}");
+}
