@@ -14,6 +14,7 @@ use crate::provider::ProviderError;
 use crate::state::ResourceState;
 
 mod plan_tests;
+mod props;
 
 pub fn offering(name: &str, cpu: u32, memory: u32) -> ServiceOffering {
     ServiceOffering {
