@@ -52,12 +52,13 @@ pub async fn apply(
     let Some(record) = change.record.clone() else {
         return Ok(None);
     };
-    let id = id.ok_or_else(|| {
-        ProviderError::new(
-            address,
-            "the cluster's id is unknown: run `skyplan import` with its UUID",
-        )
-    })?;
+    let id = match id {
+        Some(id) => id,
+        // A cluster adopted by its name with nothing to change: its id is recorded now.
+        None => recorded_cluster_id(ctx.client, &record)
+            .await
+            .map_err(|e| ProviderError::new(address, e))?,
+    };
     Ok(Some(ResourceState {
         provider: PROVIDER.to_string(),
         id,
@@ -215,20 +216,42 @@ async fn create_or_adopt(
     }
 }
 
+/// The id of the live cluster with that name, if there is one.
+async fn find_by_name(
+    client: &CloudstackClient,
+    name: &str,
+) -> Result<Option<String>, ClientError> {
+    let params = vec![param("name", name)];
+    let found = client
+        .list("listKubernetesClusters", &params, "kubernetescluster")
+        .await?;
+    Ok(adoptable(&found, name))
+}
+
 /// After a create whose answer was lost: the cluster with that name, if the server made it.
 async fn adopt(
     client: &CloudstackClient,
     name: &str,
     cause: &ClientError,
 ) -> Result<String, String> {
-    let params = vec![param("name", name)];
-    let found = client
-        .list("listKubernetesClusters", &params, "kubernetescluster")
+    find_by_name(client, name)
         .await
-        .map_err(|e| format!("{cause}; looking for cluster {name} afterwards failed too: {e}"))?;
-    adoptable(&found, name).ok_or_else(|| {
-        format!("{cause}; no cluster {name} was made, so the create can be planned again")
-    })
+        .map_err(|e| format!("{cause}; looking for cluster {name} afterwards failed too: {e}"))?
+        .ok_or_else(|| {
+            format!("{cause}; no cluster {name} was made, so the create can be planned again")
+        })
+}
+
+/// The id of the cluster a change without operations records (one the plan adopted by name).
+async fn recorded_cluster_id(client: &CloudstackClient, record: &Value) -> Result<String, String> {
+    let name = record
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("the recorded spec has no cluster name")?;
+    find_by_name(client, name)
+        .await
+        .map_err(|e| format!("looking up cluster {name}: {e}"))?
+        .ok_or_else(|| format!("cluster {name} is not in the account any more: plan again"))
 }
 
 /// The listed cluster of that exact name (the API's `name` filter may match more loosely),
