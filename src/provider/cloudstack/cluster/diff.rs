@@ -101,7 +101,7 @@ pub fn diff(input: &DiffInput) -> Result<ResourceChange, String> {
         (Some(spec), Some(live)) if input.replace => {
             let want = resolve(spec, input.inventory)?;
             check_create(&want, input.inventory)?;
-            requested = diff.replaced(live, &want);
+            requested = diff.replaced(live, &want, input.prior);
             Action::Replace
         }
         (Some(spec), Some(live)) => {
@@ -295,9 +295,8 @@ impl<'a> Diff<'a> {
             self.note(Change::Removed, "", before, Value::Null, &detail);
             return false;
         }
-        if !is_in(&live.state, DELETABLE) {
-            let detail = format!("the cluster is {}", live.state);
-            self.note(Change::DeleteWrongState, "", before, Value::Null, &detail);
+        if let Some((row, why)) = self.delete_refusal(live, prior) {
+            self.note(row, "", before, Value::Null, &why);
             return false;
         }
         self.note(Change::Deleted, "", before, Value::Null, &detail);
@@ -307,32 +306,67 @@ impl<'a> Diff<'a> {
         true
     }
 
-    fn replaced(&mut self, live: &KubernetesCluster, want: &Resolved) -> bool {
-        if !is_in(&live.state, DELETABLE) {
-            let detail = format!("the cluster is {}", live.state);
-            let before = json!(live.name);
-            self.note(
-                Change::DeleteWrongState,
-                "",
-                before,
-                json!(want.spec.name),
-                &detail,
-            );
+    /// `prior` is the spec the live cluster was made from (how its network came about).
+    fn replaced(
+        &mut self,
+        live: &KubernetesCluster,
+        want: &Resolved,
+        prior: Option<&ClusterSpec>,
+    ) -> bool {
+        let (before, after) = (json!(live.name), json!(want.spec.name));
+        if let Some((row, why)) = self.delete_refusal(live, prior) {
+            self.note(row, "", before, after, &why);
             return false;
         }
-        let detail = self.delete_consequence(live, Some(want.spec));
-        self.note(
-            Change::Replaced,
-            "",
-            json!(live.name),
-            json!(want.spec.name),
-            &detail,
-        );
+        let detail = self.delete_consequence(live, prior);
+        self.note(Change::Replaced, "", before, after, &detail);
         self.ops.push(ClusterOp::Delete {
             cluster: target(live),
         });
         self.create(want);
         true
+    }
+
+    /// Why deleteKubernetesCluster would refuse this cluster (`validateClusterSate`, and the
+    /// foreign-VM check of a network CKS made), if it would.
+    fn delete_refusal(
+        &self,
+        live: &KubernetesCluster,
+        prior: Option<&ClusterSpec>,
+    ) -> Option<(Change, String)> {
+        if !is_in(&live.state, DELETABLE) {
+            return Some((
+                Change::DeleteWrongState,
+                format!("the cluster is {}", live.state),
+            ));
+        }
+        // Only known for a cluster skyplan made without a network: CKS made that one.
+        let network = live.networkid.as_deref()?;
+        if !prior.is_some_and(|p| p.network.is_none()) {
+            return None;
+        }
+        let own: Vec<&str> = live
+            .virtualmachines
+            .iter()
+            .map(|vm| vm.id.as_str())
+            .collect();
+        let foreign: Vec<&str> = self
+            .inventory
+            .vms
+            .iter()
+            .filter(|vm| vm.nic.iter().any(|nic| nic.networkid == network))
+            .filter(|vm| !own.contains(&vm.id.as_str()))
+            .map(|vm| vm.name.as_str())
+            .collect();
+        (!foreign.is_empty()).then(|| {
+            (
+                Change::DeleteBlocked,
+                format!(
+                    "VMs that are not part of the cluster use its network: {}",
+                    foreign.join(", ")
+                ),
+            )
+        })
     }
 
     /// With a network the user supplied, CKS removes only its own rules: what the CCM made for
@@ -391,7 +425,7 @@ impl<'a> Diff<'a> {
         // 3. An offering change on the running cluster, unless it should end up stopped.
         let deferred = offering.take_if(|_| needs_stop && can_stop(&now));
         if let Some(change) = offering.take() {
-            offering_done = self.offering_while_running(change, live, &mut now);
+            offering_done = self.offering_while_running(change, live, &now);
         }
         // 4. Upgrade: the global offering it checks is the new one if that changed already.
         let global = if offering_done {
@@ -619,7 +653,7 @@ impl<'a> Diff<'a> {
         &mut self,
         change: OfferingChange,
         live: &KubernetesCluster,
-        now: &mut String,
+        now: &str,
     ) -> bool {
         if now != "Running" {
             let detail = format!("the cluster is {now}; scaling needs Created, Running or Stopped");

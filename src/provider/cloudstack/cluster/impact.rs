@@ -50,6 +50,7 @@ changes!(
     Removed,
     Deleted,
     DeleteWrongState,
+    DeleteBlocked,
     Replaced,
 );
 
@@ -114,6 +115,7 @@ pub const RULES: &[Rule] = &[
     Rule { change: Removed, what: "cluster removed from the config", happens: "deleting it would destroy every node and the workloads on it; pass --allow-delete ADDR to delete it", impact: Forbidden, downtime: NEW_CLUSTER },
     Rule { change: Deleted, what: "cluster deleted (--allow-delete)", happens: "deleteKubernetesCluster destroys every node: the workloads and their data on the nodes are gone", impact: Forbidden, downtime: NEW_CLUSTER },
     Rule { change: DeleteWrongState, what: "cluster deleted in a state that does not allow it", happens: "refused by CloudStack (delete needs Running, Stopped, Alert, Error or Destroying): wait until the cluster settles and plan again", impact: Forbidden, downtime: Downtime::ZERO },
+    Rule { change: DeleteBlocked, what: "cluster deleted while other VMs use the network CKS made for it", happens: "refused by CloudStack (\"has instances using it which are not part of the Kubernetes cluster\"): remove those VMs from the network first", impact: Forbidden, downtime: Downtime::ZERO },
     Rule { change: Replaced, what: "cluster replaced (--replace)", happens: "deleteKubernetesCluster, then createKubernetesCluster: the old cluster's workloads are gone and the new one starts empty", impact: Forbidden, downtime: NEW_CLUSTER },
 ];
 

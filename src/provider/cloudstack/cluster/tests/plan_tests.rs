@@ -827,3 +827,28 @@ fn an_upgrade_of_a_cluster_whose_offering_left_the_catalog_is_an_error() {
     ));
     assert!(error.contains("o-gone is not in the catalog"), "{error}");
 }
+
+#[test]
+fn a_cluster_whose_own_network_has_other_vms_cannot_be_deleted() {
+    use crate::provider::cloudstack::api::Nic;
+    let mut inventory = inventory();
+    let mut stranger = inventory.vms[0].clone();
+    stranger.id = "vm-x".into();
+    stranger.name = "stranger".into();
+    stranger.nic = vec![Nic {
+        id: "nic-x".into(),
+        networkid: "n-auto".into(),
+        ipaddress: None,
+        isdefault: true,
+    }];
+    inventory.vms.push(stranger);
+    let change = plan_with(&inventory, None, Some(&spec()), false, true).unwrap();
+    assert!(change.is_refused());
+    assert_reason(
+        &change.attributes[0],
+        &["stranger", "not part of the Kubernetes cluster"],
+    );
+    let change = plan_with(&inventory, Some(&spec()), Some(&spec()), true, false).unwrap();
+    assert!(change.is_refused());
+    assert!(change.operations.is_empty());
+}
