@@ -342,7 +342,7 @@ impl<'a> Diff<'a> {
         }
         // Only known for a cluster skyplan made without a network: CKS made that one.
         let network = live.networkid.as_deref()?;
-        if !prior.is_some_and(|p| p.network.is_none()) {
+        if prior.is_none_or(|p| p.network.is_some()) {
             return None;
         }
         let own: Vec<&str> = live
