@@ -264,23 +264,21 @@ fn adoptable(listed: &[Value], name: &str) -> Option<String> {
         .find_map(|c| c.get("id").and_then(Value::as_str).map(str::to_string))
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum KubeconfigError {
-    #[error("getKubernetesClusterConfig failed: {0}")]
-    Client(#[from] ClientError),
-    #[error("getKubernetesClusterConfig returned no configdata for cluster {0}")]
-    Missing(String),
-}
-
-/// The cluster's kubeconfig (getKubernetesClusterConfig → `clusterconfig.configdata`).
+/// The cluster's kubeconfig text (getKubernetesClusterConfig → `clusterconfig.configdata`).
 pub async fn kubeconfig(
     client: &CloudstackClient,
     cluster_id: &str,
-) -> Result<String, KubeconfigError> {
+) -> Result<String, ProviderError> {
     let answer = client
         .call("getKubernetesClusterConfig", &vec![param("id", cluster_id)])
-        .await?;
-    config_data(&answer).ok_or_else(|| KubeconfigError::Missing(cluster_id.to_string()))
+        .await
+        .map_err(|e| ProviderError::new(PROVIDER, format!("getKubernetesClusterConfig: {e}")))?;
+    config_data(&answer).ok_or_else(|| {
+        ProviderError::new(
+            PROVIDER,
+            format!("getKubernetesClusterConfig returned no configdata for cluster {cluster_id}"),
+        )
+    })
 }
 
 fn config_data(answer: &Value) -> Option<String> {

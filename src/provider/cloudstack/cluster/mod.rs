@@ -20,7 +20,7 @@ mod ops;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use execute::{apply, kubeconfig, KubeconfigError};
+pub use execute::{apply, kubeconfig};
 pub use ops::ClusterOp;
 
 use super::api::KubernetesCluster;
