@@ -220,6 +220,7 @@ impl Workspace {
             id: id.to_string(),
             ids: serde_json::Value::Null,
             attributes: serde_json::Value::Null,
+            depends_on: vec![],
         };
         let target = Target {
             address,
