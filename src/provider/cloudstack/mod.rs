@@ -16,6 +16,7 @@ pub mod lb;
 pub mod live;
 pub mod ops;
 pub mod provider;
+mod refresh;
 
 /// The provider's name in the config and the state.
 pub const PROVIDER: &str = "cloudstack";

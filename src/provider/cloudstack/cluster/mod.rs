@@ -42,3 +42,11 @@ pub async fn apply(
 ) -> Result<Option<ResourceState>, ProviderError> {
     Err(ProviderError::new(&change.address, "not built yet"))
 }
+
+/// The cluster's kubeconfig text (`getKubernetesClusterConfig` → `configdata`).
+pub async fn kubeconfig(
+    _client: &super::client::CloudstackClient,
+    _cluster_id: &str,
+) -> Result<String, ProviderError> {
+    Err(ProviderError::new(super::PROVIDER, "not built yet"))
+}
