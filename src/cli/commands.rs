@@ -14,7 +14,6 @@ use super::progress::{progress_for_stderr, Progress};
 use crate::apply::hold::hold_back;
 use crate::apply::window::MaintenancePolicy;
 use crate::config::{self, Config};
-use crate::graph::ObjectGraph;
 use crate::plan::file::{PlanFile, PlanRequest};
 use crate::plan::Plan;
 use crate::provider::registry;
@@ -324,10 +323,7 @@ fn confirm() -> Result<bool, Report> {
 
 fn graph(path: &std::path::Path, format: GraphFormat) -> Result<u8, Report> {
     let config = load(path)?;
-    let mut graph = ObjectGraph::new();
-    for resource in &config.resources {
-        registry::add_to_graph(&mut graph, resource);
-    }
+    let graph = registry::graph(&config);
     let text = match format {
         GraphFormat::Dot => graph.to_dot(),
         GraphFormat::Mermaid => graph.to_mermaid(),
