@@ -28,10 +28,18 @@ impl CsProject {
         }
     }
 
-    /// The embedded simulator reports this server version (listCapabilities).
+    /// Runs skyplan with this variable set (the embedded simulator's settings, kill points).
     pub fn with_env(mut self, name: &str, value: &str) -> CsProject {
         self.env.push((name.into(), value.into()));
         self
+    }
+
+    /// The same project, run without the variable `name`.
+    pub fn without_env(self, name: &str) -> CsProject {
+        CsProject {
+            project: self.project,
+            env: self.env.into_iter().filter(|(n, _)| n != name).collect(),
+        }
     }
 
     pub fn config(&self, resources: &str) {
@@ -72,13 +80,14 @@ impl CsProject {
         let plan = self.plan(&[]);
         let changes = plan["changes"].as_array().expect("changes");
         let pending: Vec<&Value> = changes.iter().filter(|c| c["action"] != "no-op").collect();
-        assert!(pending.is_empty(), "apply then plan must be empty: {plan:#}");
+        assert!(
+            pending.is_empty(),
+            "apply then plan must be empty: {plan:#}"
+        );
     }
 
     pub fn world_path(&self) -> PathBuf {
-        self.project
-            .path()
-            .join("state/embedded/cloudstack.json")
+        self.project.path().join("state/embedded/cloudstack.json")
     }
 
     /// The simulated account as an API client sees it now.
@@ -231,6 +240,10 @@ pub fn operations(change: &Value) -> Vec<String> {
         .as_array()
         .expect("operations")
         .iter()
-        .map(|o| o.as_str().map(str::to_string).unwrap_or_else(|| o.to_string()))
+        .map(|o| {
+            o.as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| o.to_string())
+        })
         .collect()
 }

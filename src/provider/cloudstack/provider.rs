@@ -59,6 +59,12 @@ fn embedded_job_time() -> Duration {
         .unwrap_or(Duration::from_millis(50))
 }
 
+/// The embedded cloud's server version (listCapabilities), e.g. `4.20.0.0`; default 4.22.
+const EMBEDDED_VERSION_ENV: &str = "SKYPLAN_SIM_CLOUDSTACK_VERSION";
+
+/// The embedded cloud's hypervisor, e.g. `XenServer`; default KVM.
+const EMBEDDED_HYPERVISOR_ENV: &str = "SKYPLAN_SIM_CLOUDSTACK_HYPERVISOR";
+
 impl CloudstackProvider {
     /// Connects to the endpoint; `embedded` starts the built-in simulator on 127.0.0.1 over
     /// the world persisted in `<state-dir>/embedded/cloudstack.json`.
@@ -234,9 +240,12 @@ async fn start_embedded(state_dir: &Path) -> Result<sim::SimHandle, ProviderErro
     std::fs::create_dir_all(&dir)
         .map_err(|e| error(PROVIDER, format!("cannot create {}: {e}", dir.display())))?;
     let listen: SocketAddr = "127.0.0.1:0".parse().expect("valid address");
+    let defaults = sim::SimOptions::default();
     let options = sim::SimOptions {
         job_time: embedded_job_time(),
-        ..sim::SimOptions::default()
+        version: std::env::var(EMBEDDED_VERSION_ENV).unwrap_or(defaults.version.clone()),
+        hypervisor: std::env::var(EMBEDDED_HYPERVISOR_ENV).unwrap_or(defaults.hypervisor.clone()),
+        ..defaults
     };
     sim::spawn(dir.join("cloudstack.json"), listen, options)
         .await
