@@ -6,6 +6,7 @@ mod cloudscale_rows;
 mod crash;
 mod cs_cluster_rows;
 mod cs_crash;
+mod cs_faults;
 mod cs_lb_rows;
 mod cs_support;
 mod drift;
