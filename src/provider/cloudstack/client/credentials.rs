@@ -142,6 +142,16 @@ mod tests {
     }
 
     #[test]
+    fn quoted_values_are_unquoted() {
+        let file = config_file(&format!(
+            "[Global]\napi-url = \"http://x/client/api\"\napi-key = \"K\"\nsecret-key = \"{SECRET}\"\n"
+        ));
+        let credentials = Credentials::from_cloud_config(file.path()).unwrap();
+        assert_eq!(credentials.api_url, "http://x/client/api");
+        assert_eq!(credentials.secret_key.expose(), SECRET);
+    }
+
+    #[test]
     fn debug_never_shows_the_secret() {
         let credentials = Credentials::new("http://x", "K", Secret::new(SECRET));
         let debug = format!("{credentials:?}");

@@ -18,7 +18,12 @@ pub fn open(command: &str, status: u16, body: &[u8]) -> Result<Value, Error> {
         .and_then(|json| response_object(command, json));
     match inner {
         Some(inner) if success && !inner.contains_key("errorcode") => Ok(Value::Object(inner)),
-        Some(inner) => Err(api_error(command, status, &inner)),
+        Some(inner) => match api_error(command, status, &inner) {
+            error if error.code() == Some(401) => Err(Error::Unauthorized {
+                command: command.to_string(),
+            }),
+            error => Err(error),
+        },
         None if success => Err(Error::Decode {
             command: command.to_string(),
             detail: format!(
@@ -164,6 +169,9 @@ mod tests {
     #[test]
     fn unauthorized_never_looks_at_the_body() {
         let error = open("listZones", 401, b"{}").unwrap_err();
+        assert!(matches!(error, Error::Unauthorized { .. }));
+        let inside = body(json!({"listzonesresponse": {"errorcode": 401, "errortext": "x"}}));
+        let error = open("listZones", 200, &inside).unwrap_err();
         assert!(matches!(error, Error::Unauthorized { .. }));
     }
 

@@ -23,7 +23,7 @@ mod error;
 mod jobs;
 mod paging;
 mod retry;
-pub mod sign;
+mod sign;
 mod transport;
 
 #[cfg(test)]

@@ -21,22 +21,36 @@ impl CloudstackClient {
         item_key: &str,
     ) -> Result<Vec<Value>, Error> {
         let base = list_params(params, self.credentials().project_id.as_deref());
+        let mut page_size = PAGE_SIZE;
         let mut items = Vec::new();
-        for page in 1.. {
+        let mut page = 1;
+        loop {
             let mut paged = base.clone();
             paged.push(("page".to_string(), page.to_string()));
-            paged.push(("pagesize".to_string(), PAGE_SIZE.to_string()));
-            let answer = self.call(command, &paged).await?;
+            paged.push(("pagesize".to_string(), page_size.to_string()));
+            let answer = match self.call(command, &paged).await {
+                Ok(answer) => answer,
+                Err(error) => match server_page_limit(&error) {
+                    // An operator lowered `default.page.size`: the first page says so.
+                    Some(limit) if page == 1 && limit < page_size => {
+                        tracing::debug!(command, limit, "CloudStack: smaller page size");
+                        page_size = limit;
+                        continue;
+                    }
+                    _ => return Err(error),
+                },
+            };
             let (count, page_items) = page_contents(command, item_key, answer)?;
             let got = page_items.len();
             items.extend(page_items);
             let complete = match count {
                 Some(count) => items.len() >= count,
-                None => got < PAGE_SIZE,
+                None => got < page_size,
             };
             if got == 0 || complete {
                 break;
             }
+            page += 1;
         }
         Ok(items)
     }
@@ -60,6 +74,21 @@ fn list_params(params: &Params, project_id: Option<&str>) -> Params {
         all.push(("projectid".to_string(), project.to_string()));
     }
     all
+}
+
+/// The server's maximum page size from its refusal of a larger one (431 "Page size can't
+/// exceed max allowed page size value: 100").
+fn server_page_limit(error: &Error) -> Option<usize> {
+    let Error::Api {
+        errorcode: 431,
+        text,
+        ..
+    } = error
+    else {
+        return None;
+    };
+    let (_, limit) = text.split_once("max allowed page size value:")?;
+    limit.trim().parse().ok().filter(|limit| *limit > 0)
 }
 
 /// `count` and the items of one page. An empty list is `{}`: no count, no items.
@@ -93,10 +122,21 @@ mod tests {
 
     /// An API whose `listThings` has `total` things and pages them like the server.
     async fn things(total: usize) -> FakeApi {
+        things_with_max_page(total, PAGE_SIZE).await
+    }
+
+    /// The same with the server's `default.page.size` set to `max_page`.
+    async fn things_with_max_page(total: usize, max_page: usize) -> FakeApi {
         fake_api(move |request| {
             assert_eq!(param(request, "command"), "listThings");
             let page: usize = param(request, "page").parse().unwrap();
             let size: usize = param(request, "pagesize").parse().unwrap();
+            if size > max_page {
+                let text =
+                    format!("Page size can't exceed max allowed page size value: {max_page}");
+                let error = json!({"errorcode": 431, "cserrorcode": 4350, "errortext": text});
+                return (431, json!({"listthingsresponse": error}));
+            }
             let first = (page - 1) * size;
             let items: Vec<Value> = (first..total.min(first + size))
                 .map(|i| json!({"id": format!("t-{i}")}))
@@ -129,6 +169,23 @@ mod tests {
             assert_eq!(items[total - 1]["id"], format!("t-{}", total - 1));
             assert_eq!(requests, calls, "{total} objects");
         }
+    }
+
+    #[tokio::test]
+    async fn a_lower_server_page_size_is_adopted() {
+        let api = things_with_max_page(250, 100).await;
+        let client = quick_client(&api.url);
+        let items = client
+            .list("listThings", &Params::new(), "thing")
+            .await
+            .unwrap();
+        assert_eq!(items.len(), 250);
+        let sizes: Vec<String> = api
+            .requests()
+            .iter()
+            .map(|request| format!("{}/{}", param(request, "page"), param(request, "pagesize")))
+            .collect();
+        assert_eq!(sizes, ["1/500", "1/100", "2/100", "3/100"]);
     }
 
     #[tokio::test]

@@ -44,6 +44,8 @@ impl CloudstackClient {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .danger_accept_invalid_certs(credentials.ssl_no_verify)
+            // A followed redirect turns the POST into a GET without the form: report it instead.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|error| Error::Build(error.to_string()))?;
         Ok(CloudstackClient {
@@ -139,6 +141,9 @@ impl CloudstackClient {
             .map_err(transport)?;
         let status = response.status().as_u16();
         tracing::debug!(command, status, "CloudStack API request");
+        if response.status().is_redirection() {
+            return Err(redirected(command, status, response.headers()));
+        }
         let body = response.bytes().await.map_err(transport)?;
         envelope::open(command, status, &body)
     }
@@ -165,6 +170,20 @@ impl CloudstackClient {
         ];
         all.extend(own.map(|(name, value)| (name.to_string(), value)));
         all
+    }
+}
+
+/// A redirect (http → https, an old host): the request was not executed; the fix is the url.
+fn redirected(command: &str, status: u16, headers: &reqwest::header::HeaderMap) -> Error {
+    let location = headers
+        .get(reqwest::header::LOCATION)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("(no location)");
+    Error::Api {
+        command: command.to_string(),
+        errorcode: status,
+        cserrorcode: None,
+        text: format!("redirected to {location}; set api-url to the address it redirects to"),
     }
 }
 
@@ -361,6 +380,82 @@ mod tests {
             quick_client(&api.url).server_version().await.unwrap(),
             "4.22.0.0"
         );
+    }
+
+    #[tokio::test]
+    async fn a_redirect_is_reported_not_followed() {
+        let app = axum::Router::new().route(
+            "/client/api",
+            axum::routing::post(|| async {
+                axum::response::Redirect::permanent("https://cloud.example.com/client/api")
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let client = quick_client(&format!("http://{address}/client/api"));
+        let error = client.call("createTags", &Params::new()).await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "CloudStack createTags: 308: redirected to https://cloud.example.com/client/api; \
+             set api-url to the address it redirects to"
+        );
+        assert!(!error.is_uncertain());
+        assert_eq!(client.request_count(), 1);
+    }
+
+    /// Everything the client logs, at every level, while `work` runs.
+    async fn logs_of<F: std::future::Future<Output = ()>>(work: F) -> String {
+        let buffer = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(move || LogSink(sink.clone()))
+            .finish();
+        let guard = tracing::subscriber::set_default(subscriber);
+        work.await;
+        drop(guard);
+        let text = String::from_utf8(buffer.lock().unwrap().clone()).unwrap();
+        text
+    }
+
+    struct LogSink(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for LogSink {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn ssl_no_verify_is_warned_about_once_and_logs_never_show_the_secret() {
+        let (api, _) = flaky(2, 503).await;
+        let logs = logs_of(async {
+            let mut credentials = quick_client(&api.url).credentials().clone();
+            credentials.ssl_no_verify = true;
+            let client = CloudstackClient::new(credentials)
+                .unwrap()
+                .with_retry_policy(RetryPolicy {
+                    first: Duration::from_millis(1),
+                    max: Duration::from_millis(1),
+                    attempts: 4,
+                });
+            client.call("listZones", &Params::new()).await.unwrap();
+            client.call("listZones", &Params::new()).await.unwrap();
+        })
+        .await;
+        assert_eq!(
+            logs.matches("TLS certificate verification is off").count(),
+            1,
+            "{logs}"
+        );
+        assert!(logs.contains("retrying"), "{logs}");
+        assert!(!logs.contains(SECRET), "{logs}");
     }
 
     #[test]
