@@ -205,6 +205,35 @@ mod tests {
         );
     }
 
+    /// Percent-decoding, to check the encoder against.
+    fn decode(encoded: &str) -> Vec<u8> {
+        let bytes = encoded.as_bytes();
+        let mut decoded = Vec::new();
+        let mut index = 0;
+        while index < bytes.len() {
+            if bytes[index] == b'%' {
+                let hex = std::str::from_utf8(&bytes[index + 1..index + 3]).unwrap();
+                decoded.push(u8::from_str_radix(hex, 16).unwrap());
+                index += 3;
+            } else {
+                decoded.push(bytes[index]);
+                index += 1;
+            }
+        }
+        decoded
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn encoding_is_reversible_and_uses_only_safe_characters(value in "\\PC*") {
+            let encoded = java_url_encode(&value);
+            proptest::prop_assert!(encoded
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b".-*_%".contains(&b)));
+            proptest::prop_assert_eq!(decode(&encoded), value.as_bytes());
+        }
+    }
+
     #[test]
     fn expires_is_ten_minutes_ahead_in_utc() {
         let now: jiff::Timestamp = "2029-12-31T23:50:00Z".parse().unwrap();
