@@ -3,6 +3,7 @@
 mod cli;
 mod cloudscale_rows;
 mod crash;
+mod cs_client;
 mod drift;
 mod faults;
 mod independent_clients;
