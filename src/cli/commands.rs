@@ -553,13 +553,34 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
             let options = sim::SimOptions {
                 token: args.token,
                 settle: std::time::Duration::from_millis(args.settle_ms),
-                faults: args.faults,
+                faults: args.faults.parse().into_diagnostic()?,
             };
             let handle = sim::spawn(args.world.clone(), args.listen, options)
                 .await
                 .into_diagnostic()?;
             eprintln!(
                 "cloudscale simulator listening on {} (world {})",
+                handle.base_url(),
+                args.world.display()
+            );
+            handle.serve_until_ctrl_c().await.into_diagnostic()?;
+        }
+        SimProvider::Cloudstack => {
+            use crate::sim::cloudstack as sim;
+            let options = sim::SimOptions {
+                api_key: args.api_key,
+                secret_key: args.secret_key,
+                job_time: std::time::Duration::from_millis(args.job_ms),
+                version: args.server_version,
+                hypervisor: args.hypervisor,
+                faults: args.faults.parse().into_diagnostic()?,
+                ..sim::SimOptions::default()
+            };
+            let handle = sim::spawn(args.world.clone(), args.listen, options)
+                .await
+                .into_diagnostic()?;
+            eprintln!(
+                "cloudstack simulator listening on {} (world {})",
                 handle.base_url(),
                 args.world.display()
             );
