@@ -63,6 +63,17 @@ pub enum Command {
         #[command(flatten)]
         locking: Locking,
     },
+    /// Write a managed cluster's kubeconfig to a file (to the terminal only with `-o -`).
+    Kubeconfig {
+        /// The cluster: `lab` or `cluster.lab`.
+        cluster: String,
+        /// Where to write it (default: `<CLUSTER>.kubeconfig` in the current directory); `-`
+        /// is standard output.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        locking: Locking,
+    },
     /// Remove the state lock left by a run that is gone (the ID is in the lock message).
     ForceUnlock { id: String },
     /// The cloud simulators.
@@ -188,18 +199,36 @@ pub struct SimServeArgs {
     /// How long a load balancer stays `changing` after each change, in milliseconds.
     #[arg(long, env = "SKYPLAN_SIM_SETTLE_MS", default_value_t = 300)]
     pub settle_ms: u64,
+    /// CloudStack: the API key the server accepts (default: the embedded mode's fixed key).
+    #[arg(long)]
+    pub api_key: Option<String>,
+    /// CloudStack: the secret key requests must be signed with (default: the embedded
+    /// mode's fixed key).
+    #[arg(long)]
+    pub secret_key: Option<String>,
+    /// CloudStack: the server version listCapabilities reports.
+    #[arg(long, default_value = "4.22.0.0")]
+    pub server_version: String,
+    /// CloudStack: the hypervisor of the VMs it creates (KVM, XenServer, VMware, Simulator…).
+    #[arg(long, default_value = "KVM")]
+    pub hypervisor: String,
+    /// CloudStack: how long an async job stays pending, in milliseconds.
+    #[arg(long, env = "SKYPLAN_SIM_JOB_MS", default_value_t = 300)]
+    pub job_ms: u64,
     /// Faults to inject into API requests, e.g.
-    /// `latency=5-50ms,429=0.05,5xx=0.03,drop=0.02,after-commit=0.02,seed=7`.
+    /// `latency=5-50ms,429=0.05,5xx=0.03,drop=0.02,after-commit=0.02,seed=7`; CloudStack also
+    /// takes `job-fail=P` (a share of async jobs fail). Checked against the provider's syntax.
     #[arg(
         long,
         value_name = "SPEC",
         env = "SKYPLAN_SIM_FAULTS",
         default_value = "none"
     )]
-    pub faults: crate::sim::cloudscale::Faults,
+    pub faults: String,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum SimProvider {
     Cloudscale,
+    Cloudstack,
 }

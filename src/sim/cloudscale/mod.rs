@@ -25,6 +25,8 @@ mod world;
 #[cfg(test)]
 mod tests;
 
+/// Shared with the CloudStack simulator, which drops connections the same way.
+pub(crate) use faults::{AbortableListener, ConnectionAbort};
 pub use faults::{Faults, FaultsError, FAULTS_ENV};
 pub use inventory::{DEFAULT_NETWORK_UUID, DEFAULT_SUBNET_UUID, PUBLIC_SUBNET_UUID};
 pub use server::{spawn, SimHandle, SimOptions, DEFAULT_SETTLE, DEFAULT_TOKEN};

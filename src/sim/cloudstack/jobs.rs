@@ -1,0 +1,272 @@
+//! Async jobs. An async command answers `{"jobid", "id"}` at once; the world changes when the
+//! job ends, `job_time` later (objects sit in intermediate states meanwhile), and
+//! `queryAsyncJobResult` reports jobstatus 0 (pending), 1 (with the object) or 2 (with
+//! errorcode/errortext). Jobs live in the world file, so a pending one survives a restart.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::api::{cs_time, ApiError, ApiResult};
+use super::commands::{clusters, firewall, ips, lb, tags};
+use super::state::Ctx;
+use super::world::World;
+
+/// What a job does when it ends (and, for some, half-way through).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Action {
+    IpAssociate {
+        id: String,
+    },
+    IpDisassociate {
+        id: String,
+    },
+    LbCreate {
+        id: String,
+    },
+    LbUpdate(lb::Update),
+    LbDelete {
+        id: String,
+    },
+    LbAssign {
+        id: String,
+        vm_ids: Vec<String>,
+    },
+    LbRemove {
+        id: String,
+        vm_ids: Vec<String>,
+    },
+    FirewallCreate {
+        id: String,
+    },
+    FirewallDelete {
+        id: String,
+    },
+    TagsCreate {
+        tags: Vec<super::world::Tag>,
+    },
+    TagsDelete(tags::Deletion),
+    ClusterCreate {
+        id: String,
+    },
+    ClusterStart {
+        id: String,
+    },
+    ClusterStop {
+        id: String,
+    },
+    ClusterDelete {
+        id: String,
+    },
+    ClusterScale(clusters::scale::Plan),
+    ClusterUpgrade {
+        id: String,
+        version_id: String,
+    },
+    /// A refusal the server only reports from inside the job (CKS validations).
+    Fail {
+        code: u16,
+        cs_code: u32,
+        text: String,
+    },
+}
+
+impl Action {
+    pub fn fail(error: ApiError) -> Self {
+        Action::Fail {
+            code: error.code,
+            cs_code: error.cs_code,
+            text: error.text,
+        }
+    }
+
+    /// Ends the job: changes the world and gives the job's result, or why it failed (the
+    /// world may still have changed, as when the server fails half-way).
+    fn finish(self, world: &mut World, cx: &Ctx) -> ApiResult<Value> {
+        match self {
+            Action::IpAssociate { id } => ips::finish_associate(world, &id),
+            Action::IpDisassociate { id } => ips::finish_disassociate(world, &id),
+            Action::LbCreate { id } => lb::finish_create(world, &id),
+            Action::LbUpdate(update) => lb::finish_update(world, update),
+            Action::LbDelete { id } => lb::finish_delete(world, &id),
+            Action::LbAssign { id, vm_ids } => lb::finish_assign(world, &id, &vm_ids),
+            Action::LbRemove { id, vm_ids } => lb::finish_remove(world, &id, &vm_ids),
+            Action::FirewallCreate { id } => firewall::finish_create(world, &id),
+            Action::FirewallDelete { id } => firewall::finish_delete(world, &id),
+            Action::TagsCreate { tags } => tags::finish_create(world, tags),
+            Action::TagsDelete(deletion) => tags::finish_delete(world, &deletion),
+            Action::ClusterCreate { id } => clusters::create::finish(world, cx, &id),
+            Action::ClusterStart { id } => clusters::lifecycle::finish_start(world, cx, &id),
+            Action::ClusterStop { id } => clusters::lifecycle::finish_stop(world, cx, &id),
+            Action::ClusterDelete { id } => clusters::lifecycle::finish_delete(world, &id),
+            Action::ClusterScale(plan) => clusters::scale::finish(world, cx, plan),
+            Action::ClusterUpgrade { id, version_id } => {
+                clusters::upgrade::finish(world, cx, &id, &version_id)
+            }
+            Action::Fail {
+                code,
+                cs_code,
+                text,
+            } => Err(ApiError {
+                code,
+                cs_code,
+                text,
+            }),
+        }
+    }
+
+    /// Half-way through: the intermediate state the server passes through.
+    fn midway(&self, world: &mut World, cx: &Ctx) {
+        if let Action::ClusterCreate { id } = self {
+            clusters::create::midway(world, cx, id);
+        }
+    }
+
+    /// Undoes what the command did before its job (an injected failure): the server removes
+    /// a rule or releases an address whose job failed, and marks a cluster Error.
+    fn abandon(&self, world: &mut World) {
+        match self {
+            Action::IpAssociate { id } => ips::abandon_associate(world, id),
+            Action::LbCreate { id } => world.lb_rules.retain(|r| &r.id != id),
+            Action::FirewallCreate { id } => world.firewall_rules.retain(|r| &r.id != id),
+            Action::ClusterCreate { id }
+            | Action::ClusterStart { id }
+            | Action::ClusterStop { id }
+            | Action::ClusterDelete { id }
+            | Action::ClusterUpgrade { id, .. } => clusters::set_state(world, id, "Alert"),
+            Action::ClusterScale(plan) => clusters::set_state(world, &plan.id, "Alert"),
+            _ => {}
+        }
+    }
+}
+
+/// What an async command hands the job machinery.
+#[derive(Debug)]
+pub struct Start {
+    /// The command's Java class, reported as the job's `cmd`.
+    pub cmd: &'static str,
+    pub instance_type: Option<&'static str>,
+    pub instance_id: Option<String>,
+    /// The `id` the first answer carries (creates and commands on one object).
+    pub id: Option<String>,
+    pub action: Action,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Job {
+    pub id: String,
+    pub cmd: String,
+    pub instance_type: Option<String>,
+    pub instance_id: Option<String>,
+    #[serde(with = "super::world::stamp")]
+    pub created: Timestamp,
+    #[serde(with = "super::world::stamp")]
+    pub midway_at: Timestamp,
+    #[serde(with = "super::world::stamp")]
+    pub ends_at: Timestamp,
+    /// What is left to do: `None` once the job ended.
+    pub pending: Option<Action>,
+    pub midway_done: bool,
+    /// The failure injected on purpose (`job-fail=P`), decided when the job starts.
+    pub injected_failure: bool,
+    /// 0 pending, 1 succeeded, 2 failed.
+    pub status: u8,
+    pub result_code: u16,
+    pub result: Option<Value>,
+    #[serde(default, with = "super::world::optional_stamp")]
+    pub completed: Option<Timestamp>,
+}
+
+pub const SIMULATED_FAILURE: &str = "simulated failure";
+
+impl Job {
+    pub fn new(start: Start, cx: &Ctx, injected_failure: bool) -> Job {
+        let duration = jiff::SignedDuration::try_from(cx.job_time).unwrap_or_default();
+        let at = |d| cx.now.checked_add(d).unwrap_or(cx.now);
+        Job {
+            id: uuid::Uuid::new_v4().to_string(),
+            cmd: start.cmd.to_owned(),
+            instance_type: start.instance_type.map(str::to_owned),
+            instance_id: start.instance_id,
+            created: cx.now,
+            midway_at: at(duration / 2),
+            ends_at: at(duration),
+            pending: Some(start.action),
+            midway_done: false,
+            injected_failure,
+            status: 0,
+            result_code: 0,
+            result: None,
+            completed: None,
+        }
+    }
+
+    /// The answer of `queryAsyncJobResult`.
+    pub fn render(&self) -> Value {
+        let mut body = json!({
+            "jobid": self.id,
+            "cmd": self.cmd,
+            "jobstatus": self.status,
+            "jobprocstatus": 0,
+            "jobresultcode": self.result_code,
+            "created": cs_time(self.created),
+        });
+        if let Some(kind) = &self.instance_type {
+            body["jobinstancetype"] = kind.clone().into();
+        }
+        if let Some(id) = &self.instance_id {
+            body["jobinstanceid"] = id.clone().into();
+        }
+        if let Some(result) = &self.result {
+            body["jobresulttype"] = "object".into();
+            body["jobresult"] = result.clone();
+        }
+        if let Some(at) = self.completed {
+            body["completed"] = cs_time(at).into();
+        }
+        body
+    }
+}
+
+/// Advances every job whose time has come; true when the world changed.
+pub fn settle(world: &mut World, cx: &Ctx) -> bool {
+    let mut changed = false;
+    for index in 0..world.jobs.len() {
+        let job = &world.jobs[index];
+        if job.pending.is_none() {
+            continue;
+        }
+        if !job.midway_done && job.midway_at <= cx.now {
+            let action = job.pending.clone().expect("checked above");
+            world.jobs[index].midway_done = true;
+            action.midway(world, cx);
+            changed = true;
+        }
+        if world.jobs[index].ends_at > cx.now {
+            continue;
+        }
+        let action = world.jobs[index].pending.take().expect("checked above");
+        let outcome = if world.jobs[index].injected_failure {
+            action.abandon(world);
+            Err(ApiError::internal(SIMULATED_FAILURE))
+        } else {
+            action.finish(world, cx)
+        };
+        let job = &mut world.jobs[index];
+        job.completed = Some(cx.now);
+        match outcome {
+            Ok(result) => {
+                job.status = 1;
+                job.result = Some(result);
+            }
+            Err(error) => {
+                job.status = 2;
+                job.result_code = error.code;
+                job.result = Some(json!({"errorcode": error.code, "errortext": error.text}));
+            }
+        }
+        changed = true;
+    }
+    changed
+}
