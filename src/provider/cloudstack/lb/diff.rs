@@ -147,6 +147,8 @@ struct Spreads {
     algorithm: Spread,
     cidrs: Spread,
     firewall: Spread,
+    /// The members the kept rules have now.
+    current: BTreeSet<String>,
     added: BTreeSet<String>,
     removed: BTreeSet<String>,
     member_rules: Vec<String>,
@@ -545,33 +547,42 @@ impl<'a> Diff<'a> {
             );
             recreate = true;
         }
-        let mut update = RuleUpdate::default();
-        if live.cidrs() != desired.allowed_cidrs {
-            spreads.cidrs.add(&live.name, live.cidrs().join(", "));
-            match cidrs_change(self.input.live.server_version()) {
-                Change::CidrsRecreated => recreate = true,
-                _ => update.cidrs = Some(desired.allowed_cidrs.clone()),
-            }
-        }
-        if live.algorithm != spec.algorithm.as_str() {
-            spreads.algorithm.add(&live.name, live.algorithm.clone());
-            update.algorithm = Some(spec.algorithm);
-        }
-        if !protocol_changed && live.name != wanted.name {
-            spreads.name.add(&live.name, live.name.clone());
-            spreads.renamed_to.push(wanted.name.clone());
-            update.name = Some(wanted.name.clone());
-        }
-        let want_description = spec.description.clone().unwrap_or_default();
-        if live.description.clone().unwrap_or_default() != want_description {
-            spreads
-                .description
-                .add(&live.name, live.description.clone().unwrap_or_default());
-            update.description = Some(want_description);
+        let differences = self.in_place(spec, desired, live, wanted);
+        if differences
+            .iter()
+            .any(|d| d.change == Change::CidrsRecreated)
+        {
+            recreate = true;
         }
         if recreate {
+            for d in differences {
+                self.note_within(d, &object);
+            }
+            self.members_within(desired, live, &object);
             self.recreate(spec, desired, live, wanted, spreads);
             return;
+        }
+        let mut update = RuleUpdate::default();
+        for d in differences {
+            match d.change {
+                Change::RuleName => {
+                    spreads.name.add(&live.name, live.name.clone());
+                    spreads.renamed_to.push(wanted.name.clone());
+                    update.name = Some(wanted.name.clone());
+                }
+                Change::RuleDescription => {
+                    spreads.description.add(&live.name, text_of(&d.before));
+                    update.description = Some(spec.description.clone().unwrap_or_default());
+                }
+                Change::Algorithm => {
+                    spreads.algorithm.add(&live.name, text_of(&d.before));
+                    update.algorithm = Some(spec.algorithm);
+                }
+                _ => {
+                    spreads.cidrs.add(&live.name, text_of(&d.before));
+                    update.cidrs = Some(desired.allowed_cidrs.clone());
+                }
+            }
         }
         if !update.is_empty() {
             self.ops.push(LbOp::UpdateRule {
@@ -581,6 +592,117 @@ impl<'a> Diff<'a> {
         }
         self.members(desired, live, &wanted.name, spreads);
         self.firewall(desired, wanted, spreads);
+    }
+
+    /// The rule's fields updateLoadBalancerRule can change (the source ACL only from 4.22).
+    fn in_place(
+        &self,
+        spec: &CsLoadBalancerSpec,
+        desired: &Desired,
+        live: &LoadBalancerRule,
+        wanted: &DesiredRule,
+    ) -> Vec<Difference> {
+        let mut found = vec![];
+        let protocol_changed = !live
+            .protocol
+            .eq_ignore_ascii_case(wanted.port.protocol.as_str());
+        if !protocol_changed && live.name != wanted.name {
+            found.push(Difference::new(
+                Change::RuleName,
+                "name",
+                &live.name,
+                &wanted.name,
+            ));
+        }
+        let (have, want) = (
+            live.description.clone().unwrap_or_default(),
+            spec.description.clone().unwrap_or_default(),
+        );
+        if have != want {
+            found.push(Difference::new(
+                Change::RuleDescription,
+                "description",
+                &have,
+                &want,
+            ));
+        }
+        if live.algorithm != spec.algorithm.as_str() {
+            let after = spec.algorithm.as_str();
+            found.push(Difference::new(
+                Change::Algorithm,
+                "algorithm",
+                &live.algorithm,
+                after,
+            ));
+        }
+        if live.cidrs() != desired.allowed_cidrs {
+            let change = cidrs_change(self.input.live.server_version());
+            let before = live.cidrs().join(", ");
+            let after = desired.allowed_cidrs.join(", ");
+            found.push(Difference::new(change, "allowed-cidrs", &before, &after));
+        }
+        found
+    }
+
+    /// A difference that the rule's recreation takes care of: shown, in the recreation's group.
+    fn note_within(&mut self, d: Difference, object: &str) {
+        if d.change == Change::CidrsRecreated {
+            let version = self.input.live.server_version();
+            let detail = format!("CloudStack {}.{}.{}", version.0, version.1, version.2);
+            self.note(d.change, d.path, d.before, d.after, object, &detail);
+            return;
+        }
+        let row = rule(d.change);
+        self.attributes.push(AttributeChange {
+            path: d.path.to_string(),
+            before: d.before,
+            after: d.after,
+            impact: row.impact,
+            reason: format!(
+                "{object}: set anew when the rule is recreated ({})",
+                row.what
+            ),
+            downtime: row.downtime,
+            group: object.to_string(),
+        });
+    }
+
+    /// Member differences of a recreated rule: the new rule gets the wanted members.
+    fn members_within(&mut self, desired: &Desired, live: &LoadBalancerRule, object: &str) {
+        let mut have: Vec<String> = self
+            .member_ids(live)
+            .iter()
+            .map(|id| self.vm_name(id))
+            .collect();
+        have.sort();
+        let (change, after) = match &desired.members {
+            Members::Vms(vms) if names(vms) == have => return,
+            Members::Vms(vms) => (Change::Members, json!(names(vms))),
+            Members::AfterCluster {
+                address, workers, ..
+            } => (
+                Change::MembersAfterCluster,
+                json!(format!(
+                    "the {workers} workers of {address} after it is applied"
+                )),
+            ),
+        };
+        let d = Difference {
+            change,
+            path: "members",
+            before: json!(have),
+            after,
+        };
+        self.note_within(d, object);
+    }
+
+    fn member_ids(&self, live: &LoadBalancerRule) -> BTreeSet<&'a str> {
+        self.input
+            .live
+            .rule_members
+            .get(&live.id)
+            .map(|ids| ids.iter().map(String::as_str).collect())
+            .unwrap_or_default()
     }
 
     /// Delete then create (the same IP and port cannot hold two rules): the firewall rule is
@@ -612,19 +734,13 @@ impl<'a> Diff<'a> {
         rule_name: &str,
         spreads: &mut Spreads,
     ) {
-        let have: BTreeSet<&str> = self
-            .input
-            .live
-            .rule_members
-            .get(&live.id)
-            .map(|ids| ids.iter().map(String::as_str).collect())
-            .unwrap_or_default();
+        let have = self.member_ids(live);
+        for id in &have {
+            spreads.current.insert(self.vm_name(id));
+        }
         match &desired.members {
             Members::AfterCluster { cluster, .. } => {
                 spreads.cluster_rules.push(rule_name.to_string());
-                for id in &have {
-                    spreads.removed.insert(self.vm_name(id));
-                }
                 self.ops.push(LbOp::SyncClusterMembers {
                     rule: rule_name.to_string(),
                     cluster: cluster.clone(),
@@ -869,6 +985,29 @@ impl<'a> Diff<'a> {
             self.create_rule(spec, desired, wanted);
         }
     }
+}
+
+/// One field of a rule that differs.
+struct Difference {
+    change: Change,
+    path: &'static str,
+    before: Value,
+    after: Value,
+}
+
+impl Difference {
+    fn new(change: Change, path: &'static str, before: &str, after: &str) -> Difference {
+        Difference {
+            change,
+            path,
+            before: json!(before),
+            after: json!(after),
+        }
+    }
+}
+
+fn text_of(value: &Value) -> String {
+    value.as_str().unwrap_or_default().to_string()
 }
 
 fn list_or_none(names: &BTreeSet<String>) -> String {

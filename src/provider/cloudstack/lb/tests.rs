@@ -1010,3 +1010,31 @@ fn a_load_balancer_of_a_cluster_not_created_yet_takes_its_network_at_apply_time(
     .unwrap_err();
     assert!(error.message.contains("virtual router"), "{error}");
 }
+
+#[test]
+fn changes_a_recreation_carries_are_shown_within_its_downtime() {
+    let change = plan_change(|s| {
+        s.algorithm = CsAlgorithm::Source;
+        s.ports[0].protocol = CsProtocol::TcpProxy;
+        s.members = CsMembers::Vms(vec!["web-3".into()]);
+    });
+    let paths: Vec<&str> = change.attributes.iter().map(|a| a.path.as_str()).collect();
+    assert_eq!(paths, ["ports.80.protocol", "algorithm", "members"]);
+    assert_row(
+        &change.attributes[1],
+        "algorithm",
+        Impact::Minimal,
+        "set anew when the rule is recreated",
+    );
+    assert_eq!(change.impact(), Impact::PoolRecreate);
+    assert_eq!(change.downtime(), crate::model::Downtime::new(60, 120));
+    assert_eq!(
+        ops(&change),
+        [
+            "delete LB rule edge-tcp-80",
+            "create LB rule edge-tcp-proxy-80 (tcp-proxy 80 → 30080)",
+            "tag LB rule edge-tcp-proxy-80",
+            "assign web-3 to LB rule edge-tcp-proxy-80",
+        ]
+    );
+}
