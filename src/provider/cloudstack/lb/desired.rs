@@ -233,7 +233,9 @@ fn facts(network: &Network) -> Result<NetworkFacts, String> {
     }
     Ok(NetworkFacts {
         reference,
-        virtual_router: network.kind.eq_ignore_ascii_case("isolated"),
+        // Isolated networks and VPC tiers balance with the (VPC) virtual router's haproxy;
+        // only a shared network may have another LB provider. Unknown counts as the router.
+        virtual_router: !network.kind.eq_ignore_ascii_case("shared"),
         firewall: has_service(network, "Firewall"),
     })
 }

@@ -239,6 +239,7 @@ impl<'a> Diff<'a> {
             &detail,
         );
         self.firewall_ignored(spec, desired);
+        self.check_ip_network(desired)?;
         self.acquire_ip(spec, false)?;
         for wanted in &desired.rules {
             self.create_rule(spec, desired, wanted);
@@ -332,6 +333,29 @@ impl<'a> Diff<'a> {
         });
         self.ops.push(LbOp::TagIp);
         Ok(())
+    }
+
+    /// A given IP must belong to the rules' network: the server refuses rules on an IP of
+    /// another network.
+    fn check_ip_network(&self, desired: &Desired) -> Result<(), String> {
+        let Some(ip) = self.input.found.ip else {
+            return Ok(());
+        };
+        match (ip.associatednetworkid.as_deref(), desired.network.id()) {
+            (Some(own), Some(wanted)) if own != wanted => {
+                let name = self
+                    .input
+                    .live
+                    .network(own)
+                    .map_or(own, |n| n.name.as_str());
+                Err(format!(
+                    "public-ip: {} belongs to network {name}, not to network {}",
+                    ip.ipaddress,
+                    desired.network.name()
+                ))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Says that firewall-cidrs do nothing on a network without the Firewall service.

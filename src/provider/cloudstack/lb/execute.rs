@@ -223,9 +223,14 @@ impl Run<'_> {
             )
             .await
             .map_err(|e| format!("listing the rules on the public IP: {e}"))?;
+        // The live IDs win over the recorded ones: a rule recreated by hand has a new ID, and
+        // one deleted by hand has none.
+        for name in &named {
+            self.ids.rules.remove(*name);
+        }
         for rule in rules {
             let name = text(&rule, "name");
-            if named.contains(name.as_str()) && !self.ids.rules.contains_key(&name) {
+            if named.contains(name.as_str()) {
                 self.ids.rules.insert(name, text(&rule, "id"));
             }
         }

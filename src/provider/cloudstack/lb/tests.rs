@@ -1038,3 +1038,22 @@ fn changes_a_recreation_carries_are_shown_within_its_downtime() {
         ]
     );
 }
+
+#[test]
+fn a_given_address_of_another_network_is_a_plan_error() {
+    let mut live = empty_world();
+    live.networks.push(network(
+        "net-2",
+        "other-net",
+        "Isolated",
+        &["Lb", "Firewall"],
+    ));
+    live.public_ips[0].associatednetworkid = Some("net-2".into());
+    let spec = CsLoadBalancerSpec {
+        public_ip: PublicIp::Address("198.51.100.20".into()),
+        ..base()
+    };
+    let error = plan_in(&live, None, Some(&spec), None, Flags::default()).unwrap_err();
+    assert!(error.message.starts_with("public-ip"), "{error}");
+    assert!(error.message.contains("other-net"), "{error}");
+}
