@@ -19,8 +19,43 @@ use crate::model::{CsLoadBalancerSpec, PublicIp};
 use crate::plan::ResourceChange;
 use crate::provider::cloudstack::ops::Op;
 use crate::provider::{Operation, ProviderError};
-use crate::state::journal::Phase;
+use crate::state::journal::{Journal, Phase};
 use crate::state::ResourceState;
+
+/// The client calls the executor makes, so that a fake cloud can stand in for it in tests.
+pub(crate) trait Api: Sync {
+    fn list(
+        &self,
+        command: &str,
+        params: &Params,
+        item_key: &str,
+    ) -> impl Future<Output = Result<Vec<Value>, Error>> + Send;
+
+    fn run_job(
+        &self,
+        command: &str,
+        params: &Params,
+    ) -> impl Future<Output = Result<Value, Error>> + Send;
+}
+
+impl Api for CloudstackClient {
+    fn list(
+        &self,
+        command: &str,
+        params: &Params,
+        item_key: &str,
+    ) -> impl Future<Output = Result<Vec<Value>, Error>> + Send {
+        CloudstackClient::list(self, command, params, item_key)
+    }
+
+    fn run_job(
+        &self,
+        command: &str,
+        params: &Params,
+    ) -> impl Future<Output = Result<Value, Error>> + Send {
+        CloudstackClient::run_job(self, command, params)
+    }
+}
 
 /// How often a create whose answer was lost is looked for and, when absent, sent again.
 const CREATE_ATTEMPTS: u32 = 3;
@@ -28,6 +63,15 @@ const CREATE_ATTEMPTS: u32 = 3;
 /// Runs the change's operations in order and returns the new state entry.
 pub async fn apply(
     ctx: &ApplyContext<'_>,
+    change: &ResourceChange,
+    prior: Option<&ResourceState>,
+) -> Result<Option<ResourceState>, ProviderError> {
+    apply_with(ctx.client, ctx.journal, change, prior).await
+}
+
+pub(super) async fn apply_with<A: Api>(
+    client: &A,
+    journal: &Journal,
     change: &ResourceChange,
     prior: Option<&ResourceState>,
 ) -> Result<Option<ResourceState>, ProviderError> {
@@ -48,7 +92,7 @@ pub async fn apply(
         })
         .collect::<Result<_, _>>()?;
     let mut run = Run {
-        client: ctx.client,
+        client,
         owner: address.to_string(),
         ids: prior.map(LbIds::from_state).unwrap_or_default(),
     };
@@ -57,19 +101,19 @@ pub async fn apply(
     for op in ops {
         let text = op.to_string();
         tracing::info!(%address, "{text}");
-        ctx.journal
+        journal
             .record(address, Phase::Intent, &text, None, None)
             .map_err(journal_error)?;
         let result = run.execute(op).await;
-        ctx.journal.checkpoint("call");
+        journal.checkpoint("call");
         if let Err(e) = result {
-            ctx.journal
+            journal
                 .record(address, Phase::Failed, &text, None, Some(e.clone()))
                 .map_err(journal_error)?;
             return Err(fail(format!("{text}: {e}")));
         }
         let recorded = serde_json::to_value(&run.ids).expect("ids serialize");
-        ctx.journal
+        journal
             .record(address, Phase::Done, &text, Some(recorded), None)
             .map_err(journal_error)?;
     }
@@ -193,13 +237,13 @@ pub fn tag_params(resource_type: &str, id: &str, owner: &str) -> Params {
     ])
 }
 
-struct Run<'a> {
-    client: &'a CloudstackClient,
+struct Run<'a, A> {
+    client: &'a A,
     owner: String,
     ids: LbIds,
 }
 
-impl Run<'_> {
+impl<A: Api> Run<'_, A> {
     /// Finds the public IP when the state does not name it (the state was lost), and the IDs
     /// of the existing rules the ops name.
     async fn locate(
@@ -581,8 +625,8 @@ fn existing_rule(op: &LbOp) -> Option<&str> {
 
 /// Runs a create job; when its answer is lost (`is_uncertain`), first looks for what it may
 /// have created and adopts it, and sends it again only when nothing is there.
-async fn create<F, Fut>(
-    client: &CloudstackClient,
+async fn create<A: Api, F, Fut>(
+    client: &A,
     command: &str,
     params: &Params,
     key: &str,

@@ -12,6 +12,8 @@
 pub mod desired;
 pub mod diff;
 pub mod execute;
+#[cfg(test)]
+mod execute_tests;
 pub mod found;
 pub mod impact;
 pub mod ops;

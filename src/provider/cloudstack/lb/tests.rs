@@ -20,12 +20,12 @@ use crate::plan::AttributeChange;
 use crate::provider::cloudstack::ops::Op;
 use crate::provider::Operation;
 
-const IP_ID: &str = "ip-1";
-const IP: &str = "198.51.100.10";
-const NET_ID: &str = "net-1";
+pub(super) const IP_ID: &str = "ip-1";
+pub(super) const IP: &str = "198.51.100.10";
+pub(super) const NET_ID: &str = "net-1";
 const NET: &str = "k8s-net";
 
-fn address() -> Address {
+pub(super) fn address() -> Address {
     Address::new(ResourceKind::LoadBalancer, "edge")
 }
 
@@ -38,7 +38,7 @@ fn owner_tag() -> Tag {
     }
 }
 
-fn port(port: u16, protocol: CsProtocol, node_port: u16) -> CsPort {
+pub(super) fn port(port: u16, protocol: CsProtocol, node_port: u16) -> CsPort {
     CsPort {
         port,
         protocol,
@@ -46,7 +46,7 @@ fn port(port: u16, protocol: CsProtocol, node_port: u16) -> CsPort {
     }
 }
 
-fn base() -> CsLoadBalancerSpec {
+pub(super) fn base() -> CsLoadBalancerSpec {
     CsLoadBalancerSpec {
         name: "edge".into(),
         description: None,
@@ -131,7 +131,7 @@ fn firewall_of(spec: &CsLoadBalancerSpec, p: &CsPort) -> FirewallRule {
 
 /// An account without the load balancer: the network, four VMs, and another load balancer's
 /// rule in the same network (it shares the virtual router).
-fn empty_world() -> Inventory {
+pub(super) fn empty_world() -> Inventory {
     let other_ip = PublicIpAddress {
         id: "ip-other".into(),
         ipaddress: "198.51.100.20".into(),
@@ -172,7 +172,7 @@ fn empty_world() -> Inventory {
 
 /// The account after `spec` was applied: a tagged IP, one rule per port with its members and
 /// firewall rule.
-fn world(spec: &CsLoadBalancerSpec) -> Inventory {
+pub(super) fn world(spec: &CsLoadBalancerSpec) -> Inventory {
     let mut live = empty_world();
     live.public_ips.push(PublicIpAddress {
         id: IP_ID.into(),
@@ -200,7 +200,7 @@ fn world(spec: &CsLoadBalancerSpec) -> Inventory {
     live
 }
 
-fn state_of(spec: &CsLoadBalancerSpec, live: &Inventory) -> ResourceState {
+pub(super) fn state_of(spec: &CsLoadBalancerSpec, live: &Inventory) -> ResourceState {
     let ids = LbIds {
         public_ip: Some(IP_ID.into()),
         address: Some(IP.into()),
@@ -220,13 +220,13 @@ fn state_of(spec: &CsLoadBalancerSpec, live: &Inventory) -> ResourceState {
 }
 
 #[derive(Default, Clone, Copy)]
-struct Flags {
-    replace: bool,
-    allow_delete: bool,
-    no_state: bool,
+pub(super) struct Flags {
+    pub replace: bool,
+    pub allow_delete: bool,
+    pub no_state: bool,
 }
 
-fn plan_in(
+pub(super) fn plan_in(
     live: &Inventory,
     applied: Option<&CsLoadBalancerSpec>,
     desired: Option<&CsLoadBalancerSpec>,
@@ -853,7 +853,7 @@ fn drift_shows_a_hand_made_change_as_what_restores_it() {
 
 // ---- members from a cluster ----------------------------------------------------------------
 
-fn cluster_spec(workers: u32, network: Option<&str>) -> ClusterSpec {
+pub(super) fn cluster_spec(workers: u32, network: Option<&str>) -> ClusterSpec {
     ClusterSpec {
         name: "lab".into(),
         description: None,
@@ -871,7 +871,7 @@ fn cluster_spec(workers: u32, network: Option<&str>) -> ClusterSpec {
     }
 }
 
-fn live_cluster(size: u32) -> KubernetesCluster {
+pub(super) fn live_cluster(size: u32) -> KubernetesCluster {
     serde_json::from_value(json!({
         "id": "k-1", "name": "lab", "zoneid": "zone-1", "kubernetesversionid": "v-1",
         "serviceofferingid": "o-1", "networkid": NET_ID, "size": size, "controlnodes": 1,
