@@ -1,6 +1,7 @@
 //! `[load-balancer.NAME]` with provider "cloudstack" (direct mode): LB rules on a public IP.
 //!
-//! INTERFACE (used by `provider.rs`): [`LbOp`], [`plan`], [`drift`], [`apply`].
+//! INTERFACE (used by `provider.rs`): [`LbOp`], [`plan`], [`drift`], [`apply`]; and
+//! [`import`] for `skyplan import ADDR ID`.
 //!
 //! - `impact.rs` — the impact table (impact.md's direct-mode column), one row per change.
 //! - `desired.rs` — the spec resolved against the inventory: network, members, rules, and the
@@ -64,6 +65,42 @@ pub async fn apply(
     prior: Option<&ResourceState>,
 ) -> Result<Option<ResourceState>, ProviderError> {
     execute::apply(ctx, change, prior).await
+}
+
+/// The state entry for an existing public IP and its rules taken under management:
+/// `input.prior.id` names the IP by its ID or address; the config's spec becomes the applied
+/// one. The IP counts as skyplan's (released on delete) only if it carries the ownership tag.
+pub fn import(input: &PlanInput<'_, CsLoadBalancerSpec>) -> Result<ResourceState, ProviderError> {
+    let fail = |message: String| ProviderError::new(input.address, message);
+    let (Some(spec), Some(prior)) = (input.desired, input.prior) else {
+        return Err(fail(
+            "import needs the load balancer in the config and an ID".into(),
+        ));
+    };
+    let ip = input
+        .live
+        .public_ip(&prior.id)
+        .or_else(|| input.live.public_ip_by_address(&prior.id))
+        .ok_or_else(|| fail(format!("no public IP {} in the account", prior.id)))?;
+    let names: Vec<String> = spec.ports.iter().map(|p| spec.rule_name(p)).collect();
+    let ids = found::LbIds {
+        public_ip: Some(ip.id.clone()),
+        address: Some(ip.ipaddress.clone()),
+        ip_associated_by_skyplan: found::owned_by(&ip.tags, &input.address.to_string()),
+        network: ip.associatednetworkid.clone(),
+        rules: input
+            .live
+            .rules_on(&ip.id)
+            .filter(|r| names.contains(&r.name))
+            .map(|r| (r.name.clone(), r.id.clone()))
+            .collect(),
+    };
+    Ok(ResourceState {
+        provider: super::PROVIDER.to_string(),
+        id: ip.id.clone(),
+        ids: serde_json::to_value(&ids).expect("ids serialize"),
+        attributes: serde_json::to_value(spec).expect("specs serialize"),
+    })
 }
 
 /// The spec recorded at the last apply; unreadable (an older format) counts as unknown.

@@ -1057,3 +1057,43 @@ fn a_given_address_of_another_network_is_a_plan_error() {
     assert!(error.message.starts_with("public-ip"), "{error}");
     assert!(error.message.contains("other-net"), "{error}");
 }
+
+#[test]
+fn import_takes_the_ip_by_address_and_its_rules_and_then_plans_nothing() {
+    let spec = base();
+    let mut live = world(&spec);
+    live.public_ips.iter_mut().for_each(|ip| ip.tags.clear());
+    live.rules.iter_mut().for_each(|r| r.tags.clear());
+    let address = address();
+    let named = ResourceState {
+        provider: "cloudstack".into(),
+        id: IP.into(),
+        ids: json!({}),
+        attributes: json!(null),
+    };
+    let input = PlanInput {
+        address: &address,
+        desired: Some(&spec),
+        prior: Some(&named),
+        live: &live,
+        replace: false,
+        allow_delete: false,
+    };
+    let state = super::import(&input).unwrap();
+    assert_eq!(state.id, IP_ID);
+    let ids: LbIds = serde_json::from_value(state.ids.clone()).unwrap();
+    assert!(!ids.ip_associated_by_skyplan);
+    assert_eq!(
+        ids.rules.get("edge-tcp-80").map(String::as_str),
+        Some("rule-80")
+    );
+    let change = super::plan(
+        &PlanInput {
+            prior: Some(&state),
+            ..input
+        },
+        None,
+    )
+    .unwrap();
+    assert_eq!(change.action, Action::NoOp, "{:#?}", change.attributes);
+}
