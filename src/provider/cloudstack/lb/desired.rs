@@ -4,6 +4,7 @@
 
 use super::super::api::{Network, PublicIpAddress, VirtualMachine};
 use super::super::live::{ClusterRef, Inventory};
+use super::found::Found;
 use super::ops::{MemberVm, NetworkRef};
 use crate::model::{CsLoadBalancerSpec, CsMembers, CsPort, CsProtocol};
 
@@ -317,6 +318,28 @@ pub fn check_ports(desired: &Desired, ip: Option<&PublicIpAddress>) -> Result<()
             return Err(format!(
                 "ports.{port}.protocol: udp is refused on network {} — its LB provider is the virtual router (haproxy), which answers 431 \"LB service provider cannot support this rule\"",
                 desired.network.name()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A public port another rule on the IP already holds (CKS's API rule on a source-NAT IP, a
+/// hand-made one): the server refuses a second rule on it (537).
+pub fn check_taken_ports(desired: &Desired, found: &Found, live: &Inventory) -> Result<(), String> {
+    let Some(ip) = found.ip else {
+        return Ok(());
+    };
+    let own = |id: &str| found.rules.iter().any(|r| r.id == id);
+    for rule in &desired.rules {
+        let port = u32::from(rule.port.port);
+        let taken = live
+            .rules_on(&ip.id)
+            .find(|r| r.publicport == port && !own(&r.id));
+        if let Some(other) = taken {
+            return Err(format!(
+                "ports.{port}: {} already has LB rule {} on port {port}, which is not this load balancer's; the server refuses a second rule on it (537)",
+                ip.ipaddress, other.name
             ));
         }
     }

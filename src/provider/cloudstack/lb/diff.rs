@@ -416,12 +416,14 @@ impl<'a> Diff<'a> {
 /// Names the other LB rules of the network: each rule change makes the virtual router reload
 /// haproxy with all of them (gracefully, so the class is not raised).
 fn router_note(input: &DiffInput) -> String {
-    let desired_network = input
-        .desired
-        .filter(|(_, d)| d.network.virtual_router)
-        .and_then(|(_, d)| d.network.id().map(str::to_string));
     let live_network = input.found.rules.iter().find_map(|r| r.networkid.clone());
-    let Some(network) = desired_network.or(live_network) else {
+    let network = match input.desired {
+        // Another LB provider (on a shared network) has no haproxy to reload.
+        Some((_, d)) if !d.network.virtual_router => None,
+        Some((_, d)) => d.network.id().map(str::to_string).or(live_network),
+        None => live_network,
+    };
+    let Some(network) = network else {
         return String::new();
     };
     let own: BTreeSet<&str> = input.found.rules.iter().map(|r| r.id.as_str()).collect();

@@ -132,6 +132,7 @@ fn compare(
         .map_err(fail)?;
     if let Some(desired) = &desired {
         desired::check_ports(desired, found.ip).map_err(fail)?;
+        desired::check_taken_ports(desired, &found, input.live).map_err(fail)?;
     }
     diff::diff(&diff::DiffInput {
         address,

@@ -1097,3 +1097,31 @@ fn import_takes_the_ip_by_address_and_its_rules_and_then_plans_nothing() {
     .unwrap();
     assert_eq!(change.action, Action::NoOp, "{:#?}", change.attributes);
 }
+
+#[test]
+fn a_port_another_rule_holds_on_the_ip_is_a_plan_error() {
+    // The other load balancer's IP, which holds other-tcp-443.
+    let spec = CsLoadBalancerSpec {
+        public_ip: PublicIp::Address("198.51.100.20".into()),
+        ports: vec![port(443, CsProtocol::Tcp, 30443)],
+        ..base()
+    };
+    let error = plan_in(&empty_world(), None, Some(&spec), None, Flags::default()).unwrap_err();
+    assert!(error.message.starts_with("ports.443"), "{error}");
+    assert!(error.message.contains("other-tcp-443"), "{error}");
+}
+
+#[test]
+fn a_shared_network_with_another_lb_provider_names_no_router_neighbours() {
+    let before = base();
+    let mut live = world(&before);
+    live.networks = vec![network(NET_ID, NET, "Shared", &["Lb", "Firewall"])];
+    let mut after = base();
+    after.algorithm = CsAlgorithm::LeastConn;
+    let change = plan_in(&live, Some(&before), Some(&after), None, Flags::default()).unwrap();
+    assert!(
+        !only(&change).reason.contains("also reloads"),
+        "{}",
+        change.attributes[0].reason
+    );
+}
