@@ -150,14 +150,13 @@ fn params(pairs: &[(&str, &str)]) -> Params {
         .collect()
 }
 
-/// The ID of the object a command returned (`{"loadbalancer": {"id": …}}` or `{"id": …}`).
-fn object_id(result: &Value, key: &str) -> Option<String> {
-    result
-        .get(key)
-        .and_then(|o| o.get("id"))
-        .or_else(|| result.get("id"))
-        .and_then(Value::as_str)
-        .map(str::to_string)
+/// The object a command returned (`{"loadbalancer": {"id": …}}` or `{"id": …}`), if it has an ID.
+fn created_object(result: &Value, key: &str) -> Option<Value> {
+    [result.get(key), Some(result)]
+        .into_iter()
+        .flatten()
+        .find(|o| o.get("id").and_then(Value::as_str).is_some())
+        .cloned()
 }
 
 fn text(value: &Value, key: &str) -> String {
@@ -470,13 +469,13 @@ impl<A: Api> Run<'_, A> {
                 .filter(|ip| ip.get("issourcenat") != Some(&Value::Bool(true)))
                 .collect();
             Ok(match fresh.as_slice() {
-                [one] => Some(text(one, "id")),
+                [one] => Some((*one).clone()),
                 _ => None,
             })
         };
-        let id = create(self.client, "associateIpAddress", &p, "ipaddress", find).await?;
-        self.ids.public_ip = Some(id);
-        self.ids.address = address.map(str::to_string);
+        let ip = create(self.client, "associateIpAddress", &p, "ipaddress", find).await?;
+        self.ids.public_ip = Some(text(&ip, "id"));
+        self.ids.address = Some(text(&ip, "ipaddress")).filter(|a| !a.is_empty());
         self.ids.ip_associated_by_skyplan = true;
         Ok(())
     }
@@ -494,13 +493,12 @@ impl<A: Api> Run<'_, A> {
                     "loadbalancerrule",
                 )
                 .await?;
-            Ok(rules
-                .iter()
-                .find(|r| text(r, "name") == rule.name)
-                .map(|r| text(r, "id")))
+            Ok(rules.into_iter().find(|r| text(r, "name") == rule.name))
         };
-        let id = create(client, "createLoadBalancerRule", &p, "loadbalancer", find).await?;
-        self.ids.rules.insert(rule.name.clone(), id);
+        let created = create(client, "createLoadBalancerRule", &p, "loadbalancer", find).await?;
+        self.ids
+            .rules
+            .insert(rule.name.clone(), text(&created, "id"));
         Ok(())
     }
 
@@ -530,15 +528,12 @@ impl<A: Api> Run<'_, A> {
                 )
                 .await?;
             let wanted = super::super::api::split_cidrs(&cidrlist);
-            Ok(rules
-                .iter()
-                .find(|r| {
-                    text(r, "protocol").eq_ignore_ascii_case(protocol)
-                        && port_of(r, "startport") == Some(u32::from(port))
-                        && port_of(r, "endport") == Some(u32::from(port))
-                        && super::super::api::split_cidrs(&text(r, "cidrlist")) == wanted
-                })
-                .map(|r| text(r, "id")))
+            Ok(rules.into_iter().find(|r| {
+                text(r, "protocol").eq_ignore_ascii_case(protocol)
+                    && port_of(r, "startport") == Some(u32::from(port))
+                    && port_of(r, "endport") == Some(u32::from(port))
+                    && super::super::api::split_cidrs(&text(r, "cidrlist")) == wanted
+            }))
         };
         create(client, "createFirewallRule", &p, "firewallrule", find)
             .await
@@ -631,28 +626,29 @@ async fn create<A: Api, F, Fut>(
     params: &Params,
     key: &str,
     find: F,
-) -> Result<String, String>
+) -> Result<Value, String>
 where
     F: Fn() -> Fut,
-    Fut: Future<Output = Result<Option<String>, Error>>,
+    Fut: Future<Output = Result<Option<Value>, Error>>,
 {
     let mut attempt = 1;
     loop {
         match client.run_job(command, params).await {
             Ok(result) => {
-                return object_id(&result, key)
+                return created_object(&result, key)
                     .ok_or_else(|| format!("{command}: the answer names no {key}"))
             }
             Err(error) if error.is_uncertain() => {
                 let found = find()
                     .await
                     .map_err(|e| format!("{command}: {error}; then looking for it: {e}"))?;
-                if let Some(id) = found {
+                if let Some(object) = found {
+                    let id = text(&object, "id");
                     tracing::info!(
                         command,
                         "the create went through despite {error}; adopting {id}"
                     );
-                    return Ok(id);
+                    return Ok(object);
                 }
                 if attempt >= CREATE_ATTEMPTS {
                     return Err(format!("{command}: {error} (tried {attempt} times)"));
@@ -730,9 +726,14 @@ mod tests {
 
     #[test]
     fn created_objects_are_read_from_their_key_or_the_top() {
+        let id = |result: Value, key: &str| created_object(&result, key).map(|o| text(&o, "id"));
         let result = serde_json::json!({"loadbalancer": {"id": "r-9"}});
-        assert_eq!(object_id(&result, "loadbalancer").as_deref(), Some("r-9"));
+        assert_eq!(id(result, "loadbalancer").as_deref(), Some("r-9"));
         let result = serde_json::json!({"id": "f-1"});
-        assert_eq!(object_id(&result, "firewallrule").as_deref(), Some("f-1"));
+        assert_eq!(id(result, "firewallrule").as_deref(), Some("f-1"));
+        assert_eq!(
+            id(serde_json::json!({"success": true}), "firewallrule"),
+            None
+        );
     }
 }

@@ -283,6 +283,7 @@ async fn a_created_load_balancer_is_recorded_with_its_ip_and_rules() {
     assert_eq!(state.id, "ip-new-1");
     let ids = ids(&state);
     assert!(ids.ip_associated_by_skyplan);
+    assert_eq!(ids.address.as_deref(), Some("198.51.100.77"));
     assert_eq!(
         ids.rules.get("edge-tcp-80").map(String::as_str),
         Some("rule-new-2")
