@@ -64,6 +64,7 @@ pub async fn apply(
         id,
         ids: json!({}),
         attributes: record,
+        depends_on: vec![],
     }))
 }
 

@@ -110,11 +110,3 @@ pub fn drift(input: &PlanInput<'_, ClusterSpec>) -> Result<DriftCheck, ProviderE
     debug_assert_ne!(change.action, Action::Create);
     Ok(DriftCheck::Compared(change.attributes))
 }
-
-/// The cluster's kubeconfig text (`getKubernetesClusterConfig` → `configdata`).
-pub async fn kubeconfig(
-    _client: &super::client::CloudstackClient,
-    _cluster_id: &str,
-) -> Result<String, ProviderError> {
-    Err(ProviderError::new(super::PROVIDER, "not built yet"))
-}

@@ -198,6 +198,7 @@ pub fn state_entry(spec: &ClusterSpec) -> ResourceState {
         id: "c1".into(),
         ids: serde_json::json!({}),
         attributes: serde_json::to_value(spec).unwrap(),
+        depends_on: vec![],
     }
 }
 

@@ -140,6 +140,7 @@ fn state_entry(
         id,
         ids: serde_json::to_value(&ids).expect("ids serialize"),
         attributes: record,
+        depends_on: vec![],
     }))
 }
 

@@ -100,6 +100,7 @@ pub fn import(input: &PlanInput<'_, CsLoadBalancerSpec>) -> Result<ResourceState
         id: ip.id.clone(),
         ids: serde_json::to_value(&ids).expect("ids serialize"),
         attributes: serde_json::to_value(spec).expect("specs serialize"),
+        depends_on: vec![],
     })
 }
 

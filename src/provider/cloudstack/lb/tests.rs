@@ -216,6 +216,7 @@ pub(super) fn state_of(spec: &CsLoadBalancerSpec, live: &Inventory) -> ResourceS
         id: IP_ID.into(),
         ids: serde_json::to_value(ids).unwrap(),
         attributes: serde_json::to_value(spec).unwrap(),
+        depends_on: vec![],
     }
 }
 
@@ -1070,6 +1071,7 @@ fn import_takes_the_ip_by_address_and_its_rules_and_then_plans_nothing() {
         id: IP.into(),
         ids: json!({}),
         attributes: json!(null),
+        depends_on: vec![],
     };
     let input = PlanInput {
         address: &address,
