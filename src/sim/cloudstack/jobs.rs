@@ -128,7 +128,7 @@ impl Action {
     fn abandon(&self, world: &mut World) {
         match self {
             Action::IpAssociate { id } => ips::abandon_associate(world, id),
-            Action::LbCreate { id } => world.lb_rules.retain(|r| &r.id != id),
+            Action::LbCreate { id } => lb::remove_rule(world, id),
             Action::FirewallCreate { id } => world.firewall_rules.retain(|r| &r.id != id),
             Action::ClusterCreate { id }
             | Action::ClusterStart { id }

@@ -12,7 +12,7 @@ use crate::sim::cloudstack::api::{cs_time, list as page, ApiError, ApiResult};
 use crate::sim::cloudstack::jobs::{Action, Start};
 use crate::sim::cloudstack::params::Params;
 use crate::sim::cloudstack::state::Ctx;
-use crate::sim::cloudstack::world::{LbRule, World};
+use crate::sim::cloudstack::world::{FirewallRule, LbRule, World};
 
 const ALGORITHMS: [&str; 3] = ["source", "roundrobin", "leastconn"];
 /// `validateHAproxyLbProtocol`: what the virtual router's haproxy can balance.
@@ -108,7 +108,7 @@ pub fn create(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
         db_id: world.next_db_id(),
         name,
         description: p.text("description").map(str::to_owned),
-        publicipid: ip_id,
+        publicipid: ip_id.clone(),
         publicport: public_port,
         privateport: private_port,
         algorithm,
@@ -120,6 +120,23 @@ pub fn create(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
         created: cx.now,
     };
     world.lb_rules.push(rule);
+    // Outside a VPC `openfirewall` defaults to true: the server opens the public port to
+    // everyone with a firewall rule tied to the LB rule (`createRuleForAllCidrs`).
+    if p.optional_bool("openfirewall").unwrap_or(true) {
+        let db_id = world.next_db_id();
+        world.firewall_rules.push(FirewallRule {
+            id: new_id(),
+            db_id,
+            ipaddressid: ip_id,
+            protocol: "tcp".into(),
+            startport: Some(public_port),
+            endport: Some(public_port),
+            cidrlist: vec!["0.0.0.0/0".into()],
+            state: "Add".into(),
+            related: Some(id.clone()),
+            created: cx.now,
+        });
+    }
     Ok(Reply::Job(Start {
         cmd: cmd("create"),
         instance_type: Some("LoadBalancerRule"),
@@ -168,6 +185,10 @@ pub fn finish_create(world: &mut World, id: &str) -> ApiResult<Value> {
     let rule = world.lb_rules.iter_mut().find(|r| r.id == id);
     let rule = rule.ok_or_else(|| ApiError::internal("The rule was deleted meanwhile"))?;
     rule.state = "Active".into();
+    let opened = world.firewall_rules.iter_mut();
+    for firewall in opened.filter(|f| f.related.as_deref() == Some(id)) {
+        firewall.state = "Active".into();
+    }
     let rule = world.lb_rule(id).expect("found above");
     Ok(json!({ "loadbalancer": render(world, rule) }))
 }
@@ -263,9 +284,17 @@ pub fn delete(world: &mut World, p: &Params) -> ApiResult<Reply> {
 }
 
 pub fn finish_delete(world: &mut World, id: &str) -> ApiResult<Value> {
-    world.lb_rules.retain(|r| r.id != id);
-    world.tags.retain(|t| t.resourceid != id);
+    remove_rule(world, id);
     Ok(json!({ "success": true }))
+}
+
+/// Removes the rule with the firewall rule opened for it, and its tags.
+pub fn remove_rule(world: &mut World, id: &str) {
+    world.lb_rules.retain(|r| r.id != id);
+    world
+        .firewall_rules
+        .retain(|f| f.related.as_deref() != Some(id));
+    world.tags.retain(|t| t.resourceid != id);
 }
 
 /// assignToLoadBalancerRule (`assign`) or removeFromLoadBalancerRule.

@@ -343,7 +343,18 @@ pub fn finish(world: &mut World, cx: &Ctx, plan: Plan) -> ApiResult<Value> {
         return Err(ApiError::internal("The cluster was deleted meanwhile"));
     };
     let changes = offering_changes(&cluster, &plan);
-    let target_size = plan.size.unwrap_or(cluster.size);
+    // Removing named nodes sets the worker count to what is left (and never lowers the control
+    // count, research §3.2).
+    let remaining_workers = cluster
+        .worker_vm_ids
+        .iter()
+        .filter(|id| !plan.remove.contains(id))
+        .count() as u32;
+    let target_size = match plan.size {
+        Some(size) => size,
+        None if !plan.remove.is_empty() => remaining_workers,
+        None => cluster.size,
+    };
     let downscale = target_size < cluster.size || !plan.remove.is_empty();
     if let Some(auto) = &plan.autoscaling {
         let c = world.cluster_mut(&plan.id).expect("found above");
@@ -400,12 +411,7 @@ fn remove_nodes(world: &mut World, cluster: &Cluster, plan: &Plan, target_size: 
     c.worker_vm_ids.retain(|id| !gone.contains(id));
     c.control_vm_ids.retain(|id| !gone.contains(id));
     c.etcd_vm_ids.retain(|id| !gone.contains(id));
-    if !plan.remove.is_empty() {
-        // The server sets the worker count to what is left and never lowers the control count.
-        c.size = c.worker_vm_ids.len() as u32;
-    } else {
-        c.size = target_size;
-    }
+    c.size = target_size;
 }
 
 fn change_offerings(
