@@ -148,7 +148,7 @@ pub struct Start {
     pub cmd: &'static str,
     pub instance_type: Option<&'static str>,
     pub instance_id: Option<String>,
-    /// The `id` the first answer carries (creates and commands on one object).
+    /// The `id` the first answer carries: only creates (`BaseAsyncCreateCmd`) give one.
     pub id: Option<String>,
     pub action: Action,
 }

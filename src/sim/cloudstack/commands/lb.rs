@@ -229,8 +229,8 @@ pub fn update(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
     Ok(Reply::Job(Start {
         cmd: cmd("update"),
         instance_type: Some("LoadBalancerRule"),
-        instance_id: Some(id.clone()),
-        id: Some(id),
+        instance_id: Some(id),
+        id: None,
         action,
     }))
 }

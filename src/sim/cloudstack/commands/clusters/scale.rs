@@ -112,8 +112,8 @@ pub fn scale(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
     Ok(Reply::Job(Start {
         cmd: cmd("scale"),
         instance_type: INSTANCE_TYPE,
-        instance_id: Some(id.clone()),
-        id: Some(id),
+        instance_id: Some(id),
+        id: None,
         action,
     }))
 }
@@ -393,7 +393,10 @@ pub fn finish(world: &mut World, cx: &Ctx, plan: Plan) -> ApiResult<Value> {
     }
     let c = world.cluster_mut(&plan.id).expect("found above");
     c.size = target_size;
-    c.state = plan.prior_state.clone();
+    // Back to Running or Stopped; a Created cluster's own create job moves it on.
+    if matches!(c.state.as_str(), "Scaling" | "ScalingStoppedCluster") {
+        c.state = plan.prior_state.clone();
+    }
     let c = world.cluster(&plan.id).expect("found above");
     Ok(json!({ "kubernetescluster": render(world, c) }))
 }
