@@ -81,7 +81,12 @@ pub fn take_free(world: &mut World, zone: &str, cx: &Ctx) -> usize {
     if let Some(index) = world.public_ips.iter().position(|ip| ip.state == "Free") {
         return index;
     }
-    let address = Ipv4Addr::from(world.next_public_ip);
+    // Skip network (.0) and broadcast (.255) addresses of each /24 on the way.
+    let mut address = Ipv4Addr::from(world.next_public_ip);
+    while matches!(address.octets()[3], 0 | 255) {
+        world.next_public_ip += 1;
+        address = Ipv4Addr::from(world.next_public_ip);
+    }
     world.next_public_ip += 1;
     world.public_ips.push(PublicIp {
         id: new_id(),

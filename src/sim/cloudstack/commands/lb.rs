@@ -25,17 +25,17 @@ const PRE_418_CIDRLIST: &str = "Parameter cidrList is deprecated; if you need to
 const PORT_53: &str = "Error adding load balancer rule, cannot add port 53 with network service \
      offering having DNS service and Source NAT.";
 
-fn cmd(name: &'static str) -> &'static str {
-    match name {
-        "create" => "org.apache.cloudstack.api.command.user.loadbalancer.CreateLoadBalancerRuleCmd",
-        "update" => "org.apache.cloudstack.api.command.user.loadbalancer.UpdateLoadBalancerRuleCmd",
-        "delete" => "org.apache.cloudstack.api.command.user.loadbalancer.DeleteLoadBalancerRuleCmd",
-        "assign" => {
-            "org.apache.cloudstack.api.command.user.loadbalancer.AssignToLoadBalancerRuleCmd"
-        }
-        _ => "org.apache.cloudstack.api.command.user.loadbalancer.RemoveFromLoadBalancerRuleCmd",
-    }
-}
+/// The commands' Java classes, reported as their jobs' `cmd`.
+const CREATE_CMD: &str =
+    "org.apache.cloudstack.api.command.user.loadbalancer.CreateLoadBalancerRuleCmd";
+const UPDATE_CMD: &str =
+    "org.apache.cloudstack.api.command.user.loadbalancer.UpdateLoadBalancerRuleCmd";
+const DELETE_CMD: &str =
+    "org.apache.cloudstack.api.command.user.loadbalancer.DeleteLoadBalancerRuleCmd";
+const ASSIGN_CMD: &str =
+    "org.apache.cloudstack.api.command.user.loadbalancer.AssignToLoadBalancerRuleCmd";
+const REMOVE_CMD: &str =
+    "org.apache.cloudstack.api.command.user.loadbalancer.RemoveFromLoadBalancerRuleCmd";
 
 pub fn render(world: &World, rule: &LbRule) -> Value {
     let ip = world.public_ip(&rule.publicipid);
@@ -138,7 +138,7 @@ pub fn create(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
         });
     }
     Ok(Reply::Job(Start {
-        cmd: cmd("create"),
+        cmd: CREATE_CMD,
         instance_type: Some("LoadBalancerRule"),
         instance_id: Some(id.clone()),
         id: Some(id.clone()),
@@ -227,7 +227,7 @@ pub fn update(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
         Err(error) => Action::fail(error),
     };
     Ok(Reply::Job(Start {
-        cmd: cmd("update"),
+        cmd: UPDATE_CMD,
         instance_type: Some("LoadBalancerRule"),
         instance_id: Some(id),
         id: None,
@@ -275,7 +275,7 @@ pub fn finish_update(world: &mut World, update: Update) -> ApiResult<Value> {
 pub fn delete(world: &mut World, p: &Params) -> ApiResult<Reply> {
     let id = p.id("id", |id| world.lb_rule(id).is_some())?;
     Ok(Reply::Job(Start {
-        cmd: cmd("delete"),
+        cmd: DELETE_CMD,
         instance_type: Some("LoadBalancerRule"),
         instance_id: Some(id.clone()),
         id: None,
@@ -338,7 +338,7 @@ pub fn assign(world: &mut World, p: &Params, assign: bool) -> ApiResult<Reply> {
         },
     };
     Ok(Reply::Job(Start {
-        cmd: cmd(if assign { "assign" } else { "remove" }),
+        cmd: if assign { ASSIGN_CMD } else { REMOVE_CMD },
         instance_type: Some("LoadBalancerRule"),
         instance_id: Some(id),
         id: None,
