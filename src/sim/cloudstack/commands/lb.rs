@@ -7,7 +7,7 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::{matches_keyword, new_id, tags_of, vms, zone_name, Reply};
+use super::{matches_keyword, matches_tags, new_id, tags_of, vms, zone_name, Reply};
 use crate::sim::cloudstack::api::{cs_time, list as page, ApiError, ApiResult};
 use crate::sim::cloudstack::jobs::{Action, Start};
 use crate::sim::cloudstack::params::Params;
@@ -397,6 +397,7 @@ pub fn list(world: &World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
                 &[Some(&r.name), r.description.as_deref()],
             )
         })
+        .filter(|r| matches_tags(world, p, &r.id))
         .map(|r| render(world, r))
         .collect();
     Reply::read(page(p, "loadbalancerrule", items, cx.page_size)?)

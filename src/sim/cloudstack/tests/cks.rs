@@ -448,6 +448,22 @@ async fn start_and_stop_are_idempotent() {
     sim.done("stopKubernetesCluster", &[("id", &cl)]).await;
     sim.done("stopKubernetesCluster", &[("id", &cl)]).await;
     assert_eq!(cluster(&sim, &cl).await["state"], "Stopped");
+    let cloud = [("clustertype", "CloudManaged")];
+    assert_eq!(
+        sim.list("listKubernetesClusters", "kubernetescluster", &cloud)
+            .await
+            .len(),
+        1
+    );
+    let external = [("clustertype", "ExternalManaged")];
+    assert!(sim
+        .list("listKubernetesClusters", "kubernetescluster", &external)
+        .await
+        .is_empty());
+    let bad = sim
+        .call("listKubernetesClusters", &[("clustertype", "Other")])
+        .await;
+    assert_eq!(bad.status, 431);
 }
 
 #[tokio::test]

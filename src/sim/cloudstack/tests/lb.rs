@@ -354,6 +354,24 @@ async fn tags_show_on_their_objects_and_in_list_tags() {
     );
     let tags = sim.list("listTags", "tag", &[("resourceid", &rule)]).await;
     assert_eq!(tags.len(), 1);
+    let filter =
+        |value: &'static str| [("tags[0].key", "skyplan.address"), ("tags[0].value", value)];
+    let tagged = sim
+        .list(
+            "listLoadBalancerRules",
+            "loadbalancerrule",
+            &filter("lb.web"),
+        )
+        .await;
+    assert_eq!(tagged.len(), 1);
+    let other = sim
+        .list(
+            "listLoadBalancerRules",
+            "loadbalancerrule",
+            &filter("lb.api"),
+        )
+        .await;
+    assert!(other.is_empty());
     let twice = sim
         .job_error(
             "createTags",
