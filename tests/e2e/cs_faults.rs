@@ -19,7 +19,10 @@ fn apply_until_done(project: &CsProject, tries: usize) -> (usize, usize) {
         let out = project.run_with(&args, &[("SKYPLAN_SIM_FAULTS", &faults)]);
         retries += out.stderr.matches("retrying").count();
         let secret = skyplan::sim::cloudstack::DEFAULT_SECRET_KEY;
-        assert!(!out.stderr.contains(secret), "the secret key is never printed");
+        assert!(
+            !out.stderr.contains(secret),
+            "the secret key is never printed"
+        );
         if out.code == 0 {
             return (run, retries);
         }

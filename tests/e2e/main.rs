@@ -9,6 +9,7 @@ mod cs_cluster_rows;
 mod cs_crash;
 mod cs_faults;
 mod cs_lb_rows;
+mod cs_lifecycle;
 mod cs_support;
 mod drift;
 mod faults;
