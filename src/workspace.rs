@@ -220,6 +220,7 @@ impl Workspace {
             id: id.to_string(),
             ids: serde_json::Value::Null,
             attributes: serde_json::Value::Null,
+            depends_on: vec![],
         };
         let target = Target {
             address,
@@ -231,6 +232,35 @@ impl Workspace {
         self.state.resources.insert(address.clone(), entry);
         self.store.save(&mut self.state)?;
         Ok(())
+    }
+
+    /// A managed cluster's kubeconfig: its provider reads it from the cloud.
+    pub async fn kubeconfig(
+        &self,
+        address: &Address,
+    ) -> Result<crate::model::Secret, WorkspaceError> {
+        let resource = self.config.resource(address);
+        let prior = self.state.resources.get(address);
+        let provider_name = resource
+            .map(|r| r.provider.clone())
+            .or_else(|| prior.map(|p| p.provider.clone()))
+            .ok_or_else(|| {
+                ProviderError::new(address, "is neither in the config nor in the state")
+            })?;
+        let provider =
+            self.providers
+                .get(&provider_name)
+                .ok_or_else(|| WorkspaceError::UnknownProvider {
+                    address: address.clone(),
+                    provider: provider_name.clone(),
+                })?;
+        let target = Target {
+            address,
+            resource,
+            prior,
+        };
+        provider.refresh(std::slice::from_ref(&target)).await?;
+        Ok(provider.kubeconfig(&target).await?)
     }
 
     /// Forgets `address`: skyplan no longer manages it; the cloud object stays as it is.

@@ -4,6 +4,7 @@
 
 pub mod hold;
 pub mod progress;
+mod waves;
 pub mod window;
 
 use std::collections::HashMap;
@@ -110,11 +111,25 @@ pub async fn run(
     let journal = Journal::start(&workspace.config.settings.state_dir)
         .map_err(WorkspaceError::from)?
         .observed_by(operation_events(progress.clone()));
-    {
+    let waves = waves::waves(&work, |address| dependencies(workspace, address));
+    let mut failed_addresses: Vec<crate::model::Address> = Vec::new();
+    for wave in waves {
         let ws: &Workspace = workspace;
         let journal = &journal;
         let progress = &progress;
-        let mut results = futures::stream::iter(work)
+        let (blocked, runnable): (Vec<_>, Vec<_>) = wave.into_iter().partition(|change| {
+            dependencies(ws, &change.address)
+                .iter()
+                .any(|d| failed_addresses.contains(d))
+        });
+        for change in blocked {
+            failed_addresses.push(change.address.clone());
+            failed.push(ProviderError::new(
+                &change.address,
+                "not applied: a resource it depends on failed",
+            ));
+        }
+        let mut results = futures::stream::iter(runnable)
             .map(|change| async move {
                 if !admit(change) {
                     return (change, None);
@@ -137,6 +152,10 @@ pub async fn run(
             match result {
                 None => report.left.push(change.address.to_string()),
                 Some(Ok(entry)) => {
+                    let entry = entry.map(|mut e| {
+                        e.depends_on = dependencies(ws, &change.address);
+                        e
+                    });
                     record(&mut state, change, entry);
                     if last_save.elapsed() >= SAVE_INTERVAL {
                         ws.store.save(&mut state).map_err(WorkspaceError::from)?;
@@ -145,7 +164,10 @@ pub async fn run(
                     report.applied.push(change.address.to_string());
                     report.operations += change.operations.len();
                 }
-                Some(Err(e)) => failed.push(e),
+                Some(Err(e)) => {
+                    failed_addresses.push(change.address.clone());
+                    failed.push(e);
+                }
             }
         }
     }
@@ -160,6 +182,23 @@ pub async fn run(
         Ok(report)
     } else {
         Err(ApplyError::Failed { failed, total })
+    }
+}
+
+/// What the resource needs applied first: from the config, or from the state once the config
+/// no longer declares it.
+fn dependencies(
+    workspace: &Workspace,
+    address: &crate::model::Address,
+) -> Vec<crate::model::Address> {
+    match workspace.config.resource(address) {
+        Some(resource) => resource.depends_on.clone(),
+        None => workspace
+            .state
+            .resources
+            .get(address)
+            .map(|entry| entry.depends_on.clone())
+            .unwrap_or_default(),
     }
 }
 

@@ -63,6 +63,17 @@ pub enum Command {
         #[command(flatten)]
         locking: Locking,
     },
+    /// Write a managed cluster's kubeconfig to a file (to the terminal only with `-o -`).
+    Kubeconfig {
+        /// The cluster: `lab` or `cluster.lab`.
+        cluster: String,
+        /// Where to write it (default: `<CLUSTER>.kubeconfig` in the current directory); `-`
+        /// is standard output.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        locking: Locking,
+    },
     /// Remove the state lock left by a run that is gone (the ID is in the lock message).
     ForceUnlock { id: String },
     /// The cloud simulators.

@@ -14,7 +14,6 @@ use super::progress::{progress_for_stderr, Progress};
 use crate::apply::hold::hold_back;
 use crate::apply::window::MaintenancePolicy;
 use crate::config::{self, Config};
-use crate::graph::ObjectGraph;
 use crate::plan::file::{PlanFile, PlanRequest};
 use crate::plan::Plan;
 use crate::provider::registry;
@@ -46,6 +45,11 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
             locking,
         } => import(&cli.config, &address, &id, &locking).await,
         Command::ForceUnlock { id } => force_unlock(&cli.config, &id),
+        Command::Kubeconfig {
+            cluster,
+            output,
+            locking,
+        } => kubeconfig(&cli.config, &cluster, output, &locking).await,
         Command::Sim(SimCommand::Serve(args)) => sim_serve(args).await,
     }
 }
@@ -319,10 +323,7 @@ fn confirm() -> Result<bool, Report> {
 
 fn graph(path: &std::path::Path, format: GraphFormat) -> Result<u8, Report> {
     let config = load(path)?;
-    let mut graph = ObjectGraph::new();
-    for resource in &config.resources {
-        registry::add_to_graph(&mut graph, resource);
-    }
+    let graph = registry::graph(&config);
     let text = match format {
         GraphFormat::Dot => graph.to_dot(),
         GraphFormat::Mermaid => graph.to_mermaid(),
@@ -495,6 +496,42 @@ async fn import(
     result?;
     println!("Imported {id} as {address}; `skyplan plan` now compares it with the config.");
     Ok(exit::SUCCESS)
+}
+
+async fn kubeconfig(
+    path: &std::path::Path,
+    cluster: &str,
+    output: Option<std::path::PathBuf>,
+    locking: &Locking,
+) -> Result<u8, Report> {
+    let name = cluster.strip_prefix("cluster.").unwrap_or(cluster);
+    let address = crate::model::Address::new(crate::model::ResourceKind::Cluster, name);
+    let config = load(path)?;
+    let workspace = open(config, "kubeconfig", locking).await?;
+    let result = workspace.kubeconfig(&address).await.into_diagnostic();
+    workspace.close().await.into_diagnostic()?;
+    let kubeconfig = result?;
+    let output = output.unwrap_or_else(|| format!("{name}.kubeconfig").into());
+    if output.as_os_str() == "-" {
+        print!("{}", kubeconfig.expose());
+        return Ok(exit::SUCCESS);
+    }
+    write_private(&output, kubeconfig.expose()).into_diagnostic()?;
+    println!("Wrote the kubeconfig of {address} to {}.", output.display());
+    Ok(exit::SUCCESS)
+}
+
+/// Writes a file only its owner can read: a kubeconfig holds cluster credentials.
+fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(text.as_bytes())
 }
 
 fn force_unlock(path: &std::path::Path, id: &str) -> Result<u8, Report> {

@@ -4,15 +4,17 @@
 //!
 //! Pipeline: `files` reads the file or directory, `parse` deserializes each section into the
 //! `raw` serde types and merges the files, `validate` checks rules across values, `resolve`
-//! (with `load_balancer`) parses values and applies defaults. Every stage records problems
+//! (with `load_balancer` and `cloudstack`) parses values and applies defaults. Every stage records problems
 //! and goes on, so one run reports everything that is wrong.
 
 mod check;
+mod cloudstack;
 mod diagnostics;
 mod files;
 mod load_balancer;
 mod parse;
 mod raw;
+mod raw_cloudstack;
 mod resolve;
 mod schema;
 mod types;
@@ -46,3 +48,5 @@ fn load_sources(root: PathBuf, files: &[SourceFile]) -> Result<Config, ConfigErr
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_cloudstack;

@@ -13,6 +13,7 @@ use toml::de::{DeTable, DeValue, Deserializer};
 use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
 use super::raw::{RawCloudscale, RawDocument, RawLoadBalancer, RawMaintenance, RawSettings};
+use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer};
 
 /// A raw section with the file it came from; its span is its table header.
 pub(super) struct Sourced<'f, T> {
@@ -35,12 +36,31 @@ impl<T> Sourced<'_, T> {
 pub(super) struct RawConfig<'f> {
     pub settings: Option<Sourced<'f, RawSettings>>,
     pub cloudscale: Option<Sourced<'f, RawCloudscale>>,
+    pub cloudstack: Option<Sourced<'f, RawCloudstack>>,
     pub maintenance: Option<Sourced<'f, RawMaintenance>>,
+    /// cloudscale load balancers.
     pub load_balancers: BTreeMap<String, Sourced<'f, RawLoadBalancer>>,
+    pub cloudstack_load_balancers: BTreeMap<String, Sourced<'f, RawCsLoadBalancer>>,
+    pub clusters: BTreeMap<String, Sourced<'f, RawCluster>>,
+}
+
+impl RawConfig<'_> {
+    /// Whether a `[provider.NAME]` table is present.
+    pub fn has_provider(&self, name: &str) -> bool {
+        match name {
+            "cloudscale" => self.cloudscale.is_some(),
+            "cloudstack" => self.cloudstack.is_some(),
+            _ => false,
+        }
+    }
 }
 
 /// Sections whose tables hold named entries, each parsed on its own.
-const NAMED_SECTIONS: [&str; 2] = ["load-balancer", "provider"];
+const NAMED_SECTIONS: [&str; 3] = ["cluster", "load-balancer", "provider"];
+
+/// Where a `[load-balancer.NAME]` table with `provider = "cloudstack"` is parsed: its keys are
+/// not a cloudscale load balancer's.
+const CLOUDSTACK_LOAD_BALANCER: &str = "load-balancer (cloudstack)";
 
 pub(super) fn parse<'f>(files: &'f [SourceFile], problems: &mut Problems) -> RawConfig<'f> {
     let mut config = RawConfig::default();
@@ -83,9 +103,15 @@ fn split(root: DeTable<'_>) -> Vec<DeTable<'_>> {
         match value.into_inner() {
             DeValue::Table(entries) if NAMED_SECTIONS.contains(&key.get_ref().as_ref()) => {
                 for entry in entries {
+                    let section_key = match names_provider(&entry.1, "cloudstack") {
+                        true if key.get_ref() == "load-balancer" => {
+                            Spanned::new(key.span(), CLOUDSTACK_LOAD_BALANCER.into())
+                        }
+                        _ => key.clone(),
+                    };
                     let section = DeValue::Table(DeTable::from_iter([entry]));
                     parts.push(DeTable::from_iter([(
-                        key.clone(),
+                        section_key,
                         Spanned::new(span.clone(), section),
                     )]));
                 }
@@ -96,6 +122,17 @@ fn split(root: DeTable<'_>) -> Vec<DeTable<'_>> {
     parts
 }
 
+/// Whether a named entry's table says `provider = "<provider>"`.
+fn names_provider(entry: &Spanned<DeValue<'_>>, provider: &str) -> bool {
+    let DeValue::Table(table) = entry.get_ref() else {
+        return false;
+    };
+    table.iter().any(|(key, value)| {
+        key.get_ref() == "provider"
+            && matches!(value.get_ref(), DeValue::String(text) if text.as_ref() == provider)
+    })
+}
+
 impl<'f> RawConfig<'f> {
     fn merge(&mut self, file: &'f SourceFile, document: RawDocument, problems: &mut Problems) {
         let RawDocument {
@@ -103,6 +140,7 @@ impl<'f> RawConfig<'f> {
             provider,
             maintenance,
             load_balancer,
+            cloudstack_load_balancer,
             cluster,
             nodes,
         } = document;
@@ -115,6 +153,14 @@ impl<'f> RawConfig<'f> {
             "[provider.cloudscale]",
             problems,
         );
+        let cloudstack = provider.cloudstack;
+        place(
+            &mut self.cloudstack,
+            file,
+            cloudstack,
+            "[provider.cloudstack]",
+            problems,
+        );
         place(
             &mut self.maintenance,
             file,
@@ -122,26 +168,57 @@ impl<'f> RawConfig<'f> {
             "[maintenance]",
             problems,
         );
+        // A load balancer of either provider may be defined once across them.
         for (name, value) in load_balancer {
-            match self.load_balancers.entry(name) {
-                Entry::Vacant(slot) => {
-                    slot.insert(Sourced { file, value });
-                }
-                Entry::Occupied(first) => {
-                    let what = format!("load-balancer.{}", first.key());
-                    problems.push(defined_twice(&what, first.get(), file, value.span()));
-                }
+            if let Some(first) = self.cloudstack_load_balancers.get(&name) {
+                let what = format!("load-balancer.{name}");
+                problems.push(defined_twice(&what, first, file, value.span()));
+                continue;
             }
+            insert_named(
+                &mut self.load_balancers,
+                "load-balancer",
+                name,
+                file,
+                value,
+                problems,
+            );
         }
-        let unsupported = [
-            ("clusters", "cluster", cluster),
-            ("node policies", "nodes", nodes),
-        ];
-        for (what, table, section) in unsupported {
-            if let Some(section) = section {
-                let message = format!("{what} ([{table}.NAME]) are not supported yet");
-                problems.push(Problem::at(file, section.span(), message));
+        for (name, value) in cloudstack_load_balancer {
+            if let Some(first) = self.load_balancers.get(&name) {
+                let what = format!("load-balancer.{name}");
+                problems.push(defined_twice(&what, first, file, value.span()));
+                continue;
             }
+            let section = &mut self.cloudstack_load_balancers;
+            insert_named(section, "load-balancer", name, file, value, problems);
+        }
+        for (name, value) in cluster {
+            insert_named(&mut self.clusters, "cluster", name, file, value, problems);
+        }
+        if let Some(section) = nodes {
+            let message = "node policies ([nodes.NAME]) are not supported yet";
+            problems.push(Problem::at(file, section.span(), message));
+        }
+    }
+}
+
+/// Adds the entry `[<section>.<name>]`, unless an earlier file defined it.
+fn insert_named<'f, T>(
+    entries: &mut BTreeMap<String, Sourced<'f, T>>,
+    section: &str,
+    name: String,
+    file: &'f SourceFile,
+    value: Spanned<T>,
+    problems: &mut Problems,
+) {
+    match entries.entry(name) {
+        Entry::Vacant(slot) => {
+            slot.insert(Sourced { file, value });
+        }
+        Entry::Occupied(first) => {
+            let what = format!("{section}.{}", first.key());
+            problems.push(defined_twice(&what, first.get(), file, value.span()));
         }
     }
 }

@@ -11,7 +11,8 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_spanned::Spanned;
 
-use super::schema::{choice, port};
+use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer};
+use super::schema::{choice, load_balancers, port};
 use crate::model::{
     Algorithm, HttpVersion, Impact, IpMode, ListenerProtocol, MonitorType, PoolProtocol,
     PortProtocol, TrafficPolicy,
@@ -32,12 +33,18 @@ pub(super) struct RawDocument {
     #[schemars(with = "Option<RawMaintenance>")]
     pub maintenance: Option<Spanned<RawMaintenance>>,
     /// Load balancers by name; the address of `[load-balancer.hello]` is `load-balancer.hello`.
+    /// The keys depend on the provider.
     #[serde(default)]
-    #[schemars(with = "BTreeMap<String, RawLoadBalancer>")]
+    #[schemars(schema_with = "load_balancers")]
     pub load_balancer: BTreeMap<String, Spanned<RawLoadBalancer>>,
-    /// Accepted by the parser only to say that clusters are not supported yet.
+    /// `[load-balancer.NAME]` tables with provider = "cloudstack", routed here by the parser.
+    #[serde(default, rename = "load-balancer (cloudstack)")]
     #[schemars(skip)]
-    pub cluster: Option<Spanned<IgnoredAny>>,
+    pub cloudstack_load_balancer: BTreeMap<String, Spanned<RawCsLoadBalancer>>,
+    /// Kubernetes clusters by name (`cluster.lab`).
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RawCluster>")]
+    pub cluster: BTreeMap<String, Spanned<RawCluster>>,
     /// Accepted by the parser only to say that node policies are not supported yet.
     #[schemars(skip)]
     pub nodes: Option<Spanned<IgnoredAny>>,
@@ -56,6 +63,8 @@ pub(super) struct RawSettings {
 pub(super) struct RawProviders {
     #[schemars(with = "Option<RawCloudscale>")]
     pub cloudscale: Option<Spanned<RawCloudscale>>,
+    #[schemars(with = "Option<RawCloudstack>")]
+    pub cloudstack: Option<Spanned<RawCloudstack>>,
 }
 
 /// cloudscale.ch. The API token comes from the environment variable CLOUDSCALE_API_TOKEN.

@@ -6,12 +6,14 @@ use std::path::{Path, PathBuf};
 
 use super::check::Checker;
 use super::diagnostics::{Problem, Problems};
-use super::load_balancer;
 use super::parse::{RawConfig, Sourced};
 use super::raw::{RawCloudscale, RawMaintenance};
-use super::types::{CloudscaleProvider, Config, Endpoint, Maintenance, Providers, Settings};
+use super::types::{
+    CloudscaleProvider, Config, Endpoint, Maintenance, Providers, Resource, Settings,
+};
 use super::values::{self, Invalid};
 use super::window::{Window, WINDOW_HELP};
+use super::{cloudstack, load_balancer};
 use crate::model::Impact;
 
 const DEFAULT_STATE_DIR: &str = "state";
@@ -28,16 +30,32 @@ pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problem
         },
         providers: Providers {
             cloudscale: raw.cloudscale.as_ref().map(|p| cloudscale(p, problems)),
-            cloudstack: None,
+            cloudstack: raw
+                .cloudstack
+                .as_ref()
+                .map(|p| cloudstack::provider(&root, p, problems)),
         },
         maintenance: raw.maintenance.as_ref().map(|m| maintenance(m, problems)),
-        resources: raw
-            .load_balancers
-            .iter()
-            .map(|(key, lb)| load_balancer::resource(key, lb, problems))
-            .collect(),
+        resources: resources(raw, problems),
         root,
     }
+}
+
+/// Every resource, sorted by address.
+fn resources(raw: &RawConfig<'_>, problems: &mut Problems) -> Vec<Resource> {
+    let mut resources: Vec<Resource> = raw
+        .load_balancers
+        .iter()
+        .map(|(key, lb)| load_balancer::resource(key, lb, problems))
+        .collect();
+    for (key, lb) in &raw.cloudstack_load_balancers {
+        resources.push(cloudstack::load_balancer(key, lb, problems));
+    }
+    for (key, cluster) in &raw.clusters {
+        resources.push(cloudstack::cluster(key, cluster, problems));
+    }
+    resources.sort_by(|a, b| a.address.cmp(&b.address));
+    resources
 }
 
 fn cloudscale(raw: &Sourced<'_, RawCloudscale>, problems: &mut Problems) -> CloudscaleProvider {

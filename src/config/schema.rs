@@ -6,7 +6,8 @@ use schemars::transform::RecursiveTransform;
 use schemars::{json_schema, Schema, SchemaGenerator};
 use serde_json::Value;
 
-use super::raw::RawDocument;
+use super::raw::{RawDocument, RawLoadBalancer};
+use super::raw_cloudstack::RawCsLoadBalancer;
 use super::values::Choice;
 
 pub fn json_schema() -> serde_json::Value {
@@ -53,6 +54,16 @@ fn without_null(schema: &mut Schema) {
 pub(super) fn choice<T: Choice>(_: &mut SchemaGenerator) -> Schema {
     let words: Vec<_> = T::all().iter().map(|v| v.word()).collect();
     json_schema!({ "type": "string", "enum": words })
+}
+
+/// `[load-balancer.NAME]`: the keys depend on the provider the table names.
+pub(super) fn load_balancers(generator: &mut SchemaGenerator) -> Schema {
+    let cloudscale = generator.subschema_for::<RawLoadBalancer>();
+    let cloudstack = generator.subschema_for::<RawCsLoadBalancer>();
+    json_schema!({
+        "type": "object",
+        "additionalProperties": { "anyOf": [cloudscale, cloudstack] }
+    })
 }
 
 /// A TCP/UDP port; kept as a plain integer while parsing so that 0 and 70000 get a clear
@@ -109,9 +120,22 @@ mod tests {
         );
         assert!(schema["properties"]["load-balancer"].is_object());
         assert!(!schema.to_string().contains("null"), "TOML has no null");
-        assert!(schema["properties"].get("cluster").is_none());
+        let either = &schema["properties"]["load-balancer"]["additionalProperties"]["anyOf"];
+        assert_eq!(either.as_array().map(Vec::len), Some(2), "{either}");
+        let cluster = &schema["$defs"]["RawCluster"];
+        assert_eq!(
+            cluster["properties"]["state"]["enum"],
+            serde_json::json!(["running", "stopped"])
+        );
+        assert_eq!(
+            schema["$defs"]["RawCsPort"]["properties"]["protocol"]["enum"],
+            serde_json::json!(["tcp", "udp", "tcp-proxy"])
+        );
         assert!(schema["$defs"]["RawCloudscale"]["properties"]
             .get("token")
+            .is_none());
+        assert!(schema["$defs"]["RawCloudstack"]["properties"]
+            .get("secret-key")
             .is_none());
     }
 }

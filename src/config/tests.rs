@@ -19,7 +19,7 @@ fn lb(extra: &str) -> String {
     )
 }
 
-fn load_files(files: &[(&str, &str)]) -> Result<Config, ConfigError> {
+pub(super) fn load_files(files: &[(&str, &str)]) -> Result<Config, ConfigError> {
     let files: Vec<_> = files
         .iter()
         .map(|(path, text)| SourceFile::new(*path, text))
@@ -27,12 +27,12 @@ fn load_files(files: &[(&str, &str)]) -> Result<Config, ConfigError> {
     load_sources(PathBuf::from("cfg"), &files)
 }
 
-fn load_str(text: &str) -> Result<Config, ConfigError> {
+pub(super) fn load_str(text: &str) -> Result<Config, ConfigError> {
     load_files(&[("a.toml", text)])
 }
 
 /// The `file:line:col: message` lines of a config that must fail.
-fn errors(text: &str) -> Vec<String> {
+pub(super) fn errors(text: &str) -> Vec<String> {
     load_str(text)
         .expect_err("the config should be invalid")
         .lines()
@@ -476,14 +476,5 @@ fn maintenance_values_are_checked() {
             "a.toml:3:12: `Sat 2-5` is not a maintenance window",
             "a.toml:4:17: `all` is not a valid impact class",
         ]
-    );
-}
-
-#[test]
-fn clusters_are_not_supported_yet() {
-    let lines = errors("[cluster.main]\nzone = \"x\"\n");
-    assert_eq!(
-        lines,
-        ["a.toml:1:2: clusters ([cluster.NAME]) are not supported yet"]
     );
 }

@@ -11,8 +11,7 @@ use super::parse::RawConfig;
 use super::raw::{RawLoadBalancer, RawPort};
 use super::values::{self, Invalid};
 
-/// The providers resources may name today.
-const PROVIDERS: [&str; 1] = ["cloudscale"];
+use crate::provider::registry::PROVIDERS;
 
 pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
     for lb in raw.load_balancers.values() {
@@ -22,14 +21,25 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
         health_check_node_port_needs_local(lb.get(), &mut check);
     }
     floating_ips_are_claimed_once(raw, problems);
+    super::cloudstack::validate(raw, problems);
 }
 
 fn provider_is_configured(lb: &RawLoadBalancer, raw: &RawConfig<'_>, check: &mut Checker) {
-    let provider = lb.provider.get_ref();
+    provider_has_table(&lb.provider, raw, check);
+}
+
+/// The provider a resource names is one skyplan knows, and the config has its table.
+pub(super) fn provider_has_table(
+    provider: &serde_spanned::Spanned<String>,
+    raw: &RawConfig<'_>,
+    check: &mut Checker,
+) {
+    let span = provider.span();
+    let provider = provider.get_ref();
     let invalid = if !PROVIDERS.contains(&provider.as_str()) {
         Invalid::new(format!("`{provider}` is not a supported provider"))
             .help(format!("expected one of \"{}\"", PROVIDERS.join("\", \"")))
-    } else if raw.cloudscale.is_none() {
+    } else if !raw.has_provider(provider) {
         Invalid::new(format!(
             "provider `{provider}` has no [provider.{provider}] table"
         ))
@@ -39,7 +49,7 @@ fn provider_is_configured(lb: &RawLoadBalancer, raw: &RawConfig<'_>, check: &mut
     } else {
         return;
     };
-    check.report(lb.provider.span(), invalid);
+    check.report(span, invalid);
 }
 
 /// Kubernetes requires the ports of a Service to differ in name and in number+protocol, and
@@ -107,7 +117,7 @@ fn unnamed(port: &RawPort, table: Range<usize>, check: &mut Checker) {
 }
 
 /// Records `key` at `span`, or reports it as a duplicate of its first occurrence.
-fn once<K: std::hash::Hash + Eq>(
+pub(super) fn once<K: std::hash::Hash + Eq>(
     seen: &mut HashMap<K, Range<usize>>,
     key: K,
     span: Range<usize>,

@@ -7,8 +7,8 @@ use ipnet::IpNet;
 
 use super::types::Endpoint;
 use crate::model::{
-    Algorithm, HttpVersion, Impact, IpMode, ListenerProtocol, MonitorType, PoolProtocol,
-    PortProtocol, TrafficPolicy,
+    Algorithm, ClusterRunState, CsAlgorithm, CsProtocol, HttpVersion, Impact, IpMode,
+    ListenerProtocol, MonitorType, PoolProtocol, PortProtocol, TrafficPolicy,
 };
 
 /// Why a value was rejected, and how to fix it.
@@ -65,6 +65,9 @@ choices!(
     TrafficPolicy => "traffic policy",
     IpMode => "IP mode",
     Impact => "impact class",
+    ClusterRunState => "cluster state",
+    CsAlgorithm => "algorithm",
+    CsProtocol => "protocol",
 );
 
 pub(super) fn choice<T: Choice>(text: &str) -> Result<T, Invalid> {

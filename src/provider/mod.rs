@@ -15,6 +15,8 @@ pub use traits::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
 /// A cloud operation of any provider, as a plan lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "provider", rename_all = "kebab-case")]
+// A plan holds a few operations per resource; boxing them would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Operation {
     Cloudscale(cloudscale::ops::Op),
     Cloudstack(cloudstack::ops::Op),

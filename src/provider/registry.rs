@@ -4,10 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::{Config, Resource, ResourceSpec};
+use crate::config::{Config, ResourceSpec};
 use crate::graph::{ObjectGraph, ObjectKey};
+use crate::model::Address;
 use crate::provider::cloudscale::CloudscaleProvider;
-use crate::provider::cloudstack::provider::CloudstackProvider;
+use crate::provider::cloudstack::{self, provider::CloudstackProvider};
 use crate::provider::{Provider, ProviderError};
 
 /// The providers a config may name, in the order `validate` lists them.
@@ -30,16 +31,31 @@ pub async fn connect(
     Ok(providers)
 }
 
-/// Adds the resource's objects to the graph, and an edge from each resource it depends on.
-pub fn add_to_graph(graph: &mut ObjectGraph, resource: &Resource) {
-    let address = &resource.address;
-    match &resource.spec {
-        ResourceSpec::LoadBalancer(spec) => {
-            crate::provider::cloudscale::order::add_to_graph(graph, address, spec)
+/// The object graph of the configured resources; resources others depend on (clusters) are
+/// added first, so that their dependants can point at them.
+pub fn graph(config: &Config) -> ObjectGraph {
+    let mut graph = ObjectGraph::new();
+    let mut clusters: BTreeMap<&Address, ObjectKey> = BTreeMap::new();
+    for resource in &config.resources {
+        if let ResourceSpec::CloudstackCluster(spec) = &resource.spec {
+            cloudstack::graph::add_cluster(&mut graph, &resource.address, spec);
+            let key = cloudstack::graph::cluster_key(&resource.address, spec);
+            clusters.insert(&resource.address, key);
         }
-        ResourceSpec::CloudstackCluster(_) | ResourceSpec::CloudstackLoadBalancer(_) => graph.add(
-            ObjectKey::new(address.clone(), address.kind.as_str(), &address.name),
-            None,
-        ),
     }
+    for resource in &config.resources {
+        let address = &resource.address;
+        match &resource.spec {
+            ResourceSpec::LoadBalancer(spec) => {
+                crate::provider::cloudscale::order::add_to_graph(&mut graph, address, spec)
+            }
+            ResourceSpec::CloudstackLoadBalancer(spec) => {
+                let cluster = cloudstack::graph::members_cluster(spec);
+                let cluster = cluster.as_ref().and_then(|c| clusters.get(c));
+                cloudstack::graph::add_load_balancer(&mut graph, address, spec, cluster);
+            }
+            ResourceSpec::CloudstackCluster(_) => {}
+        }
+    }
+    graph
 }

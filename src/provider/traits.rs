@@ -82,6 +82,16 @@ pub trait Provider: Send + Sync {
         journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>>;
 
+    /// A managed cluster's kubeconfig (refreshed first), for `skyplan kubeconfig`. Never
+    /// printed: the caller writes it to the file the user named.
+    fn kubeconfig<'a>(
+        &'a self,
+        target: &'a Target<'a>,
+    ) -> BoxFuture<'a, Result<crate::model::Secret, ProviderError>> {
+        let message = format!("provider `{}` has no kubeconfig to give", self.name());
+        Box::pin(async move { Err(ProviderError::new(target.address, message)) })
+    }
+
     /// API requests made so far, for figures and tests.
     fn request_count(&self) -> u64;
 

@@ -30,6 +30,10 @@ pub struct ResourceState {
     pub ids: serde_json::Value,
     /// The desired spec as last applied.
     pub attributes: serde_json::Value,
+    /// What the resource depended on when it was applied, so that once it is gone from the
+    /// config it is still deleted before what it needs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<Address>,
 }
 
 impl State {
@@ -73,6 +77,7 @@ mod tests {
             id: "lb-1".into(),
             ids: json!({}),
             attributes,
+            depends_on: vec![],
         };
         let address = Address::new(ResourceKind::LoadBalancer, "hello");
         state.resources.insert(address, resource);

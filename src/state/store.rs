@@ -130,6 +130,7 @@ mod tests {
             id: "lb-1".into(),
             ids: json!({"pools": {"tcp/80": "pool-1"}}),
             attributes: json!({"zone": "lpg1", "ports": [80, 443]}),
+            depends_on: vec![],
         };
         let address = Address::new(ResourceKind::LoadBalancer, "hello");
         state.resources.insert(address, resource);

@@ -1,9 +1,15 @@
-//! End-to-end tests: the real `skyplan` binary against the embedded cloudscale simulator.
+//! End-to-end tests: the real `skyplan` binary against the embedded simulators (cloudscale,
+//! CloudStack) and `skyplan sim serve`.
 
 mod cli;
 mod cloudscale_rows;
 mod crash;
 mod cs_client;
+mod cs_cluster_rows;
+mod cs_crash;
+mod cs_faults;
+mod cs_lb_rows;
+mod cs_support;
 mod drift;
 mod faults;
 mod independent_clients;

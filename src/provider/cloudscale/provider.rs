@@ -182,6 +182,7 @@ fn state_entry(change: &ResourceChange, ids: LbIds) -> Option<ResourceState> {
         id,
         ids: serde_json::to_value(&ids).expect("ids serialize"),
         attributes: record,
+        depends_on: vec![],
     })
 }
 
@@ -317,6 +318,7 @@ impl Provider for CloudscaleProvider {
             ids: serde_json::to_value(&ids).expect("ids serialize"),
             attributes: serde_json::to_value(load_balancer_spec(resource))
                 .expect("specs serialize"),
+            depends_on: vec![],
         })
     }
 

@@ -12,10 +12,12 @@
 pub mod api;
 pub mod client;
 pub mod cluster;
+pub mod graph;
 pub mod lb;
 pub mod live;
 pub mod ops;
 pub mod provider;
+mod refresh;
 
 /// The provider's name in the config and the state.
 pub const PROVIDER: &str = "cloudstack";

@@ -2,28 +2,322 @@
 //! refreshes one [`Inventory`] for all targets, and hands each resource to its kind's planner
 //! and executor.
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
-use crate::config::CloudstackEndpoint;
+use super::client::{CloudstackClient, Credentials, JobPolicy, Secret};
+use super::live::{ApplyContext, ClusterRef, Inventory, PlanInput};
+use super::{cluster, lb, refresh, OWNER_TAG, PROVIDER};
+use crate::config::{CloudstackEndpoint, ResourceSpec};
+use crate::model::{Address, ClusterSpec, CsLoadBalancerSpec, CsMembers, PublicIp, ResourceKind};
 use crate::plan::ResourceChange;
 use crate::provider::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
+use crate::sim::cloudstack as sim;
 use crate::state::journal::Journal;
 use crate::state::ResourceState;
 
-use super::PROVIDER;
+/// What refresh learnt of a cluster target, for the load balancers that take its workers.
+#[derive(Clone)]
+struct KnownCluster {
+    spec: Option<ClusterSpec>,
+    prior_id: Option<String>,
+}
 
-pub struct CloudstackProvider {}
+pub struct CloudstackProvider {
+    client: CloudstackClient,
+    inventory: Mutex<Inventory>,
+    clusters: Mutex<BTreeMap<Address, KnownCluster>>,
+    embedded: Mutex<Option<sim::SimHandle>>,
+}
+
+fn error(address: impl ToString, message: impl ToString) -> ProviderError {
+    ProviderError::new(address, message)
+}
+
+/// The embedded cloud finishes async jobs fast, so the client polls it quickly.
+fn embedded_jobs() -> JobPolicy {
+    JobPolicy {
+        first_poll: Duration::from_millis(20),
+        max_poll: Duration::from_millis(250),
+        timeout: Duration::from_secs(120),
+    }
+}
+
+/// How long the embedded cloud's async jobs stay pending: 50 ms unless `SKYPLAN_SIM_JOB_MS`
+/// says otherwise.
+fn embedded_job_time() -> Duration {
+    std::env::var("SKYPLAN_SIM_JOB_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_millis(50))
+}
+
+/// The embedded cloud's server version (listCapabilities), e.g. `4.20.0.0`; default 4.22.
+const EMBEDDED_VERSION_ENV: &str = "SKYPLAN_SIM_CLOUDSTACK_VERSION";
+
+/// The embedded cloud's hypervisor, e.g. `XenServer`; default KVM.
+const EMBEDDED_HYPERVISOR_ENV: &str = "SKYPLAN_SIM_CLOUDSTACK_HYPERVISOR";
 
 impl CloudstackProvider {
+    /// Connects to the endpoint; `embedded` starts the built-in simulator on 127.0.0.1 over
+    /// the world persisted in `<state-dir>/embedded/cloudstack.json`.
     pub async fn connect(
-        _endpoint: &CloudstackEndpoint,
-        _state_dir: &Path,
+        endpoint: &CloudstackEndpoint,
+        state_dir: &Path,
     ) -> Result<CloudstackProvider, ProviderError> {
-        Err(ProviderError::new(PROVIDER, "not built yet"))
+        let (client, embedded) = match endpoint {
+            CloudstackEndpoint::CloudConfig(path) => {
+                let credentials =
+                    Credentials::from_cloud_config(path).map_err(|e| error(PROVIDER, e))?;
+                let client = CloudstackClient::new(credentials).map_err(|e| error(PROVIDER, e))?;
+                (client, None)
+            }
+            CloudstackEndpoint::Embedded => {
+                let handle = start_embedded(state_dir).await?;
+                let credentials = Credentials {
+                    api_url: handle.base_url(),
+                    api_key: sim::DEFAULT_API_KEY.to_string(),
+                    secret_key: Secret::new(sim::DEFAULT_SECRET_KEY),
+                    project_id: None,
+                    zone: None,
+                    ssl_no_verify: false,
+                };
+                let client = CloudstackClient::new(credentials)
+                    .map_err(|e| error(PROVIDER, e))?
+                    .with_job_policy(embedded_jobs());
+                (client, Some(handle))
+            }
+        };
+        Ok(CloudstackProvider {
+            client,
+            inventory: Mutex::new(Inventory::default()),
+            clusters: Mutex::new(BTreeMap::new()),
+            embedded: Mutex::new(embedded),
+        })
     }
+
+    fn inventory(&self) -> MutexGuard<'_, Inventory> {
+        self.inventory.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn known_clusters(&self) -> MutexGuard<'_, BTreeMap<Address, KnownCluster>> {
+        self.clusters.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<(), ProviderError> {
+        let mut clusters = BTreeMap::new();
+        for target in targets
+            .iter()
+            .filter(|t| t.address.kind == ResourceKind::Cluster)
+        {
+            let known = KnownCluster {
+                spec: target.resource.and_then(cluster_spec).cloned(),
+                prior_id: target.prior.map(|p| p.id.clone()),
+            };
+            clusters.insert(target.address.clone(), known);
+        }
+        *self.known_clusters() = clusters;
+        let inventory =
+            refresh::inventory(&self.client, |inventory| rule_ips(targets, inventory)).await?;
+        *self.inventory() = inventory;
+        Ok(())
+    }
+
+    /// The cluster a load balancer takes its members from, as far as refresh knows it.
+    fn cluster_ref<'a>(
+        &self,
+        spec: &CsLoadBalancerSpec,
+        address: &'a Address,
+        known: &'a BTreeMap<Address, KnownCluster>,
+        inventory: &'a Inventory,
+    ) -> Option<ClusterRef<'a>> {
+        let CsMembers::Cluster(_) = &spec.members else {
+            return None;
+        };
+        let found = known.get(address);
+        let spec = found.and_then(|k| k.spec.as_ref());
+        let by_id = found
+            .and_then(|k| k.prior_id.as_deref())
+            .and_then(|id| inventory.cluster_by_id(id));
+        let name = spec.map_or(address.name.as_str(), |s| s.name.as_str());
+        Some(ClusterRef {
+            address,
+            spec,
+            live: by_id.or_else(|| inventory.cluster_by_name(name)),
+        })
+    }
+
+    fn plan_target(
+        &self,
+        target: &Target,
+        options: &PlanOptions,
+        drift: bool,
+    ) -> Result<Outcome, ProviderError> {
+        let inventory = self.inventory();
+        let replace = options.replace.contains(target.address);
+        let allow_delete = options.allow_delete.contains(target.address);
+        match target.address.kind {
+            ResourceKind::Cluster => {
+                let input = PlanInput {
+                    address: target.address,
+                    desired: target.resource.and_then(cluster_spec),
+                    prior: target.prior,
+                    live: &inventory,
+                    replace,
+                    allow_delete,
+                };
+                match drift {
+                    false => cluster::plan(&input).map(Outcome::Plan),
+                    true => cluster::drift(&input).map(Outcome::Drift),
+                }
+            }
+            ResourceKind::LoadBalancer => {
+                let desired = target.resource.and_then(lb_spec);
+                let applied = target.prior.and_then(applied_lb_spec);
+                let members_from = desired.or(applied.as_ref());
+                let known = self.known_clusters();
+                let cluster_address = members_from.and_then(|s| match &s.members {
+                    CsMembers::Cluster(key) => Some(Address::new(ResourceKind::Cluster, key)),
+                    CsMembers::Vms(_) => None,
+                });
+                let cluster = members_from
+                    .zip(cluster_address.as_ref())
+                    .and_then(|(spec, a)| self.cluster_ref(spec, a, &known, &inventory));
+                let input = PlanInput {
+                    address: target.address,
+                    desired,
+                    prior: target.prior,
+                    live: &inventory,
+                    replace,
+                    allow_delete,
+                };
+                match drift {
+                    false => lb::plan(&input, cluster).map(Outcome::Plan),
+                    true => lb::drift(&input, cluster).map(Outcome::Drift),
+                }
+            }
+        }
+    }
+
+    /// The cluster's kubeconfig (`getKubernetesClusterConfig`), found by the state's ID or
+    /// by its name.
+    async fn cluster_kubeconfig(&self, target: &Target<'_>) -> Result<Secret, ProviderError> {
+        let address = target.address;
+        let name = target
+            .resource
+            .and_then(cluster_spec)
+            .map_or(address.name.as_str(), |s| s.name.as_str());
+        let id = {
+            let inventory = self.inventory();
+            let live = target
+                .prior
+                .and_then(|p| inventory.cluster_by_id(&p.id))
+                .or_else(|| inventory.cluster_by_name(name));
+            live.map(|c| c.id.clone())
+        };
+        let id =
+            id.ok_or_else(|| error(address, "the cluster does not exist (yet): apply it first"))?;
+        cluster::kubeconfig(&self.client, &id)
+            .await
+            .map(Secret::new)
+    }
+}
+
+enum Outcome {
+    Plan(ResourceChange),
+    Drift(DriftCheck),
+}
+
+/// Faults the embedded cloud injects, from `SKYPLAN_SIM_FAULTS` (none unless set), as for
+/// cloudscale, plus `job-fail=P`.
+fn embedded_faults() -> Result<sim::Faults, ProviderError> {
+    let variable = crate::sim::cloudscale::FAULTS_ENV;
+    match std::env::var(variable) {
+        Ok(spec) => spec
+            .parse()
+            .map_err(|e| error(PROVIDER, format!("{variable}: {e}"))),
+        Err(_) => Ok(sim::Faults::default()),
+    }
+}
+
+async fn start_embedded(state_dir: &Path) -> Result<sim::SimHandle, ProviderError> {
+    let dir = state_dir.join("embedded");
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| error(PROVIDER, format!("cannot create {}: {e}", dir.display())))?;
+    let listen: SocketAddr = "127.0.0.1:0".parse().expect("valid address");
+    let defaults = sim::SimOptions::default();
+    let options = sim::SimOptions {
+        job_time: embedded_job_time(),
+        version: std::env::var(EMBEDDED_VERSION_ENV).unwrap_or(defaults.version.clone()),
+        hypervisor: std::env::var(EMBEDDED_HYPERVISOR_ENV).unwrap_or(defaults.hypervisor.clone()),
+        faults: embedded_faults()?,
+        ..defaults
+    };
+    sim::spawn(dir.join("cloudstack.json"), listen, options)
+        .await
+        .map_err(|e| {
+            error(
+                PROVIDER,
+                format!("cannot start the embedded simulator: {e}"),
+            )
+        })
+}
+
+fn cluster_spec(resource: &crate::config::Resource) -> Option<&ClusterSpec> {
+    match &resource.spec {
+        ResourceSpec::CloudstackCluster(spec) => Some(spec),
+        _ => None,
+    }
+}
+
+fn lb_spec(resource: &crate::config::Resource) -> Option<&CsLoadBalancerSpec> {
+    match &resource.spec {
+        ResourceSpec::CloudstackLoadBalancer(spec) => Some(spec),
+        _ => None,
+    }
+}
+
+fn applied_lb_spec(prior: &ResourceState) -> Option<CsLoadBalancerSpec> {
+    serde_json::from_value(prior.attributes.clone()).ok()
+}
+
+/// The public IPs of the load balancers asked about: by state, by the address the config
+/// names, and by the ownership tag.
+fn rule_ips(targets: &[Target<'_>], inventory: &Inventory) -> BTreeSet<String> {
+    let mut ips = BTreeSet::new();
+    for target in targets
+        .iter()
+        .filter(|t| t.address.kind == ResourceKind::LoadBalancer)
+    {
+        if let Some(prior) = target.prior {
+            ips.insert(prior.id.clone());
+        }
+        if let Some(PublicIp::Address(address)) =
+            target.resource.and_then(lb_spec).map(|s| &s.public_ip)
+        {
+            if let Some(ip) = inventory.public_ip_by_address(address) {
+                ips.insert(ip.id.clone());
+            }
+        }
+        let owner = target.address.to_string();
+        for ip in &inventory.public_ips {
+            if ip
+                .tags
+                .iter()
+                .any(|t| t.key == OWNER_TAG && t.value == owner)
+            {
+                ips.insert(ip.id.clone());
+            }
+        }
+    }
+    ips
 }
 
 impl Provider for CloudstackProvider {
@@ -33,41 +327,113 @@ impl Provider for CloudstackProvider {
 
     fn refresh<'a>(
         &'a self,
-        _targets: &'a [Target<'a>],
+        targets: &'a [Target<'a>],
     ) -> BoxFuture<'a, Result<(), ProviderError>> {
-        async { Ok(()) }.boxed()
+        self.refresh_targets(targets).boxed()
     }
 
     fn plan(
         &self,
         target: &Target,
-        _options: &PlanOptions,
+        options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError> {
-        Err(ProviderError::new(target.address, "not built yet"))
+        match self.plan_target(target, options, false)? {
+            Outcome::Plan(change) => Ok(change),
+            Outcome::Drift(_) => unreachable!("planning gives a plan"),
+        }
     }
 
     fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError> {
-        Err(ProviderError::new(target.address, "not built yet"))
+        match self.plan_target(target, &PlanOptions::default(), true)? {
+            Outcome::Drift(check) => Ok(check),
+            Outcome::Plan(_) => unreachable!("a drift check gives a drift check"),
+        }
     }
 
     fn import(&self, target: &Target) -> Result<ResourceState, ProviderError> {
-        Err(ProviderError::new(target.address, "not built yet"))
+        let address = target.address;
+        let (Some(resource), Some(prior)) = (target.resource, target.prior) else {
+            return Err(error(
+                address,
+                "import needs the resource in the config and an ID",
+            ));
+        };
+        let inventory = self.inventory();
+        let (found, attributes) = match &resource.spec {
+            ResourceSpec::CloudstackCluster(spec) => (
+                inventory.cluster_by_id(&prior.id).is_some(),
+                serde_json::to_value(spec),
+            ),
+            ResourceSpec::CloudstackLoadBalancer(spec) => (
+                inventory.public_ip(&prior.id).is_some(),
+                serde_json::to_value(spec),
+            ),
+            ResourceSpec::LoadBalancer(_) => (false, Ok(serde_json::Value::Null)),
+        };
+        if !found {
+            let what = match address.kind {
+                ResourceKind::Cluster => "Kubernetes cluster",
+                ResourceKind::LoadBalancer => "public IP address",
+            };
+            return Err(error(
+                address,
+                format!("no {what} with ID {} in the account", prior.id),
+            ));
+        }
+        Ok(ResourceState {
+            provider: PROVIDER.to_string(),
+            id: prior.id.clone(),
+            ids: serde_json::json!({}),
+            attributes: attributes.expect("specs serialize"),
+            depends_on: resource.depends_on.clone(),
+        })
     }
 
     fn apply<'a>(
         &'a self,
         change: &'a ResourceChange,
-        _prior: Option<&'a ResourceState>,
-        _journal: &'a Journal,
+        prior: Option<&'a ResourceState>,
+        journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
-        async move { Err(ProviderError::new(&change.address, "not built yet")) }.boxed()
+        async move {
+            let context = ApplyContext {
+                client: &self.client,
+                journal,
+            };
+            match change.address.kind {
+                ResourceKind::Cluster => cluster::apply(&context, change, prior).await,
+                ResourceKind::LoadBalancer => lb::apply(&context, change, prior).await,
+            }
+        }
+        .boxed()
+    }
+
+    fn kubeconfig<'a>(
+        &'a self,
+        target: &'a Target<'a>,
+    ) -> BoxFuture<'a, Result<Secret, ProviderError>> {
+        self.cluster_kubeconfig(target).boxed()
     }
 
     fn request_count(&self) -> u64 {
-        0
+        self.client.request_count()
     }
 
     fn close(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
-        async { Ok(()) }.boxed()
+        async move {
+            let handle = self
+                .embedded
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some(handle) = handle {
+                handle
+                    .shutdown()
+                    .await
+                    .map_err(|e| error(PROVIDER, format!("cannot save the embedded world: {e}")))?;
+            }
+            Ok(())
+        }
+        .boxed()
     }
 }

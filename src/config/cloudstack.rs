@@ -1,0 +1,355 @@
+//! The CloudStack sections → resolved values: `[provider.cloudstack]`, `[cluster.NAME]` and
+//! `[load-balancer.NAME]` with provider "cloudstack". Each bad value is reported at its
+//! position and replaced by its default, so one run reports everything.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde_spanned::Spanned;
+
+use super::check::Checker;
+use super::diagnostics::{Problem, Problems};
+use super::parse::{RawConfig, Sourced};
+use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer, RawCsPort};
+use super::types::{CloudstackEndpoint, CloudstackProvider, Resource, ResourceSpec};
+use super::validate::{once, provider_has_table};
+use super::values::{self, Invalid};
+use crate::model::{
+    Address, Autoscaling, ClusterRunState, ClusterSpec, CsAlgorithm, CsLoadBalancerSpec, CsMembers,
+    CsPort, CsProtocol, NodeType, PublicIp, ResourceKind,
+};
+
+/// The firewall rules a load balancer gets unless it says otherwise: open to everyone, as the
+/// CCM does for a Service without loadBalancerSourceRanges.
+const DEFAULT_FIREWALL_CIDRS: [&str; 1] = ["0.0.0.0/0"];
+
+pub(super) fn provider(
+    root: &Path,
+    raw: &Sourced<'_, RawCloudstack>,
+    problems: &mut Problems,
+) -> CloudstackProvider {
+    let mut check = Checker::new(raw.file, problems);
+    let section = raw.get();
+    for key in [&section.api_key, &section.secret_key]
+        .into_iter()
+        .flatten()
+    {
+        let message = "CloudStack keys do not belong in config files";
+        let help = "remove the key and name the cloud-config INI file that holds it: cloud-config = \"~/.cloud-config\"";
+        // The snippet would show the key's line.
+        let problem = Problem::at(raw.file, key.span(), message).without_snippet();
+        check.push(problem.with_help(help));
+    }
+    let endpoint = match (&section.endpoint, &section.cloud_config) {
+        (Some(endpoint), Some(_)) => {
+            let invalid = Invalid::new("endpoint and cloud-config exclude each other")
+                .help("the API URL is the cloud-config file's api-url; keep one of the two");
+            check.report(endpoint.span(), invalid);
+            CloudstackEndpoint::Embedded
+        }
+        (Some(endpoint), None) => {
+            if endpoint.get_ref() != "embedded" {
+                let invalid = Invalid::new(format!("`{}` is not an endpoint", endpoint.get_ref()))
+                    .help("write \"embedded\", or name the INI file with cloud-config = \"~/.cloud-config\"");
+                check.report(endpoint.span(), invalid);
+            }
+            CloudstackEndpoint::Embedded
+        }
+        (None, Some(path)) => CloudstackEndpoint::CloudConfig(expand_path(root, path.get_ref())),
+        (None, None) => CloudstackEndpoint::Embedded,
+    };
+    CloudstackProvider { endpoint }
+}
+
+/// `~/…` is the home directory; a relative path is relative to the config.
+fn expand_path(root: &Path, text: &str) -> PathBuf {
+    match (text.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => root.join(text),
+    }
+}
+
+pub(super) fn cluster(
+    key: &str,
+    raw: &Sourced<'_, RawCluster>,
+    problems: &mut Problems,
+) -> Resource {
+    let mut check = Checker::new(raw.file, problems);
+    let section = raw.get();
+    Resource {
+        address: Address::new(ResourceKind::Cluster, key),
+        provider: section.provider.get_ref().clone(),
+        location: raw.file.location(&raw.span()),
+        spec: ResourceSpec::CloudstackCluster(cluster_spec(key, section, &mut check)),
+        depends_on: vec![],
+    }
+}
+
+fn cluster_spec(key: &str, raw: &RawCluster, check: &mut Checker<'_, '_>) -> ClusterSpec {
+    let control_nodes = count(check, &raw.control_nodes, 1, 1, "control-nodes");
+    let kubernetes_version = check
+        .text(&raw.kubernetes_version, semantic_version)
+        .unwrap_or_default();
+    let offerings = [
+        (NodeType::Control, &raw.node_offerings.control),
+        (NodeType::Worker, &raw.node_offerings.worker),
+        (NodeType::Etcd, &raw.node_offerings.etcd),
+    ];
+    ClusterSpec {
+        name: raw.name.clone().unwrap_or_else(|| key.to_string()),
+        description: raw.description.clone(),
+        zone: raw.zone.clone(),
+        kubernetes_version,
+        control_nodes,
+        etcd_nodes: count(check, &raw.etcd_nodes, 0, 0, "etcd-nodes"),
+        workers: count(check, &raw.workers, 1, 1, "workers"),
+        service_offering: raw.service_offering.clone(),
+        node_offerings: offerings
+            .into_iter()
+            .filter_map(|(node, offering)| offering.clone().map(|o| (node, o)))
+            .collect::<BTreeMap<_, _>>(),
+        network: raw.network.clone(),
+        keypair: raw.keypair.clone(),
+        autoscaling: raw.autoscaling.as_ref().and_then(|a| autoscaling(a, check)),
+        state: check.choice(&raw.state, ClusterRunState::Running),
+    }
+}
+
+/// A node count: `default` when absent, at least `min`.
+fn count(
+    check: &mut Checker<'_, '_>,
+    raw: &Option<Spanned<i64>>,
+    default: u32,
+    min: u32,
+    what: &str,
+) -> u32 {
+    let Some(raw) = raw else { return default };
+    match u32::try_from(*raw.get_ref()).ok().filter(|n| *n >= min) {
+        Some(n) => n,
+        None => {
+            let invalid = Invalid::new(format!("{what} must be at least {min}"))
+                .help("CloudStack refuses a smaller count");
+            check.report(raw.span(), invalid);
+            default
+        }
+    }
+}
+
+/// CKS accepts only MAJOR.MINOR.PATCH ("Invalid version format … Semantic version should be
+/// specified in MAJOR.MINOR.PATCH format").
+fn semantic_version(text: &str) -> Result<String, Invalid> {
+    semver::Version::parse(text)
+        .ok()
+        .filter(|v| v.pre.is_empty() && v.build.is_empty())
+        .map(|v| v.to_string())
+        .ok_or_else(|| {
+            Invalid::new(format!("`{text}` is not a Kubernetes version"))
+                .help("write MAJOR.MINOR.PATCH, e.g. \"1.29.3\", as CloudStack requires")
+        })
+}
+
+fn autoscaling(
+    raw: &Spanned<super::raw_cloudstack::RawAutoscaling>,
+    check: &mut Checker<'_, '_>,
+) -> Option<Autoscaling> {
+    let bounds = raw.get_ref();
+    let invalid = if bounds.min < 1 {
+        Invalid::new("autoscaling.min must be at least 1")
+    } else if bounds.max <= bounds.min {
+        Invalid::new(format!(
+            "autoscaling.max ({}) must be greater than autoscaling.min ({})",
+            bounds.max, bounds.min
+        ))
+    } else {
+        return Some(Autoscaling {
+            min: bounds.min,
+            max: bounds.max,
+        });
+    };
+    check.report(raw.span(), invalid.help("CloudStack refuses these bounds"));
+    None
+}
+
+pub(super) fn load_balancer(
+    key: &str,
+    raw: &Sourced<'_, RawCsLoadBalancer>,
+    problems: &mut Problems,
+) -> Resource {
+    let mut check = Checker::new(raw.file, problems);
+    let section = raw.get();
+    let depends_on = section
+        .cluster
+        .iter()
+        .map(|c| Address::new(ResourceKind::Cluster, c.get_ref()))
+        .collect();
+    Resource {
+        address: Address::new(ResourceKind::LoadBalancer, key),
+        provider: section.provider.get_ref().clone(),
+        location: raw.file.location(&raw.span()),
+        spec: ResourceSpec::CloudstackLoadBalancer(lb_spec(key, section, &mut check)),
+        depends_on,
+    }
+}
+
+fn lb_spec(key: &str, raw: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) -> CsLoadBalancerSpec {
+    let cidr_text = |text: &str| values::cidr(text).map(|net| net.to_string());
+    let firewall_cidrs = match &raw.firewall_cidrs {
+        Some(cidrs) => check.texts(cidrs, cidr_text),
+        None => DEFAULT_FIREWALL_CIDRS.map(String::from).to_vec(),
+    };
+    CsLoadBalancerSpec {
+        name: raw.name.clone().unwrap_or_else(|| key.to_string()),
+        description: raw.description.clone(),
+        public_ip: raw
+            .public_ip
+            .as_ref()
+            .and_then(|ip| check.text(ip, public_ip))
+            .unwrap_or(PublicIp::Auto),
+        network: raw.network.clone(),
+        members: match (&raw.cluster, &raw.members) {
+            (Some(cluster), _) => CsMembers::Cluster(cluster.get_ref().clone()),
+            (None, Some(vms)) => CsMembers::Vms(vms.get_ref().clone()),
+            (None, None) => CsMembers::Vms(vec![]),
+        },
+        algorithm: check.choice(&raw.algorithm, CsAlgorithm::RoundRobin),
+        allowed_cidrs: check.texts(&raw.allowed_cidrs, cidr_text),
+        firewall_cidrs,
+        ports: raw
+            .ports
+            .get_ref()
+            .iter()
+            .filter_map(|port| cs_port(port.get_ref(), check))
+            .collect(),
+    }
+}
+
+fn public_ip(text: &str) -> Result<PublicIp, Invalid> {
+    if text == "auto" {
+        return Ok(PublicIp::Auto);
+    }
+    values::ip_address(text)
+        .map(|ip| PublicIp::Address(ip.to_string()))
+        .map_err(|invalid| {
+            invalid.help("write \"auto\" or an address of the account, e.g. 203.0.113.10")
+        })
+}
+
+fn cs_port(raw: &RawCsPort, check: &mut Checker<'_, '_>) -> Option<CsPort> {
+    let port = check.port(&raw.port);
+    let node_port = check.port(&raw.node_port);
+    let protocol = check.choice(&raw.protocol, CsProtocol::Tcp);
+    Some(CsPort {
+        port: port?,
+        protocol,
+        node_port: node_port?,
+    })
+}
+
+/// Rules that need the whole config: the provider table, the members' cluster, the ports.
+pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
+    for cluster in raw.clusters.values() {
+        let mut check = Checker::new(cluster.file, problems);
+        let provider = &cluster.get().provider;
+        if provider.get_ref() == "kubernetes" {
+            let invalid = Invalid::new(
+                "clusters with provider \"kubernetes\" are not supported yet",
+            )
+            .help(
+                "skyplan manages CloudStack Kubernetes Service clusters: provider = \"cloudstack\"",
+            );
+            check.report(provider.span(), invalid);
+            continue;
+        }
+        if provider.get_ref() != "cloudstack" {
+            let invalid = Invalid::new(format!("`{}` cannot manage clusters", provider.get_ref()))
+                .help("write provider = \"cloudstack\"");
+            check.report(provider.span(), invalid);
+            continue;
+        }
+        provider_has_table(provider, raw, &mut check);
+    }
+    for lb in raw.cloudstack_load_balancers.values() {
+        let mut check = Checker::new(lb.file, problems);
+        let section = lb.get();
+        provider_has_table(&section.provider, raw, &mut check);
+        members_have_one_source(section, &mut check);
+        cluster_is_declared(section, raw, &mut check);
+        mode_is_direct(section, &mut check);
+        ports_do_not_conflict(section, &mut check);
+    }
+}
+
+fn members_have_one_source(lb: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) {
+    if let (Some(cluster), Some(_)) = (&lb.cluster, &lb.members) {
+        let invalid = Invalid::new("cluster and members exclude each other")
+            .help("the members are the cluster's workers, or the VMs listed in members");
+        check.report(cluster.span(), invalid);
+    }
+    if let Some(members) = &lb.members {
+        let mut seen = HashMap::new();
+        for name in members.get_ref() {
+            if seen.insert(name.as_str(), ()).is_some() {
+                let invalid = Invalid::new(format!("member `{name}` is listed twice"));
+                check.report(members.span(), invalid.help("list each VM once"));
+            }
+        }
+    }
+}
+
+fn cluster_is_declared(lb: &RawCsLoadBalancer, raw: &RawConfig<'_>, check: &mut Checker<'_, '_>) {
+    let Some(cluster) = &lb.cluster else { return };
+    let declared = raw
+        .clusters
+        .get(cluster.get_ref())
+        .is_some_and(|c| c.get().provider.get_ref() == "cloudstack");
+    if !declared {
+        let names: Vec<&str> = raw.clusters.keys().map(String::as_str).collect();
+        let invalid = Invalid::new(format!(
+            "cluster `{}` is not a [cluster.NAME] with provider \"cloudstack\" in this config",
+            cluster.get_ref()
+        ))
+        .help(match names.is_empty() {
+            true => "declare the cluster, or list the member VMs in members".to_string(),
+            false => format!("declared clusters: {}", names.join(", ")),
+        });
+        check.report(cluster.span(), invalid);
+    }
+}
+
+fn mode_is_direct(lb: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) {
+    let Some(mode) = &lb.mode else { return };
+    let invalid = match mode.get_ref().as_str() {
+        "direct" => return,
+        "ccm" => {
+            Invalid::new("controller mode (mode = \"ccm\") is not supported yet for CloudStack")
+                .help("remove mode: skyplan then manages the LB rules itself (direct mode)")
+        }
+        other => {
+            Invalid::new(format!("`{other}` is not a mode")).help("expected \"direct\" or \"ccm\"")
+        }
+    };
+    check.report(mode.span(), invalid);
+}
+
+/// Two rules on one public IP and port conflict whatever their protocols (CloudStack answers
+/// 537), so a TCP and a UDP port with one number cannot both exist.
+fn ports_do_not_conflict(lb: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) {
+    let ports = lb.ports.get_ref();
+    if ports.is_empty() {
+        let invalid = Invalid::new("a load balancer needs at least one port")
+            .help("add a [[load-balancer.NAME.ports]] table with port and node-port");
+        check.report(lb.ports.span(), invalid);
+    }
+    let mut numbers = HashMap::new();
+    for port in ports {
+        let number = *port.get_ref().port.get_ref();
+        let what = format!("public port {number} (CloudStack rules on one IP and port conflict, 537, whatever their protocol)");
+        once(
+            &mut numbers,
+            number,
+            port.get_ref().port.span(),
+            &what,
+            check,
+        );
+    }
+}

@@ -1,0 +1,148 @@
+//! The CloudStack sections: clusters, load-balancer rules, the provider table.
+
+use super::tests::{errors, load_str};
+use super::types::{CloudstackEndpoint, ResourceSpec};
+use crate::model::{
+    Address, ClusterRunState, CsAlgorithm, CsMembers, CsProtocol, NodeType, PublicIp, ResourceKind,
+};
+
+const PROVIDER: &str = "[provider.cloudstack]\nendpoint = \"embedded\"\n";
+
+const CLUSTER: &str = "[cluster.lab]\nprovider = \"cloudstack\"\nzone = \"zone1\"\n\
+                       kubernetes-version = \"1.29.3\"\nservice-offering = \"Medium Instance\"\n";
+
+fn with_provider(text: &str) -> String {
+    format!("{PROVIDER}{text}")
+}
+
+#[test]
+fn a_minimal_cluster_gets_the_cks_defaults() {
+    let config = load_str(&with_provider(CLUSTER)).unwrap();
+    let resource = &config.resources[0];
+    assert_eq!(resource.address, Address::new(ResourceKind::Cluster, "lab"));
+    let ResourceSpec::CloudstackCluster(spec) = &resource.spec else {
+        panic!("a CloudStack cluster");
+    };
+    assert_eq!(spec.name, "lab");
+    assert_eq!(
+        (spec.control_nodes, spec.etcd_nodes, spec.workers),
+        (1, 0, 1)
+    );
+    assert_eq!(spec.state, ClusterRunState::Running);
+    assert_eq!(
+        config.providers.cloudstack.unwrap().endpoint,
+        CloudstackEndpoint::Embedded
+    );
+}
+
+#[test]
+fn cluster_values_are_checked_where_they_are_written() {
+    let text = with_provider(&format!(
+        "{}workers = 0\nstate = \"paused\"\nautoscaling = {{ min = 3, max = 2 }}\n",
+        CLUSTER.replace("1.29.3", "1.29")
+    ));
+    assert_eq!(
+        errors(&text),
+        [
+            "a.toml:6:22: `1.29` is not a Kubernetes version",
+            "a.toml:8:11: workers must be at least 1",
+            "a.toml:9:9: `paused` is not a valid cluster state",
+            "a.toml:10:15: autoscaling.max (2) must be greater than autoscaling.min (3)",
+        ]
+    );
+}
+
+#[test]
+fn per_node_type_offerings_are_kept() {
+    let text = with_provider(&format!(
+        "{CLUSTER}node-offerings = {{ worker = \"Large Instance\" }}\n"
+    ));
+    let config = load_str(&text).unwrap();
+    let ResourceSpec::CloudstackCluster(spec) = &config.resources[0].spec else {
+        panic!("a CloudStack cluster");
+    };
+    assert_eq!(spec.offering_for(NodeType::Worker), "Large Instance");
+    assert_eq!(spec.offering_for(NodeType::Control), "Medium Instance");
+}
+
+#[test]
+fn kubernetes_clusters_are_not_supported_yet() {
+    let text = CLUSTER.replace("\"cloudstack\"", "\"kubernetes\"");
+    assert_eq!(
+        errors(&text),
+        ["a.toml:2:12: clusters with provider \"kubernetes\" are not supported yet"]
+    );
+}
+
+const EDGE: &str = "[load-balancer.edge]\nprovider = \"cloudstack\"\ncluster = \"lab\"\n\
+                    [[load-balancer.edge.ports]]\nport = 80\nnode-port = 30080\n";
+
+#[test]
+fn a_cloudstack_load_balancer_depends_on_its_cluster() {
+    let config = load_str(&with_provider(&format!("{CLUSTER}{EDGE}"))).unwrap();
+    let lb = config
+        .resource(&Address::new(ResourceKind::LoadBalancer, "edge"))
+        .unwrap();
+    assert_eq!(lb.depends_on, [Address::new(ResourceKind::Cluster, "lab")]);
+    let ResourceSpec::CloudstackLoadBalancer(spec) = &lb.spec else {
+        panic!("a CloudStack load balancer");
+    };
+    assert_eq!(spec.members, CsMembers::Cluster("lab".into()));
+    assert_eq!(spec.public_ip, PublicIp::Auto);
+    assert_eq!(spec.algorithm, CsAlgorithm::RoundRobin);
+    assert_eq!(spec.firewall_cidrs, ["0.0.0.0/0"]);
+    assert_eq!(spec.ports[0].protocol, CsProtocol::Tcp);
+    assert_eq!(spec.rule_name(&spec.ports[0]), "edge-tcp-80");
+}
+
+#[test]
+fn a_load_balancer_needs_a_declared_cluster() {
+    assert_eq!(
+        errors(&with_provider(EDGE)),
+        ["a.toml:5:11: cluster `lab` is not a [cluster.NAME] with provider \"cloudstack\" in this config"]
+    );
+}
+
+#[test]
+fn tcp_and_udp_on_one_public_port_is_a_config_error() {
+    let text = format!(
+        "{CLUSTER}{EDGE}[[load-balancer.edge.ports]]\nport = 80\nprotocol = \"udp\"\nnode-port = 30081\n"
+    );
+    let lines = errors(&with_provider(&text));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("a.toml:15:8: public port 80"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn keys_in_the_provider_table_are_refused_and_modes_checked() {
+    let text = format!(
+        "[provider.cloudstack]\nsecret-key = \"s3cret\"\n{CLUSTER}{}",
+        EDGE.replace("cluster = \"lab\"\n", "cluster = \"lab\"\nmode = \"ccm\"\n")
+    );
+    let lines = errors(&text);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].contains("CloudStack keys do not belong in config files"));
+    assert!(!lines.concat().contains("s3cret"));
+    assert!(lines[1].contains("controller mode"), "{lines:?}");
+}
+
+#[test]
+fn a_load_balancer_defined_for_both_providers_is_defined_twice() {
+    let cloudscale = "[load-balancer.edge]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\n\
+                      [[load-balancer.edge.ports]]\nport = 80\nnode-port = 30080\n";
+    let lines = super::tests::load_files(&[
+        ("a.toml", &with_provider(&format!("{CLUSTER}{EDGE}"))),
+        ("b.toml", &format!("[provider.cloudscale]\n{cloudscale}")),
+    ])
+    .expect_err("defined twice")
+    .lines();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("load-balancer.edge is defined twice")),
+        "{lines:?}"
+    );
+}

@@ -1,0 +1,740 @@
+//! Performing a load balancer's operations: one mutating API call per `LbOp` (all of them are
+//! async commands, run with `run_job`), each recorded in the journal before and after. Rules
+//! are named in the ops and resolved to IDs here; a create whose answer was lost is not
+//! repeated blindly: what it may have created is looked for first (a rule by name on the IP, a
+//! firewall rule by port on the IP, an IP by address or as the one new IP of the network) and
+//! adopted.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+
+use serde_json::Value;
+
+use super::super::client::{CloudstackClient, Error, Params};
+use super::super::live::ApplyContext;
+use super::super::{OWNER_TAG, PROVIDER};
+use super::found::LbIds;
+use super::ops::{LbOp, MemberVm, NetworkRef, NewRule, RuleUpdate};
+use crate::model::{CsLoadBalancerSpec, PublicIp};
+use crate::plan::ResourceChange;
+use crate::provider::cloudstack::ops::Op;
+use crate::provider::{Operation, ProviderError};
+use crate::state::journal::{Journal, Phase};
+use crate::state::ResourceState;
+
+/// The client calls the executor makes, so that a fake cloud can stand in for it in tests.
+pub(crate) trait Api: Sync {
+    fn list(
+        &self,
+        command: &str,
+        params: &Params,
+        item_key: &str,
+    ) -> impl Future<Output = Result<Vec<Value>, Error>> + Send;
+
+    fn run_job(
+        &self,
+        command: &str,
+        params: &Params,
+    ) -> impl Future<Output = Result<Value, Error>> + Send;
+}
+
+impl Api for CloudstackClient {
+    fn list(
+        &self,
+        command: &str,
+        params: &Params,
+        item_key: &str,
+    ) -> impl Future<Output = Result<Vec<Value>, Error>> + Send {
+        CloudstackClient::list(self, command, params, item_key)
+    }
+
+    fn run_job(
+        &self,
+        command: &str,
+        params: &Params,
+    ) -> impl Future<Output = Result<Value, Error>> + Send {
+        CloudstackClient::run_job(self, command, params)
+    }
+}
+
+/// How often a create whose answer was lost is looked for and, when absent, sent again.
+const CREATE_ATTEMPTS: u32 = 3;
+
+/// Runs the change's operations in order and returns the new state entry.
+pub async fn apply(
+    ctx: &ApplyContext<'_>,
+    change: &ResourceChange,
+    prior: Option<&ResourceState>,
+) -> Result<Option<ResourceState>, ProviderError> {
+    apply_with(ctx.client, ctx.journal, change, prior).await
+}
+
+pub(super) async fn apply_with<A: Api>(
+    client: &A,
+    journal: &Journal,
+    change: &ResourceChange,
+    prior: Option<&ResourceState>,
+) -> Result<Option<ResourceState>, ProviderError> {
+    let address = &change.address;
+    let fail = |message: String| ProviderError::new(address, message);
+    let spec: Option<CsLoadBalancerSpec> = change
+        .record
+        .clone()
+        .and_then(|record| serde_json::from_value(record).ok());
+    let ops: Vec<&LbOp> = change
+        .operations
+        .iter()
+        .map(|operation| match operation {
+            Operation::Cloudstack(Op::Lb(op)) => Ok(op),
+            _ => Err(fail(
+                "a CloudStack load balancer with another kind's operation".into(),
+            )),
+        })
+        .collect::<Result<_, _>>()?;
+    let mut run = Run {
+        client,
+        owner: address.to_string(),
+        ids: prior.map(LbIds::from_state).unwrap_or_default(),
+    };
+    run.locate(spec.as_ref(), &ops).await.map_err(fail)?;
+    let journal_error = |e: crate::state::StateError| ProviderError::new(address, e);
+    for op in ops {
+        let text = op.to_string();
+        tracing::info!(%address, "{text}");
+        journal
+            .record(address, Phase::Intent, &text, None, None)
+            .map_err(journal_error)?;
+        let result = run.execute(op).await;
+        journal.checkpoint("call");
+        if let Err(e) = result {
+            journal
+                .record(address, Phase::Failed, &text, None, Some(e.clone()))
+                .map_err(journal_error)?;
+            return Err(fail(format!("{text}: {e}")));
+        }
+        let recorded = serde_json::to_value(&run.ids).expect("ids serialize");
+        journal
+            .record(address, Phase::Done, &text, Some(recorded), None)
+            .map_err(journal_error)?;
+    }
+    state_entry(change, spec.as_ref(), run.ids).map_err(fail)
+}
+
+/// The new state entry: the public IP's ID, the IDs of the config's rules, the applied spec.
+fn state_entry(
+    change: &ResourceChange,
+    spec: Option<&CsLoadBalancerSpec>,
+    mut ids: LbIds,
+) -> Result<Option<ResourceState>, String> {
+    let (Some(record), Some(spec)) = (change.record.clone(), spec) else {
+        return Ok(None);
+    };
+    let names: BTreeSet<String> = spec.ports.iter().map(|p| spec.rule_name(p)).collect();
+    ids.rules.retain(|name, _| names.contains(name));
+    let id = ids
+        .public_ip
+        .clone()
+        .ok_or("no public IP after apply: the load balancer has nowhere to live")?;
+    Ok(Some(ResourceState {
+        provider: PROVIDER.to_string(),
+        id,
+        ids: serde_json::to_value(&ids).expect("ids serialize"),
+        attributes: record,
+        depends_on: vec![],
+    }))
+}
+
+fn params(pairs: &[(&str, &str)]) -> Params {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The object a command returned (`{"loadbalancer": {"id": …}}` or `{"id": …}`), if it has an ID.
+fn created_object(result: &Value, key: &str) -> Option<Value> {
+    [result.get(key), Some(result)]
+        .into_iter()
+        .flatten()
+        .find(|o| o.get("id").and_then(Value::as_str).is_some())
+        .cloned()
+}
+
+fn text(value: &Value, key: &str) -> String {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn port_of(value: &Value, key: &str) -> Option<u32> {
+    match value.get(key)? {
+        Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// The IDs of comma-joined VMs, as assign/remove take them.
+fn vm_ids(vms: &[MemberVm]) -> String {
+    vms.iter()
+        .map(|vm| vm.id.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The parameters of createLoadBalancerRule (openfirewall=false: skyplan makes the firewall
+/// rules itself, with the configured CIDRs).
+pub fn create_rule_params(rule: &NewRule, public_ip: &str, network: &str) -> Params {
+    let public_port = rule.public_port.to_string();
+    let private_port = rule.private_port.to_string();
+    let mut p = params(&[
+        ("name", &rule.name),
+        ("publicipid", public_ip),
+        ("networkid", network),
+        ("publicport", &public_port),
+        ("privateport", &private_port),
+        ("protocol", rule.protocol.as_str()),
+        ("algorithm", rule.algorithm.as_str()),
+        ("openfirewall", "false"),
+    ]);
+    if let Some(description) = &rule.description {
+        p.push(("description".into(), description.clone()));
+    }
+    // Left out when empty: before 4.18 the parameter itself is refused.
+    if !rule.cidrs.is_empty() {
+        p.push(("cidrlist".into(), rule.cidrs.join(",")));
+    }
+    p
+}
+
+/// The parameters of updateLoadBalancerRule.
+pub fn update_rule_params(id: &str, update: &RuleUpdate) -> Params {
+    let mut p = params(&[("id", id)]);
+    if let Some(name) = &update.name {
+        p.push(("name".into(), name.clone()));
+    }
+    if let Some(description) = &update.description {
+        p.push(("description".into(), description.clone()));
+    }
+    if let Some(algorithm) = update.algorithm {
+        p.push(("algorithm".into(), algorithm.as_str().into()));
+    }
+    if let Some(cidrs) = &update.cidrs {
+        p.push(("cidrlist".into(), cidrs.join(",")));
+    }
+    p
+}
+
+/// The parameters of createTags marking an object as the load balancer's.
+pub fn tag_params(resource_type: &str, id: &str, owner: &str) -> Params {
+    params(&[
+        ("resourcetype", resource_type),
+        ("resourceids", id),
+        ("tags[0].key", OWNER_TAG),
+        ("tags[0].value", owner),
+    ])
+}
+
+struct Run<'a, A> {
+    client: &'a A,
+    owner: String,
+    ids: LbIds,
+}
+
+impl<A: Api> Run<'_, A> {
+    /// Finds the public IP when the state does not name it (the state was lost), and the IDs
+    /// of the existing rules the ops name.
+    async fn locate(
+        &mut self,
+        spec: Option<&CsLoadBalancerSpec>,
+        ops: &[&LbOp],
+    ) -> Result<(), String> {
+        if self.ids.public_ip.is_none() {
+            self.find_ip(spec).await.map_err(|e| e.to_string())?;
+        }
+        let Some(ip) = self.ids.public_ip.clone() else {
+            return Ok(());
+        };
+        let named: BTreeSet<&str> = ops.iter().filter_map(|op| existing_rule(op)).collect();
+        let rules = self
+            .client
+            .list(
+                "listLoadBalancerRules",
+                &params(&[("publicipid", &ip)]),
+                "loadbalancerrule",
+            )
+            .await
+            .map_err(|e| format!("listing the rules on the public IP: {e}"))?;
+        // The live IDs win over the recorded ones: a rule recreated by hand has a new ID, and
+        // one deleted by hand has none.
+        for name in &named {
+            self.ids.rules.remove(*name);
+        }
+        for rule in rules {
+            let name = text(&rule, "name");
+            if named.contains(name.as_str()) {
+                self.ids.rules.insert(name, text(&rule, "id"));
+            }
+        }
+        Ok(())
+    }
+
+    async fn find_ip(&mut self, spec: Option<&CsLoadBalancerSpec>) -> Result<(), Error> {
+        let by_address = match spec.map(|s| &s.public_ip) {
+            Some(PublicIp::Address(address)) => {
+                self.list_ips(&[("ipaddress", address.as_str()), ("allocatedonly", "false")])
+                    .await?
+            }
+            _ => vec![],
+        };
+        let ip = match by_address.into_iter().next() {
+            Some(ip) => Some(ip),
+            None => {
+                let tagged = self
+                    .list_ips(&[
+                        ("tags[0].key", OWNER_TAG),
+                        ("tags[0].value", self.owner.as_str()),
+                    ])
+                    .await?;
+                self.ids.ip_associated_by_skyplan |= !tagged.is_empty();
+                tagged.into_iter().next()
+            }
+        };
+        if let Some(ip) = ip {
+            self.ids.public_ip = Some(text(&ip, "id"));
+            self.ids.address = Some(text(&ip, "ipaddress"));
+        }
+        Ok(())
+    }
+
+    async fn list_ips(&self, filter: &[(&str, &str)]) -> Result<Vec<Value>, Error> {
+        self.client
+            .list("listPublicIpAddresses", &params(filter), "publicipaddress")
+            .await
+    }
+
+    fn public_ip(&self) -> Result<String, String> {
+        self.ids
+            .public_ip
+            .clone()
+            .ok_or_else(|| "the load balancer has no public IP yet".to_string())
+    }
+
+    fn rule_id(&self, rule: &str) -> Result<String, String> {
+        self.ids
+            .rules
+            .get(rule)
+            .cloned()
+            .ok_or_else(|| format!("LB rule {rule} is not on the public IP"))
+    }
+
+    async fn network_id(&mut self, network: &NetworkRef) -> Result<String, String> {
+        let id = match network {
+            NetworkRef::Known { id, .. } => id.clone(),
+            NetworkRef::OfCluster { cluster } => {
+                let found = self.cluster(cluster).await?;
+                let id = text(&found, "networkid");
+                if id.is_empty() {
+                    return Err(format!("cluster {cluster} has no network"));
+                }
+                id
+            }
+        };
+        self.ids.network = Some(id.clone());
+        Ok(id)
+    }
+
+    async fn cluster(&self, name: &str) -> Result<Value, String> {
+        let clusters = self
+            .client
+            .list(
+                "listKubernetesClusters",
+                &params(&[("name", name)]),
+                "kubernetescluster",
+            )
+            .await
+            .map_err(|e| format!("listing cluster {name}: {e}"))?;
+        clusters
+            .into_iter()
+            .find(|c| text(c, "name") == name)
+            .ok_or_else(|| format!("cluster {name} does not exist (was it applied?)"))
+    }
+
+    async fn job(&self, command: &str, params: &Params) -> Result<Value, String> {
+        self.client
+            .run_job(command, params)
+            .await
+            .map_err(|e| format!("{command}: {e}"))
+    }
+
+    async fn execute(&mut self, op: &LbOp) -> Result<(), String> {
+        match op {
+            LbOp::AssociateIp { address, network } => {
+                self.associate(address.as_deref(), network).await
+            }
+            LbOp::TagIp => {
+                let p = tag_params("PublicIpAddress", &self.public_ip()?, &self.owner);
+                self.job("createTags", &p).await.map(drop)
+            }
+            LbOp::CreateRule { rule } => self.create_rule(rule).await,
+            LbOp::TagRule { rule } => {
+                let p = tag_params("LoadBalancer", &self.rule_id(rule)?, &self.owner);
+                self.job("createTags", &p).await.map(drop)
+            }
+            LbOp::UpdateRule { rule, update } => {
+                let id = self.rule_id(rule)?;
+                self.job("updateLoadBalancerRule", &update_rule_params(&id, update))
+                    .await?;
+                if let Some(name) = &update.name {
+                    self.ids.rules.remove(rule);
+                    self.ids.rules.insert(name.clone(), id);
+                }
+                Ok(())
+            }
+            LbOp::DeleteRule { rule } => {
+                let Some(id) = self.ids.rules.remove(rule) else {
+                    tracing::info!(rule, "LB rule already gone");
+                    return Ok(());
+                };
+                self.job("deleteLoadBalancerRule", &params(&[("id", &id)]))
+                    .await
+                    .map(drop)
+            }
+            LbOp::AssignMembers { rule, vms } => {
+                self.members("assignToLoadBalancerRule", rule, &vm_ids(vms))
+                    .await
+            }
+            LbOp::RemoveMembers { rule, vms } => {
+                self.members("removeFromLoadBalancerRule", rule, &vm_ids(vms))
+                    .await
+            }
+            LbOp::SyncClusterMembers { rule, cluster } => {
+                self.sync_cluster_members(rule, cluster).await
+            }
+            LbOp::CreateFirewallRule {
+                port,
+                protocol,
+                cidrs,
+            } => self.create_firewall_rule(*port, protocol, cidrs).await,
+            LbOp::DeleteFirewallRule { id, .. } => self.delete_firewall_rule(id).await,
+            LbOp::ReleaseIp { .. } => {
+                let id = self.public_ip()?;
+                self.job("disassociateIpAddress", &params(&[("id", &id)]))
+                    .await?;
+                self.ids.public_ip = None;
+                self.ids.ip_associated_by_skyplan = false;
+                Ok(())
+            }
+        }
+    }
+
+    async fn members(&self, command: &str, rule: &str, vms: &str) -> Result<(), String> {
+        let id = self.rule_id(rule)?;
+        let p = params(&[("id", &id), ("virtualmachineids", vms)]);
+        self.job(command, &p).await.map(drop)
+    }
+
+    async fn associate(
+        &mut self,
+        address: Option<&str>,
+        network: &NetworkRef,
+    ) -> Result<(), String> {
+        let network = self.network_id(network).await?;
+        let in_network = [("associatednetworkid", network.as_str())];
+        let before: BTreeSet<String> = match address {
+            // An address that is asked for is found by itself; a new one is told apart from
+            // the IPs the network had before.
+            Some(_) => BTreeSet::new(),
+            None => self
+                .list_ips(&in_network)
+                .await
+                .map_err(|e| e.to_string())?
+                .iter()
+                .map(|ip| text(ip, "id"))
+                .collect(),
+        };
+        let mut p = params(&[("networkid", &network)]);
+        if let Some(address) = address {
+            p.push(("ipaddress".into(), address.to_string()));
+        }
+        let find = || async {
+            let candidates = match address {
+                Some(address) => self.list_ips(&[("ipaddress", address)]).await?,
+                None => self.list_ips(&in_network).await?,
+            };
+            let fresh: Vec<&Value> = candidates
+                .iter()
+                .filter(|ip| !before.contains(&text(ip, "id")))
+                .filter(|ip| ip.get("issourcenat") != Some(&Value::Bool(true)))
+                .collect();
+            Ok(match fresh.as_slice() {
+                [one] => Some((*one).clone()),
+                _ => None,
+            })
+        };
+        let ip = create(self.client, "associateIpAddress", &p, "ipaddress", find).await?;
+        self.ids.public_ip = Some(text(&ip, "id"));
+        self.ids.address = Some(text(&ip, "ipaddress")).filter(|a| !a.is_empty());
+        self.ids.ip_associated_by_skyplan = true;
+        Ok(())
+    }
+
+    async fn create_rule(&mut self, rule: &NewRule) -> Result<(), String> {
+        let ip = self.public_ip()?;
+        let network = self.network_id(&rule.network).await?;
+        let p = create_rule_params(rule, &ip, &network);
+        let client = self.client;
+        let find = || async {
+            let rules = client
+                .list(
+                    "listLoadBalancerRules",
+                    &params(&[("publicipid", &ip), ("name", &rule.name)]),
+                    "loadbalancerrule",
+                )
+                .await?;
+            Ok(rules.into_iter().find(|r| text(r, "name") == rule.name))
+        };
+        let created = create(client, "createLoadBalancerRule", &p, "loadbalancer", find).await?;
+        self.ids
+            .rules
+            .insert(rule.name.clone(), text(&created, "id"));
+        Ok(())
+    }
+
+    async fn create_firewall_rule(
+        &mut self,
+        port: u16,
+        protocol: &str,
+        cidrs: &[String],
+    ) -> Result<(), String> {
+        let ip = self.public_ip()?;
+        let port_text = port.to_string();
+        let cidrlist = cidrs.join(",");
+        let p = params(&[
+            ("ipaddressid", &ip),
+            ("protocol", protocol),
+            ("startport", &port_text),
+            ("endport", &port_text),
+            ("cidrlist", &cidrlist),
+        ]);
+        let client = self.client;
+        let find = || async {
+            let rules = client
+                .list(
+                    "listFirewallRules",
+                    &params(&[("ipaddressid", &ip)]),
+                    "firewallrule",
+                )
+                .await?;
+            let wanted = super::super::api::split_cidrs(&cidrlist);
+            Ok(rules.into_iter().find(|r| {
+                text(r, "protocol").eq_ignore_ascii_case(protocol)
+                    && port_of(r, "startport") == Some(u32::from(port))
+                    && port_of(r, "endport") == Some(u32::from(port))
+                    && super::super::api::split_cidrs(&text(r, "cidrlist")) == wanted
+            }))
+        };
+        create(client, "createFirewallRule", &p, "firewallrule", find)
+            .await
+            .map(drop)
+    }
+
+    /// Deletes a firewall rule; one that is already gone counts as deleted.
+    async fn delete_firewall_rule(&self, id: &str) -> Result<(), String> {
+        let result = self.job("deleteFirewallRule", &params(&[("id", id)])).await;
+        let Err(error) = result else {
+            return Ok(());
+        };
+        let ip = self.public_ip()?;
+        let still_there = self
+            .client
+            .list(
+                "listFirewallRules",
+                &params(&[("ipaddressid", &ip)]),
+                "firewallrule",
+            )
+            .await
+            .map_err(|e| format!("{error}; then listing firewall rules: {e}"))?
+            .iter()
+            .any(|r| text(r, "id") == id);
+        if still_there {
+            Err(error)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The cluster's workers become the rule's members: missing ones are assigned, members that
+    /// are no worker removed.
+    async fn sync_cluster_members(&self, rule: &str, cluster: &str) -> Result<(), String> {
+        let id = self.rule_id(rule)?;
+        let found = self.cluster(cluster).await?;
+        let workers: BTreeSet<String> = found
+            .get("virtualmachines")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|vm| text(vm, "name").contains("-node-"))
+            .map(|vm| text(vm, "id"))
+            .collect();
+        let members: BTreeSet<String> = self
+            .client
+            .list(
+                "listLoadBalancerRuleInstances",
+                &params(&[("id", &id)]),
+                "loadbalancerruleinstance",
+            )
+            .await
+            .map_err(|e| format!("listing the members of {rule}: {e}"))?
+            .iter()
+            .map(|vm| text(vm, "id"))
+            .collect();
+        let join = |ids: Vec<&String>| ids.into_iter().cloned().collect::<Vec<_>>().join(",");
+        let missing = join(workers.difference(&members).collect());
+        let extra = join(members.difference(&workers).collect());
+        if !missing.is_empty() {
+            self.members("assignToLoadBalancerRule", rule, &missing)
+                .await?;
+        }
+        if !extra.is_empty() {
+            self.members("removeFromLoadBalancerRule", rule, &extra)
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// The name of an existing rule an op refers to (rules it creates have no ID to learn).
+fn existing_rule(op: &LbOp) -> Option<&str> {
+    match op {
+        LbOp::UpdateRule { rule, .. }
+        | LbOp::DeleteRule { rule }
+        | LbOp::TagRule { rule }
+        | LbOp::AssignMembers { rule, .. }
+        | LbOp::RemoveMembers { rule, .. }
+        | LbOp::SyncClusterMembers { rule, .. } => Some(rule),
+        _ => None,
+    }
+}
+
+/// Runs a create job; when its answer is lost (`is_uncertain`), first looks for what it may
+/// have created and adopts it, and sends it again only when nothing is there.
+async fn create<A: Api, F, Fut>(
+    client: &A,
+    command: &str,
+    params: &Params,
+    key: &str,
+    find: F,
+) -> Result<Value, String>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<Option<Value>, Error>>,
+{
+    let mut attempt = 1;
+    loop {
+        match client.run_job(command, params).await {
+            Ok(result) => {
+                return created_object(&result, key)
+                    .ok_or_else(|| format!("{command}: the answer names no {key}"))
+            }
+            Err(error) if error.is_uncertain() => {
+                let found = find()
+                    .await
+                    .map_err(|e| format!("{command}: {error}; then looking for it: {e}"))?;
+                if let Some(object) = found {
+                    let id = text(&object, "id");
+                    tracing::info!(
+                        command,
+                        "the create went through despite {error}; adopting {id}"
+                    );
+                    return Ok(object);
+                }
+                if attempt >= CREATE_ATTEMPTS {
+                    return Err(format!("{command}: {error} (tried {attempt} times)"));
+                }
+                tracing::debug!(
+                    command,
+                    "create failed and created nothing ({error}); trying again"
+                );
+                attempt += 1;
+            }
+            Err(error) => return Err(format!("{command}: {error}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CsAlgorithm, CsProtocol};
+
+    fn value_of<'a>(params: &'a Params, key: &str) -> Option<&'a str> {
+        params
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn rule(cidrs: &[&str]) -> NewRule {
+        NewRule {
+            name: "edge-tcp-80".into(),
+            description: None,
+            public_port: 80,
+            private_port: 30080,
+            protocol: CsProtocol::TcpProxy,
+            algorithm: CsAlgorithm::Source,
+            cidrs: cidrs.iter().map(|c| c.to_string()).collect(),
+            network: NetworkRef::Known {
+                id: "net-1".into(),
+                name: "k8s-net".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn a_rule_is_created_without_opening_the_firewall_and_cidrlist_only_when_set() {
+        let p = create_rule_params(&rule(&[]), "ip-1", "net-1");
+        assert_eq!(value_of(&p, "openfirewall"), Some("false"));
+        assert_eq!(value_of(&p, "protocol"), Some("tcp-proxy"));
+        assert_eq!(value_of(&p, "algorithm"), Some("source"));
+        assert_eq!(value_of(&p, "privateport"), Some("30080"));
+        assert_eq!(value_of(&p, "cidrlist"), None);
+        let p = create_rule_params(&rule(&["10.0.0.0/8", "192.168.0.0/16"]), "ip-1", "net-1");
+        assert_eq!(value_of(&p, "cidrlist"), Some("10.0.0.0/8,192.168.0.0/16"));
+    }
+
+    #[test]
+    fn an_update_sends_only_what_changes() {
+        let update = RuleUpdate {
+            algorithm: Some(CsAlgorithm::LeastConn),
+            ..RuleUpdate::default()
+        };
+        let p = update_rule_params("r-1", &update);
+        assert_eq!(value_of(&p, "algorithm"), Some("leastconn"));
+        assert_eq!(value_of(&p, "cidrlist"), None);
+        assert_eq!(value_of(&p, "name"), None);
+    }
+
+    #[test]
+    fn tags_name_the_owner() {
+        let p = tag_params("LoadBalancer", "r-1", "load-balancer.edge");
+        assert_eq!(value_of(&p, "tags[0].key"), Some(OWNER_TAG));
+        assert_eq!(value_of(&p, "tags[0].value"), Some("load-balancer.edge"));
+        assert_eq!(value_of(&p, "resourcetype"), Some("LoadBalancer"));
+    }
+
+    #[test]
+    fn created_objects_are_read_from_their_key_or_the_top() {
+        let id = |result: Value, key: &str| created_object(&result, key).map(|o| text(&o, "id"));
+        let result = serde_json::json!({"loadbalancer": {"id": "r-9"}});
+        assert_eq!(id(result, "loadbalancer").as_deref(), Some("r-9"));
+        let result = serde_json::json!({"id": "f-1"});
+        assert_eq!(id(result, "firewallrule").as_deref(), Some("f-1"));
+        assert_eq!(
+            id(serde_json::json!({"success": true}), "firewallrule"),
+            None
+        );
+    }
+}

@@ -1,0 +1,257 @@
+//! CloudStack end-to-end helpers: a project on the embedded simulated CloudStack, and a look
+//! into that account after skyplan has exited — through skyplan's own client library against
+//! the simulator started over the same world file, so the tests read the cloud the way any
+//! API client would, not the simulator's file format.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use skyplan::provider::cloudstack::client::{CloudstackClient, Credentials, Secret};
+use skyplan::sim::cloudstack as sim;
+
+use crate::support::{Output, Project};
+
+pub const PROVIDER: &str = "[provider.cloudstack]\nendpoint = \"embedded\"\n\n";
+
+/// A project whose config is the CloudStack provider table plus `resources`.
+pub struct CsProject {
+    pub project: Project,
+    /// Environment for the embedded simulator (e.g. its server version).
+    env: Vec<(String, String)>,
+}
+
+impl CsProject {
+    pub fn new() -> CsProject {
+        CsProject {
+            project: Project::new(),
+            env: vec![],
+        }
+    }
+
+    /// Runs skyplan with this variable set (the embedded simulator's settings, kill points).
+    pub fn with_env(mut self, name: &str, value: &str) -> CsProject {
+        self.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// The same project, run without the variable `name`.
+    pub fn without_env(self, name: &str) -> CsProject {
+        CsProject {
+            project: self.project,
+            env: self.env.into_iter().filter(|(n, _)| n != name).collect(),
+        }
+    }
+
+    pub fn config(&self, resources: &str) {
+        self.project.config(&format!("{PROVIDER}{resources}"));
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.run_with(args, &[])
+    }
+
+    /// Runs skyplan with `extra` variables besides the project's own.
+    pub fn run_with(&self, args: &[&str], extra: &[(&str, &str)]) -> Output {
+        let mut command = self.project.command(args);
+        command.env("SKYPLAN_SIM_JOB_MS", "5");
+        for (name, value) in &self.env {
+            command.env(name, value);
+        }
+        for (name, value) in extra {
+            command.env(name, value);
+        }
+        crate::support::run(&mut command)
+    }
+
+    pub fn plan(&self, extra: &[&str]) -> Value {
+        let mut args = vec!["plan", "--json"];
+        args.extend_from_slice(extra);
+        let out = self.run(&args);
+        assert_eq!(out.code, 0, "{out:?}");
+        out.json()
+    }
+
+    pub fn apply(&self, extra: &[&str]) -> Output {
+        let mut args = vec!["apply", "--auto-approve"];
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+
+    pub fn apply_ok(&self) {
+        let out = self.apply(&[]);
+        assert_eq!(out.code, 0, "{out:?}");
+    }
+
+    /// Applies and checks that planning again finds nothing to do.
+    pub fn apply_converges(&self) {
+        self.apply_ok();
+        let plan = self.plan(&[]);
+        let changes = plan["changes"].as_array().expect("changes");
+        let pending: Vec<&Value> = changes.iter().filter(|c| c["action"] != "no-op").collect();
+        assert!(
+            pending.is_empty(),
+            "apply then plan must be empty: {plan:#}"
+        );
+    }
+
+    pub fn world_path(&self) -> PathBuf {
+        self.project.path().join("state/embedded/cloudstack.json")
+    }
+
+    /// The simulated account as an API client sees it now.
+    pub fn account(&self) -> Account {
+        Account::read(self.world_path())
+    }
+}
+
+/// What a list command returned, per collection.
+pub struct Account {
+    pub clusters: Vec<Value>,
+    pub rules: Vec<Value>,
+    pub vms: Vec<Value>,
+    pub public_ips: Vec<Value>,
+    pub firewall_rules: Vec<Value>,
+    /// VM names assigned to each rule (by rule name).
+    pub rule_members: Vec<(String, Vec<String>)>,
+}
+
+impl Account {
+    fn read(world: PathBuf) -> Account {
+        let runtime = tokio::runtime::Runtime::new().expect("runtime");
+        runtime.block_on(async move {
+            let listen = "127.0.0.1:0".parse().expect("address");
+            let handle = sim::spawn(world, listen, sim::SimOptions::default())
+                .await
+                .expect("simulator over the world file");
+            let client = CloudstackClient::new(Credentials {
+                api_url: handle.base_url(),
+                api_key: sim::DEFAULT_API_KEY.into(),
+                secret_key: Secret::new(sim::DEFAULT_SECRET_KEY),
+                project_id: None,
+                zone: None,
+                ssl_no_verify: false,
+            })
+            .expect("client");
+            let list = |command: &'static str, key: &'static str| {
+                let client = &client;
+                async move {
+                    client
+                        .list(command, &Vec::new(), key)
+                        .await
+                        .unwrap_or_else(|e| panic!("{command}: {e}"))
+                }
+            };
+            let rules = list("listLoadBalancerRules", "loadbalancerrule").await;
+            let mut rule_members = Vec::new();
+            for rule in &rules {
+                let id = rule["id"].as_str().expect("rule id").to_string();
+                let vms = client
+                    .list(
+                        "listLoadBalancerRuleInstances",
+                        &vec![("id".into(), id)],
+                        "loadbalancerruleinstance",
+                    )
+                    .await
+                    .expect("rule members");
+                let mut names: Vec<String> = vms
+                    .iter()
+                    .map(|vm| vm["name"].as_str().unwrap_or_default().to_string())
+                    .collect();
+                names.sort();
+                rule_members.push((text(rule, "name"), names));
+            }
+            let account = Account {
+                clusters: list("listKubernetesClusters", "kubernetescluster").await,
+                rules,
+                vms: list("listVirtualMachines", "virtualmachine").await,
+                public_ips: list("listPublicIpAddresses", "publicipaddress").await,
+                firewall_rules: list("listFirewallRules", "firewallrule").await,
+                rule_members,
+            };
+            handle.shutdown().await.expect("simulator stops");
+            account
+        })
+    }
+
+    pub fn cluster(&self, name: &str) -> &Value {
+        self.clusters
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no cluster {name}: {:#?}", self.clusters))
+    }
+
+    pub fn rule(&self, name: &str) -> &Value {
+        self.rules
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("no rule {name}: {:#?}", self.rules))
+    }
+
+    pub fn rule_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.rules.iter().map(|r| text(r, "name")).collect();
+        names.sort();
+        names
+    }
+
+    pub fn members_of(&self, rule: &str) -> Vec<String> {
+        self.rule_members
+            .iter()
+            .find(|(name, _)| name == rule)
+            .map(|(_, vms)| vms.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// A field as text, whether the API sent a string or a number.
+pub fn text(object: &Value, field: &str) -> String {
+    match &object[field] {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// The one change of `address` in a JSON plan.
+pub fn change<'a>(plan: &'a Value, address: &str) -> &'a Value {
+    plan["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .find(|c| c["address"] == address)
+        .unwrap_or_else(|| panic!("no change for {address}: {plan:#}"))
+}
+
+/// The attribute paths of a change.
+pub fn paths(change: &Value) -> Vec<String> {
+    change["attributes"]
+        .as_array()
+        .expect("attributes")
+        .iter()
+        .map(|a| text(a, "path"))
+        .collect()
+}
+
+/// The reasons of a change, joined, for assertions on what they say.
+pub fn reasons(change: &Value) -> String {
+    change["attributes"]
+        .as_array()
+        .expect("attributes")
+        .iter()
+        .map(|a| text(a, "reason"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The operations of a change, as text.
+pub fn operations(change: &Value) -> Vec<String> {
+    change["operations"]
+        .as_array()
+        .expect("operations")
+        .iter()
+        .map(|o| {
+            o.as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| o.to_string())
+        })
+        .collect()
+}
