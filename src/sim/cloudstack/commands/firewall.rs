@@ -57,7 +57,7 @@ pub fn create(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
     let clash = world.firewall_rules.iter().find(|r| {
         r.ipaddressid == ip
             && r.protocol == protocol
-            && same_set(&r.cidrlist, &cidrs)
+            && share_a_cidr(&r.cidrlist, &cidrs)
             && overlap(r, start, end)
     });
     if let Some(other) = clash {
@@ -86,12 +86,9 @@ pub fn create(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
     }))
 }
 
-fn same_set(a: &[String], b: &[String]) -> bool {
-    let mut a = a.to_vec();
-    let mut b = b.to_vec();
-    a.sort();
-    b.sort();
-    a == b
+/// Two firewall rules only conflict when they share a source CIDR (`detectRulesConflict`).
+fn share_a_cidr(a: &[String], b: &[String]) -> bool {
+    a.iter().any(|cidr| b.contains(cidr))
 }
 
 /// Port ranges overlap; rules without ports (icmp, all) never conflict on ports.
@@ -102,7 +99,7 @@ fn overlap(rule: &FirewallRule, start: Option<u16>, end: Option<u16>) -> bool {
     }
 }
 
-/// `detectRulesConflict` for two firewall rules with the same protocol and sources. The
+/// `detectRulesConflict` for two firewall rules with the same protocol and a common source. The
 /// rule's rendering follows the LB rule's (`id`, `uuid`, `purpose`, `state`); its exact fields
 /// are not verified.
 fn conflict(start: Option<u16>, end: Option<u16>, other: &FirewallRule) -> ApiError {

@@ -92,15 +92,17 @@ pub fn create(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
     if public_port == 53 && ip.issourcenat {
         return Err(ApiError::param(PORT_53));
     }
+    // The provider's check (`validateLbRule`) runs before the conflict check, so a udp rule on
+    // a taken port is refused as udp, not as a conflict.
+    if !HAPROXY_PROTOCOLS.contains(&protocol.as_str()) || public_port == HAPROXY_STATS_PORT {
+        return Err(ApiError::param(PROVIDER_REFUSAL));
+    }
     if let Some(other) = world
         .lb_rules
         .iter()
         .find(|r| r.publicipid == ip_id && r.publicport == public_port)
     {
         return Err(conflict(public_port, other));
-    }
-    if !HAPROXY_PROTOCOLS.contains(&protocol.as_str()) || public_port == HAPROXY_STATS_PORT {
-        return Err(ApiError::param(PROVIDER_REFUSAL));
     }
     let id = new_id();
     let rule = LbRule {

@@ -133,6 +133,9 @@ async fn the_virtual_router_refuses_udp_the_stats_port_and_dns_on_source_nat() {
     assert!(error_of(&body).1.contains("cannot add port 53"));
     let body = rule(&sim, &ip, "53", &[]).await;
     assert!(body["createloadbalancerruleresponse"]["jobid"].is_string());
+    // udp on a port another rule holds: the provider refuses it before any conflict check.
+    let body = rule(&sim, &ip, "53", &[("protocol", "udp")]).await;
+    assert_eq!(error_of(&body), (431, provider.to_owned()));
 }
 
 #[tokio::test]
@@ -431,6 +434,9 @@ async fn the_same_firewall_rule_twice_conflicts() {
     assert_eq!(again.status, 537);
     let text = again.inner()["errortext"].as_str().unwrap().to_owned();
     assert!(text.starts_with("The range specified, 80-90, conflicts with rule FirewallRule"));
+    let mut sharing = rule;
+    sharing[4] = ("cidrlist", "192.168.0.0/16,10.0.0.0/8");
+    assert_eq!(sim.call("createFirewallRule", &sharing).await.status, 537);
     let mut other_sources = rule;
     other_sources[4] = ("cidrlist", "192.168.0.0/16");
     sim.done("createFirewallRule", &other_sources).await;
