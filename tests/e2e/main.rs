@@ -5,6 +5,7 @@ mod cli;
 mod cloudscale_rows;
 mod crash;
 mod cs_client;
+mod cs_cloud_config;
 mod cs_cluster_rows;
 mod cs_crash;
 mod cs_faults;
