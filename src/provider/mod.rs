@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod cloudscale;
 pub mod cloudstack;
+pub mod impact_table;
 pub mod registry;
 mod traits;
 

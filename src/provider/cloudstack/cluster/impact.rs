@@ -6,23 +6,7 @@
 
 use crate::model::{Downtime, Impact};
 
-/// Declares `Change` and `Change::ALL` from one list, so a test can check that every change has
-/// its row without a second list to keep in step.
-macro_rules! changes {
-    ($($change:ident),+ $(,)?) => {
-        /// Every kind of change the CKS cluster diff can find.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum Change {
-            $($change),+
-        }
-
-        impl Change {
-            pub const ALL: &'static [Change] = &[$(Change::$change),+];
-        }
-    };
-}
-
-changes!(
+crate::provider::impact_table::changes!(
     Created,
     Description,
     WorkersUp,
@@ -55,16 +39,7 @@ changes!(
 );
 
 /// One row of the table.
-#[derive(Debug, Clone, Copy)]
-pub struct Rule {
-    pub change: Change,
-    /// What the operator changed (impact.md's first column).
-    pub what: &'static str,
-    /// What CloudStack actually does, said so an operator understands it.
-    pub happens: &'static str,
-    pub impact: Impact,
-    pub downtime: Downtime,
-}
+pub type Rule = crate::provider::impact_table::Row<Change>;
 
 /// Stopping or starting the whole cluster: every VM is stopped (or started) and the Kubernetes
 /// API and all workloads are down in between. Starting waits until the API server answers and
@@ -121,10 +96,7 @@ pub const RULES: &[Rule] = &[
 
 /// The row for a change. Every `Change` has exactly one row (checked by a test).
 pub fn rule(change: Change) -> &'static Rule {
-    RULES
-        .iter()
-        .find(|r| r.change == change)
-        .expect("every change has a row in the impact table")
+    crate::provider::impact_table::row(RULES, change)
 }
 
 #[cfg(test)]
@@ -133,14 +105,7 @@ mod tests {
 
     #[test]
     fn every_change_has_exactly_one_row() {
-        assert_eq!(RULES.len(), Change::ALL.len());
-        for change in Change::ALL {
-            assert_eq!(
-                RULES.iter().filter(|r| r.change == *change).count(),
-                1,
-                "{change:?}"
-            );
-        }
+        crate::provider::impact_table::assert_one_row_each(RULES, Change::ALL);
     }
 
     #[test]

@@ -1,0 +1,51 @@
+//! What every provider's impact table is made of: a `Change` enum declared from one list (with
+//! `Change::ALL`, so a test can check that each change has its row), rows of class, what
+//! happens and downtime, and the lookup. Each provider's `impact.rs` holds only its rows, to be
+//! reviewed line by line against impact.md.
+
+use crate::model::{Downtime, Impact};
+
+/// Declares `pub enum Change` and `Change::ALL` from one list of variants.
+macro_rules! changes {
+    ($($change:ident),+ $(,)?) => {
+        /// Every kind of change this diff can find.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Change {
+            $($change),+
+        }
+
+        impl Change {
+            pub const ALL: &'static [Change] = &[$(Change::$change),+];
+        }
+    };
+}
+pub(crate) use changes;
+
+/// One row of an impact table.
+#[derive(Debug, Clone, Copy)]
+pub struct Row<C: 'static> {
+    pub change: C,
+    /// What the operator changed (impact.md's first column).
+    pub what: &'static str,
+    /// What the cloud actually does, said so an operator understands it.
+    pub happens: &'static str,
+    pub impact: Impact,
+    pub downtime: Downtime,
+}
+
+/// The row for `change`. Every change has exactly one row (see [`assert_one_row_each`]).
+pub fn row<C: PartialEq + std::fmt::Debug>(rows: &'static [Row<C>], change: C) -> &'static Row<C> {
+    rows.iter()
+        .find(|r| r.change == change)
+        .unwrap_or_else(|| panic!("{change:?} has no row in the impact table"))
+}
+
+/// For each table's tests: every change has exactly one row.
+#[cfg(test)]
+pub fn assert_one_row_each<C: PartialEq + std::fmt::Debug>(rows: &[Row<C>], all: &[C]) {
+    assert_eq!(rows.len(), all.len(), "one row per change");
+    for change in all {
+        let count = rows.iter().filter(|r| r.change == *change).count();
+        assert_eq!(count, 1, "{change:?}");
+    }
+}
