@@ -27,6 +27,9 @@ pub trait WorldFile: Serialize + DeserializeOwned {
 
 /// A running simulator whose world the writer saves.
 pub trait Persisted: Clone + Send + Sync + 'static {
+    /// The least time between two writes: a burst of changes is written once.
+    const WRITE_INTERVAL: Duration;
+
     /// The world's file text now.
     fn world_json(&self) -> String;
 
@@ -102,8 +105,8 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Writes the world after each change, then waits at least `interval` before the next.
-    pub fn spawn(sim: impl Persisted, path: PathBuf, interval: Duration) -> Self {
+    /// Writes the world after each change, then waits at least the sim's write interval.
+    pub fn spawn<S: Persisted>(sim: S, path: PathBuf) -> Self {
         let (stop, mut stopped) = oneshot::channel();
         let task = tokio::spawn(async move {
             loop {
@@ -116,7 +119,7 @@ impl Writer {
                 }
                 tokio::select! {
                     _ = &mut stopped => return,
-                    _ = tokio::time::sleep(interval) => {}
+                    _ = tokio::time::sleep(S::WRITE_INTERVAL) => {}
                 }
             }
         });

@@ -15,10 +15,11 @@ use tokio::task::JoinHandle;
 
 use super::api::ApiError;
 use super::faults::{self, AbortableListener, ConnectionAbort, Faults};
-use super::persist::{self, Writer};
+use super::persist;
 use super::state::Sim;
 use super::stats::RequestCounts;
 use super::{auth, routes, stats};
+use crate::sim::persist::Writer;
 
 /// The token the simulator accepts unless told otherwise; embedded mode uses it too.
 pub const DEFAULT_TOKEN: &str = "skyplan-sim-cloudscale-token";
@@ -128,9 +129,11 @@ pub async fn spawn(
     options: SimOptions,
 ) -> io::Result<SimHandle> {
     let path = world.clone();
-    let loaded = tokio::task::spawn_blocking(move || persist::load_or_create(&path))
-        .await
-        .map_err(io::Error::other)??;
+    let loaded = tokio::task::spawn_blocking(move || {
+        crate::sim::persist::load_or_create::<super::world::World>(&path)
+    })
+    .await
+    .map_err(io::Error::other)??;
     let listener = tokio::net::TcpListener::bind(listen).await?;
     let addr = reachable(listener.local_addr()?);
     let base_url = format!("http://{addr}/v1");

@@ -1,8 +1,6 @@
 //! The CloudStack world file, kept by the simulators' shared writer (`sim::persist`): created
 //! as a fresh account when missing, written at most every `WRITE_INTERVAL`.
 
-use std::io;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jiff::{Timestamp, Unit};
@@ -10,8 +8,8 @@ use jiff::{Timestamp, Unit};
 use super::inventory::fresh_account;
 use super::state::Sim;
 use super::world::{World, WORLD_FORMAT};
-use crate::sim::persist::{self as shared, Persisted, WorldFile};
 pub use crate::sim::persist::{flush, world_text};
+use crate::sim::persist::{Persisted, WorldFile};
 
 const WRITE_INTERVAL: Duration = Duration::from_millis(100);
 
@@ -28,6 +26,8 @@ impl WorldFile for World {
 }
 
 impl Persisted for Sim {
+    const WRITE_INTERVAL: Duration = WRITE_INTERVAL;
+
     fn world_json(&self) -> String {
         Sim::world_json(self)
     }
@@ -37,25 +37,15 @@ impl Persisted for Sim {
     }
 }
 
-pub fn load_or_create(path: &Path) -> io::Result<World> {
-    shared::load_or_create(path)
-}
-
-pub struct Writer(shared::Writer);
-
-impl Writer {
-    pub fn spawn(sim: Sim, path: PathBuf) -> Writer {
-        Writer(shared::Writer::spawn(sim, path, WRITE_INTERVAL))
-    }
-
-    pub async fn stop(self) {
-        self.0.stop().await
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::io;
+
     use super::*;
+
+    fn load_or_create(path: &std::path::Path) -> io::Result<World> {
+        crate::sim::persist::load_or_create(path)
+    }
 
     #[test]
     fn a_missing_world_is_a_fresh_account_and_reloads_the_same() {

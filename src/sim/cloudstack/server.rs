@@ -23,12 +23,13 @@ use super::commands::{self, job_started, Reply};
 use super::faults::{is_mutating, Fault, Injector};
 use super::jobs::Job;
 use super::params::Params;
-use super::persist::{self, Writer};
+use super::persist;
 use super::signing::{self, Keys};
 use super::state::Sim;
 use super::stats::{FaultKind, RequestCounts};
 use super::{SimOptions, DEFAULT_API_KEY, DEFAULT_SECRET_KEY};
 use crate::sim::cloudscale::{AbortableListener, ConnectionAbort};
+use crate::sim::persist::Writer;
 
 /// The API's path, what clients append to the server's address.
 pub const API_PATH: &str = "/client/api";
@@ -117,9 +118,11 @@ pub async fn spawn(
     options: SimOptions,
 ) -> io::Result<SimHandle> {
     let path = world.clone();
-    let mut loaded = tokio::task::spawn_blocking(move || persist::load_or_create(&path))
-        .await
-        .map_err(io::Error::other)??;
+    let mut loaded = tokio::task::spawn_blocking(move || {
+        crate::sim::persist::load_or_create::<super::world::World>(&path)
+    })
+    .await
+    .map_err(io::Error::other)??;
     // The options name the server being simulated; the world file remembers it.
     loaded.settings.version = Some(options.version.clone());
     loaded.settings.hypervisor = Some(options.hypervisor.clone());
