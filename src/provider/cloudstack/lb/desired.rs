@@ -84,6 +84,7 @@ pub fn desired(
 ) -> Result<Desired, String> {
     let members = members(spec, live, cluster)?;
     let network = network(spec, live, cluster, &members)?;
+    check_members_in(&network, &members, live)?;
     let mut rules: Vec<DesiredRule> = spec
         .ports
         .iter()
@@ -297,6 +298,37 @@ fn network_of_vms<'a>(live: &'a Inventory, vms: &[MemberVm]) -> Result<&'a str, 
             networks.join(", ")
         )),
     }
+}
+
+/// assignToLoadBalancerRule refuses a VM without a NIC in the rule's network.
+fn check_members_in(
+    network: &NetworkFacts,
+    members: &Members,
+    live: &Inventory,
+) -> Result<(), String> {
+    let (Some(id), Members::Vms(vms)) = (network.id(), members) else {
+        return Ok(());
+    };
+    let outside: Vec<&str> = vms
+        .iter()
+        .filter(|vm| {
+            // A VM listed without its NICs is not judged.
+            live.vm(&vm.id).is_some_and(|found| {
+                !found.nic.is_empty() && !found.nic.iter().any(|nic| nic.networkid == id)
+            })
+        })
+        .map(|vm| vm.name.as_str())
+        .collect();
+    if outside.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "members: {} {} no NIC in network {}, so the server would refuse to assign {}",
+        outside.join(", "),
+        if outside.len() == 1 { "has" } else { "have" },
+        network.name(),
+        if outside.len() == 1 { "it" } else { "them" },
+    ))
 }
 
 /// What the server refuses of the ports, checked before anything is sent.

@@ -649,6 +649,13 @@ fn a_changed_network_is_forbidden() {
         "Isolated",
         &["Lb", "Firewall"],
     ));
+    // The members have a NIC in both networks.
+    for vm in &mut live.vms {
+        let mut second = vm.nic[0].clone();
+        second.networkid = "net-2".into();
+        second.isdefault = false;
+        vm.nic.push(second);
+    }
     let mut after = base();
     after.network = Some("other-net".into());
     let change = plan_in(&live, Some(&before), Some(&after), None, Flags::default()).unwrap();
@@ -1125,5 +1132,28 @@ fn a_shared_network_with_another_lb_provider_names_no_router_neighbours() {
         !only(&change).reason.contains("also reloads"),
         "{}",
         change.attributes[0].reason
+    );
+}
+
+#[test]
+fn a_member_outside_the_rules_network_is_a_plan_error() {
+    let mut live = empty_world();
+    live.networks.push(network(
+        "net-2",
+        "other-net",
+        "Isolated",
+        &["Lb", "Firewall"],
+    ));
+    live.vms[2].nic[0].networkid = "net-2".into();
+    let spec = CsLoadBalancerSpec {
+        members: CsMembers::Vms(vec!["web-1".into(), "web-3".into()]),
+        ..base()
+    };
+    let error = plan_in(&live, None, Some(&spec), None, Flags::default()).unwrap_err();
+    assert!(
+        error
+            .message
+            .starts_with("members: web-3 has no NIC in network k8s-net"),
+        "{error}"
     );
 }
