@@ -431,6 +431,8 @@ fn algorithm_is_updated_in_place_and_names_the_router_neighbours() {
 fn allowed_cidrs_on_4_22_are_updated_in_place() {
     let change = plan_change(|s| s.allowed_cidrs = vec!["10.0.0.0/8".into()]);
     assert_row(only(&change), "allowed-cidrs", Impact::Minimal, "4.22");
+    assert_eq!(change.attributes[0].before, json!([]));
+    assert_eq!(change.attributes[0].after, json!(["10.0.0.0/8"]));
     assert_eq!(ops(&change), ["update LB rule edge-tcp-80"]);
     let Operation::Cloudstack(Op::Lb(LbOp::UpdateRule { update, .. })) = &change.operations[0]
     else {

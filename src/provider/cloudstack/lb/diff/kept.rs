@@ -90,7 +90,7 @@ impl<'a> Diff<'a> {
     ) {
         let mut update = RuleUpdate::default();
         for d in differences {
-            let before = text_of(&d.before);
+            let before = d.before;
             match d.change {
                 Change::RuleName => {
                     spreads.name.add(&live.name, before);
@@ -162,9 +162,12 @@ impl<'a> Diff<'a> {
         }
         if live.cidrs() != desired.allowed_cidrs {
             let change = cidrs_change(self.input.live.server_version());
-            let before = live.cidrs().join(", ");
-            let after = desired.allowed_cidrs.join(", ");
-            found.push(Difference::new(change, "allowed-cidrs", &before, &after));
+            found.push(Difference {
+                change,
+                path: "allowed-cidrs",
+                before: json!(live.cidrs()),
+                after: json!(desired.allowed_cidrs),
+            });
         }
         found
     }
@@ -331,7 +334,7 @@ impl<'a> Diff<'a> {
         let before: Vec<String> = have.iter().flat_map(|f| f.cidrs()).collect();
         spreads
             .firewall
-            .add(&format!("{protocol}/{port}"), before.join(", "));
+            .add(&format!("{protocol}/{port}"), json!(before));
         self.delete_firewall(protocol, u32::from(port));
         self.ops.push(LbOp::CreateFirewallRule {
             port,
@@ -358,8 +361,4 @@ impl Difference {
             after: json!(after),
         }
     }
-}
-
-fn text_of(value: &Value) -> String {
-    value.as_str().unwrap_or_default().to_string()
 }

@@ -8,19 +8,22 @@ use super::*;
 #[derive(Default)]
 pub(super) struct Spread {
     pub(super) rules: Vec<String>,
-    pub(super) before: BTreeSet<String>,
+    /// The distinct values the rules had.
+    pub(super) before: Vec<Value>,
 }
 
 impl Spread {
-    pub(super) fn add(&mut self, rule: &str, before: impl Into<String>) {
+    pub(super) fn add(&mut self, rule: &str, before: Value) {
         self.rules.push(rule.to_string());
-        self.before.insert(before.into());
+        if !self.before.contains(&before) {
+            self.before.push(before);
+        }
     }
 
     fn before(&self) -> Value {
-        match self.before.len() {
-            1 => json!(self.before.iter().next()),
-            _ => json!(self.before),
+        match self.before.as_slice() {
+            [one] => one.clone(),
+            many => json!(many),
         }
     }
 
