@@ -257,7 +257,11 @@ impl<A: Api> Run<'_, A> {
         let Some(ip) = self.ids.public_ip.clone() else {
             return Ok(());
         };
-        let named: BTreeSet<&str> = ops.iter().filter_map(|op| existing_rule(op)).collect();
+        let named = existing_rules(ops);
+        if named.is_empty() {
+            // Nothing to resolve (a create: the recorded IP may even be gone).
+            return Ok(());
+        }
         let rules = self
             .client
             .list(
@@ -303,6 +307,12 @@ impl<A: Api> Run<'_, A> {
             }
         };
         if let Some(ip) = ip {
+            let owner = &self.owner;
+            let tagged = ip["tags"].as_array().is_some_and(|tags| {
+                tags.iter()
+                    .any(|t| text(t, "key") == OWNER_TAG && text(t, "value") == *owner)
+            });
+            self.ids.ip_associated_by_skyplan |= tagged;
             self.ids.public_ip = Some(text(&ip, "id"));
             self.ids.address = Some(text(&ip, "ipaddress"));
         }
@@ -606,8 +616,23 @@ impl<A: Api> Run<'_, A> {
     }
 }
 
-/// The name of an existing rule an op refers to (rules it creates have no ID to learn).
-fn existing_rule(op: &LbOp) -> Option<&str> {
+/// The rules the ops refer to before creating them: those that exist already, whose IDs are
+/// to be learnt (a rule created by the ops gets its ID from the create).
+fn existing_rules<'a>(ops: &[&'a LbOp]) -> BTreeSet<&'a str> {
+    let mut created = BTreeSet::new();
+    let mut existing = BTreeSet::new();
+    for op in ops {
+        if let LbOp::CreateRule { rule } = op {
+            created.insert(rule.name.as_str());
+        } else if let Some(name) = rule_of(op).filter(|name| !created.contains(name)) {
+            existing.insert(name);
+        }
+    }
+    existing
+}
+
+/// The rule an op refers to by name.
+fn rule_of(op: &LbOp) -> Option<&str> {
     match op {
         LbOp::UpdateRule { rule, .. }
         | LbOp::DeleteRule { rule }

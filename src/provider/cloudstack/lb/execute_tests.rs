@@ -27,6 +27,8 @@ struct Cloud {
     clusters: Vec<Value>,
     tags: Vec<(String, String)>,
     calls: Vec<String>,
+    /// The list commands read, in order.
+    reads: Vec<String>,
     next: u32,
 }
 
@@ -199,7 +201,9 @@ impl Cloud {
 
 impl Api for Fake {
     async fn list(&self, command: &str, params: &Params, _key: &str) -> Result<Vec<Value>, Error> {
-        Ok(self.0.lock().unwrap().list(command, params))
+        let mut cloud = self.0.lock().unwrap();
+        cloud.reads.push(command.to_string());
+        Ok(cloud.list(command, params))
     }
 
     async fn run_job(&self, command: &str, params: &Params) -> Result<Value, Error> {
@@ -435,4 +439,23 @@ fn apply_is_send(
 ) {
     fn send<T: Send>(_: T) {}
     send(super::apply(ctx, change, None));
+}
+
+#[tokio::test]
+async fn a_create_over_a_stale_state_reads_nothing_of_the_ip_that_is_gone() {
+    let spec = base();
+    let applied = world(&spec);
+    let prior = super::tests::state_of(&spec, &applied);
+    let live = empty_world();
+    let change = plan_in(&live, Some(&spec), Some(&spec), None, Flags::default()).unwrap();
+    assert_eq!(change.action, crate::plan::Action::Create);
+    let fake = fake_of(&live);
+    let state = run(&fake, &change, Some(&prior)).await.unwrap();
+    assert_eq!(state.id, "ip-new-1");
+    let cloud = fake.0.lock().unwrap();
+    assert!(
+        !cloud.reads.iter().any(|r| r == "listLoadBalancerRules"),
+        "{:?}",
+        cloud.reads
+    );
 }
