@@ -57,6 +57,25 @@ impl Api for CloudstackClient {
     }
 }
 
+/// An object kind skyplan tags, with the list command that shows its tags.
+struct Taggable {
+    resource_type: &'static str,
+    list: &'static str,
+    item_key: &'static str,
+}
+
+const TAG_IP: &Taggable = &Taggable {
+    resource_type: "PublicIpAddress",
+    list: "listPublicIpAddresses",
+    item_key: "publicipaddress",
+};
+
+const TAG_RULE: &Taggable = &Taggable {
+    resource_type: "LoadBalancer",
+    list: "listLoadBalancerRules",
+    item_key: "loadbalancerrule",
+};
+
 /// How often a create whose answer was lost is looked for and, when absent, sent again.
 const CREATE_ATTEMPTS: u32 = 3;
 
@@ -384,15 +403,9 @@ impl<A: Api> Run<'_, A> {
             LbOp::AssociateIp { address, network } => {
                 self.associate(address.as_deref(), network).await
             }
-            LbOp::TagIp => {
-                let p = tag_params("PublicIpAddress", &self.public_ip()?, &self.owner);
-                self.job("createTags", &p).await.map(drop)
-            }
+            LbOp::TagIp => self.tag(TAG_IP, &self.public_ip()?).await,
             LbOp::CreateRule { rule } => self.create_rule(rule).await,
-            LbOp::TagRule { rule } => {
-                let p = tag_params("LoadBalancer", &self.rule_id(rule)?, &self.owner);
-                self.job("createTags", &p).await.map(drop)
-            }
+            LbOp::TagRule { rule } => self.tag(TAG_RULE, &self.rule_id(rule)?).await,
             LbOp::UpdateRule { rule, update } => {
                 let id = self.rule_id(rule)?;
                 self.job("updateLoadBalancerRule", &update_rule_params(&id, update))
@@ -438,6 +451,46 @@ impl<A: Api> Run<'_, A> {
                 Ok(())
             }
         }
+    }
+
+    /// Tags the object as the load balancer's. When the answer is lost, the tag is looked for
+    /// first and the call repeated only when it is not there.
+    async fn tag(&self, kind: &Taggable, id: &str) -> Result<(), String> {
+        let p = tag_params(kind.resource_type, id, &self.owner);
+        let mut attempt = 1;
+        loop {
+            let error = match self.client.run_job("createTags", &p).await {
+                Ok(_) => return Ok(()),
+                Err(error) => error,
+            };
+            if !error.is_uncertain() {
+                return Err(format!("createTags: {error}"));
+            }
+            if self
+                .tagged(kind, id)
+                .await
+                .map_err(|e| format!("createTags: {error}; then looking for the tag: {e}"))?
+            {
+                return Ok(());
+            }
+            if attempt >= CREATE_ATTEMPTS {
+                return Err(format!("createTags: {error} (tried {attempt} times)"));
+            }
+            attempt += 1;
+        }
+    }
+
+    /// Whether the object carries the ownership tag.
+    async fn tagged(&self, kind: &Taggable, id: &str) -> Result<bool, Error> {
+        let objects = self
+            .client
+            .list(kind.list, &params(&[("id", id)]), kind.item_key)
+            .await?;
+        Ok(objects
+            .iter()
+            .filter(|o| text(o, "id") == id)
+            .flat_map(|o| o["tags"].as_array().cloned().unwrap_or_default())
+            .any(|t| text(&t, "key") == OWNER_TAG && text(&t, "value") == self.owner))
     }
 
     async fn members(&self, command: &str, rule: &str, vms: &str) -> Result<(), String> {
