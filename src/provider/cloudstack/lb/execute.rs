@@ -421,9 +421,7 @@ impl<A: Api> Run<'_, A> {
                     tracing::info!(rule, "LB rule already gone");
                     return Ok(());
                 };
-                self.job("deleteLoadBalancerRule", &params(&[("id", &id)]))
-                    .await
-                    .map(drop)
+                self.delete("deleteLoadBalancerRule", &id).await
             }
             LbOp::AssignMembers { rule, vms } => {
                 self.members("assignToLoadBalancerRule", rule, &vm_ids(vms))
@@ -444,8 +442,7 @@ impl<A: Api> Run<'_, A> {
             LbOp::DeleteFirewallRule { id, .. } => self.delete_firewall_rule(id).await,
             LbOp::ReleaseIp { .. } => {
                 let id = self.public_ip()?;
-                self.job("disassociateIpAddress", &params(&[("id", &id)]))
-                    .await?;
+                self.delete("disassociateIpAddress", &id).await?;
                 self.ids.public_ip = None;
                 self.ids.ip_associated_by_skyplan = false;
                 Ok(())
@@ -604,9 +601,21 @@ impl<A: Api> Run<'_, A> {
             .map(drop)
     }
 
+    /// A delete; an object that is already gone counts as deleted.
+    async fn delete(&self, command: &str, id: &str) -> Result<(), String> {
+        match self.client.run_job(command, &params(&[("id", id)])).await {
+            Ok(_) => Ok(()),
+            Err(error) if error.is_not_found() => {
+                tracing::info!(command, id, "already gone");
+                Ok(())
+            }
+            Err(error) => Err(format!("{command}: {error}")),
+        }
+    }
+
     /// Deletes a firewall rule; one that is already gone counts as deleted.
     async fn delete_firewall_rule(&self, id: &str) -> Result<(), String> {
-        let result = self.job("deleteFirewallRule", &params(&[("id", id)])).await;
+        let result = self.delete("deleteFirewallRule", id).await;
         let Err(error) = result else {
             return Ok(());
         };
