@@ -142,8 +142,9 @@ fn members(
     }
 }
 
-/// The live cluster's workers, when the config keeps its worker count; `None` when it does not
-/// exist yet or is scaled in the same apply (it is applied before its load balancers).
+/// The live cluster's workers, when the config keeps its worker count (or leaves it to the
+/// autoscaler); `None` when it does not exist yet or is scaled in the same apply (it is applied
+/// before its load balancers).
 fn cluster_workers_now(
     live: &Inventory,
     cluster: ClusterRef<'_>,
@@ -157,10 +158,11 @@ fn cluster_workers_now(
             )),
         };
     };
-    if cluster
-        .spec
-        .is_some_and(|spec| spec.workers != running.size)
-    {
+    // With autoscaling the autoscaler owns the worker count: the config's is not applied.
+    let scaled = |spec: &crate::model::ClusterSpec| {
+        spec.autoscaling.is_none() && spec.workers != running.size
+    };
+    if cluster.spec.is_some_and(scaled) {
         return Ok(None);
     }
     Ok(Some(

@@ -1159,3 +1159,26 @@ fn a_member_outside_the_rules_network_is_a_plan_error() {
         "{error}"
     );
 }
+
+#[test]
+fn members_of_an_autoscaled_cluster_are_its_live_workers() {
+    let spec = cluster_lb();
+    let cluster_address = Address::new(ResourceKind::Cluster, "lab");
+    let mut config = cluster_spec(4, None);
+    config.autoscaling = Some(crate::model::Autoscaling { min: 1, max: 5 });
+    let running = live_cluster(1);
+    let cluster = ClusterRef {
+        address: &cluster_address,
+        spec: Some(&config),
+        live: Some(&running),
+    };
+    let change = plan_in(
+        &world(&spec),
+        Some(&spec),
+        Some(&spec),
+        Some(cluster),
+        Flags::default(),
+    )
+    .unwrap();
+    assert_eq!(change.action, Action::NoOp, "{:#?}", change.attributes);
+}
