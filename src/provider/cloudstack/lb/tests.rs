@@ -599,6 +599,8 @@ fn members_added_and_removed_are_assigned_and_removed() {
         Impact::Minimal,
         "added: web-3; removed: web-2",
     );
+    assert_eq!(change.attributes[0].before, json!(["web-1", "web-2"]));
+    assert_eq!(change.attributes[0].after, json!(["web-1", "web-3"]));
     assert_eq!(
         ops(&change),
         [
