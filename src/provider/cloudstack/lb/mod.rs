@@ -52,7 +52,9 @@ pub fn drift(
     let Some(expected) = applied.as_ref().or(input.desired) else {
         return Ok(DriftCheck::NotApplied);
     };
-    let change = compare(input, Some(expected), None, cluster, false)?;
+    // The expected spec is its own prior: what plan says only once (firewall-cidrs ignored on
+    // a VPC tier) is no drift.
+    let change = compare(input, Some(expected), Some(expected), cluster, false)?;
     Ok(match change.action {
         Action::Create if input.prior.is_some() => DriftCheck::Missing,
         Action::Create => DriftCheck::NotApplied,

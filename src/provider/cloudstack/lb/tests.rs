@@ -1184,3 +1184,29 @@ fn members_of_an_autoscaled_cluster_are_its_live_workers() {
     .unwrap();
     assert_eq!(change.action, Action::NoOp, "{:#?}", change.attributes);
 }
+
+#[test]
+fn ignored_firewall_cidrs_on_a_vpc_tier_are_no_drift() {
+    let mut spec = base();
+    spec.firewall_cidrs = vec!["203.0.113.0/24".into()];
+    let mut live = world(&spec);
+    let mut tier = network(NET_ID, NET, "Isolated", &["Lb", "NetworkACL", "SourceNat"]);
+    tier.vpcid = Some("vpc-1".into());
+    live.networks = vec![tier];
+    live.firewall_rules.clear();
+    let state = state_of(&spec, &live);
+    let address = address();
+    let input = PlanInput {
+        address: &address,
+        desired: Some(&spec),
+        prior: Some(&state),
+        live: &live,
+        replace: false,
+        allow_delete: false,
+    };
+    assert_eq!(
+        super::drift(&input, None).unwrap(),
+        DriftCheck::Compared(vec![])
+    );
+    assert_eq!(super::plan(&input, None).unwrap().action, Action::NoOp);
+}
