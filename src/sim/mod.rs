@@ -6,3 +6,4 @@
 
 pub mod cloudscale;
 pub mod cloudstack;
+pub mod persist;

@@ -28,9 +28,16 @@ pub struct CsSimServer {
 
 impl CsSimServer {
     pub fn start(world: &Path) -> CsSimServer {
+        CsSimServer::start_with(world, &[])
+    }
+
+    /// With more `sim serve` options, e.g. `--secret-key` or `--server-version`.
+    pub fn start_with(world: &Path, options: &[&str]) -> CsSimServer {
         let mut child = Command::new(BINARY)
             .args(["sim", "serve", "--provider", "cloudstack"])
-            .args(["--listen", "127.0.0.1:0", "--job-ms", "50", "--world"])
+            .args(["--listen", "127.0.0.1:0", "--job-ms", "50"])
+            .args(options)
+            .arg("--world")
             .arg(world)
             .env_remove("SKYPLAN_SIM_FAULTS")
             .stdout(Stdio::null())

@@ -344,3 +344,15 @@ fn cs_a_lost_state_adopts_the_tagged_ip_and_rules() {
     };
     assert_eq!(owned(&after), 1, "no second public IP");
 }
+
+#[test]
+fn cs_rule_name_is_renamed_in_place() {
+    let row = row(&lb(&[], &[HTTP]), &lb(&[("name", "\"shop\"")], &[HTTP]));
+    row.assert_class("none", "name");
+    let after = row.apply();
+    assert_eq!(after.rule_names(), ["shop-tcp-80"]);
+    assert_eq!(
+        text(after.rule("shop-tcp-80"), "id"),
+        row.id_before("web-tcp-80")
+    );
+}

@@ -47,9 +47,17 @@ impl CsProject {
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
+        self.run_with(args, &[])
+    }
+
+    /// Runs skyplan with `extra` variables besides the project's own.
+    pub fn run_with(&self, args: &[&str], extra: &[(&str, &str)]) -> Output {
         let mut command = self.project.command(args);
         command.env("SKYPLAN_SIM_JOB_MS", "5");
         for (name, value) in &self.env {
+            command.env(name, value);
+        }
+        for (name, value) in extra {
             command.env(name, value);
         }
         crate::support::run(&mut command)

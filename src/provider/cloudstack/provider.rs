@@ -235,6 +235,18 @@ enum Outcome {
     Drift(DriftCheck),
 }
 
+/// Faults the embedded cloud injects, from `SKYPLAN_SIM_FAULTS` (none unless set), as for
+/// cloudscale, plus `job-fail=P`.
+fn embedded_faults() -> Result<sim::Faults, ProviderError> {
+    let variable = crate::sim::cloudscale::FAULTS_ENV;
+    match std::env::var(variable) {
+        Ok(spec) => spec
+            .parse()
+            .map_err(|e| error(PROVIDER, format!("{variable}: {e}"))),
+        Err(_) => Ok(sim::Faults::default()),
+    }
+}
+
 async fn start_embedded(state_dir: &Path) -> Result<sim::SimHandle, ProviderError> {
     let dir = state_dir.join("embedded");
     std::fs::create_dir_all(&dir)
@@ -245,6 +257,7 @@ async fn start_embedded(state_dir: &Path) -> Result<sim::SimHandle, ProviderErro
         job_time: embedded_job_time(),
         version: std::env::var(EMBEDDED_VERSION_ENV).unwrap_or(defaults.version.clone()),
         hypervisor: std::env::var(EMBEDDED_HYPERVISOR_ENV).unwrap_or(defaults.hypervisor.clone()),
+        faults: embedded_faults()?,
         ..defaults
     };
     sim::spawn(dir.join("cloudstack.json"), listen, options)

@@ -1,115 +1,55 @@
-//! The world file: loaded at start (created with the default inventory when missing), written
-//! after changes at most every `WRITE_INTERVAL`, and once more at shutdown. Every write goes to
-//! a temporary file in the same directory, is synced, then renamed over the old file, so a
-//! crash leaves either the old world or the new one, never half of one.
+//! The cloudscale world file, kept by the simulators' shared writer (`sim::persist`): created
+//! with the default inventory when missing, written at most every `WRITE_INTERVAL`.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jiff::{Timestamp, Unit};
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 use super::inventory::default_world;
 use super::state::Sim;
 use super::world::{World, WORLD_FORMAT};
+use crate::sim::persist::{self as shared, Persisted, WorldFile};
+pub use crate::sim::persist::{flush, world_text};
 
 const WRITE_INTERVAL: Duration = Duration::from_millis(200);
 
+impl WorldFile for World {
+    const FORMAT: u32 = WORLD_FORMAT;
+
+    fn format(&self) -> u32 {
+        self.format
+    }
+
+    fn fresh(now: Timestamp) -> World {
+        default_world(now.round(Unit::Microsecond).unwrap_or(now))
+    }
+}
+
+impl Persisted for Sim {
+    fn world_json(&self) -> String {
+        Sim::world_json(self)
+    }
+
+    fn changed(&self) -> impl std::future::Future<Output = ()> + Send {
+        Sim::changed(self)
+    }
+}
+
 pub fn load_or_create(path: &Path) -> io::Result<World> {
-    match std::fs::read(path) {
-        Ok(bytes) => parse_world(path, &bytes),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let now = Timestamp::now();
-            let world = default_world(now.round(Unit::Microsecond).unwrap_or(now));
-            write_atomic(path, &world_text(&world))?;
-            Ok(world)
-        }
-        Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
-    }
+    shared::load_or_create(path)
 }
 
-/// The file's text: pretty JSON, fields in declaration order, tags sorted, a final newline.
-pub fn world_text(world: &World) -> String {
-    let mut text = serde_json::to_string_pretty(world).expect("a world always serializes");
-    text.push('\n');
-    text
-}
-
-fn parse_world(path: &Path, bytes: &[u8]) -> io::Result<World> {
-    let invalid = |message: String| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{}: {message}", path.display()),
-        )
-    };
-    let world: World = serde_json::from_slice(bytes).map_err(|e| invalid(e.to_string()))?;
-    if world.format != WORLD_FORMAT {
-        return Err(invalid(format!(
-            "world format {} is not supported (expected {WORLD_FORMAT})",
-            world.format
-        )));
-    }
-    Ok(world)
-}
-
-pub fn write_atomic(path: &Path, contents: &str) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    // The process id keeps two simulators sharing a directory from writing the same temp file.
-    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let mut file = std::fs::File::create(&temp)?;
-    file.write_all(contents.as_bytes())?;
-    file.sync_all()?;
-    std::fs::rename(&temp, path)?;
-    // Make the rename itself durable.
-    std::fs::File::open(dir)?.sync_all()
-}
-
-pub async fn flush(sim: &Sim, path: &Path) -> io::Result<()> {
-    let json = sim.world_json();
-    let path = path.to_owned();
-    tokio::task::spawn_blocking(move || write_atomic(&path, &json))
-        .await
-        .map_err(io::Error::other)?
-}
-
-/// The background task that writes the world after changes.
-pub struct Writer {
-    stop: oneshot::Sender<()>,
-    task: JoinHandle<()>,
-}
+pub struct Writer(shared::Writer);
 
 impl Writer {
-    pub fn spawn(sim: Sim, path: PathBuf) -> Self {
-        let (stop, mut stopped) = oneshot::channel();
-        let task = tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    _ = &mut stopped => return,
-                    _ = sim.changed() => {}
-                }
-                if let Err(e) = flush(&sim, &path).await {
-                    tracing::warn!("cannot write the simulator world {}: {e}", path.display());
-                }
-                tokio::select! {
-                    _ = &mut stopped => return,
-                    _ = tokio::time::sleep(WRITE_INTERVAL) => {}
-                }
-            }
-        });
-        Writer { stop, task }
+    pub fn spawn(sim: Sim, path: PathBuf) -> Writer {
+        Writer(shared::Writer::spawn(sim, path, WRITE_INTERVAL))
     }
 
-    /// Stops the task, letting a write in progress finish.
     pub async fn stop(self) {
-        // Err: the task already ended, which is what we want.
-        let _ = self.stop.send(());
-        let _ = self.task.await;
+        self.0.stop().await
     }
 }
 
@@ -149,15 +89,5 @@ mod tests {
             let error = load_or_create(&path).unwrap_err();
             assert_eq!(error.kind(), io::ErrorKind::InvalidData);
         }
-    }
-
-    #[test]
-    fn atomic_write_leaves_no_temp_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("world.json");
-        write_atomic(&path, "{}").unwrap();
-        write_atomic(&path, "{\"format\": 1}").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"format\": 1}");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

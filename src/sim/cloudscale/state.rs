@@ -82,7 +82,7 @@ impl Sim {
 
     /// The world file's content.
     pub fn world_json(&self) -> String {
-        persist::world_text(&self.lock())
+        persist::world_text(&*self.lock())
     }
 
     /// Resolves once the world changed since the last call.

@@ -128,7 +128,7 @@ impl Action {
     fn abandon(&self, world: &mut World) {
         match self {
             Action::IpAssociate { id } => ips::abandon_associate(world, id),
-            Action::LbCreate { id } => world.lb_rules.retain(|r| &r.id != id),
+            Action::LbCreate { id } => lb::remove_rule(world, id),
             Action::FirewallCreate { id } => world.firewall_rules.retain(|r| &r.id != id),
             Action::ClusterCreate { id }
             | Action::ClusterStart { id }
@@ -148,7 +148,7 @@ pub struct Start {
     pub cmd: &'static str,
     pub instance_type: Option<&'static str>,
     pub instance_id: Option<String>,
-    /// The `id` the first answer carries (creates and commands on one object).
+    /// The `id` the first answer carries: only creates (`BaseAsyncCreateCmd`) give one.
     pub id: Option<String>,
     pub action: Action,
 }
@@ -269,4 +269,49 @@ pub fn settle(world: &mut World, cx: &Ctx) -> bool {
         changed = true;
     }
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pending jobs live in the world file: every action must survive a write and a read.
+    #[test]
+    fn pending_actions_round_trip_through_the_file() {
+        let actions = vec![
+            Action::IpAssociate { id: "ip".into() },
+            Action::LbUpdate(lb::Update {
+                id: "r".into(),
+                name: Some("n".into()),
+                description: None,
+                algorithm: Some("source".into()),
+                protocol: None,
+                cidrlist: Some("10.0.0.0/8,192.168.0.0/16".into()),
+            }),
+            Action::LbAssign {
+                id: "r".into(),
+                vm_ids: vec!["a".into(), "b".into()],
+            },
+            Action::TagsDelete(tags::Deletion {
+                resource_ids: vec!["r".into()],
+                resource_type: "LoadBalancer".into(),
+                keys: vec![("k".into(), None), ("k2".into(), Some("v".into()))],
+            }),
+            Action::ClusterScale(clusters::scale::Plan {
+                id: "c".into(),
+                global: None,
+                roles: vec![(clusters::Role::Worker, "o".into())],
+                size: Some(3),
+                remove: vec![],
+                autoscaling: None,
+                prior_state: "Running".into(),
+            }),
+            Action::fail(ApiError::internal("no")),
+        ];
+        for action in actions {
+            let text = serde_json::to_string(&action).unwrap();
+            let back: Action = serde_json::from_str(&text).unwrap();
+            assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        }
+    }
 }

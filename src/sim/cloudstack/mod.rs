@@ -33,6 +33,7 @@ mod tests;
 use std::fmt;
 use std::time::Duration;
 
+pub use crate::sim::cloudscale::{FaultsError, FAULTS_ENV};
 pub use faults::Faults;
 pub use server::{spawn, SimHandle, API_PATH};
 pub use stats::RequestCounts;

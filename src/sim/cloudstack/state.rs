@@ -96,7 +96,7 @@ impl Sim {
     }
 
     pub fn world_json(&self) -> String {
-        persist::world_text(&self.lock())
+        persist::world_text(&*self.lock())
     }
 
     /// Resolves once the world changed since the last call.

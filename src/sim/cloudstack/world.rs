@@ -127,7 +127,7 @@ pub struct KeyPair {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LbRule {
     pub id: String,
-    /// The internal id the server's conflict message shows.
+    /// The internal id the server's conflict message shows (shared with firewall rules).
     pub db_id: u64,
     pub name: String,
     pub description: Option<String>,
@@ -150,12 +150,18 @@ pub struct LbRule {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FirewallRule {
     pub id: String,
+    /// The internal id (LB and firewall rules share the server's rule table and its ids).
+    #[serde(default)]
+    pub db_id: u64,
     pub ipaddressid: String,
     pub protocol: String,
     pub startport: Option<u16>,
     pub endport: Option<u16>,
     pub cidrlist: Vec<String>,
     pub state: String,
+    /// The LB rule this rule was opened for (`openfirewall`); it goes when that rule goes.
+    #[serde(default)]
+    pub related: Option<String>,
     #[serde(with = "super::world::stamp")]
     pub created: Timestamp,
 }

@@ -64,6 +64,7 @@ pub async fn apply(
         id,
         ids: json!({}),
         attributes: record,
+        // The apply runner records what the resource depends on.
         depends_on: vec![],
     }))
 }

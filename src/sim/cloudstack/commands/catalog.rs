@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::{matches_keyword, zone_name, Reply};
-use crate::sim::cloudstack::api::{list, ApiResult};
+use crate::sim::cloudstack::api::{cs_time, list, ApiResult};
 use crate::sim::cloudstack::params::Params;
 use crate::sim::cloudstack::state::Ctx;
 use crate::sim::cloudstack::world::{Network, World};
@@ -47,7 +47,7 @@ pub fn list_offerings(world: &World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
         .map(|o| {
             let mut body = json!({
                 "id": o.id, "name": o.name, "displaytext": o.name,
-                "iscustomized": o.iscustomized, "created": crate::sim::cloudstack::api::cs_time(o.created),
+                "iscustomized": o.iscustomized, "created": cs_time(o.created),
             });
             if !o.iscustomized {
                 body["cpunumber"] = o.cpunumber.into();

@@ -54,9 +54,21 @@ pub fn create(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
     if let Some(bad) = cidrs.iter().find(|c| c.parse::<ipnet::IpNet>().is_err()) {
         return Err(ApiError::param(format!("Invalid cidr {bad}")));
     }
+    let clash = world.firewall_rules.iter().find(|r| {
+        r.ipaddressid == ip
+            && r.protocol == protocol
+            && share_a_cidr(&r.cidrlist, &cidrs)
+            && overlap(r, start, end)
+    });
+    if let Some(other) = clash {
+        return Err(conflict(start, end, other));
+    }
     let id = new_id();
+    let db_id = world.next_db_id();
     world.firewall_rules.push(FirewallRule {
         id: id.clone(),
+        db_id,
+        related: None,
         ipaddressid: ip,
         protocol,
         startport: start,
@@ -72,6 +84,38 @@ pub fn create(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
         id: Some(id.clone()),
         action: Action::FirewallCreate { id },
     }))
+}
+
+/// Two firewall rules only conflict when they share a source CIDR (`detectRulesConflict`).
+fn share_a_cidr(a: &[String], b: &[String]) -> bool {
+    a.iter().any(|cidr| b.contains(cidr))
+}
+
+/// Port ranges overlap; rules without ports (icmp, all) never conflict on ports.
+fn overlap(rule: &FirewallRule, start: Option<u16>, end: Option<u16>) -> bool {
+    match (rule.startport, rule.endport, start, end) {
+        (Some(s1), Some(e1), Some(s2), Some(e2)) => s1 <= e2 && s2 <= e1,
+        _ => false,
+    }
+}
+
+/// `detectRulesConflict` for two firewall rules with the same protocol and a common source. The
+/// rule's rendering follows the LB rule's (`id`, `uuid`, `purpose`, `state`); its exact fields
+/// are not verified.
+fn conflict(start: Option<u16>, end: Option<u16>, other: &FirewallRule) -> ApiError {
+    let text = |s: &str| Value::from(s).to_string();
+    let range = |s: Option<u16>, e: Option<u16>| {
+        format!("{}-{}", s.unwrap_or_default(), e.unwrap_or_default())
+    };
+    ApiError::conflict(format!(
+        "The range specified, {}, conflicts with rule FirewallRule {{\"id\":{},\"uuid\":{},\
+         \"purpose\":\"Firewall\",\"state\":{}}} which has {}",
+        range(start, end),
+        other.db_id,
+        text(&other.id),
+        text(&other.state),
+        range(other.startport, other.endport)
+    ))
 }
 
 fn port(p: &Params, name: &str) -> ApiResult<Option<u16>> {

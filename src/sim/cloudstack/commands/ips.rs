@@ -6,7 +6,7 @@ use std::net::Ipv4Addr;
 
 use serde_json::{json, Value};
 
-use super::{new_id, tags_of, zone_name, Reply};
+use super::{matches_tags, new_id, tags_of, zone_name, Reply};
 use crate::sim::cloudstack::api::{cs_time, list as page, ApiError, ApiResult};
 use crate::sim::cloudstack::jobs::{Action, Start};
 use crate::sim::cloudstack::params::Params;
@@ -81,7 +81,12 @@ pub fn take_free(world: &mut World, zone: &str, cx: &Ctx) -> usize {
     if let Some(index) = world.public_ips.iter().position(|ip| ip.state == "Free") {
         return index;
     }
-    let address = Ipv4Addr::from(world.next_public_ip);
+    // Skip network (.0) and broadcast (.255) addresses of each /24 on the way.
+    let mut address = Ipv4Addr::from(world.next_public_ip);
+    while matches!(address.octets()[3], 0 | 255) {
+        world.next_public_ip += 1;
+        address = Ipv4Addr::from(world.next_public_ip);
+    }
     world.next_public_ip += 1;
     world.public_ips.push(PublicIp {
         id: new_id(),
@@ -171,6 +176,7 @@ pub fn list(world: &World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
         .filter(|ip| network.is_none_or(|n| ip.associatednetworkid.as_deref() == Some(n)))
         .filter(|ip| source_nat.is_none_or(|s| ip.issourcenat == s))
         .filter(|ip| zone.is_none_or(|z| ip.zoneid == z))
+        .filter(|ip| matches_tags(world, p, &ip.id))
         .map(|ip| render(world, ip))
         .collect();
     Reply::read(page(p, "publicipaddress", items, cx.page_size)?)

@@ -7,12 +7,12 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::{matches_keyword, new_id, tags_of, vms, zone_name, Reply};
+use super::{matches_keyword, matches_tags, new_id, tags_of, vms, zone_name, Reply};
 use crate::sim::cloudstack::api::{cs_time, list as page, ApiError, ApiResult};
 use crate::sim::cloudstack::jobs::{Action, Start};
 use crate::sim::cloudstack::params::Params;
 use crate::sim::cloudstack::state::Ctx;
-use crate::sim::cloudstack::world::{LbRule, World};
+use crate::sim::cloudstack::world::{FirewallRule, LbRule, World};
 
 const ALGORITHMS: [&str; 3] = ["source", "roundrobin", "leastconn"];
 /// `validateHAproxyLbProtocol`: what the virtual router's haproxy can balance.
@@ -25,17 +25,17 @@ const PRE_418_CIDRLIST: &str = "Parameter cidrList is deprecated; if you need to
 const PORT_53: &str = "Error adding load balancer rule, cannot add port 53 with network service \
      offering having DNS service and Source NAT.";
 
-fn cmd(name: &'static str) -> &'static str {
-    match name {
-        "create" => "org.apache.cloudstack.api.command.user.loadbalancer.CreateLoadBalancerRuleCmd",
-        "update" => "org.apache.cloudstack.api.command.user.loadbalancer.UpdateLoadBalancerRuleCmd",
-        "delete" => "org.apache.cloudstack.api.command.user.loadbalancer.DeleteLoadBalancerRuleCmd",
-        "assign" => {
-            "org.apache.cloudstack.api.command.user.loadbalancer.AssignToLoadBalancerRuleCmd"
-        }
-        _ => "org.apache.cloudstack.api.command.user.loadbalancer.RemoveFromLoadBalancerRuleCmd",
-    }
-}
+/// The commands' Java classes, reported as their jobs' `cmd`.
+const CREATE_CMD: &str =
+    "org.apache.cloudstack.api.command.user.loadbalancer.CreateLoadBalancerRuleCmd";
+const UPDATE_CMD: &str =
+    "org.apache.cloudstack.api.command.user.loadbalancer.UpdateLoadBalancerRuleCmd";
+const DELETE_CMD: &str =
+    "org.apache.cloudstack.api.command.user.loadbalancer.DeleteLoadBalancerRuleCmd";
+const ASSIGN_CMD: &str =
+    "org.apache.cloudstack.api.command.user.loadbalancer.AssignToLoadBalancerRuleCmd";
+const REMOVE_CMD: &str =
+    "org.apache.cloudstack.api.command.user.loadbalancer.RemoveFromLoadBalancerRuleCmd";
 
 pub fn render(world: &World, rule: &LbRule) -> Value {
     let ip = world.public_ip(&rule.publicipid);
@@ -92,6 +92,11 @@ pub fn create(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
     if public_port == 53 && ip.issourcenat {
         return Err(ApiError::param(PORT_53));
     }
+    // The provider's check (`validateLbRule`) runs before the conflict check, so a udp rule on
+    // a taken port is refused as udp, not as a conflict.
+    if !HAPROXY_PROTOCOLS.contains(&protocol.as_str()) || public_port == HAPROXY_STATS_PORT {
+        return Err(ApiError::param(PROVIDER_REFUSAL));
+    }
     if let Some(other) = world
         .lb_rules
         .iter()
@@ -99,16 +104,13 @@ pub fn create(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
     {
         return Err(conflict(public_port, other));
     }
-    if !HAPROXY_PROTOCOLS.contains(&protocol.as_str()) || public_port == HAPROXY_STATS_PORT {
-        return Err(ApiError::param(PROVIDER_REFUSAL));
-    }
     let id = new_id();
     let rule = LbRule {
         id: id.clone(),
         db_id: world.next_db_id(),
         name,
         description: p.text("description").map(str::to_owned),
-        publicipid: ip_id,
+        publicipid: ip_id.clone(),
         publicport: public_port,
         privateport: private_port,
         algorithm,
@@ -120,8 +122,25 @@ pub fn create(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
         created: cx.now,
     };
     world.lb_rules.push(rule);
+    // Outside a VPC `openfirewall` defaults to true: the server opens the public port to
+    // everyone with a firewall rule tied to the LB rule (`createRuleForAllCidrs`).
+    if p.optional_bool("openfirewall").unwrap_or(true) {
+        let db_id = world.next_db_id();
+        world.firewall_rules.push(FirewallRule {
+            id: new_id(),
+            db_id,
+            ipaddressid: ip_id,
+            protocol: "tcp".into(),
+            startport: Some(public_port),
+            endport: Some(public_port),
+            cidrlist: vec!["0.0.0.0/0".into()],
+            state: "Add".into(),
+            related: Some(id.clone()),
+            created: cx.now,
+        });
+    }
     Ok(Reply::Job(Start {
-        cmd: cmd("create"),
+        cmd: CREATE_CMD,
         instance_type: Some("LoadBalancerRule"),
         instance_id: Some(id.clone()),
         id: Some(id.clone()),
@@ -168,6 +187,10 @@ pub fn finish_create(world: &mut World, id: &str) -> ApiResult<Value> {
     let rule = world.lb_rules.iter_mut().find(|r| r.id == id);
     let rule = rule.ok_or_else(|| ApiError::internal("The rule was deleted meanwhile"))?;
     rule.state = "Active".into();
+    let opened = world.firewall_rules.iter_mut();
+    for firewall in opened.filter(|f| f.related.as_deref() == Some(id)) {
+        firewall.state = "Active".into();
+    }
     let rule = world.lb_rule(id).expect("found above");
     Ok(json!({ "loadbalancer": render(world, rule) }))
 }
@@ -206,10 +229,10 @@ pub fn update(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
         Err(error) => Action::fail(error),
     };
     Ok(Reply::Job(Start {
-        cmd: cmd("update"),
+        cmd: UPDATE_CMD,
         instance_type: Some("LoadBalancerRule"),
-        instance_id: Some(id.clone()),
-        id: Some(id),
+        instance_id: Some(id),
+        id: None,
         action,
     }))
 }
@@ -254,7 +277,7 @@ pub fn finish_update(world: &mut World, update: Update) -> ApiResult<Value> {
 pub fn delete(world: &mut World, p: &Params) -> ApiResult<Reply> {
     let id = p.id("id", |id| world.lb_rule(id).is_some())?;
     Ok(Reply::Job(Start {
-        cmd: cmd("delete"),
+        cmd: DELETE_CMD,
         instance_type: Some("LoadBalancerRule"),
         instance_id: Some(id.clone()),
         id: None,
@@ -263,9 +286,17 @@ pub fn delete(world: &mut World, p: &Params) -> ApiResult<Reply> {
 }
 
 pub fn finish_delete(world: &mut World, id: &str) -> ApiResult<Value> {
-    world.lb_rules.retain(|r| r.id != id);
-    world.tags.retain(|t| t.resourceid != id);
+    remove_rule(world, id);
     Ok(json!({ "success": true }))
+}
+
+/// Removes the rule with the firewall rule opened for it, and its tags.
+pub fn remove_rule(world: &mut World, id: &str) {
+    world.lb_rules.retain(|r| r.id != id);
+    world
+        .firewall_rules
+        .retain(|f| f.related.as_deref() != Some(id));
+    world.tags.retain(|t| t.resourceid != id);
 }
 
 /// assignToLoadBalancerRule (`assign`) or removeFromLoadBalancerRule.
@@ -309,7 +340,7 @@ pub fn assign(world: &mut World, p: &Params, assign: bool) -> ApiResult<Reply> {
         },
     };
     Ok(Reply::Job(Start {
-        cmd: cmd(if assign { "assign" } else { "remove" }),
+        cmd: if assign { ASSIGN_CMD } else { REMOVE_CMD },
         instance_type: Some("LoadBalancerRule"),
         instance_id: Some(id),
         id: None,
@@ -368,6 +399,7 @@ pub fn list(world: &World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
                 &[Some(&r.name), r.description.as_deref()],
             )
         })
+        .filter(|r| matches_tags(world, p, &r.id))
         .map(|r| render(world, r))
         .collect();
     Reply::read(page(p, "loadbalancerrule", items, cx.page_size)?)

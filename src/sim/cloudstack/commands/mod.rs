@@ -107,6 +107,19 @@ pub fn tags_of(world: &World, resource_id: &str) -> Value {
     )
 }
 
+/// The `tags[i].key`/`tags[i].value` filter of tagged lists: an object matches when it
+/// carries any one of the pairs (the server ORs them in its tag join).
+pub fn matches_tags(world: &World, p: &Params, resource_id: &str) -> bool {
+    let wanted = p.map("tags");
+    wanted.is_empty()
+        || world.tags_of(resource_id).iter().any(|tag| {
+            wanted.iter().any(|pair| {
+                pair.get("key") == Some(&tag.key)
+                    && pair.get("value").is_none_or(|v| *v == tag.value)
+            })
+        })
+}
+
 /// `keyword`: a case-insensitive LIKE `%kw%`, as MySQL compares.
 pub fn matches_keyword(keyword: Option<&str>, fields: &[Option<&str>]) -> bool {
     let Some(keyword) = keyword else {

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::{matches_keyword, tags_of, zone_name, Reply};
+use super::{matches_keyword, matches_tags, tags_of, zone_name, Reply};
 use crate::sim::cloudstack::api::{cs_time, list as page, ApiResult};
 use crate::sim::cloudstack::params::Params;
 use crate::sim::cloudstack::state::Ctx;
@@ -42,6 +42,7 @@ pub fn list(world: &World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
         .filter(|vm| network.is_none_or(|n| vm.networkid == n))
         .filter(|vm| state.is_none_or(|s| vm.state.eq_ignore_ascii_case(s)))
         .filter(|vm| matches_keyword(p.text("keyword"), &[Some(&vm.name)]))
+        .filter(|vm| matches_tags(world, p, &vm.id))
         .map(|vm| render(world, vm))
         .collect();
     Reply::read(page(p, "virtualmachine", items, cx.page_size)?)

@@ -93,3 +93,20 @@ async fn after_commit_faults_carry_the_call_out_but_lose_the_answer() {
         .iter()
         .any(|ip| ip["issourcenat"] == false && ip["state"] == "Allocated"));
 }
+
+#[tokio::test]
+async fn only_creates_answer_with_an_id() {
+    let sim = TestSim::start().await;
+    let network = sim.network().await;
+    let created = sim
+        .ok("associateIpAddress", &[("networkid", &network)])
+        .await;
+    let ip = created["id"]
+        .as_str()
+        .expect("a create gives the new id")
+        .to_owned();
+    sim.wait(created["jobid"].as_str().unwrap()).await;
+    let released = sim.ok("disassociateIpAddress", &[("id", &ip)]).await;
+    assert!(released["jobid"].is_string());
+    assert!(released.get("id").is_none(), "{released}");
+}

@@ -133,6 +133,9 @@ async fn the_virtual_router_refuses_udp_the_stats_port_and_dns_on_source_nat() {
     assert!(error_of(&body).1.contains("cannot add port 53"));
     let body = rule(&sim, &ip, "53", &[]).await;
     assert!(body["createloadbalancerruleresponse"]["jobid"].is_string());
+    // udp on a port another rule holds: the provider refuses it before any conflict check.
+    let body = rule(&sim, &ip, "53", &[("protocol", "udp")]).await;
+    assert_eq!(error_of(&body), (431, provider.to_owned()));
 }
 
 #[tokio::test]
@@ -354,6 +357,24 @@ async fn tags_show_on_their_objects_and_in_list_tags() {
     );
     let tags = sim.list("listTags", "tag", &[("resourceid", &rule)]).await;
     assert_eq!(tags.len(), 1);
+    let filter =
+        |value: &'static str| [("tags[0].key", "skyplan.address"), ("tags[0].value", value)];
+    let tagged = sim
+        .list(
+            "listLoadBalancerRules",
+            "loadbalancerrule",
+            &filter("lb.web"),
+        )
+        .await;
+    assert_eq!(tagged.len(), 1);
+    let other = sim
+        .list(
+            "listLoadBalancerRules",
+            "loadbalancerrule",
+            &filter("lb.api"),
+        )
+        .await;
+    assert!(other.is_empty());
     let twice = sim
         .job_error(
             "createTags",
@@ -376,4 +397,50 @@ async fn tags_show_on_their_objects_and_in_list_tags() {
     )
     .await;
     assert!(sim.list("listTags", "tag", &[]).await.is_empty());
+}
+
+#[tokio::test]
+async fn openfirewall_opens_the_port_until_the_rule_goes() {
+    let sim = TestSim::start().await;
+    let ip = id(&sim.new_ip().await);
+    let open = create_rule(&sim, &ip, "80", &[]).await;
+    create_rule(&sim, &ip, "81", &[("openfirewall", "false")]).await;
+    let firewall = sim.list("listFirewallRules", "firewallrule", &[]).await;
+    assert_eq!(firewall.len(), 1);
+    assert_eq!(firewall[0]["startport"], 80);
+    assert_eq!(firewall[0]["cidrlist"], "0.0.0.0/0");
+    assert_eq!(firewall[0]["state"], "Active");
+    sim.done("deleteLoadBalancerRule", &[("id", &id(&open))])
+        .await;
+    assert!(sim
+        .list("listFirewallRules", "firewallrule", &[])
+        .await
+        .is_empty());
+}
+
+#[tokio::test]
+async fn the_same_firewall_rule_twice_conflicts() {
+    let sim = TestSim::start().await;
+    let ip = id(&sim.new_ip().await);
+    let rule = [
+        ("ipaddressid", ip.as_str()),
+        ("protocol", "tcp"),
+        ("startport", "80"),
+        ("endport", "90"),
+        ("cidrlist", "10.0.0.0/8"),
+    ];
+    sim.done("createFirewallRule", &rule).await;
+    let again = sim.call("createFirewallRule", &rule).await;
+    assert_eq!(again.status, 537);
+    let text = again.inner()["errortext"].as_str().unwrap().to_owned();
+    assert!(text.starts_with("The range specified, 80-90, conflicts with rule FirewallRule"));
+    let mut sharing = rule;
+    sharing[4] = ("cidrlist", "192.168.0.0/16,10.0.0.0/8");
+    assert_eq!(sim.call("createFirewallRule", &sharing).await.status, 537);
+    let mut other_sources = rule;
+    other_sources[4] = ("cidrlist", "192.168.0.0/16");
+    sim.done("createFirewallRule", &other_sources).await;
+    let mut udp = rule;
+    udp[1] = ("protocol", "udp");
+    sim.done("createFirewallRule", &udp).await;
 }

@@ -293,3 +293,59 @@ pub fn finish(world: &mut World, cx: &Ctx, id: &str) -> ApiResult<Value> {
     let cluster = world.cluster(id).expect("found above");
     Ok(json!({ "kubernetescluster": render(world, cluster) }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::cloudstack::inventory::{fixed_id, fresh_account, network_id, zone_id};
+    use crate::sim::cloudstack::params::Params;
+
+    fn ctx() -> Ctx {
+        Ctx {
+            now: jiff::Timestamp::UNIX_EPOCH,
+            job_time: std::time::Duration::ZERO,
+            page_size: 500,
+            version: "4.22.0.0".into(),
+            hypervisor: "KVM".into(),
+            max_cluster_size: 10,
+        }
+    }
+
+    #[test]
+    fn ha_needs_kubernetes_1_16() {
+        let mut world = fresh_account(jiff::Timestamp::UNIX_EPOCH);
+        let mut old = world.versions[0].clone();
+        old.id = fixed_id(3, 99);
+        old.semanticversion = "1.15.12".into();
+        world.versions.push(old);
+        let params = |control: &str| {
+            Params::new(
+                [
+                    ("command", "createKubernetesCluster"),
+                    ("name", "ha"),
+                    ("zoneid", &zone_id()),
+                    ("kubernetesversionid", &fixed_id(3, 99)),
+                    ("serviceofferingid", &fixed_id(2, 1)),
+                    ("networkid", &network_id()),
+                    ("controlnodes", control),
+                ]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            )
+        };
+        let Ok(Reply::Job(start)) = create(&mut world, &ctx(), &params("3")) else {
+            panic!("an async job")
+        };
+        let Action::Fail { code, text, .. } = start.action else {
+            panic!("a refusal")
+        };
+        assert_eq!(code, 530);
+        assert!(text.starts_with("HA support is available only for Kubernetes version 1.16.0"));
+        assert!(world.clusters.is_empty());
+        let Ok(Reply::Job(start)) = create(&mut world, &ctx(), &params("1")) else {
+            panic!("an async job")
+        };
+        assert!(matches!(start.action, Action::ClusterCreate { .. }));
+    }
+}

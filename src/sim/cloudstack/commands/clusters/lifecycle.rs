@@ -19,8 +19,8 @@ fn job(kind: &str, id: String, action: Action) -> ApiResult<Reply> {
     Ok(Reply::Job(Start {
         cmd: cmd(kind),
         instance_type: INSTANCE_TYPE,
-        instance_id: Some(id.clone()),
-        id: Some(id),
+        instance_id: Some(id),
+        id: None,
         action,
     }))
 }

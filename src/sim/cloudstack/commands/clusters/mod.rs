@@ -11,7 +11,7 @@ use rand::Rng;
 use serde_json::{json, Value};
 
 use super::{matches_keyword, tags_of, zone_name, Reply};
-use crate::sim::cloudstack::api::{cs_time, list as page, ApiResult};
+use crate::sim::cloudstack::api::{cs_time, list as page, ApiError, ApiResult};
 use crate::sim::cloudstack::params::Params;
 use crate::sim::cloudstack::state::Ctx;
 use crate::sim::cloudstack::world::{Cluster, Vm, World};
@@ -213,12 +213,28 @@ pub fn list(world: &World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
     let id = p.text("id");
     let name = p.text("name");
     let state = p.text("state");
+    if let Some(kind) = p.text("clustertype") {
+        if !["CloudManaged", "ExternalManaged"]
+            .iter()
+            .any(|k| k.eq_ignore_ascii_case(kind))
+        {
+            return Err(ApiError::param(format!(
+                "Unable to resolve cluster type {kind} to a supported value (CloudManaged, \
+                 ExternalManaged)"
+            )));
+        }
+    }
+    let external_only = p
+        .text("clustertype")
+        .is_some_and(|k| k.eq_ignore_ascii_case("ExternalManaged"));
     let items = world
         .clusters
         .iter()
         .filter(|c| id.is_none_or(|id| c.id == id))
         .filter(|c| name.is_none_or(|n| c.name == n))
         .filter(|c| state.is_none_or(|s| c.state.eq_ignore_ascii_case(s)))
+        // Every cluster here is CloudManaged.
+        .filter(|_| !external_only)
         .filter(|c| matches_keyword(p.text("keyword"), &[Some(&c.name)]))
         .map(|c| render(world, c))
         .collect();

@@ -28,8 +28,8 @@ pub fn upgrade(world: &mut World, _cx: &Ctx, p: &Params) -> ApiResult<Reply> {
     Ok(Reply::Job(Start {
         cmd: cmd("upgrade"),
         instance_type: INSTANCE_TYPE,
-        instance_id: Some(id.clone()),
-        id: Some(id),
+        instance_id: Some(id),
+        id: None,
         action,
     }))
 }

@@ -6,7 +6,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::create::{node_offerings, MIN_CPU, MIN_RAM};
+mod validate;
+
+use super::create::node_offerings;
 use super::{add_node, cmd, render, set_state, Role, INSTANCE_TYPE};
 use crate::sim::cloudstack::api::{ApiError, ApiResult};
 use crate::sim::cloudstack::commands::Reply;
@@ -17,9 +19,6 @@ use crate::sim::cloudstack::world::{Cluster, World};
 
 /// Hypervisors on which CKS scales the offering of running VMs.
 const LIVE_SCALING_HYPERVISORS: [&str; 3] = ["XenServer", "VMware", "Simulator"];
-const SCALABLE_STATES: [&str; 3] = ["Created", "Running", "Stopped"];
-/// `versionSupportsAutoscaling` compares version strings lexicographically.
-const AUTOSCALING_MIN_VERSION: &str = "1.15.0";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Autoscaling {
@@ -47,22 +46,13 @@ pub struct Plan {
 impl Plan {
     /// The offering requested for a role, if any (`nodeofferings` first, then
     /// `serviceofferingid`).
-    fn requested(&self, role: Role) -> Option<&String> {
+    pub(super) fn requested(&self, role: Role) -> Option<&String> {
         self.roles
             .iter()
             .find(|(r, _)| *r == role)
             .map(|(_, o)| o)
             .or(self.global.as_ref())
     }
-}
-
-struct Request {
-    plan: Plan,
-    autoscaling_given: bool,
-    minsize: Option<i64>,
-    maxsize: Option<i64>,
-    size: Option<i64>,
-    nodeids_given: bool,
 }
 
 pub fn scale(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
@@ -80,7 +70,7 @@ pub fn scale(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
     let prior_state = world.cluster(&id).expect("checked").state.clone();
     let roles = node_offerings(world, p);
     let outcome = roles.map_err(ApiError::internal).and_then(|roles| {
-        let request = Request {
+        let request = validate::Request {
             plan: Plan {
                 id: id.clone(),
                 global,
@@ -100,7 +90,7 @@ pub fn scale(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
             size,
             nodeids_given: !remove.is_empty(),
         };
-        validate(world, cx, request)
+        validate::validate(world, cx, request)
     });
     let action = match outcome {
         Err(error) => Action::fail(error),
@@ -112,8 +102,8 @@ pub fn scale(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
     Ok(Reply::Job(Start {
         cmd: cmd("scale"),
         instance_type: INSTANCE_TYPE,
-        instance_id: Some(id.clone()),
-        id: Some(id),
+        instance_id: Some(id),
+        id: None,
         action,
     }))
 }
@@ -128,123 +118,7 @@ fn scaling_state(world: &World, plan: &Plan) -> String {
     }
 }
 
-fn fail<T>(text: String) -> ApiResult<T> {
-    Err(ApiError::internal(text))
-}
-
-fn validate(world: &World, cx: &Ctx, r: Request) -> ApiResult<Plan> {
-    let cluster = world.cluster(&r.plan.id).expect("checked");
-    let name = &cluster.name;
-    let plan = &r.plan;
-    if plan.global.is_none()
-        && r.size.is_none()
-        && !r.nodeids_given
-        && !r.autoscaling_given
-        && plan.roles.is_empty()
-    {
-        return fail(format!(
-            "Kubernetes cluster {name} cannot be scaled, either service offering or cluster \
-             size or nodeids to be removed or autoscaling must be passed"
-        ));
-    }
-    if !SCALABLE_STATES.contains(&cluster.state.as_str()) {
-        return fail(format!(
-            "Kubernetes cluster {name} is in {} state and can not be scaled",
-            cluster.state
-        ));
-    }
-    let max = i64::from(cx.max_cluster_size);
-    let control = i64::from(cluster.controlnodes);
-    if plan.autoscaling.as_ref().is_some_and(|a| a.enabled) {
-        validate_autoscaling(world, cluster, &r, max)?;
-    }
-    if r.nodeids_given {
-        validate_node_removal(cluster, &r)?;
-    }
-    validate_offerings(world, cluster, plan)?;
-    let mut plan = r.plan;
-    if let Some(size) = r.size {
-        if size != i64::from(cluster.size) {
-            if cluster.state == "Stopped" {
-                return fail(format!(
-                    "Kubernetes cluster : {name} is in {} state",
-                    cluster.state
-                ));
-            }
-            if size < 1 {
-                return fail(format!(
-                    "Kubernetes cluster : {name} cannot be scaled for size, {size}"
-                ));
-            }
-            if size + control > max {
-                return fail(max_size_text(max));
-            }
-        }
-        plan.size = Some(size as u32);
-    }
-    Ok(plan)
-}
-
-fn max_size_text(max: i64) -> String {
-    format!("Maximum cluster size can not exceed {max}. Please contact your administrator")
-}
-
-fn validate_autoscaling(world: &World, cluster: &Cluster, r: &Request, max: i64) -> ApiResult<()> {
-    if r.size.is_some() || r.nodeids_given {
-        return fail("Autoscaling can not be passed along with nodeids or clustersize".into());
-    }
-    let version = world
-        .version(&cluster.kubernetesversionid)
-        .map(|v| v.semanticversion.as_str())
-        .unwrap_or("");
-    if version < AUTOSCALING_MIN_VERSION {
-        return fail(format!(
-            "Autoscaling requires Kubernetes Version {AUTOSCALING_MIN_VERSION} or above"
-        ));
-    }
-    let (Some(min), Some(maxsize)) = (r.minsize, r.maxsize) else {
-        return fail("Autoscaling requires minsize and maxsize to be passed".into());
-    };
-    if min < 1 {
-        return fail("Minsize must be at least than 1".into());
-    }
-    if maxsize <= min {
-        return fail("Maxsize must be greater than minsize".into());
-    }
-    if maxsize + i64::from(cluster.controlnodes) > max {
-        return fail(max_size_text(max));
-    }
-    Ok(())
-}
-
-fn validate_node_removal(cluster: &Cluster, r: &Request) -> ApiResult<()> {
-    let worker_offering = r.plan.roles.iter().any(|(role, _)| *role == Role::Worker);
-    if r.size.is_some() || r.plan.global.is_some() || worker_offering {
-        return fail("nodeids can not be passed along with clustersize or service offering".into());
-    }
-    let ours: Vec<&String> = cluster.vm_ids().collect();
-    if r.plan.remove.iter().any(|id| !ours.contains(&id)) {
-        return fail("Invalid node ids".into());
-    }
-    if cluster
-        .control_vm_ids
-        .iter()
-        .all(|id| r.plan.remove.contains(id))
-    {
-        return fail("Can not remove all control nodes from a cluster".into());
-    }
-    if cluster
-        .worker_vm_ids
-        .iter()
-        .all(|id| r.plan.remove.contains(id))
-    {
-        return fail("Can not remove all nodes from a cluster".into());
-    }
-    Ok(())
-}
-
-/// The existing offering of a role.
-fn current_offering(cluster: &Cluster, role: Role) -> &String {
+pub(super) fn current_offering(cluster: &Cluster, role: Role) -> &String {
     match role {
         Role::Control => &cluster.controlofferingid,
         Role::Etcd => cluster
@@ -255,7 +129,7 @@ fn current_offering(cluster: &Cluster, role: Role) -> &String {
     }
 }
 
-fn roles_of(cluster: &Cluster) -> Vec<Role> {
+pub(super) fn roles_of(cluster: &Cluster) -> Vec<Role> {
     let mut roles = vec![Role::Control];
     if cluster.etcdnodes > 0 {
         roles.push(Role::Etcd);
@@ -264,67 +138,6 @@ fn roles_of(cluster: &Cluster) -> Vec<Role> {
     roles
 }
 
-fn validate_offerings(world: &World, cluster: &Cluster, plan: &Plan) -> ApiResult<()> {
-    let name = &cluster.name;
-    let version = world
-        .version(&cluster.kubernetesversionid)
-        .expect("a cluster's version");
-    for role in [Role::Worker, Role::Control, Role::Etcd] {
-        let Some(id) = plan.requested(role) else {
-            continue;
-        };
-        let Some(o) = world.offering(id) else {
-            return fail(format!("Failed to find service offering ID: {id}"));
-        };
-        if o.iscustomized {
-            return fail(format!(
-                "Custom service offerings are not supported for Kubernetes clusters. \
-                 Kubernetes cluster : {name}, service offering : {}",
-                o.name
-            ));
-        }
-        if o.cpunumber < MIN_CPU || o.memory < MIN_RAM {
-            return fail(format!(
-                "Kubernetes cluster : {name} cannot be scaled with service offering : {}, \
-                 Kubernetes cluster template(CoreOS) needs minimum {MIN_CPU} vCPUs and \
-                 {MIN_RAM} MB RAM",
-                o.name
-            ));
-        }
-        if o.cpunumber < version.mincpunumber {
-            return fail(format!(
-                "Kubernetes cluster : {name} cannot be scaled with service offering : {}, \
-                 associated Kubernetes version : {} needs minimum {} vCPUs",
-                o.name, version.name, version.mincpunumber
-            ));
-        }
-        if o.memory < version.minmemory {
-            return fail(format!(
-                "Kubernetes cluster : {name} cannot be scaled with service offering : {}, \
-                 associated Kubernetes version : {} needs minimum {} MB RAM",
-                o.name, version.name, version.minmemory
-            ));
-        }
-        let existing = world.offering(current_offering(cluster, role));
-        let smaller = existing.is_some_and(|e| {
-            o.memory < e.memory || o.cpunumber * o.cpuspeed < e.cpunumber * e.cpuspeed
-        });
-        if cluster.state == "Running" && smaller {
-            return fail(format!(
-                "Kubernetes cluster cannot be scaled down for service offering. Service \
-                 offering : {} offers lesser resources as compared to service offering : {} of \
-                 Kubernetes cluster : {name}",
-                o.name,
-                existing.map(|e| e.name.as_str()).unwrap_or_default()
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The roles whose offering the worker changes: with no offering requested for a role, the
-/// default is the cluster's global offering, so a size-only scale also "changes" a role whose
-/// offering differs from the global one (CS issue #11994).
 fn offering_changes(cluster: &Cluster, plan: &Plan) -> Vec<(Role, String)> {
     if plan.autoscaling.is_some() && plan.global.is_none() && plan.roles.is_empty() {
         return Vec::new();
@@ -343,7 +156,18 @@ pub fn finish(world: &mut World, cx: &Ctx, plan: Plan) -> ApiResult<Value> {
         return Err(ApiError::internal("The cluster was deleted meanwhile"));
     };
     let changes = offering_changes(&cluster, &plan);
-    let target_size = plan.size.unwrap_or(cluster.size);
+    // Removing named nodes sets the worker count to what is left (and never lowers the control
+    // count, research §3.2).
+    let remaining_workers = cluster
+        .worker_vm_ids
+        .iter()
+        .filter(|id| !plan.remove.contains(id))
+        .count() as u32;
+    let target_size = match plan.size {
+        Some(size) => size,
+        None if !plan.remove.is_empty() => remaining_workers,
+        None => cluster.size,
+    };
     let downscale = target_size < cluster.size || !plan.remove.is_empty();
     if let Some(auto) = &plan.autoscaling {
         let c = world.cluster_mut(&plan.id).expect("found above");
@@ -382,7 +206,10 @@ pub fn finish(world: &mut World, cx: &Ctx, plan: Plan) -> ApiResult<Value> {
     }
     let c = world.cluster_mut(&plan.id).expect("found above");
     c.size = target_size;
-    c.state = plan.prior_state.clone();
+    // Back to Running or Stopped; a Created cluster's own create job moves it on.
+    if matches!(c.state.as_str(), "Scaling" | "ScalingStoppedCluster") {
+        c.state = plan.prior_state.clone();
+    }
     let c = world.cluster(&plan.id).expect("found above");
     Ok(json!({ "kubernetescluster": render(world, c) }))
 }
@@ -400,12 +227,7 @@ fn remove_nodes(world: &mut World, cluster: &Cluster, plan: &Plan, target_size: 
     c.worker_vm_ids.retain(|id| !gone.contains(id));
     c.control_vm_ids.retain(|id| !gone.contains(id));
     c.etcd_vm_ids.retain(|id| !gone.contains(id));
-    if !plan.remove.is_empty() {
-        // The server sets the worker count to what is left and never lowers the control count.
-        c.size = c.worker_vm_ids.len() as u32;
-    } else {
-        c.size = target_size;
-    }
+    c.size = target_size;
 }
 
 fn change_offerings(
@@ -426,11 +248,11 @@ fn change_offerings(
                 .any(|h| h.eq_ignore_ascii_case(&vm.hypervisor))
     });
     if let Some(vm) = blocked {
-        return fail(format!(
+        return Err(ApiError::internal(format!(
             "Scaling Kubernetes cluster : {} failed, scaling Kubernetes cluster with running \
              VMs on hypervisor {} is not supported!",
             cluster.name, vm.hypervisor
-        ));
+        )));
     }
     let c = world.cluster_mut(&plan.id).expect("checked by the caller");
     let mut moved: Vec<(String, String)> = Vec::new();
@@ -460,17 +282,4 @@ fn change_offerings(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::semver;
-    use super::*;
-
-    #[test]
-    fn autoscaling_compares_versions_as_text_like_the_server() {
-        assert!("1.9.0" >= AUTOSCALING_MIN_VERSION);
-        assert!("1.14.9" < AUTOSCALING_MIN_VERSION);
-        assert!(semver("1.9.0") < semver(AUTOSCALING_MIN_VERSION));
-    }
 }

@@ -1,0 +1,147 @@
+//! The world file every simulator keeps: loaded at start (created fresh when missing), written
+//! after changes at most every `interval`, and once more at shutdown. Every write goes to a
+//! temporary file in the same directory, is synced, then renamed over the old file, so a crash
+//! leaves either the old world or the new one, never half of one.
+
+use std::future::Future;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A simulator's world as its file holds it.
+pub trait WorldFile: Serialize + DeserializeOwned {
+    /// The file format this build reads and writes.
+    const FORMAT: u32;
+
+    fn format(&self) -> u32;
+
+    /// The world of a fresh account, created at `now`.
+    fn fresh(now: Timestamp) -> Self;
+}
+
+/// A running simulator whose world the writer saves.
+pub trait Persisted: Clone + Send + Sync + 'static {
+    /// The world's file text now.
+    fn world_json(&self) -> String;
+
+    /// Resolves after the world next changes.
+    fn changed(&self) -> impl Future<Output = ()> + Send;
+}
+
+pub fn load_or_create<W: WorldFile>(path: &Path) -> io::Result<W> {
+    match std::fs::read(path) {
+        Ok(bytes) => parse_world(path, &bytes),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let world = W::fresh(Timestamp::now());
+            write_atomic(path, &world_text(&world))?;
+            Ok(world)
+        }
+        Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+    }
+}
+
+/// The file's text: pretty JSON, fields in declaration order, a final newline.
+pub fn world_text<W: Serialize>(world: &W) -> String {
+    let mut text = serde_json::to_string_pretty(world).expect("a world always serializes");
+    text.push('\n');
+    text
+}
+
+fn parse_world<W: WorldFile>(path: &Path, bytes: &[u8]) -> io::Result<W> {
+    let invalid = |message: String| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: {message}", path.display()),
+        )
+    };
+    let world: W = serde_json::from_slice(bytes).map_err(|e| invalid(e.to_string()))?;
+    if world.format() != W::FORMAT {
+        return Err(invalid(format!(
+            "world format {} is not supported (expected {})",
+            world.format(),
+            W::FORMAT
+        )));
+    }
+    Ok(world)
+}
+
+pub fn write_atomic(path: &Path, contents: &str) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    // The process id keeps two simulators sharing a directory from writing the same temp file.
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let mut file = std::fs::File::create(&temp)?;
+    file.write_all(contents.as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&temp, path)?;
+    // Make the rename itself durable.
+    std::fs::File::open(dir)?.sync_all()
+}
+
+pub async fn flush(sim: &impl Persisted, path: &Path) -> io::Result<()> {
+    let json = sim.world_json();
+    let path = path.to_owned();
+    tokio::task::spawn_blocking(move || write_atomic(&path, &json))
+        .await
+        .map_err(io::Error::other)?
+}
+
+/// The background task that writes the world after changes.
+pub struct Writer {
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<()>,
+}
+
+impl Writer {
+    /// Writes the world after each change, then waits at least `interval` before the next.
+    pub fn spawn(sim: impl Persisted, path: PathBuf, interval: Duration) -> Self {
+        let (stop, mut stopped) = oneshot::channel();
+        let task = tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = &mut stopped => return,
+                    _ = sim.changed() => {}
+                }
+                if let Err(e) = flush(&sim, &path).await {
+                    tracing::warn!("cannot write the simulator world {}: {e}", path.display());
+                }
+                tokio::select! {
+                    _ = &mut stopped => return,
+                    _ = tokio::time::sleep(interval) => {}
+                }
+            }
+        });
+        Writer { stop, task }
+    }
+
+    /// Stops the task, letting a write in progress finish.
+    pub async fn stop(self) {
+        // Err: the task already ended, which is what we want.
+        let _ = self.stop.send(());
+        let _ = self.task.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("world.json");
+        write_atomic(&path, "{}").unwrap();
+        write_atomic(&path, "{\"format\": 1}").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"format\": 1}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
