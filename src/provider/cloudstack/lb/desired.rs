@@ -84,6 +84,7 @@ pub fn desired(
 ) -> Result<Desired, String> {
     let members = members(spec, live, cluster)?;
     let network = network(spec, live, cluster, &members)?;
+    check_members_in(&network, &members, live)?;
     let mut rules: Vec<DesiredRule> = spec
         .ports
         .iter()
@@ -141,8 +142,9 @@ fn members(
     }
 }
 
-/// The live cluster's workers, when the config keeps its worker count; `None` when it does not
-/// exist yet or is scaled in the same apply (it is applied before its load balancers).
+/// The live cluster's workers, when the config keeps its worker count (or leaves it to the
+/// autoscaler); `None` when it does not exist yet or is scaled in the same apply (it is applied
+/// before its load balancers).
 fn cluster_workers_now(
     live: &Inventory,
     cluster: ClusterRef<'_>,
@@ -156,10 +158,11 @@ fn cluster_workers_now(
             )),
         };
     };
-    if cluster
-        .spec
-        .is_some_and(|spec| spec.workers != running.size)
-    {
+    // With autoscaling the autoscaler owns the worker count: the config's is not applied.
+    let scaled = |spec: &crate::model::ClusterSpec| {
+        spec.autoscaling.is_none() && spec.workers != running.size
+    };
+    if cluster.spec.is_some_and(scaled) {
         return Ok(None);
     }
     Ok(Some(
@@ -297,6 +300,37 @@ fn network_of_vms<'a>(live: &'a Inventory, vms: &[MemberVm]) -> Result<&'a str, 
             networks.join(", ")
         )),
     }
+}
+
+/// assignToLoadBalancerRule refuses a VM without a NIC in the rule's network.
+fn check_members_in(
+    network: &NetworkFacts,
+    members: &Members,
+    live: &Inventory,
+) -> Result<(), String> {
+    let (Some(id), Members::Vms(vms)) = (network.id(), members) else {
+        return Ok(());
+    };
+    let outside: Vec<&str> = vms
+        .iter()
+        .filter(|vm| {
+            // A VM listed without its NICs is not judged.
+            live.vm(&vm.id).is_some_and(|found| {
+                !found.nic.is_empty() && !found.nic.iter().any(|nic| nic.networkid == id)
+            })
+        })
+        .map(|vm| vm.name.as_str())
+        .collect();
+    if outside.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "members: {} {} no NIC in network {}, so the server would refuse to assign {}",
+        outside.join(", "),
+        if outside.len() == 1 { "has" } else { "have" },
+        network.name(),
+        if outside.len() == 1 { "it" } else { "them" },
+    ))
 }
 
 /// What the server refuses of the ports, checked before anything is sent.

@@ -14,7 +14,11 @@ use super::super::client::{CloudstackClient, Error, Params};
 use super::super::live::ApplyContext;
 use super::super::{OWNER_TAG, PROVIDER};
 use super::found::LbIds;
-use super::ops::{LbOp, MemberVm, NetworkRef, NewRule, RuleUpdate};
+use super::ops::{LbOp, NetworkRef, NewRule};
+use super::request::{
+    create_rule_params, created_object, params, port_of, tag_params, text, update_rule_params,
+    vm_ids,
+};
 use crate::model::{CsLoadBalancerSpec, PublicIp};
 use crate::plan::ResourceChange;
 use crate::provider::cloudstack::ops::Op;
@@ -56,6 +60,25 @@ impl Api for CloudstackClient {
         CloudstackClient::run_job(self, command, params)
     }
 }
+
+/// An object kind skyplan tags, with the list command that shows its tags.
+struct Taggable {
+    resource_type: &'static str,
+    list: &'static str,
+    item_key: &'static str,
+}
+
+const TAG_IP: &Taggable = &Taggable {
+    resource_type: "PublicIpAddress",
+    list: "listPublicIpAddresses",
+    item_key: "publicipaddress",
+};
+
+const TAG_RULE: &Taggable = &Taggable {
+    resource_type: "LoadBalancer",
+    list: "listLoadBalancerRules",
+    item_key: "loadbalancerrule",
+};
 
 /// How often a create whose answer was lost is looked for and, when absent, sent again.
 const CREATE_ATTEMPTS: u32 = 3;
@@ -144,99 +167,6 @@ fn state_entry(
     }))
 }
 
-fn params(pairs: &[(&str, &str)]) -> Params {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
-/// The object a command returned (`{"loadbalancer": {"id": …}}` or `{"id": …}`), if it has an ID.
-fn created_object(result: &Value, key: &str) -> Option<Value> {
-    [result.get(key), Some(result)]
-        .into_iter()
-        .flatten()
-        .find(|o| o.get("id").and_then(Value::as_str).is_some())
-        .cloned()
-}
-
-fn text(value: &Value, key: &str) -> String {
-    value
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
-}
-
-fn port_of(value: &Value, key: &str) -> Option<u32> {
-    match value.get(key)? {
-        Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-}
-
-/// The IDs of comma-joined VMs, as assign/remove take them.
-fn vm_ids(vms: &[MemberVm]) -> String {
-    vms.iter()
-        .map(|vm| vm.id.as_str())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// The parameters of createLoadBalancerRule (openfirewall=false: skyplan makes the firewall
-/// rules itself, with the configured CIDRs).
-pub fn create_rule_params(rule: &NewRule, public_ip: &str, network: &str) -> Params {
-    let public_port = rule.public_port.to_string();
-    let private_port = rule.private_port.to_string();
-    let mut p = params(&[
-        ("name", &rule.name),
-        ("publicipid", public_ip),
-        ("networkid", network),
-        ("publicport", &public_port),
-        ("privateport", &private_port),
-        ("protocol", rule.protocol.as_str()),
-        ("algorithm", rule.algorithm.as_str()),
-        ("openfirewall", "false"),
-    ]);
-    if let Some(description) = &rule.description {
-        p.push(("description".into(), description.clone()));
-    }
-    // Left out when empty: before 4.18 the parameter itself is refused.
-    if !rule.cidrs.is_empty() {
-        p.push(("cidrlist".into(), rule.cidrs.join(",")));
-    }
-    p
-}
-
-/// The parameters of updateLoadBalancerRule.
-pub fn update_rule_params(id: &str, update: &RuleUpdate) -> Params {
-    let mut p = params(&[("id", id)]);
-    if let Some(name) = &update.name {
-        p.push(("name".into(), name.clone()));
-    }
-    if let Some(description) = &update.description {
-        p.push(("description".into(), description.clone()));
-    }
-    if let Some(algorithm) = update.algorithm {
-        p.push(("algorithm".into(), algorithm.as_str().into()));
-    }
-    if let Some(cidrs) = &update.cidrs {
-        p.push(("cidrlist".into(), cidrs.join(",")));
-    }
-    p
-}
-
-/// The parameters of createTags marking an object as the load balancer's.
-pub fn tag_params(resource_type: &str, id: &str, owner: &str) -> Params {
-    params(&[
-        ("resourcetype", resource_type),
-        ("resourceids", id),
-        ("tags[0].key", OWNER_TAG),
-        ("tags[0].value", owner),
-    ])
-}
-
 struct Run<'a, A> {
     client: &'a A,
     owner: String,
@@ -257,7 +187,11 @@ impl<A: Api> Run<'_, A> {
         let Some(ip) = self.ids.public_ip.clone() else {
             return Ok(());
         };
-        let named: BTreeSet<&str> = ops.iter().filter_map(|op| existing_rule(op)).collect();
+        let named = existing_rules(ops);
+        if named.is_empty() {
+            // Nothing to resolve (a create: the recorded IP may even be gone).
+            return Ok(());
+        }
         let rules = self
             .client
             .list(
@@ -303,6 +237,12 @@ impl<A: Api> Run<'_, A> {
             }
         };
         if let Some(ip) = ip {
+            let owner = &self.owner;
+            let tagged = ip["tags"].as_array().is_some_and(|tags| {
+                tags.iter()
+                    .any(|t| text(t, "key") == OWNER_TAG && text(t, "value") == *owner)
+            });
+            self.ids.ip_associated_by_skyplan |= tagged;
             self.ids.public_ip = Some(text(&ip, "id"));
             self.ids.address = Some(text(&ip, "ipaddress"));
         }
@@ -374,15 +314,9 @@ impl<A: Api> Run<'_, A> {
             LbOp::AssociateIp { address, network } => {
                 self.associate(address.as_deref(), network).await
             }
-            LbOp::TagIp => {
-                let p = tag_params("PublicIpAddress", &self.public_ip()?, &self.owner);
-                self.job("createTags", &p).await.map(drop)
-            }
+            LbOp::TagIp => self.tag(TAG_IP, &self.public_ip()?).await,
             LbOp::CreateRule { rule } => self.create_rule(rule).await,
-            LbOp::TagRule { rule } => {
-                let p = tag_params("LoadBalancer", &self.rule_id(rule)?, &self.owner);
-                self.job("createTags", &p).await.map(drop)
-            }
+            LbOp::TagRule { rule } => self.tag(TAG_RULE, &self.rule_id(rule)?).await,
             LbOp::UpdateRule { rule, update } => {
                 let id = self.rule_id(rule)?;
                 self.job("updateLoadBalancerRule", &update_rule_params(&id, update))
@@ -398,9 +332,7 @@ impl<A: Api> Run<'_, A> {
                     tracing::info!(rule, "LB rule already gone");
                     return Ok(());
                 };
-                self.job("deleteLoadBalancerRule", &params(&[("id", &id)]))
-                    .await
-                    .map(drop)
+                self.delete("deleteLoadBalancerRule", &id).await
             }
             LbOp::AssignMembers { rule, vms } => {
                 self.members("assignToLoadBalancerRule", rule, &vm_ids(vms))
@@ -421,13 +353,52 @@ impl<A: Api> Run<'_, A> {
             LbOp::DeleteFirewallRule { id, .. } => self.delete_firewall_rule(id).await,
             LbOp::ReleaseIp { .. } => {
                 let id = self.public_ip()?;
-                self.job("disassociateIpAddress", &params(&[("id", &id)]))
-                    .await?;
+                self.delete("disassociateIpAddress", &id).await?;
                 self.ids.public_ip = None;
                 self.ids.ip_associated_by_skyplan = false;
                 Ok(())
             }
         }
+    }
+
+    /// Tags the object as the load balancer's. When the answer is lost, the tag is looked for
+    /// first and the call repeated only when it is not there.
+    async fn tag(&self, kind: &Taggable, id: &str) -> Result<(), String> {
+        let p = tag_params(kind.resource_type, id, &self.owner);
+        let mut attempt = 1;
+        loop {
+            let error = match self.client.run_job("createTags", &p).await {
+                Ok(_) => return Ok(()),
+                Err(error) => error,
+            };
+            if !error.is_uncertain() {
+                return Err(format!("createTags: {error}"));
+            }
+            if self
+                .tagged(kind, id)
+                .await
+                .map_err(|e| format!("createTags: {error}; then looking for the tag: {e}"))?
+            {
+                return Ok(());
+            }
+            if attempt >= CREATE_ATTEMPTS {
+                return Err(format!("createTags: {error} (tried {attempt} times)"));
+            }
+            attempt += 1;
+        }
+    }
+
+    /// Whether the object carries the ownership tag.
+    async fn tagged(&self, kind: &Taggable, id: &str) -> Result<bool, Error> {
+        let objects = self
+            .client
+            .list(kind.list, &params(&[("id", id)]), kind.item_key)
+            .await?;
+        Ok(objects
+            .iter()
+            .filter(|o| text(o, "id") == id)
+            .flat_map(|o| o["tags"].as_array().cloned().unwrap_or_default())
+            .any(|t| text(&t, "key") == OWNER_TAG && text(&t, "value") == self.owner))
     }
 
     async fn members(&self, command: &str, rule: &str, vms: &str) -> Result<(), String> {
@@ -541,9 +512,21 @@ impl<A: Api> Run<'_, A> {
             .map(drop)
     }
 
+    /// A delete; an object that is already gone counts as deleted.
+    async fn delete(&self, command: &str, id: &str) -> Result<(), String> {
+        match self.client.run_job(command, &params(&[("id", id)])).await {
+            Ok(_) => Ok(()),
+            Err(error) if error.is_not_found() => {
+                tracing::info!(command, id, "already gone");
+                Ok(())
+            }
+            Err(error) => Err(format!("{command}: {error}")),
+        }
+    }
+
     /// Deletes a firewall rule; one that is already gone counts as deleted.
     async fn delete_firewall_rule(&self, id: &str) -> Result<(), String> {
-        let result = self.job("deleteFirewallRule", &params(&[("id", id)])).await;
+        let result = self.delete("deleteFirewallRule", id).await;
         let Err(error) = result else {
             return Ok(());
         };
@@ -606,8 +589,23 @@ impl<A: Api> Run<'_, A> {
     }
 }
 
-/// The name of an existing rule an op refers to (rules it creates have no ID to learn).
-fn existing_rule(op: &LbOp) -> Option<&str> {
+/// The rules the ops refer to before creating them: those that exist already, whose IDs are
+/// to be learnt (a rule created by the ops gets its ID from the create).
+fn existing_rules<'a>(ops: &[&'a LbOp]) -> BTreeSet<&'a str> {
+    let mut created = BTreeSet::new();
+    let mut existing = BTreeSet::new();
+    for op in ops {
+        if let LbOp::CreateRule { rule } = op {
+            created.insert(rule.name.as_str());
+        } else if let Some(name) = rule_of(op).filter(|name| !created.contains(name)) {
+            existing.insert(name);
+        }
+    }
+    existing
+}
+
+/// The rule an op refers to by name.
+fn rule_of(op: &LbOp) -> Option<&str> {
     match op {
         LbOp::UpdateRule { rule, .. }
         | LbOp::DeleteRule { rule }
@@ -662,79 +660,5 @@ where
             }
             Err(error) => return Err(format!("{command}: {error}")),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{CsAlgorithm, CsProtocol};
-
-    fn value_of<'a>(params: &'a Params, key: &str) -> Option<&'a str> {
-        params
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn rule(cidrs: &[&str]) -> NewRule {
-        NewRule {
-            name: "edge-tcp-80".into(),
-            description: None,
-            public_port: 80,
-            private_port: 30080,
-            protocol: CsProtocol::TcpProxy,
-            algorithm: CsAlgorithm::Source,
-            cidrs: cidrs.iter().map(|c| c.to_string()).collect(),
-            network: NetworkRef::Known {
-                id: "net-1".into(),
-                name: "k8s-net".into(),
-            },
-        }
-    }
-
-    #[test]
-    fn a_rule_is_created_without_opening_the_firewall_and_cidrlist_only_when_set() {
-        let p = create_rule_params(&rule(&[]), "ip-1", "net-1");
-        assert_eq!(value_of(&p, "openfirewall"), Some("false"));
-        assert_eq!(value_of(&p, "protocol"), Some("tcp-proxy"));
-        assert_eq!(value_of(&p, "algorithm"), Some("source"));
-        assert_eq!(value_of(&p, "privateport"), Some("30080"));
-        assert_eq!(value_of(&p, "cidrlist"), None);
-        let p = create_rule_params(&rule(&["10.0.0.0/8", "192.168.0.0/16"]), "ip-1", "net-1");
-        assert_eq!(value_of(&p, "cidrlist"), Some("10.0.0.0/8,192.168.0.0/16"));
-    }
-
-    #[test]
-    fn an_update_sends_only_what_changes() {
-        let update = RuleUpdate {
-            algorithm: Some(CsAlgorithm::LeastConn),
-            ..RuleUpdate::default()
-        };
-        let p = update_rule_params("r-1", &update);
-        assert_eq!(value_of(&p, "algorithm"), Some("leastconn"));
-        assert_eq!(value_of(&p, "cidrlist"), None);
-        assert_eq!(value_of(&p, "name"), None);
-    }
-
-    #[test]
-    fn tags_name_the_owner() {
-        let p = tag_params("LoadBalancer", "r-1", "load-balancer.edge");
-        assert_eq!(value_of(&p, "tags[0].key"), Some(OWNER_TAG));
-        assert_eq!(value_of(&p, "tags[0].value"), Some("load-balancer.edge"));
-        assert_eq!(value_of(&p, "resourcetype"), Some("LoadBalancer"));
-    }
-
-    #[test]
-    fn created_objects_are_read_from_their_key_or_the_top() {
-        let id = |result: Value, key: &str| created_object(&result, key).map(|o| text(&o, "id"));
-        let result = serde_json::json!({"loadbalancer": {"id": "r-9"}});
-        assert_eq!(id(result, "loadbalancer").as_deref(), Some("r-9"));
-        let result = serde_json::json!({"id": "f-1"});
-        assert_eq!(id(result, "firewallrule").as_deref(), Some("f-1"));
-        assert_eq!(
-            id(serde_json::json!({"success": true}), "firewallrule"),
-            None
-        );
     }
 }

@@ -27,6 +27,10 @@ struct Cloud {
     clusters: Vec<Value>,
     tags: Vec<(String, String)>,
     calls: Vec<String>,
+    /// The list commands read, in order.
+    reads: Vec<String>,
+    /// Commands whose next answer is lost after the cloud carried them out.
+    lose: Vec<String>,
     next: u32,
 }
 
@@ -130,8 +134,14 @@ impl Cloud {
             }
             "createTags" => {
                 let owner = get(params, "tags[0].value").unwrap().to_string();
-                self.tags
-                    .push((get(params, "resourceids").unwrap().to_string(), owner));
+                let resource = get(params, "resourceids").unwrap().to_string();
+                let tag = json!({"key": get(params, "tags[0].key"), "value": owner});
+                for object in self.ips.iter_mut().chain(self.rules.iter_mut()) {
+                    if field(object, "id") == resource {
+                        object["tags"] = json!([tag]);
+                    }
+                }
+                self.tags.push((resource, owner));
                 json!({"success": true})
             }
             "createLoadBalancerRule" => {
@@ -199,7 +209,9 @@ impl Cloud {
 
 impl Api for Fake {
     async fn list(&self, command: &str, params: &Params, _key: &str) -> Result<Vec<Value>, Error> {
-        Ok(self.0.lock().unwrap().list(command, params))
+        let mut cloud = self.0.lock().unwrap();
+        cloud.reads.push(command.to_string());
+        Ok(cloud.list(command, params))
     }
 
     async fn run_job(&self, command: &str, params: &Params) -> Result<Value, Error> {
@@ -208,7 +220,22 @@ impl Api for Fake {
             .map(|id| format!(" {id}"))
             .unwrap_or_default();
         cloud.calls.push(format!("{command}{id}"));
-        Ok(cloud.run(command, params))
+        let answer = cloud.run(command, params);
+        if let Some(at) = cloud.lose.iter().position(|c| c == command) {
+            cloud.lose.remove(at);
+            return Err(lost(command));
+        }
+        Ok(answer)
+    }
+}
+
+/// A 530 from the server: the call may have been carried out (`is_uncertain`).
+fn lost(command: &str) -> Error {
+    Error::Api {
+        command: command.to_string(),
+        errorcode: 530,
+        cserrorcode: None,
+        text: "the answer was lost".into(),
     }
 }
 
@@ -435,4 +462,105 @@ fn apply_is_send(
 ) {
     fn send<T: Send>(_: T) {}
     send(super::apply(ctx, change, None));
+}
+
+#[tokio::test]
+async fn a_create_over_a_stale_state_reads_nothing_of_the_ip_that_is_gone() {
+    let spec = base();
+    let applied = world(&spec);
+    let prior = super::tests::state_of(&spec, &applied);
+    let live = empty_world();
+    let change = plan_in(&live, Some(&spec), Some(&spec), None, Flags::default()).unwrap();
+    assert_eq!(change.action, crate::plan::Action::Create);
+    let fake = fake_of(&live);
+    let state = run(&fake, &change, Some(&prior)).await.unwrap();
+    assert_eq!(state.id, "ip-new-1");
+    let cloud = fake.0.lock().unwrap();
+    assert!(
+        !cloud.reads.iter().any(|r| r == "listLoadBalancerRules"),
+        "{:?}",
+        cloud.reads
+    );
+}
+
+#[tokio::test]
+async fn creates_whose_answer_is_lost_are_found_and_adopted_not_repeated() {
+    let spec = base();
+    let live = empty_world();
+    let change = plan_in(&live, None, Some(&spec), None, Flags::default()).unwrap();
+    let fake = fake_of(&live);
+    fake.0.lock().unwrap().lose = [
+        "associateIpAddress",
+        "createTags",
+        "createLoadBalancerRule",
+        "createFirewallRule",
+    ]
+    .map(String::from)
+    .to_vec();
+    let state = run(&fake, &change, None).await.unwrap();
+    let cloud = fake.0.lock().unwrap();
+    assert_eq!(
+        cloud.calls,
+        [
+            "associateIpAddress",
+            "createTags",
+            "createLoadBalancerRule",
+            "createTags",
+            "assignToLoadBalancerRule rule-new-2",
+            "createFirewallRule",
+        ],
+        "each create sent once"
+    );
+    assert_eq!(state.id, "ip-new-1");
+    assert_eq!(ids(&state).rules["edge-tcp-80"], "rule-new-2");
+    assert_eq!(
+        (cloud.ips.len(), cloud.rules.len(), cloud.firewall.len()),
+        (2, 2, 1)
+    );
+}
+
+/// A fake on which a lost create did nothing after all.
+struct Forgetful<'a>(&'a Fake);
+
+impl Api for Forgetful<'_> {
+    async fn list(&self, command: &str, params: &Params, key: &str) -> Result<Vec<Value>, Error> {
+        self.0.list(command, params, key).await
+    }
+
+    async fn run_job(&self, command: &str, params: &Params) -> Result<Value, Error> {
+        {
+            let mut cloud = self.0 .0.lock().unwrap();
+            if let Some(at) = cloud.lose.iter().position(|c| c == command) {
+                cloud.lose.remove(at);
+                cloud.calls.push(command.to_string());
+                return Err(lost(command));
+            }
+        }
+        self.0.run_job(command, params).await
+    }
+}
+
+#[tokio::test]
+async fn a_create_whose_answer_is_lost_and_that_made_nothing_is_sent_again() {
+    let spec = base();
+    let live = empty_world();
+    let change = plan_in(&live, None, Some(&spec), None, Flags::default()).unwrap();
+    let fake = fake_of(&live);
+    fake.0.lock().unwrap().lose = vec!["createLoadBalancerRule".into()];
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::start(dir.path()).unwrap();
+    let state = apply_with(&Forgetful(&fake), &journal, &change, None)
+        .await
+        .unwrap()
+        .unwrap();
+    let cloud = fake.0.lock().unwrap();
+    let creates = cloud
+        .calls
+        .iter()
+        .filter(|c| *c == "createLoadBalancerRule")
+        .count();
+    assert_eq!(creates, 2, "{:?}", cloud.calls);
+    let named = |r: &&Value| field(r, "name") == "edge-tcp-80";
+    assert_eq!(cloud.rules.iter().filter(named).count(), 1);
+    assert_eq!(ids(&state).rules["edge-tcp-80"], "rule-new-2");
 }

@@ -8,7 +8,8 @@
 //!   checks of what the server would refuse.
 //! - `found.rs` — the live public IP and rules of the load balancer; the state's IDs.
 //! - `diff.rs` — desired vs live → classified changes and ops (`ops.rs`).
-//! - `execute.rs` — runs the ops, one API call each, journaled.
+//! - `execute.rs` — runs the ops, one API call each, journaled; `request.rs` — their
+//!   parameters.
 
 pub mod desired;
 pub mod diff;
@@ -18,6 +19,7 @@ mod execute_tests;
 pub mod found;
 pub mod impact;
 pub mod ops;
+pub mod request;
 #[cfg(test)]
 mod tests;
 
@@ -50,7 +52,9 @@ pub fn drift(
     let Some(expected) = applied.as_ref().or(input.desired) else {
         return Ok(DriftCheck::NotApplied);
     };
-    let change = compare(input, Some(expected), None, cluster, false)?;
+    // The expected spec is its own prior: what plan says only once (firewall-cidrs ignored on
+    // a VPC tier) is no drift.
+    let change = compare(input, Some(expected), Some(expected), cluster, false)?;
     Ok(match change.action {
         Action::Create if input.prior.is_some() => DriftCheck::Missing,
         Action::Create => DriftCheck::NotApplied,

@@ -431,6 +431,8 @@ fn algorithm_is_updated_in_place_and_names_the_router_neighbours() {
 fn allowed_cidrs_on_4_22_are_updated_in_place() {
     let change = plan_change(|s| s.allowed_cidrs = vec!["10.0.0.0/8".into()]);
     assert_row(only(&change), "allowed-cidrs", Impact::Minimal, "4.22");
+    assert_eq!(change.attributes[0].before, json!([]));
+    assert_eq!(change.attributes[0].after, json!(["10.0.0.0/8"]));
     assert_eq!(ops(&change), ["update LB rule edge-tcp-80"]);
     let Operation::Cloudstack(Op::Lb(LbOp::UpdateRule { update, .. })) = &change.operations[0]
     else {
@@ -597,6 +599,8 @@ fn members_added_and_removed_are_assigned_and_removed() {
         Impact::Minimal,
         "added: web-3; removed: web-2",
     );
+    assert_eq!(change.attributes[0].before, json!(["web-1", "web-2"]));
+    assert_eq!(change.attributes[0].after, json!(["web-1", "web-3"]));
     assert_eq!(
         ops(&change),
         [
@@ -649,6 +653,13 @@ fn a_changed_network_is_forbidden() {
         "Isolated",
         &["Lb", "Firewall"],
     ));
+    // The members have a NIC in both networks.
+    for vm in &mut live.vms {
+        let mut second = vm.nic[0].clone();
+        second.networkid = "net-2".into();
+        second.isdefault = false;
+        vm.nic.push(second);
+    }
     let mut after = base();
     after.network = Some("other-net".into());
     let change = plan_in(&live, Some(&before), Some(&after), None, Flags::default()).unwrap();
@@ -1126,4 +1137,76 @@ fn a_shared_network_with_another_lb_provider_names_no_router_neighbours() {
         "{}",
         change.attributes[0].reason
     );
+}
+
+#[test]
+fn a_member_outside_the_rules_network_is_a_plan_error() {
+    let mut live = empty_world();
+    live.networks.push(network(
+        "net-2",
+        "other-net",
+        "Isolated",
+        &["Lb", "Firewall"],
+    ));
+    live.vms[2].nic[0].networkid = "net-2".into();
+    let spec = CsLoadBalancerSpec {
+        members: CsMembers::Vms(vec!["web-1".into(), "web-3".into()]),
+        ..base()
+    };
+    let error = plan_in(&live, None, Some(&spec), None, Flags::default()).unwrap_err();
+    assert!(
+        error
+            .message
+            .starts_with("members: web-3 has no NIC in network k8s-net"),
+        "{error}"
+    );
+}
+
+#[test]
+fn members_of_an_autoscaled_cluster_are_its_live_workers() {
+    let spec = cluster_lb();
+    let cluster_address = Address::new(ResourceKind::Cluster, "lab");
+    let mut config = cluster_spec(4, None);
+    config.autoscaling = Some(crate::model::Autoscaling { min: 1, max: 5 });
+    let running = live_cluster(1);
+    let cluster = ClusterRef {
+        address: &cluster_address,
+        spec: Some(&config),
+        live: Some(&running),
+    };
+    let change = plan_in(
+        &world(&spec),
+        Some(&spec),
+        Some(&spec),
+        Some(cluster),
+        Flags::default(),
+    )
+    .unwrap();
+    assert_eq!(change.action, Action::NoOp, "{:#?}", change.attributes);
+}
+
+#[test]
+fn ignored_firewall_cidrs_on_a_vpc_tier_are_no_drift() {
+    let mut spec = base();
+    spec.firewall_cidrs = vec!["203.0.113.0/24".into()];
+    let mut live = world(&spec);
+    let mut tier = network(NET_ID, NET, "Isolated", &["Lb", "NetworkACL", "SourceNat"]);
+    tier.vpcid = Some("vpc-1".into());
+    live.networks = vec![tier];
+    live.firewall_rules.clear();
+    let state = state_of(&spec, &live);
+    let address = address();
+    let input = PlanInput {
+        address: &address,
+        desired: Some(&spec),
+        prior: Some(&state),
+        live: &live,
+        replace: false,
+        allow_delete: false,
+    };
+    assert_eq!(
+        super::drift(&input, None).unwrap(),
+        DriftCheck::Compared(vec![])
+    );
+    assert_eq!(super::plan(&input, None).unwrap().action, Action::NoOp);
 }

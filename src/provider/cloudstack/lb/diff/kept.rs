@@ -13,13 +13,39 @@ impl<'a> Diff<'a> {
         wanted: &DesiredRule,
         spreads: &mut Spreads,
     ) {
-        let port = wanted.port.port;
         let object = format!("LB rule {}", live.name);
+        let mut recreate = self.recreation_causes(live, wanted, &object);
+        let differences = self.in_place(spec, desired, live, wanted);
+        recreate |= differences
+            .iter()
+            .any(|d| d.change == Change::CidrsRecreated);
+        if recreate {
+            for d in differences {
+                self.note_within(d, &object);
+            }
+            self.members_within(desired, live, &object);
+            self.recreate(spec, desired, live, wanted, spreads);
+            return;
+        }
+        self.update_in_place(spec, desired, live, wanted, differences, spreads);
+        self.members(desired, live, &wanted.name, spreads);
+        self.firewall(desired, wanted, spreads);
+    }
+
+    /// Notes what updateLoadBalancerRule cannot change (protocol, private port); returns
+    /// whether there is any, i.e. whether the rule must be deleted and created.
+    fn recreation_causes(
+        &mut self,
+        live: &LoadBalancerRule,
+        wanted: &DesiredRule,
+        object: &str,
+    ) -> bool {
+        let port = wanted.port.port;
         let mut recreate = false;
-        let protocol_changed = !live
+        if !live
             .protocol
-            .eq_ignore_ascii_case(wanted.port.protocol.as_str());
-        if protocol_changed {
+            .eq_ignore_ascii_case(wanted.port.protocol.as_str())
+        {
             let udp = |p: &str| p.eq_ignore_ascii_case(CsProtocol::Udp.as_str());
             let change = if udp(&live.protocol) || wanted.port.protocol == CsProtocol::Udp {
                 Change::ProtocolUdp
@@ -32,7 +58,7 @@ impl<'a> Diff<'a> {
                 &format!("ports.{port}.protocol"),
                 json!(live.protocol),
                 json!(wanted.port.protocol),
-                &object,
+                object,
                 &detail,
             );
             recreate = true;
@@ -43,44 +69,44 @@ impl<'a> Diff<'a> {
                 &format!("ports.{port}.node-port"),
                 json!(live.privateport),
                 json!(wanted.port.node_port),
-                &object,
+                object,
                 "",
             );
             recreate = true;
         }
-        let differences = self.in_place(spec, desired, live, wanted);
-        if differences
-            .iter()
-            .any(|d| d.change == Change::CidrsRecreated)
-        {
-            recreate = true;
-        }
-        if recreate {
-            for d in differences {
-                self.note_within(d, &object);
-            }
-            self.members_within(desired, live, &object);
-            self.recreate(spec, desired, live, wanted, spreads);
-            return;
-        }
+        recreate
+    }
+
+    /// One updateLoadBalancerRule with every field that differs; the differences are noted
+    /// LB-wide once every rule was looked at.
+    fn update_in_place(
+        &mut self,
+        spec: &CsLoadBalancerSpec,
+        desired: &Desired,
+        live: &LoadBalancerRule,
+        wanted: &DesiredRule,
+        differences: Vec<Difference>,
+        spreads: &mut Spreads,
+    ) {
         let mut update = RuleUpdate::default();
         for d in differences {
+            let before = d.before;
             match d.change {
                 Change::RuleName => {
-                    spreads.name.add(&live.name, live.name.clone());
+                    spreads.name.add(&live.name, before);
                     spreads.renamed_to.push(wanted.name.clone());
                     update.name = Some(wanted.name.clone());
                 }
                 Change::RuleDescription => {
-                    spreads.description.add(&live.name, text_of(&d.before));
+                    spreads.description.add(&live.name, before);
                     update.description = Some(spec.description.clone().unwrap_or_default());
                 }
                 Change::Algorithm => {
-                    spreads.algorithm.add(&live.name, text_of(&d.before));
+                    spreads.algorithm.add(&live.name, before);
                     update.algorithm = Some(spec.algorithm);
                 }
                 _ => {
-                    spreads.cidrs.add(&live.name, text_of(&d.before));
+                    spreads.cidrs.add(&live.name, before);
                     update.cidrs = Some(desired.allowed_cidrs.clone());
                 }
             }
@@ -91,8 +117,6 @@ impl<'a> Diff<'a> {
                 update,
             });
         }
-        self.members(desired, live, &wanted.name, spreads);
-        self.firewall(desired, wanted, spreads);
     }
 
     /// The rule's fields updateLoadBalancerRule can change (the source ACL only from 4.22).
@@ -138,9 +162,12 @@ impl<'a> Diff<'a> {
         }
         if live.cidrs() != desired.allowed_cidrs {
             let change = cidrs_change(self.input.live.server_version());
-            let before = live.cidrs().join(", ");
-            let after = desired.allowed_cidrs.join(", ");
-            found.push(Difference::new(change, "allowed-cidrs", &before, &after));
+            found.push(Difference {
+                change,
+                path: "allowed-cidrs",
+                before: json!(live.cidrs()),
+                after: json!(desired.allowed_cidrs),
+            });
         }
         found
     }
@@ -307,7 +334,7 @@ impl<'a> Diff<'a> {
         let before: Vec<String> = have.iter().flat_map(|f| f.cidrs()).collect();
         spreads
             .firewall
-            .add(&format!("{protocol}/{port}"), before.join(", "));
+            .add(&format!("{protocol}/{port}"), json!(before));
         self.delete_firewall(protocol, u32::from(port));
         self.ops.push(LbOp::CreateFirewallRule {
             port,
@@ -334,8 +361,4 @@ impl Difference {
             after: json!(after),
         }
     }
-}
-
-fn text_of(value: &Value) -> String {
-    value.as_str().unwrap_or_default().to_string()
 }

@@ -8,24 +8,27 @@ use super::*;
 #[derive(Default)]
 pub(super) struct Spread {
     pub(super) rules: Vec<String>,
-    pub(super) before: BTreeSet<String>,
+    /// The distinct values the rules had.
+    pub(super) before: Vec<Value>,
 }
 
 impl Spread {
-    pub(super) fn add(&mut self, rule: &str, before: impl Into<String>) {
+    pub(super) fn add(&mut self, rule: &str, before: Value) {
         self.rules.push(rule.to_string());
-        self.before.insert(before.into());
+        if !self.before.contains(&before) {
+            self.before.push(before);
+        }
     }
 
     fn before(&self) -> Value {
-        match self.before.len() {
-            1 => json!(self.before.iter().next()),
-            _ => json!(self.before),
+        match self.before.as_slice() {
+            [one] => one.clone(),
+            many => json!(many),
         }
     }
 
     fn object(&self) -> String {
-        format!("LB rules {}", self.rules.join(", "))
+        rules_object(&self.rules)
     }
 }
 
@@ -182,7 +185,7 @@ impl Diff<'_> {
                 list_or_none(&spreads.added),
                 list_or_none(&spreads.removed)
             );
-            let object = format!("LB rules {}", spreads.member_rules.join(", "));
+            let object = rules_object(&spreads.member_rules);
             let after = match &desired.members {
                 Members::Vms(vms) => json!(names(vms)),
                 Members::AfterCluster { .. } => Value::Null,
@@ -190,7 +193,7 @@ impl Diff<'_> {
             self.note(
                 Change::Members,
                 "members",
-                json!(spreads.removed),
+                json!(spreads.current),
                 after,
                 &object,
                 &detail,
@@ -204,12 +207,12 @@ impl Diff<'_> {
         ) = (spreads.cluster_rules.is_empty(), &desired.members)
         {
             let after = format!("the {workers} workers of {address} after it is applied");
-            let object = format!("LB rules {}", spreads.cluster_rules.join(", "));
+            let object = rules_object(&spreads.cluster_rules);
             let detail = format!("members: {after}");
             self.note(
                 Change::MembersAfterCluster,
                 "members",
-                json!(spreads.removed),
+                json!(spreads.current),
                 json!(after),
                 &object,
                 &detail,
@@ -299,5 +302,13 @@ fn list_or_none(names: &BTreeSet<String>) -> String {
         "none".to_string()
     } else {
         names.iter().cloned().collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// "LB rule a" or "LB rules a, b".
+fn rules_object(rules: &[String]) -> String {
+    match rules {
+        [one] => format!("LB rule {one}"),
+        many => format!("LB rules {}", many.join(", ")),
     }
 }
