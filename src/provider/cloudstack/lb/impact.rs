@@ -15,23 +15,7 @@ pub const CIDRLIST_UPDATE_SINCE: Version = (4, 22, 0);
 /// deprecated.
 pub const CIDRLIST_CREATE_SINCE: Version = (4, 18, 0);
 
-/// Declares `Change` and `Change::ALL` from one list, so a test can check that every change has
-/// its row without a second list to keep in step.
-macro_rules! changes {
-    ($($change:ident),+ $(,)?) => {
-        /// Every kind of change the CloudStack LB diff can find.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum Change {
-            $($change),+
-        }
-
-        impl Change {
-            pub const ALL: &'static [Change] = &[$(Change::$change),+];
-        }
-    };
-}
-
-changes!(
+crate::provider::impact_table::changes!(
     LbCreated,
     RuleName,
     RuleDescription,
@@ -56,16 +40,7 @@ changes!(
 );
 
 /// One row of the table.
-#[derive(Debug, Clone, Copy)]
-pub struct Rule {
-    pub change: Change,
-    /// What the operator changed (impact.md's first column).
-    pub what: &'static str,
-    /// What the cloud actually does, said so an operator understands it.
-    pub happens: &'static str,
-    pub impact: Impact,
-    pub downtime: Downtime,
-}
+pub type Rule = crate::provider::impact_table::Row<Change>;
 
 /// A rule deleted and created again: impact.md's pool recreation, "60-120 s".
 const RULE_RECREATE: Downtime = Downtime::new(60, 120);
@@ -109,10 +84,7 @@ pub const RULES: &[Rule] = &[
 
 /// The row for a change. Every `Change` has exactly one row (checked by a test).
 pub fn rule(change: Change) -> &'static Rule {
-    RULES
-        .iter()
-        .find(|r| r.change == change)
-        .expect("every change has a row in the impact table")
+    crate::provider::impact_table::row(RULES, change)
 }
 
 /// The row of an allowed-cidrs change on a server of this version.
@@ -130,14 +102,7 @@ mod tests {
 
     #[test]
     fn every_change_has_exactly_one_row() {
-        assert_eq!(RULES.len(), Change::ALL.len());
-        for change in Change::ALL {
-            assert_eq!(
-                RULES.iter().filter(|r| r.change == *change).count(),
-                1,
-                "{change:?}"
-            );
-        }
+        crate::provider::impact_table::assert_one_row_each(RULES, Change::ALL);
     }
 
     #[test]
