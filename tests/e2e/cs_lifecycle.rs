@@ -172,3 +172,37 @@ fn cs_a_cluster_and_its_load_balancer_are_created_and_deleted_in_dependency_orde
         .count();
     assert_eq!(owned, 0, "the IP skyplan associated is released");
 }
+
+/// `state rm` lets a cluster and a load balancer go; `import` takes them back by ID (the
+/// cluster) and by address (the public IP), and the plan then finds nothing to do.
+#[test]
+fn cs_state_rm_and_import_take_resources_back_under_management() {
+    let project = CsProject::new();
+    project.config(
+        "[cluster.lab]\nprovider = \"cloudstack\"\nzone = \"zone1\"\nkubernetes-version = \"1.29.3\"\n\
+         workers = 1\nservice-offering = \"Medium Instance\"\nnetwork = \"k8s-net\"\n\n\
+         [load-balancer.web]\nprovider = \"cloudstack\"\nnetwork = \"k8s-net\"\n\
+         members = [\"web-1\"]\n\n[[load-balancer.web.ports]]\nport = 80\nnode-port = 30080\n",
+    );
+    project.apply_converges();
+    let account = project.account();
+    let cluster_id = text(account.cluster("lab"), "id");
+    let address = account
+        .public_ips
+        .iter()
+        .find(|ip| ip["tags"].to_string().contains("load-balancer.web"))
+        .map(|ip| text(ip, "ipaddress"))
+        .expect("the load balancer's address");
+    for resource in ["cluster.lab", "load-balancer.web"] {
+        let out = project.run(&["state", "rm", resource]);
+        assert_eq!(out.code, 0, "{out:?}");
+    }
+    for (resource, id) in [("cluster.lab", &cluster_id), ("load-balancer.web", &address)] {
+        let out = project.run(&["import", resource, id]);
+        assert_eq!(out.code, 0, "{out:?}");
+    }
+    let state = project.run(&["state", "show", "cluster.lab"]);
+    assert!(state.stdout.contains(&cluster_id), "{state:?}");
+    let again = project.run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(again.code, 0, "nothing to do after import: {again:?}");
+}

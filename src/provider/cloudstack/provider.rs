@@ -270,6 +270,29 @@ async fn start_embedded(state_dir: &Path) -> Result<sim::SimHandle, ProviderErro
         })
 }
 
+/// The state entry for an existing cluster taken under management by its ID.
+fn import_cluster(
+    address: &Address,
+    spec: &ClusterSpec,
+    prior: Option<&ResourceState>,
+    inventory: &Inventory,
+) -> Result<ResourceState, ProviderError> {
+    let id = prior.map(|p| p.id.as_str()).unwrap_or_default();
+    let cluster = inventory.cluster_by_id(id).ok_or_else(|| {
+        error(
+            address,
+            format!("no Kubernetes cluster with ID {id} in the account"),
+        )
+    })?;
+    Ok(ResourceState {
+        provider: PROVIDER.to_string(),
+        id: cluster.id.clone(),
+        ids: serde_json::json!({}),
+        attributes: serde_json::to_value(spec).expect("specs serialize"),
+        depends_on: vec![],
+    })
+}
+
 fn cluster_spec(resource: &crate::config::Resource) -> Option<&ClusterSpec> {
     match &resource.spec {
         ResourceSpec::CloudstackCluster(spec) => Some(spec),
@@ -352,41 +375,29 @@ impl Provider for CloudstackProvider {
 
     fn import(&self, target: &Target) -> Result<ResourceState, ProviderError> {
         let address = target.address;
-        let (Some(resource), Some(prior)) = (target.resource, target.prior) else {
-            return Err(error(
-                address,
-                "import needs the resource in the config and an ID",
-            ));
-        };
         let inventory = self.inventory();
-        let (found, attributes) = match &resource.spec {
-            ResourceSpec::CloudstackCluster(spec) => (
-                inventory.cluster_by_id(&prior.id).is_some(),
-                serde_json::to_value(spec),
-            ),
-            ResourceSpec::CloudstackLoadBalancer(spec) => (
-                inventory.public_ip(&prior.id).is_some(),
-                serde_json::to_value(spec),
-            ),
-            ResourceSpec::LoadBalancer(_) => (false, Ok(serde_json::Value::Null)),
-        };
-        if !found {
-            let what = match address.kind {
-                ResourceKind::Cluster => "Kubernetes cluster",
-                ResourceKind::LoadBalancer => "public IP address",
-            };
-            return Err(error(
+        let mut entry = match target.resource.map(|r| &r.spec) {
+            Some(ResourceSpec::CloudstackLoadBalancer(spec)) => lb::import(&PlanInput {
                 address,
-                format!("no {what} with ID {} in the account", prior.id),
-            ));
-        }
-        Ok(ResourceState {
-            provider: PROVIDER.to_string(),
-            id: prior.id.clone(),
-            ids: serde_json::json!({}),
-            attributes: attributes.expect("specs serialize"),
-            depends_on: resource.depends_on.clone(),
-        })
+                desired: Some(spec),
+                prior: target.prior,
+                live: &inventory,
+                replace: false,
+                allow_delete: false,
+            })?,
+            Some(ResourceSpec::CloudstackCluster(spec)) => {
+                import_cluster(address, spec, target.prior, &inventory)?
+            }
+            _ => {
+                let message = "import needs the resource in the config and an ID";
+                return Err(error(address, message));
+            }
+        };
+        entry.depends_on = target
+            .resource
+            .map(|r| r.depends_on.clone())
+            .unwrap_or_default();
+        Ok(entry)
     }
 
     fn apply<'a>(
