@@ -55,12 +55,14 @@ fn inventory(project: &CsProject) -> Vec<String> {
             account.members_of(&name).len()
         ));
     }
-    let owned_ips = account
+    // Every address the account holds besides the source-NAT one: one skyplan associated and
+    // then lost track of would show here, tagged or not.
+    let extra_ips = account
         .public_ips
         .iter()
-        .filter(|ip| ip["tags"].to_string().contains("skyplan.address"))
+        .filter(|ip| ip["issourcenat"] != true)
         .count();
-    lines.push(format!("owned public IPs {owned_ips}"));
+    lines.push(format!("public IPs besides source NAT {extra_ips}"));
     for rule in &account.firewall_rules {
         lines.push(format!(
             "firewall {} {}-{} {}",
