@@ -79,14 +79,24 @@ impl Workspace {
                 stale.operation, stale.pid, stale.created
             ));
         }
-        if let Some(interrupted) = journal::interrupted(&config.settings.state_dir)? {
-            notices.push(recovery_notice(&interrupted));
-            journal::archive(&config.settings.state_dir)?;
+        let interrupted = journal::interrupted(&config.settings.state_dir)?;
+        if let Some(interrupted) = &interrupted {
+            notices.push(recovery_notice(interrupted));
+            // Only an apply takes the record over (it starts a journal of its own); a plan
+            // before it leaves it, so that the apply still knows what the killed run did.
+            if operation == "apply" {
+                journal::archive(&config.settings.state_dir)?;
+            }
         }
         let loaded = store.load()?;
         let saved_state = loaded.is_some();
         let state = loaded.unwrap_or_else(State::new);
         let providers = registry::connect(&config).await?;
+        if let Some(interrupted) = &interrupted {
+            for provider in providers.values() {
+                provider.recover(interrupted);
+            }
+        }
         Ok(Workspace {
             config,
             store,

@@ -92,6 +92,11 @@ pub trait Provider: Send + Sync {
         Box::pin(async move { Err(ProviderError::new(target.address, message)) })
     }
 
+    /// Told what an interrupted apply's journal recorded, before refresh: a provider whose cloud
+    /// cannot mark an object as skyplan's in the call that creates it finds such objects
+    /// through this.
+    fn recover(&self, _interrupted: &crate::state::journal::Interrupted) {}
+
     /// API requests made so far, for figures and tests.
     fn request_count(&self) -> u64;
 

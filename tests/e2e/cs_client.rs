@@ -33,9 +33,14 @@ impl CsSimServer {
 
     /// With more `sim serve` options, e.g. `--secret-key` or `--server-version`.
     pub fn start_with(world: &Path, options: &[&str]) -> CsSimServer {
+        let job_ms: &[&str] = match options.contains(&"--job-ms") {
+            true => &[],
+            false => &["--job-ms", "50"],
+        };
         let mut child = Command::new(BINARY)
             .args(["sim", "serve", "--provider", "cloudstack"])
-            .args(["--listen", "127.0.0.1:0", "--job-ms", "50"])
+            .args(["--listen", "127.0.0.1:0"])
+            .args(job_ms)
             .args(options)
             .arg("--world")
             .arg(world)

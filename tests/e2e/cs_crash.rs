@@ -1,11 +1,14 @@
 //! The kill test on CloudStack: apply is killed (SIGKILL at exact journal checkpoints) at
 //! every step of creating a CKS cluster with a load balancer in front of its workers; the next
-//! apply must converge with no second cluster, no second public IP and no duplicate rule.
-//!
-//! CI runs a sample of the kill points; `SKYPLAN_KILL_TEST=full cargo test --test e2e cs_kill`
-//! runs all of them.
+//! apply must converge with no second cluster, no second public IP and no duplicate rule. The
+//! cloud is `skyplan sim serve`, a process of its own, so it survives the kill as a real cloud
+//! would (an embedded simulator would die with skyplan and forget its last changes).
 
-use crate::cs_support::{text, CsProject};
+use crate::cs_client::CsSimServer;
+use crate::cs_support::{text, Account, CsProject};
+
+/// Async jobs that end at once: this test is about crashes, not waiting.
+const FAST_JOBS: &[&str] = &["--job-ms", "5"];
 
 const CONFIG: &str = "\
 [cluster.lab]
@@ -33,8 +36,8 @@ node-port = 30443
 /// The account as sorted lines, one per object that skyplan's apply makes: equal for two
 /// accounts holding the same objects; a duplicate shows as an extra line. VM names end in a
 /// random suffix, so VMs are counted per cluster.
-fn inventory(project: &CsProject) -> Vec<String> {
-    let account = project.account();
+fn inventory(sim: &CsSimServer) -> Vec<String> {
+    let account = Account::read_at(&sim.base_url);
     let mut lines = Vec::new();
     for cluster in &account.clusters {
         lines.push(format!(
@@ -76,16 +79,13 @@ fn inventory(project: &CsProject) -> Vec<String> {
     lines
 }
 
+/// Every checkpoint of every operation: before the call, after it returned, after it was
+/// recorded. With jobs that end at once, all of them take seconds.
 fn kill_points(operations: usize) -> Vec<String> {
-    let full = std::env::var("SKYPLAN_KILL_TEST").is_ok_and(|v| v == "full");
-    let every = if full { 1 } else { 5 };
-    let mut points = Vec::new();
-    for phase in ["intent", "call", "done"] {
-        for n in (1..=operations).filter(|n| full || n % every == 1 || *n == operations) {
-            points.push(format!("{phase}:{n}"));
-        }
-    }
-    points
+    ["intent", "call", "done"]
+        .iter()
+        .flat_map(|phase| (1..=operations).map(move |n| format!("{phase}:{n}")))
+        .collect()
 }
 
 fn operations(project: &CsProject) -> usize {
@@ -99,11 +99,13 @@ fn operations(project: &CsProject) -> usize {
 
 #[test]
 fn cs_kill_cluster_and_load_balancer_create_at_every_step_then_recover() {
-    let reference = CsProject::new();
-    reference.config(CONFIG);
+    let reference = CsProject::new().with_env("SKYPLAN_CLOUDSTACK_JOB_POLL_MS", "10");
+    let reference_sim =
+        CsSimServer::start_with(&reference.project.path().join("world.json"), FAST_JOBS);
+    reference.config_served(&reference_sim.base_url, CONFIG);
     let create_ops = operations(&reference);
     reference.apply_converges();
-    let expected = inventory(&reference);
+    let expected = inventory(&reference_sim);
     assert!(
         expected
             .iter()
@@ -113,8 +115,11 @@ fn cs_kill_cluster_and_load_balancer_create_at_every_step_then_recover() {
 
     let mut points = 0;
     for point in kill_points(create_ops) {
-        let project = CsProject::new().with_env("SKYPLAN_TEST_KILL_AT", &point);
-        project.config(CONFIG);
+        let project = CsProject::new()
+            .with_env("SKYPLAN_CLOUDSTACK_JOB_POLL_MS", "10")
+            .with_env("SKYPLAN_TEST_KILL_AT", &point);
+        let sim = CsSimServer::start_with(&project.project.path().join("world.json"), FAST_JOBS);
+        project.config_served(&sim.base_url, CONFIG);
         let killed = project.apply(&[]);
         assert_eq!(
             killed.code, -1,
@@ -132,7 +137,7 @@ fn cs_kill_cluster_and_load_balancer_create_at_every_step_then_recover() {
             again.code, 0,
             "{point}: config and cloud converged: {again:?}"
         );
-        assert_eq!(inventory(&recovering), expected, "{point}: no duplicates");
+        assert_eq!(inventory(&sim), expected, "{point}: no duplicates");
         points += 1;
     }
     println!("CloudStack kill test: {points} kill points of {create_ops} create operations, 0 duplicates");

@@ -197,7 +197,10 @@ fn cs_state_rm_and_import_take_resources_back_under_management() {
         let out = project.run(&["state", "rm", resource]);
         assert_eq!(out.code, 0, "{out:?}");
     }
-    for (resource, id) in [("cluster.lab", &cluster_id), ("load-balancer.web", &address)] {
+    for (resource, id) in [
+        ("cluster.lab", &cluster_id),
+        ("load-balancer.web", &address),
+    ] {
         let out = project.run(&["import", resource, id]);
         assert_eq!(out.code, 0, "{out:?}");
     }

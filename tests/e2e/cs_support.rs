@@ -46,6 +46,22 @@ impl CsProject {
         self.project.config(&format!("{PROVIDER}{resources}"));
     }
 
+    /// A config whose CloudStack is `skyplan sim serve` at `api_url`, through a cloud-config
+    /// INI with the simulator's default keys.
+    pub fn config_served(&self, api_url: &str, resources: &str) {
+        self.project.write(
+            "cloud-config.ini",
+            &format!(
+                "[Global]\napi-url = {api_url}\napi-key = {}\nsecret-key = {}\n",
+                sim::DEFAULT_API_KEY,
+                sim::DEFAULT_SECRET_KEY
+            ),
+        );
+        self.project.config(&format!(
+            "[provider.cloudstack]\ncloud-config = \"cloud-config.ini\"\n\n{resources}"
+        ));
+    }
+
     pub fn run(&self, args: &[&str]) -> Output {
         self.run_with(args, &[])
     }
@@ -116,6 +132,7 @@ pub struct Account {
 }
 
 impl Account {
+    /// The embedded account: a simulator started over its world file for the reading.
     fn read(world: PathBuf) -> Account {
         let runtime = tokio::runtime::Runtime::new().expect("runtime");
         runtime.block_on(async move {
@@ -123,54 +140,64 @@ impl Account {
             let handle = sim::spawn(world, listen, sim::SimOptions::default())
                 .await
                 .expect("simulator over the world file");
-            let client = CloudstackClient::new(Credentials {
-                api_url: handle.base_url(),
-                api_key: sim::DEFAULT_API_KEY.into(),
-                secret_key: Secret::new(sim::DEFAULT_SECRET_KEY),
-                project_id: None,
-                zone: None,
-                ssl_no_verify: false,
-            })
-            .expect("client");
-            let list = |command: &'static str, key: &'static str| {
-                let client = &client;
-                async move {
-                    client
-                        .list(command, &Vec::new(), key)
-                        .await
-                        .unwrap_or_else(|e| panic!("{command}: {e}"))
-                }
-            };
-            let rules = list("listLoadBalancerRules", "loadbalancerrule").await;
-            let mut rule_members = Vec::new();
-            for rule in &rules {
-                let id = rule["id"].as_str().expect("rule id").to_string();
-                let vms = client
-                    .list(
-                        "listLoadBalancerRuleInstances",
-                        &vec![("id".into(), id)],
-                        "loadbalancerruleinstance",
-                    )
-                    .await
-                    .expect("rule members");
-                let mut names: Vec<String> = vms
-                    .iter()
-                    .map(|vm| vm["name"].as_str().unwrap_or_default().to_string())
-                    .collect();
-                names.sort();
-                rule_members.push((text(rule, "name"), names));
-            }
-            let account = Account {
-                clusters: list("listKubernetesClusters", "kubernetescluster").await,
-                rules,
-                vms: list("listVirtualMachines", "virtualmachine").await,
-                public_ips: list("listPublicIpAddresses", "publicipaddress").await,
-                firewall_rules: list("listFirewallRules", "firewallrule").await,
-                rule_members,
-            };
+            let account = Account::list_all(&handle.base_url()).await;
             handle.shutdown().await.expect("simulator stops");
             account
         })
+    }
+
+    /// The account behind a running API (`skyplan sim serve`) with the default keys.
+    pub fn read_at(api_url: &str) -> Account {
+        let runtime = tokio::runtime::Runtime::new().expect("runtime");
+        runtime.block_on(Account::list_all(api_url))
+    }
+
+    async fn list_all(api_url: &str) -> Account {
+        let client = CloudstackClient::new(Credentials {
+            api_url: api_url.to_string(),
+            api_key: sim::DEFAULT_API_KEY.into(),
+            secret_key: Secret::new(sim::DEFAULT_SECRET_KEY),
+            project_id: None,
+            zone: None,
+            ssl_no_verify: false,
+        })
+        .expect("client");
+        let list = |command: &'static str, key: &'static str| {
+            let client = &client;
+            async move {
+                client
+                    .list(command, &Vec::new(), key)
+                    .await
+                    .unwrap_or_else(|e| panic!("{command}: {e}"))
+            }
+        };
+        let rules = list("listLoadBalancerRules", "loadbalancerrule").await;
+        let mut rule_members = Vec::new();
+        for rule in &rules {
+            let id = rule["id"].as_str().expect("rule id").to_string();
+            let vms = client
+                .list(
+                    "listLoadBalancerRuleInstances",
+                    &vec![("id".into(), id)],
+                    "loadbalancerruleinstance",
+                )
+                .await
+                .expect("rule members");
+            let mut names: Vec<String> = vms
+                .iter()
+                .map(|vm| vm["name"].as_str().unwrap_or_default().to_string())
+                .collect();
+            names.sort();
+            rule_members.push((text(rule, "name"), names));
+        }
+        Account {
+            clusters: list("listKubernetesClusters", "kubernetescluster").await,
+            rules,
+            vms: list("listVirtualMachines", "virtualmachine").await,
+            public_ips: list("listPublicIpAddresses", "publicipaddress").await,
+            firewall_rules: list("listFirewallRules", "firewallrule").await,
+            rule_members,
+        }
     }
 
     pub fn cluster(&self, name: &str) -> &Value {

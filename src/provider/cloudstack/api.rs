@@ -182,6 +182,9 @@ pub struct Network {
 pub struct PublicIpAddress {
     pub id: String,
     pub ipaddress: String,
+    /// When the address was associated (e.g. `2024-05-01T10:00:00+0000`).
+    #[serde(default)]
+    pub allocated: Option<String>,
     #[serde(default)]
     pub associatednetworkid: Option<String>,
     #[serde(default)]

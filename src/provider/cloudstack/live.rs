@@ -29,6 +29,9 @@ pub struct Inventory {
     pub firewall_rules: Vec<FirewallRule>,
     /// VM ids assigned to each LB rule (by rule id).
     pub rule_members: BTreeMap<String, Vec<String>>,
+    /// Public IP ids an interrupted apply associated for a load balancer (by address) but did
+    /// not get to tag: found by `recover::associated_by_interrupted_apply`.
+    pub recovered_ips: BTreeMap<String, String>,
 }
 
 /// Finds a catalog object by UUID or, failing that, by name.

@@ -13,7 +13,7 @@ use futures::FutureExt;
 
 use super::client::{CloudstackClient, Credentials, JobPolicy, Secret};
 use super::live::{ApplyContext, ClusterRef, Inventory, PlanInput};
-use super::{cluster, lb, refresh, OWNER_TAG, PROVIDER};
+use super::{cluster, lb, recover, refresh, OWNER_TAG, PROVIDER};
 use crate::config::{CloudstackEndpoint, ResourceSpec};
 use crate::model::{Address, ClusterSpec, CsLoadBalancerSpec, CsMembers, PublicIp, ResourceKind};
 use crate::plan::ResourceChange;
@@ -33,6 +33,9 @@ pub struct CloudstackProvider {
     client: CloudstackClient,
     inventory: Mutex<Inventory>,
     clusters: Mutex<BTreeMap<Address, KnownCluster>>,
+    /// When an interrupted apply started associating a public IP it did not tag, per load
+    /// balancer address (`recover`).
+    untagged_associations: Mutex<BTreeMap<String, jiff::Timestamp>>,
     embedded: Mutex<Option<sim::SimHandle>>,
 }
 
@@ -48,6 +51,26 @@ fn embedded_jobs() -> JobPolicy {
         timeout: Duration::from_secs(120),
     }
 }
+
+/// Polling of async jobs: the client's default (1 s growing to 15 s), unless
+/// `SKYPLAN_CLOUDSTACK_JOB_POLL_MS` sets the first interval — for a simulator whose jobs end in
+/// milliseconds, as the kill test's does.
+fn job_policy_from_env() -> JobPolicy {
+    let first = std::env::var(JOB_POLL_ENV)
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis);
+    match first {
+        Some(first) => JobPolicy {
+            first_poll: first,
+            max_poll: first.max(Duration::from_millis(250)),
+            ..JobPolicy::default()
+        },
+        None => JobPolicy::default(),
+    }
+}
+
+const JOB_POLL_ENV: &str = "SKYPLAN_CLOUDSTACK_JOB_POLL_MS";
 
 /// How long the embedded cloud's async jobs stay pending: 50 ms unless `SKYPLAN_SIM_JOB_MS`
 /// says otherwise.
@@ -76,7 +99,9 @@ impl CloudstackProvider {
             CloudstackEndpoint::CloudConfig(path) => {
                 let credentials =
                     Credentials::from_cloud_config(path).map_err(|e| error(PROVIDER, e))?;
-                let client = CloudstackClient::new(credentials).map_err(|e| error(PROVIDER, e))?;
+                let client = CloudstackClient::new(credentials)
+                    .map_err(|e| error(PROVIDER, e))?
+                    .with_job_policy(job_policy_from_env());
                 (client, None)
             }
             CloudstackEndpoint::Embedded => {
@@ -99,6 +124,7 @@ impl CloudstackProvider {
             client,
             inventory: Mutex::new(Inventory::default()),
             clusters: Mutex::new(BTreeMap::new()),
+            untagged_associations: Mutex::new(BTreeMap::new()),
             embedded: Mutex::new(embedded),
         })
     }
@@ -124,8 +150,14 @@ impl CloudstackProvider {
             clusters.insert(target.address.clone(), known);
         }
         *self.known_clusters() = clusters;
-        let inventory =
+        let mut inventory =
             refresh::inventory(&self.client, |inventory| rule_ips(targets, inventory)).await?;
+        let started = self
+            .untagged_associations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        inventory.recovered_ips = recover::associated_by_interrupted_apply(&started, &inventory);
         *self.inventory() = inventory;
         Ok(())
     }
@@ -424,6 +456,13 @@ impl Provider for CloudstackProvider {
         target: &'a Target<'a>,
     ) -> BoxFuture<'a, Result<Secret, ProviderError>> {
         self.cluster_kubeconfig(target).boxed()
+    }
+
+    fn recover(&self, interrupted: &crate::state::journal::Interrupted) {
+        *self
+            .untagged_associations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = recover::untagged_associations(interrupted);
     }
 
     fn request_count(&self) -> u64 {

@@ -269,6 +269,14 @@ impl<'a> Diff<'a> {
     fn acquire_ip(&mut self, spec: &CsLoadBalancerSpec, released: bool) -> Result<(), String> {
         let found = self.input.found.ip.filter(|_| !released);
         let address = match (&spec.public_ip, found) {
+            (PublicIp::Auto, Some(ip)) if self.input.found.ip_recovered => {
+                self.ops.push(LbOp::AdoptIp {
+                    id: ip.id.clone(),
+                    address: ip.ipaddress.clone(),
+                });
+                self.ops.push(LbOp::TagIp);
+                return Ok(());
+            }
             (PublicIp::Auto, Some(_)) => return Ok(()),
             (PublicIp::Auto, None) => None,
             (PublicIp::Address(wanted), Some(ip))

@@ -315,6 +315,13 @@ impl<A: Api> Run<'_, A> {
                 self.associate(address.as_deref(), network).await
             }
             LbOp::TagIp => self.tag(TAG_IP, &self.public_ip()?).await,
+            LbOp::AdoptIp { id, address } => {
+                // No call: the address exists; the TagIp after it makes it skyplan's.
+                self.ids.public_ip = Some(id.clone());
+                self.ids.address = Some(address.clone());
+                self.ids.ip_associated_by_skyplan = true;
+                Ok(())
+            }
             LbOp::CreateRule { rule } => self.create_rule(rule).await,
             LbOp::TagRule { rule } => self.tag(TAG_RULE, &self.rule_id(rule)?).await,
             LbOp::UpdateRule { rule, update } => {

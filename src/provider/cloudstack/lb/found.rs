@@ -49,6 +49,9 @@ pub struct Found<'a> {
     /// skyplan associated the IP: the state says so, or it carries the ownership tag (skyplan
     /// tags only the IPs it associates).
     pub ip_ours: bool,
+    /// The IP is one an interrupted apply associated for this load balancer but did not get to
+    /// tag (`Inventory::recovered_ips`): the plan adopts it instead of associating another.
+    pub ip_recovered: bool,
     /// This load balancer's rules on the IP; rules of others on the same IP are left out.
     pub rules: Vec<&'a LoadBalancerRule>,
 }
@@ -89,7 +92,15 @@ pub fn find<'a>(
 ) -> Result<Found<'a>, String> {
     let ip = find_ip(live, address, wanted, prior)?;
     let Some(ip) = ip else {
-        return Ok(Found::default());
+        let recovered = match wanted {
+            None | Some(PublicIp::Auto) => live.recovered_ips.get(address),
+            Some(PublicIp::Address(_)) => None,
+        };
+        return Ok(Found {
+            ip: recovered.and_then(|id| live.public_ip(id)),
+            ip_recovered: recovered.is_some(),
+            ..Found::default()
+        });
     };
     let ip_ours = prior
         .is_some_and(|p| p.ip_associated_by_skyplan && p.public_ip.as_deref() == Some(&ip.id))
@@ -108,6 +119,7 @@ pub fn find<'a>(
     Ok(Found {
         ip: Some(ip),
         ip_ours,
+        ip_recovered: false,
         rules,
     })
 }

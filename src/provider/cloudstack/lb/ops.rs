@@ -83,6 +83,9 @@ pub enum LbOp {
     },
     /// createTags on the public IP: `skyplan.address=<address>`.
     TagIp,
+    /// Takes the address an interrupted apply associated (but did not get to tag) as the load
+    /// balancer's, instead of associating another; tagging it follows.
+    AdoptIp { id: String, address: String },
     /// createLoadBalancerRule (openfirewall=false).
     CreateRule { rule: NewRule },
     /// createTags on the rule: `skyplan.address=<address>`.
@@ -122,18 +125,25 @@ fn vm_names(vms: &[MemberVm]) -> String {
         .join(", ")
 }
 
+/// How an association's text begins, in the plan and the journal.
+pub const ASSOCIATE_TEXT: &str = "associate ";
+
 impl fmt::Display for LbOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LbOp::AssociateIp {
                 address: Some(address),
                 network,
-            } => write!(f, "associate public IP {address} with {network}"),
+            } => write!(f, "{ASSOCIATE_TEXT}public IP {address} with {network}"),
             LbOp::AssociateIp {
                 address: None,
                 network,
-            } => write!(f, "associate a new public IP with {network}"),
+            } => write!(f, "{ASSOCIATE_TEXT}a new public IP with {network}"),
             LbOp::TagIp => f.write_str("tag the public IP"),
+            LbOp::AdoptIp { address, .. } => write!(
+                f,
+                "adopt public IP {address}, associated by the interrupted apply"
+            ),
             LbOp::CreateRule { rule } => write!(
                 f,
                 "create LB rule {} ({} {} → {})",

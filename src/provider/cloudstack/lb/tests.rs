@@ -133,6 +133,7 @@ fn firewall_of(spec: &CsLoadBalancerSpec, p: &CsPort) -> FirewallRule {
 /// rule in the same network (it shares the virtual router).
 pub(super) fn empty_world() -> Inventory {
     let other_ip = PublicIpAddress {
+        allocated: None,
         id: "ip-other".into(),
         ipaddress: "198.51.100.20".into(),
         associatednetworkid: Some(NET_ID.into()),
@@ -175,6 +176,7 @@ pub(super) fn empty_world() -> Inventory {
 pub(super) fn world(spec: &CsLoadBalancerSpec) -> Inventory {
     let mut live = empty_world();
     live.public_ips.push(PublicIpAddress {
+        allocated: None,
         id: IP_ID.into(),
         ipaddress: IP.into(),
         associatednetworkid: Some(NET_ID.into()),
@@ -748,6 +750,7 @@ fn the_haproxy_stats_port_is_a_plan_error() {
 fn port_53_on_a_source_nat_ip_is_a_plan_error() {
     let mut live = empty_world();
     live.public_ips.push(PublicIpAddress {
+        allocated: None,
         id: "ip-snat".into(),
         ipaddress: "198.51.100.1".into(),
         associatednetworkid: Some(NET_ID.into()),
