@@ -17,7 +17,7 @@ pub mod lb;
 pub mod live;
 pub mod ops;
 pub mod provider;
-mod recover;
+pub mod recover;
 mod refresh;
 
 /// The provider's name in the config and the state.
