@@ -169,8 +169,24 @@ impl CloudstackClient {
             ("expires", sign::expires_at(now)),
         ];
         all.extend(own.map(|(name, value)| (name.to_string(), value)));
+        if let Some(project) = &self.credentials.project_id {
+            if creates_in_project(command)
+                && !all.keys().any(|k| k.eq_ignore_ascii_case("projectid"))
+            {
+                all.insert("projectid".to_string(), project.clone());
+            }
+        }
         all
     }
+}
+
+/// Commands that make an object owned by the caller's account, or by a project when given
+/// one: with the cloud-config's project-id they make it in the project, where the lists (which
+/// send projectid too) find it. Rules, firewall rules and tags belong to their IP or object.
+fn creates_in_project(command: &str) -> bool {
+    ["createKubernetesCluster", "associateIpAddress"]
+        .iter()
+        .any(|c| c.eq_ignore_ascii_case(command))
 }
 
 /// A redirect (http → https, an old host): the request was not executed; the fix is the url.
@@ -197,6 +213,25 @@ mod tests {
     use super::super::test_support::{fake_api, param, quick_client, SECRET};
     use super::*;
     use crate::model::Secret;
+
+    #[test]
+    fn creates_go_into_the_cloud_configs_project_and_other_calls_do_not() {
+        let mut credentials =
+            Credentials::new("http://127.0.0.1:1/client/api", "k", Secret::new("s"));
+        credentials.project_id = Some("p-1".into());
+        let client = CloudstackClient::new(credentials).unwrap();
+        let now = jiff::Timestamp::now();
+        let create = client.request_params("createKubernetesCluster", &vec![], now);
+        assert_eq!(create.get("projectid").map(String::as_str), Some("p-1"));
+        let associate = client.request_params("associateIpAddress", &vec![], now);
+        assert_eq!(associate.get("projectid").map(String::as_str), Some("p-1"));
+        let scale = client.request_params("scaleKubernetesCluster", &vec![], now);
+        assert_eq!(
+            scale.get("projectid"),
+            None,
+            "an existing object knows its owner"
+        );
+    }
 
     #[tokio::test]
     async fn call_posts_a_signed_form_and_opens_the_envelope() {
