@@ -9,11 +9,8 @@ use serde_json::Value;
 use crate::cs_support::{change, text, CsProject};
 use crate::support::Project;
 
-/// The README's CloudStack command: the example's plan shows a cluster upgrade and a worker
-/// scale-down (minimal), a control-node change (forbidden) and a rule protocol change
-/// (pool-recreate), each with its reason.
-#[test]
-fn cs_example_plan_shows_upgrade_scale_down_forbidden_and_protocol_change() {
+/// A project holding a copy of the CloudStack example and its simulated account.
+fn example_project() -> (Project, std::path::PathBuf) {
     let project = Project::new();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let example = project.path().join("examples/cloudstack");
@@ -30,6 +27,15 @@ fn cs_example_plan_shows_upgrade_scale_down_forbidden_and_protocol_change() {
         world.join("cloudstack.json"),
     )
     .unwrap();
+    (project, example)
+}
+
+/// The README's CloudStack command: the example's plan shows a cluster upgrade and a worker
+/// scale-down (minimal), a control-node change (forbidden) and a rule protocol change
+/// (pool-recreate), each with its reason.
+#[test]
+fn cs_example_plan_shows_upgrade_scale_down_forbidden_and_protocol_change() {
+    let (project, example) = example_project();
     let out = crate::support::run(&mut project.command_with_config(&example, &["plan", "--json"]));
     assert_eq!(out.code, 0, "{out:?}");
     let plan = out.json();
@@ -56,6 +62,15 @@ fn cs_example_plan_shows_upgrade_scale_down_forbidden_and_protocol_change() {
             assert!(!text(attribute, "reason").is_empty(), "{attribute:#}");
         }
     }
+}
+
+/// What an operator reads: the example's plan as text, kept as a snapshot.
+#[test]
+fn cs_example_plan_text() {
+    let (project, example) = example_project();
+    let out = crate::support::run(&mut project.command_with_config(&example, &["plan"]));
+    assert_eq!(out.code, 0, "{out:?}");
+    insta::assert_snapshot!(out.stdout);
 }
 
 /// LB rules on the VMs web-1 and web-2: `rules` ports spread over load balancers of 100.
