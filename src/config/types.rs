@@ -17,8 +17,12 @@ pub struct Config {
 }
 
 impl Config {
+    /// The resource at `address` (a binary search: `resources` is sorted by address).
     pub fn resource(&self, address: &Address) -> Option<&Resource> {
-        self.resources.iter().find(|r| &r.address == address)
+        self.resources
+            .binary_search_by(|r| r.address.cmp(address))
+            .ok()
+            .map(|i| &self.resources[i])
     }
 }
 
