@@ -14,22 +14,29 @@ use super::types::SourceLocation;
 pub(super) struct SourceFile {
     pub path: PathBuf,
     pub text: Arc<str>,
+    /// The byte offset where each line starts, so that a position costs a binary search
+    /// instead of a scan from the top of the file (every resource asks for one).
+    line_starts: Arc<[usize]>,
 }
 
 impl SourceFile {
     pub fn new(path: impl Into<PathBuf>, text: &str) -> Self {
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
         SourceFile {
             path: path.into(),
             text: text.into(),
+            line_starts,
         }
     }
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn position(&self, offset: usize) -> (usize, usize) {
-        let before = &self.text[..offset.min(self.text.len())];
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let line = before.matches('\n').count() + 1;
-        let column = before[line_start..].chars().count() + 1;
+        let offset = offset.min(self.text.len());
+        let line = self.line_starts.partition_point(|&start| start <= offset);
+        let line_start = self.line_starts[line - 1];
+        let column = self.text[line_start..offset].chars().count() + 1;
         (line, column)
     }
 
@@ -106,6 +113,13 @@ mod tests {
         assert_eq!(file.position(6), (2, 1));
         let hash = file.text.find('#').unwrap();
         assert_eq!(file.position(hash), (2, 17));
+        let end = file.text.len();
+        assert_eq!(
+            file.position(end),
+            (3, 1),
+            "the end of a file ending in a newline"
+        );
+        assert_eq!(file.position(end + 10), (3, 1));
     }
 
     #[test]
