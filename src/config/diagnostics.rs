@@ -50,8 +50,7 @@ impl fmt::Display for ProblemCount {
 }
 
 /// One thing wrong with the configuration, at a place in one file.
-#[derive(Debug, thiserror::Error, Diagnostic)]
-#[error("{message}")]
+#[derive(Debug, Diagnostic)]
 pub struct Problem {
     message: String,
     #[help]
@@ -134,6 +133,7 @@ impl Problem {
         })
     }
 
+    /// `file:line:col: message`, or `file: message` for a problem with a whole file.
     pub fn line(&self) -> String {
         let file = self.file.display();
         match self.position {
@@ -142,6 +142,19 @@ impl Problem {
         }
     }
 }
+
+/// The message; where no snippet shows the file (a file that cannot be read, a line that
+/// holds a secret), the place is said first.
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.source_code {
+            Some(_) => f.write_str(&self.message),
+            None => f.write_str(&self.line()),
+        }
+    }
+}
+
+impl std::error::Error for Problem {}
 
 /// Problems collected while reading a configuration.
 #[derive(Debug, Default)]

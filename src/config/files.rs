@@ -73,13 +73,19 @@ pub(super) fn read_sources(path: &Path) -> Result<(PathBuf, Vec<SourceFile>), Co
     for path in paths {
         match std::fs::read_to_string(&path) {
             Ok(text) => files.push(SourceFile::new(path, &text)),
-            Err(e) => problems.push(Problem::in_file(
-                &path,
-                format!("cannot read the file: {e}"),
-            )),
+            Err(e) => problems.push(Problem::in_file(&path, unreadable(&e))),
         }
     }
     problems.into_result((root, files))
+}
+
+fn unreadable(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::InvalidData => {
+            "cannot read the file: it is not UTF-8 text (TOML files are UTF-8)".into()
+        }
+        _ => format!("cannot read the file: {error}"),
+    }
 }
 
 fn toml_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
@@ -152,5 +158,13 @@ mod tests {
         assert!(empty.lines()[0].ends_with(": no *.toml files in this directory"));
         let missing = read_sources(&dir.path().join("nope.toml")).unwrap_err();
         assert!(missing.lines()[0].contains("nope.toml: cannot read the file"));
+        let latin1 = dir.path().join("latin1.toml");
+        std::fs::write(&latin1, b"zone = \"z\xfcrich\"\n").unwrap();
+        let error = read_sources(&latin1).unwrap_err();
+        let shown = error.problems()[0].to_string();
+        assert!(
+            shown.contains("latin1.toml: cannot read the file: it is not UTF-8"),
+            "{shown}"
+        );
     }
 }
