@@ -34,3 +34,47 @@ fn cloudscale_sdk_and_cli_work_against_the_simulator() {
     assert_eq!(out.code, 0, "{out:?}");
     assert!(out.stdout.contains("checks passed"), "{out:?}");
 }
+
+/// A change the simulator answered (204) is in the world file after a SIGTERM sent right
+/// after the answer, inside the writer's pause: `skyplan drift` afterwards must see it.
+#[test]
+fn sigterm_right_after_an_acknowledged_change_keeps_it_in_the_world_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let world = dir.path().join("world.json");
+    let sim = SimServer::start(&world);
+    let auth = format!("Authorization: Bearer {SIM_TOKEN}");
+    let ips = sim.list("/floating-ips");
+    let network = ips[0]["network"]
+        .as_str()
+        .expect("a floating IP")
+        .to_string();
+    let address = network.split('/').next().unwrap();
+    // The first change wakes the world writer, which then pauses; the second lands in the
+    // pause, so only the write on SIGTERM can save it.
+    for ptr in ["first.example.com", "second.example.com"] {
+        let body = format!("{{\"reverse_ptr\": \"{ptr}\"}}");
+        let url = format!("{}/floating-ips/{address}", sim.base_url);
+        crate::support::curl(&[
+            "-X",
+            "PATCH",
+            "-H",
+            &auth,
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            &body,
+            &url,
+        ])
+        .expect("PATCH answered");
+    }
+    sim.terminate();
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&world).unwrap()).unwrap();
+    let kept = saved["floating_ips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|ip| ip["network"] == network.as_str())
+        .expect("the floating IP");
+    assert_eq!(kept["reverse_ptr"], "second.example.com", "{kept:#}");
+}

@@ -207,6 +207,18 @@ impl SimServer {
         SimServer { child, base_url }
     }
 
+    /// Sends SIGTERM and waits for the server to end.
+    pub fn terminate(mut self) {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -TERM {pid}");
+        let exit = self.child.wait().expect("wait for sim serve");
+        assert!(
+            exit.success(),
+            "sim serve ends cleanly on SIGTERM: {exit:?}"
+        );
+    }
+
     fn root(&self) -> String {
         self.base_url.trim_end_matches("/v1").to_string()
     }

@@ -114,9 +114,9 @@ impl SimHandle {
         served
     }
 
-    /// Serves until Ctrl-C, then shuts down (for `skyplan sim serve`).
+    /// Serves until SIGINT or SIGTERM, then writes the world and stops (`skyplan sim serve`).
     pub async fn serve_until_ctrl_c(self) -> io::Result<()> {
-        tokio::signal::ctrl_c().await?;
+        crate::sim::persist::wait_for_signal().await?;
         self.shutdown().await
     }
 }

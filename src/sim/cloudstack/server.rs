@@ -92,24 +92,9 @@ impl SimHandle {
     /// Serves until SIGINT or SIGTERM, then shuts down, so every acknowledged change is in the
     /// world file before the process exits.
     pub async fn serve_until_ctrl_c(self) -> io::Result<()> {
-        wait_for_signal().await?;
+        crate::sim::persist::wait_for_signal().await?;
         self.shutdown().await
     }
-}
-
-#[cfg(unix)]
-async fn wait_for_signal() -> io::Result<()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut terminate = signal(SignalKind::terminate())?;
-    tokio::select! {
-        result = tokio::signal::ctrl_c() => result,
-        _ = terminate.recv() => Ok(()),
-    }
-}
-
-#[cfg(not(unix))]
-async fn wait_for_signal() -> io::Result<()> {
-    tokio::signal::ctrl_c().await
 }
 
 pub async fn spawn(
