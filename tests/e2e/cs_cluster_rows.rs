@@ -240,11 +240,25 @@ fn cs_worker_scale_down_with_an_offering_change_is_split_offering_first() {
 }
 
 #[test]
-fn cs_control_nodes_and_keypair_need_a_new_cluster() {
-    let row = row(&[], &[("control-nodes", "3"), ("keypair", "\"ops\"")]);
+fn cs_control_nodes_etcd_nodes_and_keypair_need_a_new_cluster() {
+    let row = row(
+        &[],
+        &[
+            ("control-nodes", "3"),
+            ("etcd-nodes", "1"),
+            ("keypair", "\"ops\""),
+        ],
+    );
     row.assert_class("forbidden", "control-nodes");
-    assert!(paths(row.change()).iter().any(|p| p.contains("keypair")));
+    for path in ["etcd-nodes", "keypair"] {
+        assert!(
+            paths(row.change()).iter().any(|p| p.contains(path)),
+            "{path}"
+        );
+    }
     row.assert_refused();
+    let cluster = row.project.account().cluster("lab").clone();
+    assert_eq!(text(&cluster, "controlnodes"), "1", "nothing was changed");
 }
 
 #[test]
@@ -289,16 +303,28 @@ fn cs_a_removed_cluster_is_deleted_only_when_named() {
 fn cs_impossible_clusters_are_plan_errors_naming_the_limit() {
     let project = CsProject::new();
     for (overrides, expected) in [
-        (&[("zone", "\"zz9\"")][..], "zone1"),
-        (&[("service-offering", "\"Tiny Instance\"")][..], "2048"),
-        (&[("workers", "10")][..], "10"),
-        (&[("kubernetes-version", "\"1.31.1\"")][..], "1.31.1"),
+        (&[("zone", "\"zz9\"")][..], "zones: zone1"),
+        (
+            &[("service-offering", "\"Tiny Instance\"")][..],
+            "at least 2 vCPU and 2048 MB",
+        ),
+        (&[("workers", "10")][..], "maximum cluster size 10"),
+        (
+            &[("kubernetes-version", "\"1.31.1\"")][..],
+            "1.31.1 is Disabled",
+        ),
     ] {
         project.config(&cluster(overrides));
         let out = project.run(&["plan"]);
-        let said = format!("{}{}", out.stdout, out.stderr);
-        let refused = out.code == 1 || said.contains("forbidden");
-        assert!(refused && said.contains(expected), "{overrides:?}: {out:?}");
+        // miette wraps long lines behind `│`: read the words only.
+        let said = out
+            .stderr
+            .split_whitespace()
+            .filter(|w| *w != "│")
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(out.code, 1, "{overrides:?}: {out:?}");
+        assert!(said.contains(expected), "{overrides:?}: {said}");
         assert!(project.account().clusters.is_empty(), "nothing was created");
     }
 }

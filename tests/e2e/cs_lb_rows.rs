@@ -205,12 +205,14 @@ fn cs_udp_on_a_virtual_router_network_is_a_plan_error() {
 fn cs_public_port_is_created_before_the_old_rule_goes() {
     let row = row(&lb(&[], &[HTTP]), &lb(&[], &[(8080, "tcp", 30080)]));
     row.assert_class("minimal", "port");
-    let ops = crate::cs_support::operations(row.change()).join("\n");
-    let (create, delete) = (
-        ops.find("web-tcp-8080"),
-        ops.find("web-tcp-80\n").or(ops.rfind("web-tcp-80")),
+    let ops = crate::cs_support::operations(row.change());
+    let position = |wanted: &str| ops.iter().position(|op| op == wanted);
+    let create = position("create LB rule web-tcp-8080 (tcp 8080 → 30080)");
+    let delete = position("delete LB rule web-tcp-80");
+    assert!(
+        create.is_some() && create < delete,
+        "create, then delete: {ops:?}"
     );
-    assert!(create.is_some() && delete.is_some(), "{ops}");
     let after = row.apply();
     assert_eq!(after.rule_names(), ["web-tcp-8080"]);
 }
@@ -355,4 +357,30 @@ fn cs_rule_name_is_renamed_in_place() {
         text(after.rule("shop-tcp-80"), "id"),
         row.id_before("web-tcp-80")
     );
+}
+
+#[test]
+fn cs_replace_deletes_everything_and_creates_it_on_a_new_address() {
+    let project = CsProject::new();
+    project.config(&lb(&[], &[HTTP]));
+    project.apply_converges();
+    let before = project.account();
+    let plan = project.plan(&["--replace", WEB]);
+    let web = change(&plan, WEB);
+    assert_eq!(web["action"], "replace", "{plan:#}");
+    assert_eq!(web["impact"], "forbidden", "{plan:#}");
+    let out = project.apply(&["--replace", WEB]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let after = project.account();
+    assert_ne!(
+        text(after.rule("web-tcp-80"), "id"),
+        text(before.rule("web-tcp-80"), "id")
+    );
+    let owned = after
+        .public_ips
+        .iter()
+        .filter(|ip| ip["tags"].to_string().contains("skyplan.address"))
+        .count();
+    assert_eq!(owned, 1, "the old address was released");
+    assert_eq!(project.run(&["plan", "--detailed-exitcode"]).code, 0);
 }
