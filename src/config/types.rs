@@ -3,7 +3,10 @@
 
 use std::path::PathBuf;
 
-use crate::model::{Address, ClusterSpec, CsLoadBalancerSpec, Impact, LoadBalancerSpec};
+use crate::model::{
+    Address, ClusterSpec, CsLoadBalancerSpec, Impact, KubeClusterSpec, LoadBalancerSpec,
+    NodePolicySpec,
+};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -105,4 +108,8 @@ pub enum ResourceSpec {
     CloudstackCluster(ClusterSpec),
     /// CloudStack load-balancer rules on one public IP.
     CloudstackLoadBalancer(CsLoadBalancerSpec),
+    /// An existing Kubernetes cluster skyplan connects to (never created or deleted).
+    KubernetesCluster(KubeClusterSpec),
+    /// A policy over the nodes of a cluster: labels and taints.
+    NodePolicy(NodePolicySpec),
 }

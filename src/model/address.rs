@@ -9,15 +9,22 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub enum ResourceKind {
     Cluster,
     LoadBalancer,
+    /// A policy over the nodes of a cluster (`[nodes.NAME]`).
+    Nodes,
 }
 
 impl ResourceKind {
-    pub const ALL: &'static [ResourceKind] = &[ResourceKind::Cluster, ResourceKind::LoadBalancer];
+    pub const ALL: &'static [ResourceKind] = &[
+        ResourceKind::Cluster,
+        ResourceKind::LoadBalancer,
+        ResourceKind::Nodes,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             ResourceKind::Cluster => "cluster",
             ResourceKind::LoadBalancer => "load-balancer",
+            ResourceKind::Nodes => "nodes",
         }
     }
 }

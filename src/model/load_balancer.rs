@@ -167,6 +167,11 @@ pub struct LoadBalancerSpec {
     /// Backend addresses (the nodes' private addresses).
     pub members: Vec<String>,
     pub ports: Vec<PortSpec>,
+    /// The Service this load balancer serves: in direct mode the members and node ports come
+    /// from the cluster; in `ccm` mode skyplan writes the Service and the cloud controller
+    /// changes the cloud.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binding: Option<super::ServiceBinding>,
 }
 
 impl LoadBalancerSpec {
@@ -191,6 +196,7 @@ impl LoadBalancerSpec {
             ip_mode: IpMode::Proxy,
             members: vec![],
             ports: vec![],
+            binding: None,
         }
     }
 }

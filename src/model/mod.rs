@@ -36,11 +36,13 @@ macro_rules! wire_enum {
 mod address;
 mod cloudstack;
 mod impact;
+mod kubernetes;
 mod load_balancer;
 mod secret;
 
 pub use address::{Address, AddressParseError, ResourceKind};
 pub use cloudstack::*;
 pub use impact::{Downtime, Impact};
+pub use kubernetes::*;
 pub use load_balancer::*;
 pub use secret::Secret;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 pub mod cloudscale;
 pub mod cloudstack;
 pub mod impact_table;
+pub mod kubernetes;
 pub mod registry;
 mod traits;
 

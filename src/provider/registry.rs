@@ -54,7 +54,10 @@ pub fn graph(config: &Config) -> ObjectGraph {
                 let cluster = cluster.as_ref().and_then(|c| clusters.get(c));
                 cloudstack::graph::add_load_balancer(&mut graph, address, spec, cluster);
             }
-            ResourceSpec::CloudstackCluster(_) => {}
+            // Clusters skyplan only connects to, and node policies, have no cloud objects.
+            ResourceSpec::CloudstackCluster(_)
+            | ResourceSpec::KubernetesCluster(_)
+            | ResourceSpec::NodePolicy(_) => {}
         }
     }
     graph

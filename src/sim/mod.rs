@@ -6,4 +6,6 @@
 
 pub mod cloudscale;
 pub mod cloudstack;
+pub mod controllers;
+pub mod kubernetes;
 pub mod persist;

@@ -235,6 +235,7 @@ impl CloudstackProvider {
                     true => lb::drift(&input, cluster).map(Outcome::Drift),
                 }
             }
+            ResourceKind::Nodes => Err(not_cloudstack(target.address.to_string())),
         }
     }
 
@@ -446,6 +447,7 @@ impl Provider for CloudstackProvider {
             match change.address.kind {
                 ResourceKind::Cluster => cluster::apply(&context, change, prior).await,
                 ResourceKind::LoadBalancer => lb::apply(&context, change, prior).await,
+                ResourceKind::Nodes => Err(not_cloudstack(change.address.to_string())),
             }
         }
         .boxed()
@@ -486,4 +488,9 @@ impl Provider for CloudstackProvider {
         }
         .boxed()
     }
+}
+
+/// Node policies belong to the Kubernetes provider; the registry never routes them here.
+fn not_cloudstack(address: String) -> ProviderError {
+    ProviderError::new(address, "node policies are not a CloudStack resource")
 }

@@ -1,0 +1,90 @@
+//! One connection per `[cluster.*]` skyplan can reach with the Kubernetes API, shared by every
+//! provider that needs the cluster: node policies, node-metadata drift, Service-bound load
+//! balancers. The nodes are read once per run.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use k8s_openapi::api::core::v1::{Node, Service};
+use tokio::sync::OnceCell;
+
+use crate::model::Address;
+use crate::provider::ProviderError;
+
+pub struct ClusterConnection {
+    pub address: Address,
+    client: kube::Client,
+    nodes: OnceCell<Vec<Node>>,
+}
+
+impl ClusterConnection {
+    pub fn new(address: Address, client: kube::Client) -> Self {
+        ClusterConnection {
+            address,
+            client,
+            nodes: OnceCell::new(),
+        }
+    }
+
+    pub fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
+    /// Every Node, listed once per run (paged by 500, as kubectl does).
+    pub async fn nodes(&self) -> Result<&[Node], ProviderError> {
+        let nodes = self
+            .nodes
+            .get_or_try_init(|| list_nodes(&self.client, &self.address))
+            .await?;
+        Ok(nodes)
+    }
+
+    /// The Service `namespace/name`, fresh from the API (`None`: it does not exist).
+    pub async fn service(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Service>, ProviderError> {
+        let api: kube::Api<Service> = kube::Api::namespaced(self.client.clone(), namespace);
+        api.get_opt(name)
+            .await
+            .map_err(|e| ProviderError::new(&self.address, format!("reading Service {namespace}/{name}: {e}")))
+    }
+}
+
+async fn list_nodes(client: &kube::Client, address: &Address) -> Result<Vec<Node>, ProviderError> {
+    let api: kube::Api<Node> = kube::Api::all(client.clone());
+    let mut nodes = Vec::new();
+    let mut params = kube::api::ListParams::default().limit(500);
+    loop {
+        let page = api
+            .list(&params)
+            .await
+            .map_err(|e| ProviderError::new(address, format!("listing nodes: {e}")))?;
+        let next = page.metadata.continue_.clone().filter(|c| !c.is_empty());
+        nodes.extend(page.items);
+        match next {
+            Some(token) => params = params.continue_token(&token),
+            None => return Ok(nodes),
+        }
+    }
+}
+
+/// The connected clusters by address. Filled once the Kubernetes provider has connected, after
+/// the clouds (an embedded cluster's nodes are backed by the embedded cloud's VMs), so the
+/// clouds hold this and look their clusters up when they refresh.
+#[derive(Default)]
+pub struct Clusters {
+    connections: OnceLock<BTreeMap<Address, Arc<ClusterConnection>>>,
+}
+
+impl Clusters {
+    pub fn set(&self, connections: BTreeMap<Address, Arc<ClusterConnection>>) {
+        // Set once per run by the registry; a second call would be a wiring bug.
+        let _ = self.connections.set(connections);
+    }
+
+    pub fn get(&self, address: &Address) -> Option<Arc<ClusterConnection>> {
+        self.connections.get()?.get(address).cloned()
+    }
+}
