@@ -40,3 +40,32 @@ impl ControllersHandle {
 pub async fn start(_options: ControllerOptions) -> ControllersHandle {
     ControllersHandle {}
 }
+
+/// The embedded `provider = "kubernetes"` cluster, running while skyplan runs.
+pub struct EmbeddedCluster {
+    url: String,
+}
+
+impl EmbeddedCluster {
+    /// The simulated cluster's API root, `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Stops the controllers, then the API, writing the world file.
+    pub async fn shutdown(self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Starts the embedded cluster over `world` (`<state-dir>/embedded/kubernetes/<cluster>.json`).
+/// With an embedded cloudscale beside it, a fresh world's three nodes are backed by three
+/// servers of that cloud (created there if missing, with a private interface on the default
+/// subnet), and the simulated cloudscale CCM initialises the nodes and reconciles LoadBalancer
+/// Services into that cloud.
+pub async fn embedded_cluster(
+    _world: std::path::PathBuf,
+    _cloudscale: Option<CloudscaleEndpoint>,
+) -> std::io::Result<EmbeddedCluster> {
+    Err(std::io::Error::other("the embedded cluster is not built yet"))
+}
