@@ -46,9 +46,12 @@ impl ClusterConnection {
         name: &str,
     ) -> Result<Option<Service>, ProviderError> {
         let api: kube::Api<Service> = kube::Api::namespaced(self.client.clone(), namespace);
-        api.get_opt(name)
-            .await
-            .map_err(|e| ProviderError::new(&self.address, format!("reading Service {namespace}/{name}: {e}")))
+        api.get_opt(name).await.map_err(|e| {
+            ProviderError::new(
+                &self.address,
+                format!("reading Service {namespace}/{name}: {e}"),
+            )
+        })
     }
 }
 

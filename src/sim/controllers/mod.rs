@@ -67,5 +67,7 @@ pub async fn embedded_cluster(
     _world: std::path::PathBuf,
     _cloudscale: Option<CloudscaleEndpoint>,
 ) -> std::io::Result<EmbeddedCluster> {
-    Err(std::io::Error::other("the embedded cluster is not built yet"))
+    Err(std::io::Error::other(
+        "the embedded cluster is not built yet",
+    ))
 }

@@ -56,5 +56,7 @@ impl KubeSimHandle {
 
 /// Binds, loads (or creates) the world and serves it.
 pub async fn spawn(_options: KubeSimOptions) -> io::Result<KubeSimHandle> {
-    Err(io::Error::other("the Kubernetes simulator is not built yet"))
+    Err(io::Error::other(
+        "the Kubernetes simulator is not built yet",
+    ))
 }
