@@ -24,6 +24,7 @@ mod kinds;
 mod openapi;
 mod patch;
 mod persist;
+mod protobuf;
 mod routes;
 mod selector;
 mod server;

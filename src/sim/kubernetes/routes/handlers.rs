@@ -11,7 +11,9 @@ use axum::Json;
 use serde_json::Value;
 
 use super::target::Target;
+use crate::sim::kubernetes::kinds::Kind;
 use crate::sim::kubernetes::patch::PatchType;
+use crate::sim::kubernetes::protobuf;
 use crate::sim::kubernetes::state::KubeSim;
 use crate::sim::kubernetes::status::{ApiError, ApiResult};
 use crate::sim::kubernetes::store::{self, ListQuery, WriteOptions};
@@ -45,7 +47,7 @@ pub async fn create(
 ) -> Response {
     let result = (|| {
         let options = write_options(&params)?;
-        let object = json_body(&body)?;
+        let object = object_body(target.kind, &body)?;
         let namespace = target.namespace.as_deref();
         sim.write(|world| store::create(world, target.kind, namespace, object, options))
     })();
@@ -61,7 +63,7 @@ pub async fn replace(
     let result = (|| {
         let options = write_options(&params)?;
         let key = target.key()?;
-        let object = json_body(&body)?;
+        let object = object_body(target.kind, &body)?;
         sim.write(|world| store::update(world, target.kind, &key, object, target.part, options))
     })();
     answer(result)
@@ -143,16 +145,21 @@ fn write_options(params: &HashMap<String, String>) -> ApiResult<WriteOptions> {
     }
 }
 
+/// An object to create or replace: JSON, or protobuf from a typed client.
+fn object_body(kind: Kind, body: &Bytes) -> ApiResult<Value> {
+    if !body.starts_with(protobuf::MAGIC) {
+        return json_body(body);
+    }
+    protobuf::decode(kind, body).map_err(|e| {
+        ApiError::unsupported_body(&format!("application/vnd.kubernetes.protobuf: {e}"))
+    })
+}
+
 /// Clients send JSON (kubectl and kube-rs, even for `apply-patch+yaml`).
 fn json_body(body: &Bytes) -> ApiResult<Value> {
-    if body.starts_with(b"k8s\0") {
-        return Err(ApiError::unsupported_body(
-            "application/vnd.kubernetes.protobuf",
-        ));
-    }
     serde_json::from_slice(body).map_err(|e| {
         ApiError::bad_request(format!(
-            "the request body is not valid JSON (this simulator reads JSON only): {e}"
+            "the request body is not valid JSON (this simulator reads JSON, and protobuf only to create Services and Namespaces): {e}"
         ))
     })
 }
