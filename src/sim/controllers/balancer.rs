@@ -112,7 +112,10 @@ impl Balancer<'_> {
             self.clock,
             || async {
                 let servers = servers_of(cloud, nodes).await.map_err(|e| {
-                    format!("unable to get load balancer for {}: {e}", service.metadata.name)
+                    format!(
+                        "unable to get load balancer for {}: {e}",
+                        service.metadata.name
+                    )
                 })?;
                 desired_state(service, config, &servers).map(Some)
             },
@@ -143,8 +146,15 @@ impl Balancer<'_> {
 /// Deletion only needs what finds the load balancer and what `ensureValidConfig` reads.
 fn lookup_only(service: &Service) -> Service {
     let mut service = service.clone();
-    let keep = [config::UUID, FLOATING_IPS, "k8s.cloudscale.ch/loadbalancer-name"];
-    service.metadata.annotations.retain(|k, _| keep.contains(&k.as_str()));
+    let keep = [
+        config::UUID,
+        FLOATING_IPS,
+        "k8s.cloudscale.ch/loadbalancer-name",
+    ];
+    service
+        .metadata
+        .annotations
+        .retain(|k, _| keep.contains(&k.as_str()));
     service
 }
 
@@ -222,7 +232,9 @@ mod tests {
         s.metadata.name = name.into();
         s.spec.kind = Some("LoadBalancer".into());
         if let Some(fips) = fips {
-            s.metadata.annotations.insert(FLOATING_IPS.into(), fips.into());
+            s.metadata
+                .annotations
+                .insert(FLOATING_IPS.into(), fips.into());
         }
         s
     }
@@ -243,13 +255,23 @@ mod tests {
         let mut s = service("a", None);
         let config = LbConfig::from_service(&s).unwrap();
         let vips = ["5.102.144.9".to_string()];
-        assert_eq!(ingress(&config, &vips, true), vec![json!({"ip": "5.102.144.9", "ipMode": "Proxy"})]);
-        assert_eq!(ingress(&config, &vips, false), vec![json!({"ip": "5.102.144.9"})]);
-        s.metadata
-            .annotations
-            .insert("k8s.cloudscale.ch/loadbalancer-force-hostname".into(), "lb.example".into());
+        assert_eq!(
+            ingress(&config, &vips, true),
+            vec![json!({"ip": "5.102.144.9", "ipMode": "Proxy"})]
+        );
+        assert_eq!(
+            ingress(&config, &vips, false),
+            vec![json!({"ip": "5.102.144.9"})]
+        );
+        s.metadata.annotations.insert(
+            "k8s.cloudscale.ch/loadbalancer-force-hostname".into(),
+            "lb.example".into(),
+        );
         let forced = LbConfig::from_service(&s).unwrap();
-        assert_eq!(ingress(&forced, &vips, true), vec![json!({"hostname": "lb.example"})]);
+        assert_eq!(
+            ingress(&forced, &vips, true),
+            vec![json!({"hostname": "lb.example"})]
+        );
     }
 
     #[test]
@@ -260,6 +282,9 @@ mod tests {
             "node.kubernetes.io/exclude-from-external-load-balancers".into(),
             "false".into(),
         );
-        assert!(!lb_candidate(&node), "v0.29: presence excludes, whatever the value");
+        assert!(
+            !lb_candidate(&node),
+            "v0.29: presence excludes, whatever the value"
+        );
     }
 }

@@ -174,10 +174,7 @@ mod tests {
         assert_eq!(config.flavor, "lb-standard");
         assert_eq!(config.pool_algorithm, "round_robin");
         assert_eq!(config.monitor_type, "tcp");
-        assert_eq!(
-            (config.monitor_delay_s, config.monitor_timeout_s),
-            (2, 1)
-        );
+        assert_eq!((config.monitor_delay_s, config.monitor_timeout_s), (2, 1));
         assert_eq!(
             (config.monitor_up_threshold, config.monitor_down_threshold),
             (2, 3)

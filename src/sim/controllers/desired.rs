@@ -114,7 +114,8 @@ fn members(
                 let Some(subnet) = address.subnet.as_ref().filter(|s| !s.uuid.is_empty()) else {
                     continue;
                 };
-                if !config.allowed_subnets.is_empty() && !config.allowed_subnets.contains(&subnet.uuid)
+                if !config.allowed_subnets.is_empty()
+                    && !config.allowed_subnets.contains(&subnet.uuid)
                 {
                     continue;
                 }
@@ -284,7 +285,11 @@ mod tests {
         assert_eq!(state.lb.zone, "lpg1");
         let names: Vec<_> = state.pools.iter().map(|p| p.pool.name.as_str()).collect();
         assert_eq!(names, ["tcp", "tcp/https"]);
-        let listeners: Vec<_> = state.pools.iter().map(|p| p.listener.name.as_str()).collect();
+        let listeners: Vec<_> = state
+            .pools
+            .iter()
+            .map(|p| p.listener.name.as_str())
+            .collect();
         assert_eq!(listeners, ["tcp/80", "tcp/443"]);
         let first = &state.pools[0];
         assert_eq!(first.pool.algorithm, "round_robin");
@@ -306,16 +311,25 @@ mod tests {
         assert_eq!(pool.members[0].protocol_port, 30080);
         assert_eq!(pool.monitor.kind, "http");
         let http = pool.monitor.http.as_ref().unwrap();
-        assert_eq!((http.url_path.as_str(), http.version.as_str()), ("/livez", "1.0"));
+        assert_eq!(
+            (http.url_path.as_str(), http.version.as_str()),
+            ("/livez", "1.0")
+        );
     }
 
     #[test]
     fn user_http_options_win_over_livez() {
-        let mut svc = service(&[("", 80, 30080)], &[("health-monitor-http", r#"{"url_path":"/ok"}"#)]);
+        let mut svc = service(
+            &[("", 80, 30080)],
+            &[("health-monitor-http", r#"{"url_path":"/ok"}"#)],
+        );
         svc.spec.external_traffic_policy = Some("Local".into());
         let state = desired(&svc, &[server("n1", "lpg1", &["10.0.0.5"])]).unwrap();
         let http = state.pools[0].monitor.http.clone().unwrap();
-        assert_eq!((http.url_path.as_str(), http.version.as_str()), ("/ok", "1.1"));
+        assert_eq!(
+            (http.url_path.as_str(), http.version.as_str()),
+            ("/ok", "1.1")
+        );
     }
 
     #[test]
@@ -357,10 +371,14 @@ mod tests {
         sctp.spec.ports[0].protocol = Some("SCTP".into());
         assert!(desired(&sctp, &[]).is_err());
         let no_node_port = service(&[("", 80, 0)], &[]);
-        assert!(desired(&no_node_port, &[]).unwrap_err().contains("unknown port"));
+        assert!(desired(&no_node_port, &[])
+            .unwrap_err()
+            .contains("unknown port"));
         let svc = service(&[("", 80, 30080)], &[]);
         let mixed = [server("a", "lpg1", &[]), server("b", "rma1", &[])];
-        assert!(desired(&svc, &mixed).unwrap_err().contains("multiple zones"));
+        assert!(desired(&svc, &mixed)
+            .unwrap_err()
+            .contains("multiple zones"));
         let pinned = service(&[("", 80, 30080)], &[("zone", "rma1")]);
         assert_eq!(desired(&pinned, &mixed).unwrap().lb.zone, "rma1");
     }

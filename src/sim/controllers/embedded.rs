@@ -66,13 +66,12 @@ pub async fn embedded_cluster(
     let fresh = !world.exists();
     let fresh_nodes = match (&cloudscale, fresh) {
         (Some(endpoint), true) => cloud_backed_nodes(endpoint).await?,
-        _ => plain_nodes(),
+        _ => kubernetes::default_fresh_nodes(),
     };
     let api = kubernetes::spawn(KubeSimOptions {
-        world,
-        listen: ([127, 0, 0, 1], 0).into(),
         fresh_nodes,
         version: VERSION,
+        ..KubeSimOptions::new(world)
     })
     .await?;
     let url = api.url().to_owned();
@@ -96,22 +95,11 @@ pub async fn embedded_cluster(
     })
 }
 
-/// Three initialised nodes, for a cluster without a cloud beside it.
-fn plain_nodes() -> Vec<FreshNode> {
-    NODE_NAMES
-        .iter()
-        .enumerate()
-        .map(|(i, name)| FreshNode {
-            name: (*name).to_owned(),
-            internal_ip: format!("10.0.0.{}", 11 + i),
-            uninitialized: false,
-        })
-        .collect()
-}
-
 /// The servers `node-1`..`node-3` (created if missing) as kubelets with
 /// `--cloud-provider=external` register them: uninitialised, with the private address.
-async fn cloud_backed_nodes(endpoint: &CloudscaleEndpoint) -> io::Result<Vec<FreshNode>> {
+pub(super) async fn cloud_backed_nodes(
+    endpoint: &CloudscaleEndpoint,
+) -> io::Result<Vec<FreshNode>> {
     let cloud = Cloud::new(&endpoint.api, &endpoint.token);
     let existing = cloud.list("servers").await.map_err(io::Error::other)?;
     let network = private_network(&cloud).await?;
@@ -128,6 +116,7 @@ async fn cloud_backed_nodes(endpoint: &CloudscaleEndpoint) -> io::Result<Vec<Fre
             name: name.to_owned(),
             internal_ip: private_address(&server).unwrap_or_default(),
             uninitialized: true,
+            provider_id: None,
         });
     }
     Ok(nodes)

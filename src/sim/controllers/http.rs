@@ -123,7 +123,12 @@ impl Kube {
     }
 
     pub async fn get(&self, path: &str) -> CallResult<Value> {
-        send(self.http.get(self.url(path)).header("Accept", "application/json")).await
+        send(
+            self.http
+                .get(self.url(path))
+                .header("Accept", "application/json"),
+        )
+        .await
     }
 
     /// The `items` of a list, following `metadata.continue` as client-go's pager does.

@@ -41,7 +41,10 @@ pub async fn follow_servers(kube: &Kube, cloud: &Cloud, raw_nodes: &[Value]) {
 /// The conditions with Ready turned Unknown (machine down) or back True (machine up, and the
 /// Unknown was ours); `None` when nothing changes.
 pub fn next_conditions(raw: &Value, running: bool) -> Option<Vec<Value>> {
-    let mut conditions: Vec<Value> = raw["status"]["conditions"].as_array().cloned().unwrap_or_default();
+    let mut conditions: Vec<Value> = raw["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let index = conditions.iter().position(|c| c["type"] == "Ready");
     let current = index.map(|i| conditions[i].clone()).unwrap_or(Value::Null);
     let ready = current["status"] == "True";
@@ -75,7 +78,10 @@ mod tests {
         assert_eq!(down[0]["status"], "Unknown");
         assert_eq!(next_conditions(&ready, true), None);
         let unknown = json!({"status": {"conditions": down}});
-        assert_eq!(next_conditions(&unknown, true).unwrap()[0]["status"], "True");
+        assert_eq!(
+            next_conditions(&unknown, true).unwrap()[0]["status"],
+            "True"
+        );
         let not_ready = json!({"status": {"conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady"}]}});
         assert_eq!(next_conditions(&not_ready, true), None);
     }

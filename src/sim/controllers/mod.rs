@@ -126,14 +126,18 @@ pub(crate) struct Controllers {
 }
 
 impl Controllers {
-    pub(crate) fn new(options: &ControllerOptions, history: Arc<Mutex<Vec<Record>>>) -> Option<Self> {
+    pub(crate) fn new(
+        options: &ControllerOptions,
+        history: Arc<Mutex<Vec<Record>>>,
+    ) -> Option<Self> {
         let endpoint = options.cloudscale.as_ref()?;
         let kube = http::Kube::new(&options.kube_api);
         let cloud = http::Cloud::new(&endpoint.api, &endpoint.token);
         let clock = reconcile::Clock {
             refetch_wait: options.pass,
         };
-        let services = services::ServiceController::new(kube.clone(), cloud.clone(), clock, history);
+        let services =
+            services::ServiceController::new(kube.clone(), cloud.clone(), clock, history);
         Some(Controllers {
             kube,
             cloud,
@@ -163,7 +167,9 @@ impl Controllers {
         ) else {
             return;
         };
-        self.services.pass(&raw_services, &decode_nodes(&raw_nodes)).await;
+        self.services
+            .pass(&raw_services, &decode_nodes(&raw_nodes))
+            .await;
     }
 }
 

@@ -31,7 +31,9 @@ pub fn instance_metadata(server: &Server) -> Metadata {
     Metadata {
         provider_id: provider_id(server),
         instance_type: server.flavor.slug.clone(),
-        region: zone.trim_end_matches(|c: char| c.is_ascii_digit()).to_owned(),
+        region: zone
+            .trim_end_matches(|c: char| c.is_ascii_digit())
+            .to_owned(),
         zone,
         addresses: node_addresses(server),
     }
@@ -95,7 +97,9 @@ pub async fn initialise_nodes(kube: &Kube, cloud: &Cloud, nodes: &[Node]) -> Vec
         match initialise(kube, cloud, &node.metadata.name).await {
             Ok(true) => done.push(node.metadata.name.clone()),
             Ok(false) => {}
-            Err(error) => tracing::debug!(node = %node.metadata.name, %error, "node not initialised"),
+            Err(error) => {
+                tracing::debug!(node = %node.metadata.name, %error, "node not initialised")
+            }
         }
     }
     done
@@ -103,7 +107,10 @@ pub async fn initialise_nodes(kube: &Kube, cloud: &Cloud, nodes: &[Node]) -> Vec
 
 async fn initialise(kube: &Kube, cloud: &Cloud, name: &str) -> Result<bool, String> {
     for _ in 0..CONFLICT_RETRIES {
-        let current = kube.get(&node_path(name)).await.map_err(|e| e.to_string())?;
+        let current = kube
+            .get(&node_path(name))
+            .await
+            .map_err(|e| e.to_string())?;
         let node = Node::from_json(&current).ok_or("undecodable node")?;
         if !node.has_taint(UNINITIALIZED_TAINT) {
             return Ok(false);
@@ -112,7 +119,10 @@ async fn initialise(kube: &Kube, cloud: &Cloud, name: &str) -> Result<bool, Stri
             return Ok(false);
         };
         let metadata = instance_metadata(&server);
-        match kube.put(&node_path(name), &initialised(&current, &metadata)).await {
+        match kube
+            .put(&node_path(name), &initialised(&current, &metadata))
+            .await
+        {
             Ok(_) => {
                 patch_addresses(kube, name, &metadata.addresses).await?;
                 return Ok(true);
@@ -121,7 +131,9 @@ async fn initialise(kube: &Kube, cloud: &Cloud, name: &str) -> Result<bool, Stri
             Err(e) => return Err(e.to_string()),
         }
     }
-    Err(format!("node {name}: still conflicting after {CONFLICT_RETRIES} tries"))
+    Err(format!(
+        "node {name}: still conflicting after {CONFLICT_RETRIES} tries"
+    ))
 }
 
 /// `updateNodeAddress`: the status subresource; a server without one takes it on the node.
@@ -177,7 +189,10 @@ async fn monitor_unready(kube: &Kube, cloud: &Cloud, node: &Node) -> Result<(), 
 /// read (cloud-provider `PatchNodeTaints`), retried on conflict.
 async fn set_shutdown_taint(kube: &Kube, name: &str, wanted: bool) -> Result<(), String> {
     for _ in 0..CONFLICT_RETRIES {
-        let current = kube.get(&node_path(name)).await.map_err(|e| e.to_string())?;
+        let current = kube
+            .get(&node_path(name))
+            .await
+            .map_err(|e| e.to_string())?;
         let node = Node::from_json(&current).ok_or("undecodable node")?;
         if node.has_taint(SHUTDOWN_TAINT) == wanted {
             return Ok(());
@@ -263,11 +278,20 @@ mod tests {
             "cloudscale://6f5d4a1e-4f3b-4c2a-9d1e-1a2b3c4d5e6f"
         );
         assert_eq!(metadata.instance_type, "plus-32-16");
-        assert_eq!((metadata.zone.as_str(), metadata.region.as_str()), ("rma1", "rma"));
+        assert_eq!(
+            (metadata.zone.as_str(), metadata.region.as_str()),
+            ("rma1", "rma")
+        );
         let kinds: Vec<_> = metadata
             .addresses
             .iter()
-            .map(|a| format!("{}={}", a["type"].as_str().unwrap(), a["address"].as_str().unwrap()))
+            .map(|a| {
+                format!(
+                    "{}={}",
+                    a["type"].as_str().unwrap(),
+                    a["address"].as_str().unwrap()
+                )
+            })
             .collect();
         assert_eq!(
             kinds,
@@ -292,9 +316,18 @@ mod tests {
         let done = initialised(&node, &instance_metadata(&server()));
         assert_eq!(done["metadata"]["resourceVersion"], "7");
         assert_eq!(done["metadata"]["labels"]["keep"], "me");
-        assert_eq!(done["metadata"]["labels"]["node.kubernetes.io/instance-type"], "plus-32-16");
-        assert_eq!(done["metadata"]["labels"]["failure-domain.beta.kubernetes.io/zone"], "rma1");
-        assert_eq!(done["metadata"]["labels"]["topology.kubernetes.io/region"], "rma");
+        assert_eq!(
+            done["metadata"]["labels"]["node.kubernetes.io/instance-type"],
+            "plus-32-16"
+        );
+        assert_eq!(
+            done["metadata"]["labels"]["failure-domain.beta.kubernetes.io/zone"],
+            "rma1"
+        );
+        assert_eq!(
+            done["metadata"]["labels"]["topology.kubernetes.io/region"],
+            "rma"
+        );
         assert_eq!(
             done["spec"]["providerID"],
             "cloudscale://6f5d4a1e-4f3b-4c2a-9d1e-1a2b3c4d5e6f"

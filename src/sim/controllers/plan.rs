@@ -19,18 +19,51 @@ pub const BETWEEN_DELETE_AND_CREATE: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     CreateLb(LbSpec),
-    AwaitLb { href: String },
-    DeleteLb { href: String, name: String },
-    RenameLb { href: String, name: String },
+    AwaitLb {
+        href: String,
+    },
+    DeleteLb {
+        href: String,
+        name: String,
+    },
+    RenameLb {
+        href: String,
+        name: String,
+    },
     /// Any sub-object; `what` names it for the log (`pool tcp/http`, `member … of pool tcp`).
-    Delete { href: String, what: String },
-    CreatePool { lb_uuid: String, pool: PoolSpec },
-    CreateMember { pool_uuid: String, pool: String, member: MemberSpec },
-    CreateListener { pool_uuid: String, listener: ListenerSpec },
-    CreateMonitor { pool_uuid: String, pool: String, monitor: MonitorSpec },
+    Delete {
+        href: String,
+        what: String,
+    },
+    CreatePool {
+        lb_uuid: String,
+        pool: PoolSpec,
+    },
+    CreateMember {
+        pool_uuid: String,
+        pool: String,
+        member: MemberSpec,
+    },
+    CreateListener {
+        pool_uuid: String,
+        listener: ListenerSpec,
+    },
+    CreateMonitor {
+        pool_uuid: String,
+        pool: String,
+        monitor: MonitorSpec,
+    },
     /// A single-field PATCH of a listener or monitor.
-    Update { href: String, what: String, field: &'static str, body: Value },
-    AssignFloatingIp { network: String, lb_uuid: String },
+    Update {
+        href: String,
+        what: String,
+        field: &'static str,
+        body: Value,
+    },
+    AssignFloatingIp {
+        network: String,
+        lb_uuid: String,
+    },
     Sleep(Duration),
     Refetch,
 }
@@ -114,7 +147,10 @@ fn validate_lb_changes(desired: &LbSpec, actual: &LbSpec, href: &str) -> Result<
                 .iter()
                 .zip(&actual.vip_addresses)
                 .all(|(d, a)| {
-                    d.subnet == a.subnet && d.address.as_ref().is_none_or(|d| Some(d) == a.address.as_ref())
+                    d.subnet == a.subnet
+                        && d.address
+                            .as_ref()
+                            .is_none_or(|d| Some(d) == a.address.as_ref())
                 });
         if !same {
             return Err(format!(
@@ -179,10 +215,17 @@ fn pool_changes(desired: &Desired, actual: &Actual, lb_uuid: &str, next: &mut Ve
     );
     for pool in &gone {
         for member in &pool.members {
-            let what = format!("member {} of pool {}", member.spec.name, pool.found.spec.name);
+            let what = format!(
+                "member {} of pool {}",
+                member.spec.name, pool.found.spec.name
+            );
             delete(next, &member.href, what);
         }
-        delete(next, &pool.found.href, format!("pool {}", pool.found.spec.name));
+        delete(
+            next,
+            &pool.found.href,
+            format!("pool {}", pool.found.spec.name),
+        );
     }
     for pool in &new {
         next.push(Action::CreatePool {
@@ -204,12 +247,20 @@ fn actual_pool<'a>(actual: &'a Actual, name: &str) -> Result<&'a ActualPool, Str
 
 /// Members, then listeners, then monitors of every pool: deletes, a pause if the same
 /// category also creates, creates.
-fn content_changes(desired: &Desired, actual: &Actual, next: &mut Vec<Action>) -> Result<(), String> {
+fn content_changes(
+    desired: &Desired,
+    actual: &Actual,
+    next: &mut Vec<Action>,
+) -> Result<(), String> {
     for d in &desired.pools {
         let a = actual_pool(actual, &d.pool.name)?;
         let (gone, new) = diff(&d.members, &a.members, member_key, |m| member_key(&m.spec));
         for m in &gone {
-            delete(next, &m.href, format!("member {} of pool {}", m.spec.name, d.pool.name));
+            delete(
+                next,
+                &m.href,
+                format!("member {} of pool {}", m.spec.name, d.pool.name),
+            );
         }
         pause_between(next, &gone, &new);
         for m in new {
@@ -223,7 +274,9 @@ fn content_changes(desired: &Desired, actual: &Actual, next: &mut Vec<Action>) -
     for d in &desired.pools {
         let a = actual_pool(actual, &d.pool.name)?;
         let wanted = std::slice::from_ref(&d.listener);
-        let (gone, new) = diff(wanted, &a.listeners, listener_key, |l| listener_key(&l.spec));
+        let (gone, new) = diff(wanted, &a.listeners, listener_key, |l| {
+            listener_key(&l.spec)
+        });
         for l in &gone {
             delete(next, &l.href, format!("listener {}", l.spec.name));
         }
@@ -240,7 +293,11 @@ fn content_changes(desired: &Desired, actual: &Actual, next: &mut Vec<Action>) -
         let wanted = std::slice::from_ref(&d.monitor);
         let (gone, new) = diff(wanted, &a.monitors, monitor_key, |m| monitor_key(&m.spec));
         for m in &gone {
-            delete(next, &m.href, format!("monitor {} of pool {}", m.spec.kind, d.pool.name));
+            delete(
+                next,
+                &m.href,
+                format!("monitor {} of pool {}", m.spec.kind, d.pool.name),
+            );
         }
         pause_between(next, &gone, &new);
         for m in new {
@@ -261,7 +318,11 @@ fn pause_between<A, B>(next: &mut Vec<Action>, gone: &[A], new: &[B]) {
 }
 
 /// `compare.Match`: the actual item of the same key, for in-place updates.
-fn matching<'a, T>(actual: &'a [Found<T>], key: &str, key_of: impl Fn(&T) -> String) -> Option<&'a Found<T>> {
+fn matching<'a, T>(
+    actual: &'a [Found<T>],
+    key: &str,
+    key_of: impl Fn(&T) -> String,
+) -> Option<&'a Found<T>> {
     actual.iter().find(|a| key_of(&a.spec) == key)
 }
 
@@ -292,7 +353,11 @@ fn listener_updates(desired: &ListenerSpec, actual: &Found<ListenerSpec>, next: 
         }
     };
     let a = &actual.spec;
-    update("allowed_cidrs", desired.allowed_cidrs != a.allowed_cidrs, json!(desired.allowed_cidrs));
+    update(
+        "allowed_cidrs",
+        desired.allowed_cidrs != a.allowed_cidrs,
+        json!(desired.allowed_cidrs),
+    );
     update(
         "timeout_client_data_ms",
         desired.timeout_client_data_ms != a.timeout_client_data_ms,
@@ -310,7 +375,12 @@ fn listener_updates(desired: &ListenerSpec, actual: &Found<ListenerSpec>, next: 
     );
 }
 
-fn monitor_updates(desired: &MonitorSpec, actual: &Found<MonitorSpec>, pool: &str, next: &mut Vec<Action>) {
+fn monitor_updates(
+    desired: &MonitorSpec,
+    actual: &Found<MonitorSpec>,
+    pool: &str,
+    next: &mut Vec<Action>,
+) {
     let what = format!("monitor {} of pool {pool}", actual.spec.kind);
     let mut update = |field: &'static str, differs: bool, body: Value| {
         if differs {
@@ -323,9 +393,21 @@ fn monitor_updates(desired: &MonitorSpec, actual: &Found<MonitorSpec>, pool: &st
         }
     };
     if let (Some(d), Some(a)) = (&desired.http, &actual.spec.http) {
-        update("http.host", d.host != a.host, json!({"http": {"host": d.host}}));
-        update("http.url_path", d.url_path != a.url_path, json!({"http": {"url_path": d.url_path}}));
-        update("http.method", d.method != a.method, json!({"http": {"method": d.method}}));
+        update(
+            "http.host",
+            d.host != a.host,
+            json!({"http": {"host": d.host}}),
+        );
+        update(
+            "http.url_path",
+            d.url_path != a.url_path,
+            json!({"http": {"url_path": d.url_path}}),
+        );
+        update(
+            "http.method",
+            d.method != a.method,
+            json!({"http": {"method": d.method}}),
+        );
         update(
             "http.expected_codes",
             d.expected_codes != a.expected_codes,
@@ -333,8 +415,16 @@ fn monitor_updates(desired: &MonitorSpec, actual: &Found<MonitorSpec>, pool: &st
         );
     }
     let a = &actual.spec;
-    update("delay_s", desired.delay_s != a.delay_s, json!({"delay_s": desired.delay_s}));
-    update("timeout_s", desired.timeout_s != a.timeout_s, json!({"timeout_s": desired.timeout_s}));
+    update(
+        "delay_s",
+        desired.delay_s != a.delay_s,
+        json!({"delay_s": desired.delay_s}),
+    );
+    update(
+        "timeout_s",
+        desired.timeout_s != a.timeout_s,
+        json!({"timeout_s": desired.timeout_s}),
+    );
     update(
         "up_threshold",
         desired.up_threshold != a.up_threshold,

@@ -112,7 +112,11 @@ fn actual_of(desired: &Desired) -> Actual {
 fn desired() -> Desired {
     Desired {
         lb: lb(),
-        pools: vec![desired_pool("tcp", 80, vec![member("10.0.0.5", 30080, 30080)])],
+        pools: vec![desired_pool(
+            "tcp",
+            80,
+            vec![member("10.0.0.5", 30080, 30080)],
+        )],
         floating_ips: vec![],
     }
 }
@@ -165,7 +169,8 @@ fn algorithm_is_part_of_the_pool_key_but_allowed_cidrs_are_updated_in_place() {
     let actual = actual_of(&desired());
     let mut changed = desired();
     changed.pools[0].pool.algorithm = "source_ip".into();
-    assert!(labels(&next_actions(Some(&changed), &actual).unwrap()).contains(&"delete pool tcp".to_string()));
+    assert!(labels(&next_actions(Some(&changed), &actual).unwrap())
+        .contains(&"delete pool tcp".to_string()));
     let mut cidrs = desired();
     cidrs.pools[0].listener.allowed_cidrs = vec!["10.0.0.0/8".into()];
     cidrs.pools[0].listener.timeout_member_data_ms = 1;
@@ -213,7 +218,10 @@ fn a_port_number_change_recreates_only_the_listener() {
     let mut moved = desired();
     moved.pools[0].listener = listener(8080);
     let next = labels(&next_actions(Some(&moved), &actual).unwrap());
-    assert_eq!(next, vec!["delete listener tcp/80", "create listener tcp/8080"]);
+    assert_eq!(
+        next,
+        vec!["delete listener tcp/80", "create listener tcp/8080"]
+    );
 }
 
 #[test]
@@ -222,7 +230,13 @@ fn monitor_type_or_http_version_recreate_numbers_and_paths_update() {
     let mut http = desired();
     http.pools[0].monitor = monitor("http", Some("1.0"));
     let next = labels(&next_actions(Some(&http), &actual).unwrap());
-    assert_eq!(next, vec!["delete monitor tcp of pool tcp", "create monitor http of pool tcp"]);
+    assert_eq!(
+        next,
+        vec![
+            "delete monitor tcp of pool tcp",
+            "create monitor http of pool tcp"
+        ]
+    );
 
     let mut base = desired();
     base.pools[0].monitor = monitor("http", Some("1.1"));
@@ -233,7 +247,10 @@ fn monitor_type_or_http_version_recreate_numbers_and_paths_update() {
     let next = labels(&next_actions(Some(&tuned), &actual).unwrap());
     assert_eq!(
         next,
-        vec!["update monitor http of pool tcp http.url_path", "update monitor http of pool tcp delay_s"]
+        vec![
+            "update monitor http of pool tcp http.url_path",
+            "update monitor http of pool tcp delay_s"
+        ]
     );
     // An http monitor whose version is left to the default keys as 1.1.
     let mut defaulted = base.clone();
@@ -246,16 +263,22 @@ fn flavor_zone_and_vip_changes_are_refused() {
     let actual = actual_of(&desired());
     let mut flavor = desired();
     flavor.lb.flavor = "lb-large".into();
-    assert!(next_actions(Some(&flavor), &actual).unwrap_err().contains("flavor"));
+    assert!(next_actions(Some(&flavor), &actual)
+        .unwrap_err()
+        .contains("flavor"));
     let mut zone = desired();
     zone.lb.zone = "rma1".into();
-    assert!(next_actions(Some(&zone), &actual).unwrap_err().contains("zone"));
+    assert!(next_actions(Some(&zone), &actual)
+        .unwrap_err()
+        .contains("zone"));
     let mut vip = desired();
     vip.lb.vip_addresses = vec![Vip {
         address: None,
         subnet: "other".into(),
     }];
-    assert!(next_actions(Some(&vip), &actual).unwrap_err().contains("VIP"));
+    assert!(next_actions(Some(&vip), &actual)
+        .unwrap_err()
+        .contains("VIP"));
 }
 
 #[test]
@@ -266,7 +289,10 @@ fn rename_and_floating_ips_are_in_place_and_never_unassigned() {
     d.lb.name = "mine".into();
     d.floating_ips = vec!["5.102.150.2/32".into()];
     let next = labels(&next_actions(Some(&d), &actual).unwrap());
-    assert_eq!(next, vec!["rename lb mine", "assign floating ip 5.102.150.2/32"]);
+    assert_eq!(
+        next,
+        vec!["rename lb mine", "assign floating ip 5.102.150.2/32"]
+    );
 }
 
 #[test]

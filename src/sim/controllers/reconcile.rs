@@ -43,7 +43,13 @@ pub struct Outcome {
 
 /// Reconciles until the plan is empty of structural changes. `desired` and `actual` are
 /// called anew every round, as the CCM's closures are (the servers are looked up again too).
-pub async fn reconcile<D, A, DF, AF>(cloud: &Cloud, clock: Clock, mut desired: D, mut actual: A, outcome: &mut Outcome) -> Result<(), String>
+pub async fn reconcile<D, A, DF, AF>(
+    cloud: &Cloud,
+    clock: Clock,
+    mut desired: D,
+    mut actual: A,
+    outcome: &mut Outcome,
+) -> Result<(), String>
 where
     D: FnMut() -> DF,
     DF: std::future::Future<Output = Result<Option<Desired>, String>>,
@@ -63,7 +69,12 @@ where
 }
 
 /// Runs up to the first `Refetch`; true when one was reached.
-async fn run_actions(cloud: &Cloud, clock: Clock, next: &[Action], outcome: &mut Outcome) -> Result<bool, String> {
+async fn run_actions(
+    cloud: &Cloud,
+    clock: Clock,
+    next: &[Action],
+    outcome: &mut Outcome,
+) -> Result<bool, String> {
     for action in next {
         if let Action::Refetch = action {
             return Ok(true);
@@ -89,11 +100,15 @@ async fn run(cloud: &Cloud, clock: Clock, action: &Action) -> Result<(), String>
     match action {
         Action::CreateLb(lb) => call(cloud.post("load-balancers", &create_lb_body(lb)).await),
         Action::AwaitLb { href } => await_lb(cloud, clock, href).await,
-        Action::DeleteLb { href, .. } | Action::Delete { href, .. } => call(cloud.delete(href).await),
-        Action::RenameLb { href, name } => call(cloud.patch(href, &json!({"name": name})).await),
-        Action::CreatePool { lb_uuid, pool } => {
-            call(cloud.post("load-balancers/pools", &create_pool_body(lb_uuid, pool)).await)
+        Action::DeleteLb { href, .. } | Action::Delete { href, .. } => {
+            call(cloud.delete(href).await)
         }
+        Action::RenameLb { href, name } => call(cloud.patch(href, &json!({"name": name})).await),
+        Action::CreatePool { lb_uuid, pool } => call(
+            cloud
+                .post("load-balancers/pools", &create_pool_body(lb_uuid, pool))
+                .await,
+        ),
         Action::CreateMember {
             pool_uuid, member, ..
         } => {
@@ -130,7 +145,9 @@ async fn run(cloud: &Cloud, clock: Clock, action: &Action) -> Result<(), String>
 /// Polls until the load balancer is no longer `changing`.
 async fn await_lb(cloud: &Cloud, clock: Clock, href: &str) -> Result<(), String> {
     let started = tokio::time::Instant::now();
-    let poll = clock.scaled(Duration::from_secs(1)).max(Duration::from_millis(20));
+    let poll = clock
+        .scaled(Duration::from_secs(1))
+        .max(Duration::from_millis(20));
     loop {
         let lb = cloud.get(href).await.map_err(|e| e.to_string())?;
         if lb["status"].as_str() != Some("changing") {

@@ -74,7 +74,10 @@ fn parse_requirement(part: &str) -> Option<Requirement> {
         return valid_key(key.trim()).map(Requirement::DoesNotExist);
     }
     for (op, make) in [
-        ("==", Requirement::Equals as fn(String, String) -> Requirement),
+        (
+            "==",
+            Requirement::Equals as fn(String, String) -> Requirement,
+        ),
         ("!=", Requirement::NotEquals),
         ("=", Requirement::Equals),
     ] {
@@ -83,7 +86,10 @@ fn parse_requirement(part: &str) -> Option<Requirement> {
         }
     }
     for (op, make) in [
-        (" notin ", Requirement::NotIn as fn(String, Vec<String>) -> Requirement),
+        (
+            " notin ",
+            Requirement::NotIn as fn(String, Vec<String>) -> Requirement,
+        ),
         (" in ", Requirement::In),
     ] {
         if let Some((key, values)) = part.split_once(op) {

@@ -13,7 +13,9 @@ pub fn parse_provider_id(provider_id: &str) -> Result<String, String> {
         .split_once("://")
         .ok_or_else(|| format!("invalid provider ID {provider_id:?}"))?;
     if provider.trim() != "cloudscale" {
-        return Err(format!("provider ID {provider_id:?} is not a cloudscale one"));
+        return Err(format!(
+            "provider ID {provider_id:?} is not a cloudscale one"
+        ));
     }
     let id = id.trim();
     uuid::Uuid::parse_str(id)
@@ -75,8 +77,14 @@ mod tests {
     #[test]
     fn provider_ids_parse_as_the_ccm_parses_them() {
         let uuid = "6f5d4a1e-4f3b-4c2a-9d1e-1a2b3c4d5e6f";
-        assert_eq!(parse_provider_id(&format!("cloudscale://{uuid}")).unwrap(), uuid);
-        assert_eq!(parse_provider_id(&format!("cloudscale:// {uuid} ")).unwrap(), uuid);
+        assert_eq!(
+            parse_provider_id(&format!("cloudscale://{uuid}")).unwrap(),
+            uuid
+        );
+        assert_eq!(
+            parse_provider_id(&format!("cloudscale:// {uuid} ")).unwrap(),
+            uuid
+        );
         assert!(parse_provider_id(&format!("aws://{uuid}")).is_err());
         assert!(parse_provider_id("cloudscale://node-1").is_err());
         assert!(parse_provider_id(uuid).is_err());

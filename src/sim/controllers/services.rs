@@ -100,7 +100,12 @@ impl ServiceController {
         let candidates: Vec<Node> = nodes.iter().filter(|n| lb_candidate(n)).cloned().collect();
         let node_set: BTreeSet<(String, String)> = candidates
             .iter()
-            .map(|n| (n.metadata.name.clone(), n.provider_id().unwrap_or("").to_owned()))
+            .map(|n| {
+                (
+                    n.metadata.name.clone(),
+                    n.provider_id().unwrap_or("").to_owned(),
+                )
+            })
             .collect();
         // The first pass has nothing synced yet: there is nothing to update either.
         let nodes_changed = self.node_set.as_ref().is_some_and(|last| *last != node_set);
@@ -110,7 +115,8 @@ impl ServiceController {
             if needs_cleanup(service) {
                 self.delete(service, &all, true).await;
             } else if service.wants_load_balancer() {
-                self.sync(service, raw, &all, &candidates, nodes_changed).await;
+                self.sync(service, raw, &all, &candidates, nodes_changed)
+                    .await;
             } else if self.synced.contains_key(&service.key()) {
                 // Synced before, no longer a LoadBalancer, and someone removed our
                 // finalizer: the load balancer still goes, as `!wantsLoadBalancer` says.
@@ -132,7 +138,14 @@ impl ServiceController {
         self.node_set = Some(node_set);
     }
 
-    async fn sync(&mut self, service: &Service, raw: &Value, all: &[Service], nodes: &[Node], nodes_changed: bool) {
+    async fn sync(
+        &mut self,
+        service: &Service,
+        raw: &Value,
+        all: &[Service],
+        nodes: &[Node],
+        nodes_changed: bool,
+    ) {
         let key = service.key();
         let print = fingerprint(raw);
         match self.synced.get(&key) {
@@ -152,7 +165,10 @@ impl ServiceController {
             writeback::set_finalizer(&self.kube, service, true)
                 .await
                 .map_err(|e| format!("adding the finalizer: {e}"))?;
-            let ensured = self.balancer().ensure(service, all, nodes, &mut outcome).await?;
+            let ensured = self
+                .balancer()
+                .ensure(service, all, nodes, &mut outcome)
+                .await?;
             let wanted: Vec<(&str, &str)> = ensured
                 .annotations
                 .iter()
@@ -160,7 +176,9 @@ impl ServiceController {
                 .collect();
             writeback::annotate(&self.kube, service, raw, &wanted)
                 .await
-                .map_err(|e| format!("unable to annotate service {}: {e}", service.metadata.name))?;
+                .map_err(|e| {
+                    format!("unable to annotate service {}: {e}", service.metadata.name)
+                })?;
             writeback::set_ingress(&self.kube, service, raw, &ensured.ingress)
                 .await
                 .map_err(|e| format!("patching the status: {e}"))?;
@@ -187,17 +205,22 @@ impl ServiceController {
                 },
             );
         }
-        self.record(service, "ensure", outcome, !failed, result.err()).await;
+        self.record(service, "ensure", outcome, !failed, result.err())
+            .await;
     }
 
     async fn update(&mut self, service: &Service, all: &[Service], nodes: &[Node]) {
         let mut outcome = Outcome::default();
-        let result = self.balancer().update(service, all, nodes, &mut outcome).await;
+        let result = self
+            .balancer()
+            .update(service, all, nodes, &mut outcome)
+            .await;
         if let Some(synced) = self.synced.get_mut(&service.key()) {
             synced.update_pending = result.is_err();
         }
         let changed = !outcome.actions.is_empty();
-        self.record(service, "update", outcome, changed, result.err()).await;
+        self.record(service, "update", outcome, changed, result.err())
+            .await;
     }
 
     /// EnsureLoadBalancerDeleted, then the finalizer goes; on failure both stay, retried.
@@ -213,10 +236,18 @@ impl ServiceController {
             self.synced.remove(&service.key());
         }
         let changed = !outcome.actions.is_empty();
-        self.record(service, "delete", outcome, changed, result.err()).await;
+        self.record(service, "delete", outcome, changed, result.err())
+            .await;
     }
 
-    async fn record(&self, service: &Service, trigger: &str, outcome: Outcome, always: bool, error: Option<String>) {
+    async fn record(
+        &self,
+        service: &Service,
+        trigger: &str,
+        outcome: Outcome,
+        always: bool,
+        error: Option<String>,
+    ) {
         let record = Record {
             service: service.key(),
             trigger: trigger.into(),

@@ -58,23 +58,45 @@ pub fn annotate_patch(raw: &Value, wanted: &[(&str, &str)]) -> Option<Value> {
     changes.then_some(Value::Array(ops))
 }
 
-pub async fn annotate(kube: &Kube, service: &Service, raw: &Value, wanted: &[(&str, &str)]) -> CallResult<()> {
+pub async fn annotate(
+    kube: &Kube,
+    service: &Service,
+    raw: &Value,
+    wanted: &[(&str, &str)],
+) -> CallResult<()> {
     match annotate_patch(raw, wanted) {
-        Some(patch) => kube.patch(&service.path(), JSON_PATCH, &patch).await.map(|_| ()),
+        Some(patch) => kube
+            .patch(&service.path(), JSON_PATCH, &patch)
+            .await
+            .map(|_| ()),
         None => Ok(()),
     }
 }
 
 /// `status.loadBalancer.ingress`, written only when it differs (the service controller
 /// compares old and new status before patching).
-pub async fn set_ingress(kube: &Kube, service: &Service, raw: &Value, ingress: &[Value]) -> CallResult<()> {
-    if raw["status"]["loadBalancer"]["ingress"].as_array().map(Vec::as_slice).unwrap_or(&[]) == ingress {
+pub async fn set_ingress(
+    kube: &Kube,
+    service: &Service,
+    raw: &Value,
+    ingress: &[Value],
+) -> CallResult<()> {
+    if raw["status"]["loadBalancer"]["ingress"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+        == ingress
+    {
         return Ok(());
     }
     let body = json!({"status": {"loadBalancer": {"ingress": ingress}}});
-    kube.patch(&format!("{}/status", service.path()), STRATEGIC_PATCH, &body)
-        .await
-        .map(|_| ())
+    kube.patch(
+        &format!("{}/status", service.path()),
+        STRATEGIC_PATCH,
+        &body,
+    )
+    .await
+    .map(|_| ())
 }
 
 /// Adds or removes the cleanup finalizer: the whole list with the resourceVersion read, so a
@@ -111,7 +133,12 @@ pub async fn set_finalizer(kube: &Kube, service: &Service, wanted: bool) -> Call
 
 /// Writes the record unless the Service already carries an identical one; a failed
 /// reconcile retried every pass therefore writes once, not every pass.
-pub async fn write_record(kube: &Kube, service: &Service, record: &Record, always: bool) -> CallResult<()> {
+pub async fn write_record(
+    kube: &Kube,
+    service: &Service,
+    record: &Record,
+    always: bool,
+) -> CallResult<()> {
     let text = serde_json::to_string(record).expect("a record serializes");
     if !always {
         let raw = match kube.get(&service.path()).await {
@@ -150,7 +177,10 @@ mod tests {
             json!([{"op": "add", "path": "/metadata/annotations/k8s.cloudscale.ch~1loadbalancer-uuid", "value": "u"}])
         );
         assert_eq!(
-            annotate_patch(&raw, &[("k8s.cloudscale.ch/loadbalancer-config-version", "1")]),
+            annotate_patch(
+                &raw,
+                &[("k8s.cloudscale.ch/loadbalancer-config-version", "1")]
+            ),
             None
         );
     }
@@ -158,7 +188,10 @@ mod tests {
     #[test]
     fn a_service_without_annotations_gets_the_map_first() {
         let patch = annotate_patch(&json!({"metadata": {}}), &[("a/b", "c")]).unwrap();
-        assert_eq!(patch[0], json!({"op": "add", "path": "/metadata/annotations", "value": {}}));
+        assert_eq!(
+            patch[0],
+            json!({"op": "add", "path": "/metadata/annotations", "value": {}})
+        );
         assert_eq!(patch[1]["path"], "/metadata/annotations/a~1b");
     }
 }
