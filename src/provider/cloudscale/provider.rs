@@ -110,6 +110,19 @@ impl CloudscaleProvider {
         })
     }
 
+    /// Where the embedded cloud is served and the token it accepts, for what runs beside it in
+    /// the embedded world (the embedded cluster's servers and its cloud controller); `None`
+    /// against a real cloud.
+    pub fn embedded_endpoint(&self) -> Option<crate::sim::controllers::CloudscaleEndpoint> {
+        let embedded = self.embedded.lock().unwrap_or_else(|p| p.into_inner());
+        embedded
+            .as_ref()
+            .map(|handle| crate::sim::controllers::CloudscaleEndpoint {
+                api: handle.base_url(),
+                token: sim::DEFAULT_TOKEN.to_string(),
+            })
+    }
+
     fn snapshot(&self) -> std::sync::MutexGuard<'_, Snapshot> {
         self.snapshot.lock().unwrap_or_else(|p| p.into_inner())
     }
