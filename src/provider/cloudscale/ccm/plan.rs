@@ -217,3 +217,7 @@ impl Outcome {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;
