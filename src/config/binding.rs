@@ -107,11 +107,14 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
         let Some(cluster) = &lb.get().cluster else {
             continue;
         };
-        if raw.clusters.contains_key(cluster.get_ref()) {
+        let name = cluster.get_ref();
+        if raw.clusters.contains_key(name) || raw.kube_clusters.contains_key(name) {
             continue;
         }
         let mut check = Checker::new(lb.file, problems);
-        let names: Vec<&str> = raw.clusters.keys().map(String::as_str).collect();
+        let mut names: Vec<&str> = raw.clusters.keys().map(String::as_str).collect();
+        names.extend(raw.kube_clusters.keys().map(String::as_str));
+        names.sort();
         let help = match names.is_empty() {
             true => "declare it: [cluster.NAME] with provider = \"kubernetes\"".to_string(),
             false => format!("declared clusters: {}", names.join(", ")),
@@ -131,10 +134,8 @@ mod tests {
     use super::super::types::ResourceSpec;
     use super::*;
 
-    /// A cluster to bind to (a CloudStack one: the config accepts any declared cluster).
-    const CLUSTER: &str = "[provider.cloudstack]\nendpoint = \"embedded\"\n\
-        [cluster.prod]\nprovider = \"cloudstack\"\nzone = \"zone1\"\n\
-        kubernetes-version = \"1.29.3\"\nservice-offering = \"Medium Instance\"\n";
+    /// A cluster to bind to.
+    const CLUSTER: &str = "[cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n\n\n\n\n";
 
     /// A cloudscale load balancer `shop` with `extra` keys and one port `port_extra`.
     fn shop(extra: &str, port_extra: &str) -> String {

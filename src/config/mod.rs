@@ -12,10 +12,12 @@ mod check;
 mod cloudstack;
 mod diagnostics;
 mod files;
+mod kubernetes;
 mod load_balancer;
 mod parse;
 mod raw;
 mod raw_cloudstack;
+mod raw_kubernetes;
 mod resolve;
 mod schema;
 mod types;
@@ -51,3 +53,5 @@ fn load_sources(root: PathBuf, files: &[SourceFile]) -> Result<Config, ConfigErr
 mod tests;
 #[cfg(test)]
 mod tests_cloudstack;
+#[cfg(test)]
+mod tests_kubernetes;

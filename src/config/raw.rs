@@ -12,7 +12,8 @@ use serde::Deserialize;
 use serde_spanned::Spanned;
 
 use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer};
-use super::schema::{choice, load_balancers, port};
+use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy};
+use super::schema::{choice, clusters, load_balancers, port};
 use crate::model::{
     Algorithm, HttpVersion, Impact, IpMode, LbMode, ListenerProtocol, MonitorType, PoolProtocol,
     PortProtocol, TrafficPolicy,
@@ -41,13 +42,20 @@ pub(super) struct RawDocument {
     #[serde(default, rename = "load-balancer (cloudstack)")]
     #[schemars(skip)]
     pub cloudstack_load_balancer: BTreeMap<String, Spanned<RawCsLoadBalancer>>,
-    /// Kubernetes clusters by name (`cluster.lab`).
+    /// Kubernetes clusters by name (`cluster.lab`): CloudStack clusters skyplan manages, or
+    /// existing clusters it connects to (provider = "kubernetes"). The keys depend on the
+    /// provider.
     #[serde(default)]
-    #[schemars(with = "BTreeMap<String, RawCluster>")]
+    #[schemars(schema_with = "clusters")]
     pub cluster: BTreeMap<String, Spanned<RawCluster>>,
-    /// Accepted by the parser only to say that node policies are not supported yet.
+    /// `[cluster.NAME]` tables with provider = "kubernetes", routed here by the parser.
+    #[serde(default, rename = "cluster (kubernetes)")]
     #[schemars(skip)]
-    pub nodes: Option<Spanned<IgnoredAny>>,
+    pub kubernetes_cluster: BTreeMap<String, Spanned<RawKubeCluster>>,
+    /// Policies over the nodes of a cluster, by name (`nodes.web`).
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RawNodePolicy>")]
+    pub nodes: BTreeMap<String, Spanned<RawNodePolicy>>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]

@@ -23,6 +23,7 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
     floating_ips_are_claimed_once(raw, problems);
     super::binding::validate(raw, problems);
     super::cloudstack::validate(raw, problems);
+    super::kubernetes::validate(raw, problems);
 }
 
 fn provider_is_configured(lb: &RawLoadBalancer, raw: &RawConfig<'_>, check: &mut Checker) {

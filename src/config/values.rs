@@ -8,7 +8,7 @@ use ipnet::IpNet;
 use super::types::Endpoint;
 use crate::model::{
     Algorithm, ClusterRunState, CsAlgorithm, CsProtocol, HttpVersion, Impact, IpMode, LbMode,
-    ListenerProtocol, MonitorType, PoolProtocol, PortProtocol, TrafficPolicy,
+    ListenerProtocol, MonitorType, PoolProtocol, PortProtocol, TaintEffect, TrafficPolicy,
 };
 
 /// Why a value was rejected, and how to fix it.
@@ -69,6 +69,7 @@ choices!(
     ClusterRunState => "cluster state",
     CsAlgorithm => "algorithm",
     CsProtocol => "protocol",
+    TaintEffect => "taint effect",
 );
 
 pub(super) fn choice<T: Choice>(text: &str) -> Result<T, Invalid> {
