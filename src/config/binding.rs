@@ -10,7 +10,10 @@ use super::values::Invalid;
 use crate::model::{Address, LbMode, ResourceKind, ServiceBinding};
 
 /// The binding the table asks for; each inconsistency is reported at its key.
-pub(super) fn binding(raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) -> Option<ServiceBinding> {
+pub(super) fn binding(
+    raw: &RawLoadBalancer,
+    check: &mut Checker<'_, '_>,
+) -> Option<ServiceBinding> {
     let mode = check.choice(&raw.mode, LbMode::Direct);
     match (&raw.cluster, &raw.service) {
         (Some(cluster), Some(service)) => {
@@ -135,7 +138,8 @@ mod tests {
     use super::*;
 
     /// A cluster to bind to.
-    const CLUSTER: &str = "[cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n\n\n\n\n";
+    const CLUSTER: &str =
+        "[cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n\n\n\n\n";
 
     /// A cloudscale load balancer `shop` with `extra` keys and one port `port_extra`.
     fn shop(extra: &str, port_extra: &str) -> String {
@@ -203,18 +207,33 @@ mod tests {
             "{lines:?}"
         );
         let lines = errors(&shop("mode = \"ccm\"", "node-port = 30080"));
-        assert!(lines.iter().any(|l| l.contains("needs `cluster` and `service`")), "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("needs `cluster` and `service`")),
+            "{lines:?}"
+        );
         let lines = errors(&shop("service = \"shop\"", "node-port = 30080"));
-        assert!(lines.iter().any(|l| l.contains("`service` needs `cluster`")), "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("`service` needs `cluster`")),
+            "{lines:?}"
+        );
         let lines = errors(&shop("cluster = \"prod\"\nservice = \"shop\"", ""));
-        assert!(lines.iter().any(|l| l.contains("is not namespace/name")), "{lines:?}");
+        assert!(
+            lines.iter().any(|l| l.contains("is not namespace/name")),
+            "{lines:?}"
+        );
     }
 
     #[test]
     fn node_port_stays_required_without_a_binding() {
         let lines = errors(&shop("members = [\"10.0.0.1\"]", ""));
         assert!(
-            lines.iter().any(|l| l.contains("port 80 needs a node-port")),
+            lines
+                .iter()
+                .any(|l| l.contains("port 80 needs a node-port")),
             "{lines:?}"
         );
     }

@@ -77,8 +77,12 @@ impl Keys<'_> {
             ),
             Op::AssignFloatingIp { network } => (self.floating_ip(network), lb, Action::Update),
             // Controller-mode operations are listed as the plan gives them, never ordered here.
-            Op::WriteService { name, .. } => (self.key("service", name.clone()), None, Action::Update),
-            Op::Controller { action } => (self.key("controller", action.clone()), lb, Action::Update),
+            Op::WriteService { name, .. } => {
+                (self.key("service", name.clone()), None, Action::Update)
+            }
+            Op::Controller { action } => {
+                (self.key("controller", action.clone()), lb, Action::Update)
+            }
         }
     }
 }

@@ -10,19 +10,19 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
+use super::binding::{resolve_direct, ClusterView};
 use super::client::{token_from_env, Backoff, CloudscaleClient, Secret, WaitPolicy};
 use super::desired::desired_objects;
 use super::diff::{diff, DiffInput, PROVIDER};
 use super::execute::{execute, LbIds};
 use super::objects::{LbObjects, Snapshot, OWNER_TAG};
-use super::binding::{resolve_direct, ClusterView};
 use super::refresh::refresh;
 use super::servers::{CloudscaleInstances, ServerCache};
-use crate::model::LbMode;
-use crate::provider::kubernetes::connection::Clusters;
 use crate::config::{Endpoint, Resource, ResourceSpec};
+use crate::model::LbMode;
 use crate::model::{Address, LoadBalancerSpec};
 use crate::plan::{Action, ResourceChange};
+use crate::provider::kubernetes::connection::Clusters;
 use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
 use crate::sim::cloudscale as sim;
 use crate::state::journal::{Journal, Phase};
@@ -213,18 +213,20 @@ impl CloudscaleProvider {
                     "{} is not connected: a Service-bound load balancer needs its cluster",
                     binding.cluster
                 )),
-                Some(connection) => async {
-                    let nodes = connection.nodes().await.map_err(|e| e.to_string())?;
-                    let service = connection
-                        .service(&binding.namespace, &binding.name)
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    Ok(ClusterView {
-                        nodes: nodes.to_vec(),
-                        service,
-                    })
+                Some(connection) => {
+                    async {
+                        let nodes = connection.nodes().await.map_err(|e| e.to_string())?;
+                        let service = connection
+                            .service(&binding.namespace, &binding.name)
+                            .await
+                            .map_err(|e| e.to_string())?;
+                        Ok(ClusterView {
+                            nodes: nodes.to_vec(),
+                            service,
+                        })
+                    }
+                    .await
                 }
-                .await,
             };
             views.insert(target.address.clone(), view);
         }
@@ -298,7 +300,8 @@ impl CloudscaleProvider {
         &self,
         address: &Address,
         cluster: &Address,
-    ) -> Result<Arc<crate::provider::kubernetes::connection::ClusterConnection>, ProviderError> {
+    ) -> Result<Arc<crate::provider::kubernetes::connection::ClusterConnection>, ProviderError>
+    {
         self.clusters
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -344,7 +347,10 @@ impl CloudscaleProvider {
         use super::ccm::apply::{compare_pool_uuids, wait_for_controller, write_service};
         use super::ops::Op;
         let address = &change.address;
-        let record = change.record.clone().expect("a controller-mode change records its spec");
+        let record = change
+            .record
+            .clone()
+            .expect("a controller-mode change records its spec");
         let spec: LoadBalancerSpec =
             serde_json::from_value(record.clone()).map_err(|e| error(address, e))?;
         let binding = spec.binding.clone().expect("bound");
@@ -364,18 +370,38 @@ impl CloudscaleProvider {
         let journal_error = |e: crate::state::StateError| error(address, e);
         let mut actions = Vec::new();
         for operation in &change.operations {
-            let Operation::Cloudscale(op) = operation else { continue };
+            let Operation::Cloudscale(op) = operation else {
+                continue;
+            };
             match op {
-                Op::WriteService { namespace, name, body, resource_version } => {
+                Op::WriteService {
+                    namespace,
+                    name,
+                    body,
+                    resource_version,
+                } => {
                     let text = op.to_string();
-                    journal.record(address, Phase::Intent, &text, None, None).map_err(journal_error)?;
-                    let written = write_service(&connection, namespace, name, body, resource_version.as_deref()).await;
+                    journal
+                        .record(address, Phase::Intent, &text, None, None)
+                        .map_err(journal_error)?;
+                    let written = write_service(
+                        &connection,
+                        namespace,
+                        name,
+                        body,
+                        resource_version.as_deref(),
+                    )
+                    .await;
                     journal.checkpoint("call");
                     if let Err(e) = written {
-                        journal.record(address, Phase::Failed, &text, None, Some(e.clone())).map_err(journal_error)?;
+                        journal
+                            .record(address, Phase::Failed, &text, None, Some(e.clone()))
+                            .map_err(journal_error)?;
                         return Err(error(address, e));
                     }
-                    journal.record(address, Phase::Done, &text, None, None).map_err(journal_error)?;
+                    journal
+                        .record(address, Phase::Done, &text, None, None)
+                        .map_err(journal_error)?;
                 }
                 Op::Controller { action } => actions.push(action.clone()),
                 other => return Err(error(address, format!("{other} in a controller-mode plan"))),
@@ -405,10 +431,17 @@ impl CloudscaleProvider {
     }
 
     /// Controller mode drift: the managed parts of the Service changed behind skyplan's back.
-    fn drift_ccm(&self, target: &Target, applied: &LoadBalancerSpec) -> Result<DriftCheck, ProviderError> {
+    fn drift_ccm(
+        &self,
+        target: &Target,
+        applied: &LoadBalancerSpec,
+    ) -> Result<DriftCheck, ProviderError> {
         let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
         let Some(Ok(view)) = views.get(target.address) else {
-            return Err(error(target.address, "the cluster was not read for this load balancer"));
+            return Err(error(
+                target.address,
+                "the cluster was not read for this load balancer",
+            ));
         };
         let Some(live) = &view.service else {
             return Ok(DriftCheck::Missing);
@@ -417,7 +450,10 @@ impl CloudscaleProvider {
         let changes = super::ccm::service::service_changes(applied, live)
             .into_iter()
             .map(|c| crate::plan::AttributeChange {
-                reason: format!("the Service was changed outside skyplan; writing it again: {}", rule.happens),
+                reason: format!(
+                    "the Service was changed outside skyplan; writing it again: {}",
+                    rule.happens
+                ),
                 path: c.path,
                 before: c.before,
                 after: c.after,
@@ -553,7 +589,11 @@ impl Provider for CloudscaleProvider {
         let Some(expected) = expected else {
             return Ok(DriftCheck::NotApplied);
         };
-        if expected.binding.as_ref().is_some_and(|b| b.mode == LbMode::Ccm) {
+        if expected
+            .binding
+            .as_ref()
+            .is_some_and(|b| b.mode == LbMode::Ccm)
+        {
             return self.drift_ccm(target, expected);
         }
         let change = self.compare(target, Some(expected), None, &PlanOptions::default(), false)?;
@@ -599,9 +639,7 @@ impl Provider for CloudscaleProvider {
         self.apply_change(change, prior, journal).boxed()
     }
 
-    fn instances(
-        &self,
-    ) -> Option<Arc<dyn crate::provider::kubernetes::instances::CloudInstances>> {
+    fn instances(&self) -> Option<Arc<dyn crate::provider::kubernetes::instances::CloudInstances>> {
         Some(Arc::new(CloudscaleInstances {
             client: self.client.clone(),
             cache: self.servers.clone(),

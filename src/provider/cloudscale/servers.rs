@@ -162,7 +162,10 @@ pub struct ServerCache {
 
 impl ServerCache {
     pub fn get(&self) -> Option<Arc<Vec<ServerObject>>> {
-        self.servers.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.servers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub fn set(&self, servers: Vec<ServerObject>) -> Arc<Vec<ServerObject>> {

@@ -65,7 +65,9 @@ pub fn server_of<'s>(node: &Node, servers: &'s [ServerObject]) -> Result<&'s Ser
             .split_once("://")
             .filter(|(scheme, _)| scheme.trim() == super::super::servers::SCHEME)
             .map(|(_, uuid)| uuid.trim().to_lowercase())
-            .ok_or_else(|| format!("node {name} has providerID {provider_id}, not a cloudscale server"))?;
+            .ok_or_else(|| {
+                format!("node {name} has providerID {provider_id}, not a cloudscale server")
+            })?;
         return servers
             .iter()
             .find(|s| s.uuid.to_lowercase() == uuid)
@@ -126,9 +128,10 @@ mod tests {
     #[test]
     fn deleting_and_autoscaled_away_nodes_are_left_out() {
         let mut deleting = node(1, &[]);
-        deleting.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-            "2024-01-01T00:00:00Z".parse().unwrap(),
-        ));
+        deleting.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                "2024-01-01T00:00:00Z".parse().unwrap(),
+            ));
         let mut tainted = node(2, &[]);
         tainted.spec.as_mut().unwrap().taints = Some(vec![k8s_openapi::api::core::v1::Taint {
             key: TO_BE_DELETED_TAINT.into(),

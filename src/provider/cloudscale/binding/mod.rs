@@ -63,11 +63,7 @@ fn with_live_node_port(
     let by_name = live_ports
         .iter()
         .find(|p| !port.name.is_empty() && p.name.as_deref() == Some(port.name.as_str()));
-    let live = by_name.or_else(|| {
-        live_ports
-            .iter()
-            .find(|p| p.port == i32::from(port.port))
-    });
+    let live = by_name.or_else(|| live_ports.iter().find(|p| p.port == i32::from(port.port)));
     let node_port = live
         .and_then(|p| p.node_port)
         .and_then(|n| u16::try_from(n).ok())
@@ -207,12 +203,18 @@ mod tests {
         let mut spec = bound_spec();
         spec.ports[0].name = String::new();
         let servers: Vec<_> = (1..=3).map(server).collect();
-        let resolved =
-            resolve_direct(&spec, &view(Some(service(&[("", 80, 30555)], None))), &servers)
-                .unwrap();
+        let resolved = resolve_direct(
+            &spec,
+            &view(Some(service(&[("", 80, 30555)], None))),
+            &servers,
+        )
+        .unwrap();
         assert_eq!(resolved.ports[0].node_port, 30555);
         let error = resolve_direct(&spec, &view(None), &servers).unwrap_err();
-        assert!(error.contains("Service default/shop does not exist"), "{error}");
+        assert!(
+            error.contains("Service default/shop does not exist"),
+            "{error}"
+        );
         let error = resolve_direct(
             &spec,
             &view(Some(service(&[("other", 81, 30555)], None))),

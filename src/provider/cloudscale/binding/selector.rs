@@ -70,7 +70,10 @@ fn requirement(part: &str) -> Result<Requirement, String> {
         return Ok(Requirement::Absent(key.trim().to_string()));
     }
     if let Some((key, value)) = part.split_once("!=") {
-        return Ok(Requirement::NotEquals(key.trim().into(), value.trim().into()));
+        return Ok(Requirement::NotEquals(
+            key.trim().into(),
+            value.trim().into(),
+        ));
     }
     if let Some((key, value)) = part.split_once("==").or_else(|| part.split_once('=')) {
         return Ok(Requirement::Equals(key.trim().into(), value.trim().into()));

@@ -59,25 +59,43 @@ pub fn desired_annotations(spec: &LoadBalancerSpec) -> BTreeMap<String, Option<S
     };
     let unless_default = |value: String, default: String| (value != default).then_some(value);
     put("name", Some(spec.name.clone()));
-    put("flavor", unless_default(spec.flavor.clone(), defaults.flavor));
+    put(
+        "flavor",
+        unless_default(spec.flavor.clone(), defaults.flavor),
+    );
     put("vip-addresses", list(&spec.vip_addresses));
     put("floating-ips", list(&spec.floating_ips));
-    put("pool-algorithm", unless_default(spec.algorithm.to_string(), defaults.algorithm.to_string()));
+    put(
+        "pool-algorithm",
+        unless_default(spec.algorithm.to_string(), defaults.algorithm.to_string()),
+    );
     put(
         "pool-protocol",
-        unless_default(spec.pool_protocol.to_string(), defaults.pool_protocol.to_string()),
+        unless_default(
+            spec.pool_protocol.to_string(),
+            defaults.pool_protocol.to_string(),
+        ),
     );
     put("force-hostname", spec.force_hostname.clone());
-    put("ip-mode", unless_default(spec.ip_mode.to_string(), defaults.ip_mode.to_string()));
+    put(
+        "ip-mode",
+        unless_default(spec.ip_mode.to_string(), defaults.ip_mode.to_string()),
+    );
     monitor(&spec.health_monitor, spec.traffic_policy, &mut put);
     put(
         "listener-protocol",
-        unless_default(spec.listener_protocol.to_string(), defaults.listener_protocol.to_string()),
+        unless_default(
+            spec.listener_protocol.to_string(),
+            defaults.listener_protocol.to_string(),
+        ),
     );
     put("listener-allowed-cidrs", list(&spec.allowed_cidrs));
     timeouts(&spec.timeouts, &mut put);
     put("listener-allowed-subnets", list(&spec.allowed_subnets));
-    put("node-selector", spec.node_selector.clone().filter(|s| !s.is_empty()));
+    put(
+        "node-selector",
+        spec.node_selector.clone().filter(|s| !s.is_empty()),
+    );
     out
 }
 
@@ -92,16 +110,39 @@ fn monitor(
 ) {
     let defaults = HealthMonitorSpec::default();
     let number = |value: u32, default: u32| (value != default).then(|| value.to_string());
-    put("health-monitor-delay-s", number(hm.delay_s, defaults.delay_s));
-    put("health-monitor-timeout-s", number(hm.timeout_s, defaults.timeout_s));
-    put("health-monitor-up-threshold", number(hm.up_threshold, defaults.up_threshold));
-    put("health-monitor-down-threshold", number(hm.down_threshold, defaults.down_threshold));
+    put(
+        "health-monitor-delay-s",
+        number(hm.delay_s, defaults.delay_s),
+    );
+    put(
+        "health-monitor-timeout-s",
+        number(hm.timeout_s, defaults.timeout_s),
+    );
+    put(
+        "health-monitor-up-threshold",
+        number(hm.up_threshold, defaults.up_threshold),
+    );
+    put(
+        "health-monitor-down-threshold",
+        number(hm.down_threshold, defaults.down_threshold),
+    );
     // With Local the CCM forces an http monitor of /livez itself: the type and the http check
     // are only written where they differ from what the CCM would choose.
     let local = policy == TrafficPolicy::Local;
-    let default_kind = if local { MonitorType::Http } else { MonitorType::Tcp };
-    put("health-monitor-type", (hm.kind != default_kind).then(|| hm.kind.to_string()));
-    let default_http = if local { HttpCheck::livez() } else { HttpCheck::default() };
+    let default_kind = if local {
+        MonitorType::Http
+    } else {
+        MonitorType::Tcp
+    };
+    put(
+        "health-monitor-type",
+        (hm.kind != default_kind).then(|| hm.kind.to_string()),
+    );
+    let default_http = if local {
+        HttpCheck::livez()
+    } else {
+        HttpCheck::default()
+    };
     let http = hm.http.as_ref().filter(|h| **h != default_http).map(|h| {
         json!({
             "expected_codes": h.expected_codes,
@@ -118,9 +159,18 @@ fn monitor(
 fn timeouts(t: &Timeouts, put: &mut impl FnMut(&str, Option<String>)) {
     let d = Timeouts::default();
     let number = |value: u32, default: u32| (value != default).then(|| value.to_string());
-    put("timeout-client-data-ms", number(t.client_data_ms, d.client_data_ms));
-    put("timeout-member-connect-ms", number(t.member_connect_ms, d.member_connect_ms));
-    put("timeout-member-data-ms", number(t.member_data_ms, d.member_data_ms));
+    put(
+        "timeout-client-data-ms",
+        number(t.client_data_ms, d.client_data_ms),
+    );
+    put(
+        "timeout-member-connect-ms",
+        number(t.member_connect_ms, d.member_connect_ms),
+    );
+    put(
+        "timeout-member-data-ms",
+        number(t.member_data_ms, d.member_data_ms),
+    );
 }
 
 #[cfg(test)]
@@ -159,7 +209,10 @@ mod tests {
         let map = desired_annotations(&spec);
         assert_eq!(value(&map, "pool-algorithm"), Some("source_ip"));
         assert_eq!(value(&map, "health-monitor-delay-s"), Some("5"));
-        assert_eq!(value(&map, "listener-allowed-cidrs"), Some("[\"10.0.0.0/8\"]"));
+        assert_eq!(
+            value(&map, "listener-allowed-cidrs"),
+            Some("[\"10.0.0.0/8\"]")
+        );
         assert_eq!(
             value(&map, "vip-addresses"),
             Some("[{\"subnet\":\"s\",\"address\":\"10.0.0.5\"}]")

@@ -65,9 +65,9 @@ pub async fn write_service(
         }
     };
     result.map_err(|e| match &e {
-        kube::Error::Api(status) if status.is_conflict() => format!(
-            "Service {namespace}/{name} changed since the plan was made (409); plan again"
-        ),
+        kube::Error::Api(status) if status.is_conflict() => {
+            format!("Service {namespace}/{name} changed since the plan was made (409); plan again")
+        }
         _ => format!("writing Service {namespace}/{name}: {e}"),
     })
 }
@@ -88,7 +88,11 @@ pub async fn wait_for_controller(
 ) -> Result<Converged, String> {
     let started = Instant::now();
     let limit = wait_limit();
-    let nodes = connection.nodes().await.map_err(|e| e.to_string())?.to_vec();
+    let nodes = connection
+        .nodes()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_vec();
     let servers = read_servers(client).await.map_err(|e| e.to_string())?;
     let mut last = String::from("the Service has no uuid annotation yet");
     let mut reported = Instant::now();
@@ -165,25 +169,47 @@ async fn check_once(
 pub fn shape_difference(desired: &LbObjects, live: &LbObjects) -> Option<String> {
     let names = |l: &LbObjects| l.pools.keys().cloned().collect::<Vec<_>>();
     if names(desired) != names(live) {
-        return Some(format!("pools are {:?}, expected {:?}", names(live), names(desired)));
+        return Some(format!(
+            "pools are {:?}, expected {:?}",
+            names(live),
+            names(desired)
+        ));
     }
     for (name, want) in &desired.pools {
         let have = &live.pools[name];
         let members = |s: &super::super::objects::PoolSet| {
-            s.members.values().map(|m| (m.name.clone(), m.monitor_port)).collect::<Vec<_>>()
+            s.members
+                .values()
+                .map(|m| (m.name.clone(), m.monitor_port))
+                .collect::<Vec<_>>()
         };
         if members(want) != members(have) {
-            return Some(format!("pool {name} has members {:?}, expected {:?}", members(have), members(want)));
+            return Some(format!(
+                "pool {name} has members {:?}, expected {:?}",
+                members(have),
+                members(want)
+            ));
         }
         let listener = |s: &super::super::objects::PoolSet| {
-            s.listener.as_ref().map(|l| (l.name.clone(), l.protocol.clone()))
+            s.listener
+                .as_ref()
+                .map(|l| (l.name.clone(), l.protocol.clone()))
         };
         if listener(want) != listener(have) {
-            return Some(format!("pool {name} has listener {:?}, expected {:?}", listener(have), listener(want)));
+            return Some(format!(
+                "pool {name} has listener {:?}, expected {:?}",
+                listener(have),
+                listener(want)
+            ));
         }
-        let monitor = |s: &super::super::objects::PoolSet| s.monitor.as_ref().map(|m| m.kind.clone());
+        let monitor =
+            |s: &super::super::objects::PoolSet| s.monitor.as_ref().map(|m| m.kind.clone());
         if monitor(want) != monitor(have) {
-            return Some(format!("pool {name} has monitor {:?}, expected {:?}", monitor(have), monitor(want)));
+            return Some(format!(
+                "pool {name} has monitor {:?}, expected {:?}",
+                monitor(have),
+                monitor(want)
+            ));
         }
     }
     None
@@ -198,20 +224,151 @@ pub fn compare_pool_uuids(
 ) -> Vec<String> {
     let Some(before) = before else { return vec![] };
     let uuids = |l: &LbObjects| -> BTreeMap<String, Option<String>> {
-        l.pools.iter().map(|(n, s)| (n.clone(), s.pool.uuid.clone())).collect()
+        l.pools
+            .iter()
+            .map(|(n, s)| (n.clone(), s.pool.uuid.clone()))
+            .collect()
     };
     let (old, new) = (uuids(before), uuids(after));
     let mut differences = Vec::new();
     for (name, old_uuid) in &old {
-        let Some(new_uuid) = new.get(name) else { continue };
+        let Some(new_uuid) = new.get(name) else {
+            continue;
+        };
         let predicted_recreated = actions.iter().any(|a| a == &format!("delete pool {name}"));
         let recreated = old_uuid != new_uuid;
         if predicted_recreated && !recreated {
-            differences.push(format!("pool {name} was predicted to be recreated but kept its UUID"));
+            differences.push(format!(
+                "pool {name} was predicted to be recreated but kept its UUID"
+            ));
         }
         if recreated && !predicted_recreated {
-            differences.push(format!("pool {name} was recreated by the controller (the plan predicted it kept)"));
+            differences.push(format!(
+                "pool {name} was recreated by the controller (the plan predicted it kept)"
+            ));
         }
     }
     differences
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ResourceKind;
+    use http::{Request, Response};
+    use kube::client::Body;
+
+    type Handle = tower_test::mock::Handle<Request<Body>, Response<Body>>;
+
+    fn connection() -> (ClusterConnection, Handle) {
+        let (service, handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+        let client = kube::Client::new(service, "default");
+        let address = Address::new(ResourceKind::Cluster, "prod");
+        (ClusterConnection::new(address, client), handle)
+    }
+
+    fn service_json() -> serde_json::Value {
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "shop", "namespace": "default", "resourceVersion": "8"}})
+    }
+
+    #[tokio::test]
+    async fn a_patch_carries_the_resource_version_read_at_refresh_and_skyplans_field_manager() {
+        let (connection, mut handle) = connection();
+        let server = tokio::spawn(async move {
+            let (request, send) = handle.next_request().await.expect("a request");
+            assert_eq!(request.method(), http::Method::PATCH);
+            assert_eq!(
+                request.uri().path(),
+                "/api/v1/namespaces/default/services/shop"
+            );
+            assert!(request
+                .uri()
+                .query()
+                .unwrap()
+                .contains("fieldManager=skyplan"));
+            assert_eq!(
+                request.headers()["content-type"],
+                "application/merge-patch+json"
+            );
+            let body = request.into_body().collect_bytes().await.unwrap();
+            let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(body["metadata"]["resourceVersion"], "7");
+            assert_eq!(body["spec"]["type"], "LoadBalancer");
+            let answer = serde_json::to_vec(&service_json()).unwrap();
+            send.send_response(Response::builder().body(Body::from(answer)).unwrap());
+        });
+        let body = json!({"metadata": {"annotations": {}}, "spec": {"type": "LoadBalancer"}});
+        write_service(&connection, "default", "shop", &body, Some("7"))
+            .await
+            .unwrap();
+        server.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_conflict_is_reported_never_overwritten() {
+        let (connection, mut handle) = connection();
+        let server = tokio::spawn(async move {
+            let (_, send) = handle.next_request().await.expect("a request");
+            let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": "Operation cannot be fulfilled on services \"shop\": the object has been modified",
+                "reason": "Conflict", "code": 409});
+            send.send_response(
+                Response::builder()
+                    .status(409)
+                    .body(Body::from(serde_json::to_vec(&status).unwrap()))
+                    .unwrap(),
+            );
+        });
+        let body = json!({"spec": {"type": "LoadBalancer"}});
+        let error = write_service(&connection, "default", "shop", &body, Some("7"))
+            .await
+            .unwrap_err();
+        assert!(error.contains("changed since the plan"), "{error}");
+        server.await.unwrap();
+    }
+
+    #[test]
+    fn pool_uuids_are_compared_with_the_prediction() {
+        use crate::provider::cloudscale::objects::{LbObject, PoolObject, PoolSet};
+        let lb = |uuid: &str| LbObjects {
+            lb: LbObject {
+                uuid: Some("lb".into()),
+                name: "shop".into(),
+                flavor: "lb-standard".into(),
+                zone: "lpg1".into(),
+                vip_addresses: vec![],
+                tags: Default::default(),
+                status: Some("running".into()),
+            },
+            pools: [(
+                "tcp/http".to_string(),
+                PoolSet {
+                    pool: PoolObject {
+                        uuid: Some(uuid.into()),
+                        name: "tcp/http".into(),
+                        algorithm: "round_robin".into(),
+                        protocol: "tcp".into(),
+                        tags: Default::default(),
+                    },
+                    members: Default::default(),
+                    monitor: None,
+                    listener: None,
+                },
+            )]
+            .into(),
+            floating_ips: Default::default(),
+        };
+        let recreate = vec!["delete pool tcp/http".to_string()];
+        assert!(compare_pool_uuids(Some(&lb("a")), &lb("b"), &recreate).is_empty());
+        assert!(compare_pool_uuids(Some(&lb("a")), &lb("a"), &[]).is_empty());
+        assert_eq!(
+            compare_pool_uuids(Some(&lb("a")), &lb("a"), &recreate).len(),
+            1
+        );
+        let unexpected = compare_pool_uuids(Some(&lb("a")), &lb("b"), &[]);
+        assert!(
+            unexpected[0].contains("predicted it kept"),
+            "{unexpected:?}"
+        );
+    }
 }

@@ -161,7 +161,12 @@ mod tests {
     #[test]
     fn disruptive_rows_carry_a_downtime_and_harmless_ones_none() {
         for rule in RULES {
-            assert_eq!(rule.impact == NoImpact, rule.downtime.is_zero(), "{:?}", rule.change);
+            assert_eq!(
+                rule.impact == NoImpact,
+                rule.downtime.is_zero(),
+                "{:?}",
+                rule.change
+            );
         }
     }
 }

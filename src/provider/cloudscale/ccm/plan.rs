@@ -32,7 +32,10 @@ pub struct CcmInput<'a> {
 
 pub fn plan(input: &CcmInput) -> Result<ResourceChange, String> {
     let spec = input.spec;
-    let binding = spec.binding.as_ref().expect("a controller-mode load balancer");
+    let binding = spec
+        .binding
+        .as_ref()
+        .expect("a controller-mode load balancer");
     let live_service = input.view.service.as_ref();
     let predicted = predicted_spec(spec, input.view, input.servers)?;
     let desired = desired_objects(input.address, &predicted, &input.snapshot.subnets)
@@ -112,7 +115,9 @@ fn controller_row(
         Direct::MembersChanged if selector_changed => Change::NodeSelector,
         Direct::NodePort
             if attribute.after.as_array().is_some_and(|ports| {
-                ports.iter().any(|p| p.as_u64() == Some(u64::from(UNKNOWN_PORT)))
+                ports
+                    .iter()
+                    .any(|p| p.as_u64() == Some(u64::from(UNKNOWN_PORT)))
             }) =>
         {
             Change::NewNodePort
@@ -196,9 +201,8 @@ impl Outcome {
                 namespace: binding.namespace.clone(),
                 name: binding.name.clone(),
                 body: desired_body(input.spec, binding, live_service.is_none()),
-                resource_version: live_service.map(|s| {
-                    s.metadata.resource_version.clone().unwrap_or_default()
-                }),
+                resource_version: live_service
+                    .map(|s| s.metadata.resource_version.clone().unwrap_or_default()),
             }));
         }
         operations.extend(

@@ -127,7 +127,10 @@ fn a_port_name_change_recreates_the_pool_on_a_new_node_port() {
     assert!(has(&change, "patch service default/shop"));
     assert!(has(&change, "controller: delete pool tcp/http"));
     assert!(has(&change, "controller: create pool tcp/web"));
-    assert!(has(&change, "controller: create member 10.0.0.11:<new node port>"));
+    assert!(has(
+        &change,
+        "controller: create member 10.0.0.11:<new node port>"
+    ));
 }
 
 #[test]
@@ -136,7 +139,11 @@ fn a_renumbered_port_keeps_its_node_port_and_pool_and_recreates_the_listener() {
     assert_eq!(change.impact(), Impact::Minimal);
     assert!(has(&change, "controller: delete listener tcp/80"));
     assert!(has(&change, "controller: create listener tcp/8080"));
-    assert!(!operations(&change).iter().any(|o| o.contains("pool")), "{:?}", operations(&change));
+    assert!(
+        !operations(&change).iter().any(|o| o.contains("pool")),
+        "{:?}",
+        operations(&change)
+    );
     assert!(!operations(&change).iter().any(|o| o.contains("member")));
 }
 
@@ -156,8 +163,14 @@ fn local_traffic_policy_recreates_members_and_monitor_but_keeps_the_pool() {
         s.health_monitor.http = Some(crate::model::HttpCheck::livez());
     });
     assert_eq!(change.impact(), Impact::Minimal);
-    assert!(change.attributes.iter().any(|a| a.reason.contains("README")));
-    assert!(has(&change, "controller: delete health monitor of pool tcp/http"));
+    assert!(change
+        .attributes
+        .iter()
+        .any(|a| a.reason.contains("README")));
+    assert!(has(
+        &change,
+        "controller: delete health monitor of pool tcp/http"
+    ));
     assert!(has(&change, "controller: delete member 10.0.0.11:31080"));
     assert!(!has(&change, "controller: delete pool tcp/http"));
 }
@@ -206,7 +219,10 @@ fn clearing_the_vip_annotation_changes_nothing() {
     })
     .unwrap();
     assert_eq!(change.impact(), Impact::None, "{:?}", change.attributes);
-    assert!(change.attributes.iter().any(|a| a.reason.contains("silently")));
+    assert!(change
+        .attributes
+        .iter()
+        .any(|a| a.reason.contains("silently")));
 }
 
 #[test]
@@ -239,10 +255,15 @@ fn node_labels_alone_wait_for_the_next_sync() {
     prior.node_selector = Some("tier=web".into());
     let mut world = world(&prior, true);
     // The live load balancer still has all three nodes: labels changed after the last sync.
-    let all = super::super::predict::predicted_spec(&applied(), &world.view, &world.servers).unwrap();
+    let all =
+        super::super::predict::predicted_spec(&applied(), &world.view, &world.servers).unwrap();
     let lb = desired_objects(&address(), &all, &world.snapshot.subnets).unwrap();
     for (name, set) in lb.pools {
-        world.snapshot.load_balancers[0].pools.get_mut(&name).unwrap().members = set.members;
+        world.snapshot.load_balancers[0]
+            .pools
+            .get_mut(&name)
+            .unwrap()
+            .members = set.members;
     }
     world.view.nodes[0] = node(1, &[("tier", "web")]);
     let change = plan(&CcmInput {

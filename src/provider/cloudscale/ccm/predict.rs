@@ -26,9 +26,8 @@ pub fn predicted_spec(
 ) -> Result<LoadBalancerSpec, String> {
     let live = view.service.as_ref();
     let mut predicted = spec.clone();
-    predicted.members = member_addresses(spec, &view.nodes, servers).map_err(|e| {
-        format!("{e}: the CCM's reconcile would fail and change nothing")
-    })?;
+    predicted.members = member_addresses(spec, &view.nodes, servers)
+        .map_err(|e| format!("{e}: the CCM's reconcile would fail and change nothing"))?;
     let kept = live_node_ports(live);
     for port in &mut predicted.ports {
         port.node_port = kept.get(&port.name).copied().unwrap_or(UNKNOWN_PORT);
@@ -45,7 +44,9 @@ fn live_health_check_port(live: Option<&Service>) -> Option<u16> {
     if spec.external_traffic_policy.as_deref() != Some("Local") {
         return None;
     }
-    u16::try_from(spec.health_check_node_port?).ok().filter(|p| *p != 0)
+    u16::try_from(spec.health_check_node_port?)
+        .ok()
+        .filter(|p| *p != 0)
 }
 
 /// The CCM's default load balancer name.
@@ -71,7 +72,10 @@ pub struct LookupKeys {
 
 pub fn lookup_keys(view: &ClusterView) -> Option<LookupKeys> {
     let service = view.service.as_ref()?;
-    let mut names: Vec<String> = annotation(service, NAME).map(String::from).into_iter().collect();
+    let mut names: Vec<String> = annotation(service, NAME)
+        .map(String::from)
+        .into_iter()
+        .collect();
     names.extend(default_name(service));
     Some(LookupKeys {
         uuid: annotation(service, UUID).map(String::from),

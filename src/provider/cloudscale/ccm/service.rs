@@ -201,7 +201,10 @@ mod tests {
         let body = desired_body(&spec, &binding, false);
         let annotations = body["metadata"]["annotations"].as_object().unwrap();
         assert_eq!(annotations["k8s.cloudscale.ch/loadbalancer-name"], "shop");
-        assert_eq!(annotations["k8s.cloudscale.ch/loadbalancer-flavor"], Value::Null);
+        assert_eq!(
+            annotations["k8s.cloudscale.ch/loadbalancer-flavor"],
+            Value::Null
+        );
         assert!(!annotations.contains_key("k8s.cloudscale.ch/loadbalancer-uuid"));
         assert!(!annotations.contains_key("k8s.cloudscale.ch/loadbalancer-zone"));
         assert_eq!(
@@ -222,7 +225,11 @@ mod tests {
         let (spec, _) = spec();
         let mut live = service(&[("http", 80, 31080)], None);
         live.metadata.annotations = Some(
-            [("k8s.cloudscale.ch/loadbalancer-name".to_string(), "shop".to_string())].into(),
+            [(
+                "k8s.cloudscale.ch/loadbalancer-name".to_string(),
+                "shop".to_string(),
+            )]
+            .into(),
         );
         live.spec.as_mut().unwrap().external_traffic_policy = Some("Cluster".into());
         assert_eq!(service_changes(&spec, &live), vec![]);
