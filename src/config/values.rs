@@ -7,7 +7,7 @@ use ipnet::IpNet;
 
 use super::types::Endpoint;
 use crate::model::{
-    Algorithm, ClusterRunState, CsAlgorithm, CsProtocol, HttpVersion, Impact, IpMode,
+    Algorithm, ClusterRunState, CsAlgorithm, CsProtocol, HttpVersion, Impact, IpMode, LbMode,
     ListenerProtocol, MonitorType, PoolProtocol, PortProtocol, TaintEffect, TrafficPolicy,
 };
 
@@ -63,6 +63,7 @@ choices!(
     MonitorType => "health-monitor type",
     HttpVersion => "HTTP version",
     TrafficPolicy => "traffic policy",
+    LbMode => "mode",
     IpMode => "IP mode",
     Impact => "impact class",
     ClusterRunState => "cluster state",
