@@ -215,6 +215,9 @@ pub struct SimServeArgs {
     /// CloudStack: how long an async job stays pending, in milliseconds.
     #[arg(long, env = "SKYPLAN_SIM_JOB_MS", default_value_t = 300)]
     pub job_ms: u64,
+    /// Kubernetes: the version `/version` and the kubelets report, MAJOR.MINOR.
+    #[arg(long, default_value = "1.33", value_parser = parse_kube_version)]
+    pub kube_version: (u32, u32),
     /// Faults to inject into API requests, e.g.
     /// `latency=5-50ms,429=0.05,5xx=0.03,drop=0.02,after-commit=0.02,seed=7`; CloudStack also
     /// takes `job-fail=P` (a share of async jobs fail). Checked against the provider's syntax.
@@ -231,4 +234,17 @@ pub struct SimServeArgs {
 pub enum SimProvider {
     Cloudscale,
     Cloudstack,
+    Kubernetes,
+}
+
+/// `1.33` → (1, 33): the cloudscale CCM reads major and minor as integers, so both must be.
+fn parse_kube_version(text: &str) -> Result<(u32, u32), String> {
+    let parse = |part: &str| {
+        part.parse::<u32>()
+            .map_err(|_| format!("{text:?} is not MAJOR.MINOR, e.g. 1.33"))
+    };
+    match text.split_once('.') {
+        Some((major, minor)) => Ok((parse(major)?, parse(minor)?)),
+        None => Err(format!("{text:?} is not MAJOR.MINOR, e.g. 1.33")),
+    }
 }

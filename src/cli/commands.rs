@@ -586,6 +586,21 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
             );
             handle.serve_until_ctrl_c().await.into_diagnostic()?;
         }
+        SimProvider::Kubernetes => {
+            use crate::sim::kubernetes as sim;
+            let options = sim::KubeSimOptions {
+                listen: args.listen,
+                version: args.kube_version,
+                ..sim::KubeSimOptions::new(args.world.clone())
+            };
+            let handle = sim::spawn(options).await.into_diagnostic()?;
+            eprintln!(
+                "kubernetes simulator listening on {} (world {})",
+                handle.url(),
+                args.world.display()
+            );
+            handle.serve_until_ctrl_c().await.into_diagnostic()?;
+        }
     }
     Ok(exit::SUCCESS)
 }

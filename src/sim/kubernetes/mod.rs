@@ -10,10 +10,39 @@
 //! - [`KubeSimOptions`], [`spawn`] → [`KubeSimHandle`] (`url()`, `shutdown()`), the world
 //!   persisted like the other simulators (`sim/persist.rs`).
 //! - [`FreshNode`]: what a world file that does not exist yet starts with.
+//!
+//! Map: `server.rs` starts and stops; `state.rs` the shared world; `world.rs` the data and the
+//! fresh cluster; `store.rs` the generic verbs (get, list, create, update, patch, delete) with
+//! resourceVersion checks; `strategy/` what the apiserver does per kind before it stores
+//! (defaults, validation, `alloc.rs` the Service IP and port allocation); `patch/` the four
+//! patch engines; `selector.rs` label selectors; `routes/` the URLs; `discovery.rs`,
+//! `openapi.rs` what kubectl reads before it acts; `status.rs` the error bodies.
 
-use std::io;
+mod alloc;
+mod discovery;
+mod kinds;
+mod openapi;
+mod patch;
+mod persist;
+mod protobuf;
+mod routes;
+mod selector;
+mod server;
+mod state;
+mod stats;
+mod status;
+mod store;
+mod strategy;
+mod world;
+
+#[cfg(test)]
+mod tests;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
+
+pub use server::{spawn, KubeSimHandle};
+pub use stats::RequestCounts;
 
 /// A node of a fresh world, as a kubelet with `--cloud-provider=external` registers it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +53,21 @@ pub struct FreshNode {
     /// Registered with `node.cloudprovider.kubernetes.io/uninitialized=true:NoSchedule`, for a
     /// cloud controller to initialise.
     pub uninitialized: bool,
+    /// `spec.providerID`, as a cloud controller set it when it initialised the node; `None`
+    /// for a node no controller has seen yet.
+    pub provider_id: Option<String>,
+}
+
+impl FreshNode {
+    /// A Ready, initialised node without a providerID.
+    pub fn ready(name: impl Into<String>, internal_ip: impl Into<String>) -> FreshNode {
+        FreshNode {
+            name: name.into(),
+            internal_ip: internal_ip.into(),
+            uninitialized: false,
+            provider_id: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -38,25 +82,21 @@ pub struct KubeSimOptions {
     pub version: (u32, u32),
 }
 
-pub struct KubeSimHandle {
-    url: String,
-}
-
-impl KubeSimHandle {
-    /// `http://127.0.0.1:PORT`, the API root.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
-    /// Stops serving and writes the world file.
-    pub async fn shutdown(self) -> io::Result<()> {
-        Ok(())
+impl KubeSimOptions {
+    /// Serves `world` on a free loopback port with the default nodes and version 1.33.
+    pub fn new(world: PathBuf) -> KubeSimOptions {
+        KubeSimOptions {
+            world,
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            fresh_nodes: default_fresh_nodes(),
+            version: (1, 33),
+        }
     }
 }
 
-/// Binds, loads (or creates) the world and serves it.
-pub async fn spawn(_options: KubeSimOptions) -> io::Result<KubeSimHandle> {
-    Err(io::Error::other(
-        "the Kubernetes simulator is not built yet",
-    ))
+/// `node-1`..`node-3` with InternalIPs 10.0.0.11-13.
+pub fn default_fresh_nodes() -> Vec<FreshNode> {
+    (1..=3)
+        .map(|i| FreshNode::ready(format!("node-{i}"), format!("10.0.0.{}", 10 + i)))
+        .collect()
 }
