@@ -47,6 +47,8 @@ struct Row {
 
 fn row(before: (&str, &str), after: (&str, &str)) -> Row {
     let project = Project::new();
+    // The embedded cluster does not create its world's directory yet (reported to k8s-ccm).
+    std::fs::create_dir_all(project.path().join("state/embedded/kubernetes")).unwrap();
     project.config(&config(before.0, before.1));
     project.apply_ok();
     let first = shop(&project.plan(&[]));
@@ -106,7 +108,7 @@ impl Row {
 }
 
 #[test]
-#[ignore = "needs the simulated cloudscale CCM and embedded cluster (branch k8s-ccm); run with --ignored once merged"]
+#[ignore = "needs the embedded cluster and simulated CCM of branch k8s-ccm (passes with --ignored once merged)"]
 fn a_port_name_change_recreates_the_pool() {
     let renamed = "[[load-balancer.shop.ports]]\nname = \"web\"\nport = 80\n";
     let row = row(("", HTTP), ("", renamed));
@@ -126,7 +128,7 @@ fn a_port_name_change_recreates_the_pool() {
 }
 
 #[test]
-#[ignore = "needs the simulated cloudscale CCM and embedded cluster (branch k8s-ccm); run with --ignored once merged"]
+#[ignore = "needs the embedded cluster and simulated CCM of branch k8s-ccm (passes with --ignored once merged)"]
 fn a_renumbered_port_keeps_its_node_port_and_pool_and_recreates_the_listener() {
     let renumbered = "[[load-balancer.shop.ports]]\nname = \"http\"\nport = 8080\n";
     let row = row(("", HTTP), ("", renumbered));
@@ -149,7 +151,7 @@ fn a_renumbered_port_keeps_its_node_port_and_pool_and_recreates_the_listener() {
 }
 
 #[test]
-#[ignore = "needs the simulated cloudscale CCM and embedded cluster (branch k8s-ccm); run with --ignored once merged"]
+#[ignore = "needs the embedded cluster and simulated CCM of branch k8s-ccm (passes with --ignored once merged)"]
 fn allowed_cidrs_are_minimal_and_keep_the_listener() {
     let row = row(("", HTTP), ("allowed-cidrs = [\"192.0.2.0/24\"]", HTTP));
     row.assert_class("minimal")
@@ -165,7 +167,7 @@ fn allowed_cidrs_are_minimal_and_keep_the_listener() {
 }
 
 #[test]
-#[ignore = "needs the simulated cloudscale CCM and embedded cluster (branch k8s-ccm); run with --ignored once merged"]
+#[ignore = "needs the embedded cluster and simulated CCM of branch k8s-ccm (passes with --ignored once merged)"]
 fn local_traffic_policy_recreates_members_and_monitor_but_keeps_the_pool() {
     let row = row(("", HTTP), ("traffic-policy = \"Local\"", HTTP));
     row.assert_class("minimal")
@@ -190,7 +192,7 @@ fn local_traffic_policy_recreates_members_and_monitor_but_keeps_the_pool() {
 }
 
 #[test]
-#[ignore = "needs the simulated cloudscale CCM and embedded cluster (branch k8s-ccm); run with --ignored once merged"]
+#[ignore = "needs the embedded cluster and simulated CCM of branch k8s-ccm (passes with --ignored once merged)"]
 fn a_flavor_change_is_forbidden_and_refused() {
     let row = row(("", HTTP), ("flavor = \"lb-large\"", HTTP));
     row.assert_class("forbidden");
