@@ -16,6 +16,7 @@ mod drift;
 mod faults;
 mod independent_clients;
 mod k8s_drift;
+mod k8s_kubectl;
 mod k8s_nodes;
 mod lifecycle;
 mod locking;
