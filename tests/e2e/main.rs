@@ -17,6 +17,7 @@ mod faults;
 mod independent_clients;
 mod k8s_ccm_rows;
 mod k8s_drift;
+mod k8s_kubectl;
 mod k8s_lb_direct;
 mod k8s_nodes;
 mod lifecycle;
