@@ -5,12 +5,50 @@
 //! predictors in `provider/`, so the tests check one reading of that code against the other.
 //!
 //! Public surface:
-//! - [`ControllerOptions`], [`start`] → [`ControllersHandle`] (`stop()`).
+//! - [`ControllerOptions`], [`start`] → [`ControllersHandle`] (`stop()`, `history()`).
 //! - [`embedded_cluster`]: the embedded `provider = "kubernetes"` cluster: the Kubernetes
 //!   simulator plus, when an embedded cloud runs beside it, VMs in that cloud backing its nodes
 //!   and that cloud's controller.
+//! - [`Record`] and [`RECORD_ANNOTATION`]: what each reconcile of a Service did. Every
+//!   Ensure (and every Update or delete that called the cloud, and every new error) is
+//!   written as JSON to the Service's `sim.skyplan.dev/last-reconcile` annotation and kept in
+//!   [`ControllersHandle::history`].
+//!
+//! Codemap (cloudscale CCM): `http` the two clients, `objects` the decoded objects;
+//! `nodes` node init and lifecycle, `kubelet` the node condition stand-in, `servers` node →
+//! server; `services` the service controller, `balancer` Ensure/Update/Delete, `config` the
+//! annotations, `selector` label selectors, `desired`/`actual` the two states (`lbstate`),
+//! `plan` the actions between them, `reconcile` running them, `writeback` what goes back
+//! on the Service; `embedded` the embedded cluster.
 
+mod actual;
+mod balancer;
+mod config;
+mod desired;
+mod embedded;
+mod http;
+mod kubelet;
+mod lbstate;
+mod nodes;
+mod objects;
+mod plan;
+mod reconcile;
+mod selector;
+mod servers;
+mod services;
+mod writeback;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+pub use embedded::{embedded_cluster, EmbeddedCluster, PASS_ENV};
+pub use writeback::{Record, RECORD_ANNOTATION};
 
 /// Where the embedded cloud beside a cluster is served.
 #[derive(Debug, Clone)]
@@ -25,49 +63,116 @@ pub struct ControllerOptions {
     /// The simulated cluster's API root.
     pub kube_api: String,
     pub cloudscale: Option<CloudscaleEndpoint>,
-    /// The pause between reconcile passes (the real cloudscale CCM: 5-7.5 s).
+    /// The pause between reconcile passes (the real cloudscale CCM: 5-7.5 s). The CCM's
+    /// other pauses keep their ratio to it (500 ms after a delete is `pass / 10`).
     pub pass: Duration,
 }
 
-pub struct ControllersHandle {}
+pub struct ControllersHandle {
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<()>>,
+    history: Arc<Mutex<Vec<Record>>>,
+}
 
 impl ControllersHandle {
     /// Stops the controllers after their current pass.
-    pub async fn stop(self) {}
-}
-
-/// Starts the controllers the options have a cloud for.
-pub async fn start(_options: ControllerOptions) -> ControllersHandle {
-    ControllersHandle {}
-}
-
-/// The embedded `provider = "kubernetes"` cluster, running while skyplan runs.
-pub struct EmbeddedCluster {
-    url: String,
-}
-
-impl EmbeddedCluster {
-    /// The simulated cluster's API root, `http://127.0.0.1:PORT`.
-    pub fn url(&self) -> &str {
-        &self.url
+    pub async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(task) = self.task.take() {
+            // Err: the task panicked; there is nothing left to stop.
+            let _ = task.await;
+        }
     }
 
-    /// Stops the controllers, then the API, writing the world file.
-    pub async fn shutdown(self) -> std::io::Result<()> {
-        Ok(())
+    /// Every reconcile record so far, oldest first.
+    pub fn history(&self) -> Vec<Record> {
+        self.history.lock().expect("history lock").clone()
     }
 }
 
-/// Starts the embedded cluster over `world` (`<state-dir>/embedded/kubernetes/<cluster>.json`).
-/// With an embedded cloudscale beside it, a fresh world's three nodes are backed by three
-/// servers of that cloud (created there if missing, with a private interface on the default
-/// subnet), and the simulated cloudscale CCM initialises the nodes and reconciles LoadBalancer
-/// Services into that cloud.
-pub async fn embedded_cluster(
-    _world: std::path::PathBuf,
-    _cloudscale: Option<CloudscaleEndpoint>,
-) -> std::io::Result<EmbeddedCluster> {
-    Err(std::io::Error::other(
-        "the embedded cluster is not built yet",
-    ))
+/// Starts the controllers the options have a cloud for; without one nothing runs.
+pub async fn start(options: ControllerOptions) -> ControllersHandle {
+    let (stop, mut stopped) = watch::channel(false);
+    let history = Arc::new(Mutex::new(Vec::new()));
+    let Some(mut controllers) = Controllers::new(&options, history.clone()) else {
+        return ControllersHandle {
+            stop,
+            task: None,
+            history,
+        };
+    };
+    let pass = options.pass;
+    let task = tokio::spawn(async move {
+        loop {
+            controllers.pass().await;
+            tokio::select! {
+                _ = tokio::time::sleep(pass) => {}
+                _ = stopped.changed() => return,
+            }
+        }
+    });
+    ControllersHandle {
+        stop,
+        task: Some(task),
+        history,
+    }
+}
+
+/// The cloudscale CCM's controllers, one pass at a time.
+pub(crate) struct Controllers {
+    kube: http::Kube,
+    cloud: http::Cloud,
+    services: services::ServiceController,
+}
+
+impl Controllers {
+    pub(crate) fn new(
+        options: &ControllerOptions,
+        history: Arc<Mutex<Vec<Record>>>,
+    ) -> Option<Self> {
+        let endpoint = options.cloudscale.as_ref()?;
+        let kube = http::Kube::new(&options.kube_api);
+        let cloud = http::Cloud::new(&endpoint.api, &endpoint.token);
+        let clock = reconcile::Clock {
+            refetch_wait: options.pass,
+        };
+        let services =
+            services::ServiceController::new(kube.clone(), cloud.clone(), clock, history);
+        Some(Controllers {
+            kube,
+            cloud,
+            services,
+        })
+    }
+
+    /// Nodes first (init, the condition stand-in, lifecycle), then Services on the nodes as
+    /// they are after that. A failed listing skips the rest of the pass.
+    pub(crate) async fn pass(&mut self) {
+        let Ok(raw_nodes) = self.kube.list("/api/v1/nodes").await else {
+            return;
+        };
+        let nodes = decode_nodes(&raw_nodes);
+        nodes::initialise_nodes(&self.kube, &self.cloud, &nodes).await;
+        let Ok(raw_nodes) = self.kube.list("/api/v1/nodes").await else {
+            return;
+        };
+        kubelet::follow_servers(&self.kube, &self.cloud, &raw_nodes).await;
+        let Ok(raw_nodes) = self.kube.list("/api/v1/nodes").await else {
+            return;
+        };
+        nodes::monitor_nodes(&self.kube, &self.cloud, &decode_nodes(&raw_nodes)).await;
+        let (Ok(raw_nodes), Ok(raw_services)) = (
+            self.kube.list("/api/v1/nodes").await,
+            self.kube.list("/api/v1/services").await,
+        ) else {
+            return;
+        };
+        self.services
+            .pass(&raw_services, &decode_nodes(&raw_nodes))
+            .await;
+    }
+}
+
+fn decode_nodes(raw: &[serde_json::Value]) -> Vec<objects::Node> {
+    raw.iter().filter_map(objects::Node::from_json).collect()
 }

@@ -1,0 +1,173 @@
+//! The embedded `provider = "kubernetes"` cluster: the Kubernetes simulator, and beside an
+//! embedded cloudscale, three servers backing its nodes and the simulated CCM.
+
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::http::{Cloud, Kube};
+use super::nodes::UNINITIALIZED_TAINT;
+use super::objects::Node;
+use super::{start, CloudscaleEndpoint, ControllerOptions, ControllersHandle};
+use crate::sim::kubernetes::{self, FreshNode, KubeSimHandle, KubeSimOptions};
+
+/// The pass interval of the embedded CCM in milliseconds (default 200).
+pub const PASS_ENV: &str = "SKYPLAN_SIM_CCM_PASS_MS";
+const DEFAULT_PASS: Duration = Duration::from_millis(200);
+/// How long start-up waits for the CCM to initialise the fresh nodes.
+const INIT_LIMIT: Duration = Duration::from_secs(5);
+const NODE_NAMES: [&str; 3] = ["node-1", "node-2", "node-3"];
+/// The Kubernetes version the simulator reports (the CCM reads it for `ipMode`).
+const VERSION: (u32, u32) = (1, 33);
+const SERVER_FLAVOR: &str = "flex-8-4";
+const SERVER_IMAGE: &str = "debian-12";
+const SERVER_ZONE: &str = "lpg1";
+
+/// The embedded `provider = "kubernetes"` cluster, running while skyplan runs.
+pub struct EmbeddedCluster {
+    url: String,
+    api: KubeSimHandle,
+    controllers: Option<ControllersHandle>,
+}
+
+impl EmbeddedCluster {
+    /// The simulated cluster's API root, `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Stops the controllers, then the API, writing the world file.
+    pub async fn shutdown(self) -> io::Result<()> {
+        if let Some(controllers) = self.controllers {
+            controllers.stop().await;
+        }
+        self.api.shutdown().await
+    }
+}
+
+fn pass_interval() -> Duration {
+    std::env::var(PASS_ENV)
+        .ok()
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .map_or(DEFAULT_PASS, Duration::from_millis)
+}
+
+/// Starts the embedded cluster over `world` (`<state-dir>/embedded/kubernetes/<cluster>.json`).
+/// With an embedded cloudscale beside it, a fresh world's three nodes are backed by three
+/// servers of that cloud (created there if missing, with a private interface on the default
+/// subnet), and the simulated cloudscale CCM initialises the nodes and reconciles LoadBalancer
+/// Services into that cloud.
+pub async fn embedded_cluster(
+    world: PathBuf,
+    cloudscale: Option<CloudscaleEndpoint>,
+) -> io::Result<EmbeddedCluster> {
+    let fresh = !world.exists();
+    let fresh_nodes = match (&cloudscale, fresh) {
+        (Some(endpoint), true) => cloud_backed_nodes(endpoint).await?,
+        _ => kubernetes::default_fresh_nodes(),
+    };
+    let api = kubernetes::spawn(KubeSimOptions {
+        fresh_nodes,
+        version: VERSION,
+        ..KubeSimOptions::new(world)
+    })
+    .await?;
+    let url = api.url().to_owned();
+    let controllers = match cloudscale {
+        Some(endpoint) => {
+            let handle = start(ControllerOptions {
+                kube_api: url.clone(),
+                cloudscale: Some(endpoint),
+                pass: pass_interval(),
+            })
+            .await;
+            wait_until_initialised(&Kube::new(&url)).await;
+            Some(handle)
+        }
+        None => None,
+    };
+    Ok(EmbeddedCluster {
+        url,
+        api,
+        controllers,
+    })
+}
+
+/// The servers `node-1`..`node-3` (created if missing) as kubelets with
+/// `--cloud-provider=external` register them: uninitialised, with the private address.
+pub(super) async fn cloud_backed_nodes(
+    endpoint: &CloudscaleEndpoint,
+) -> io::Result<Vec<FreshNode>> {
+    let cloud = Cloud::new(&endpoint.api, &endpoint.token);
+    let existing = cloud.list("servers").await.map_err(io::Error::other)?;
+    let network = private_network(&cloud).await?;
+    let mut nodes = Vec::new();
+    for name in NODE_NAMES {
+        let server = match existing.iter().find(|s| s["name"] == name) {
+            Some(server) => server.clone(),
+            None => cloud
+                .post("servers", &server_request(name, &network))
+                .await
+                .map_err(io::Error::other)?,
+        };
+        nodes.push(FreshNode {
+            name: name.to_owned(),
+            internal_ip: private_address(&server).unwrap_or_default(),
+            uninitialized: true,
+            provider_id: None,
+        });
+    }
+    Ok(nodes)
+}
+
+fn server_request(name: &str, network: &str) -> Value {
+    json!({
+        "name": name,
+        "flavor": SERVER_FLAVOR,
+        "image": SERVER_IMAGE,
+        "zone": SERVER_ZONE,
+        "interfaces": [{"network": "public"}, {"network": network}],
+    })
+}
+
+/// The account's default private network (the first, named `default` if there is one).
+async fn private_network(cloud: &Cloud) -> io::Result<String> {
+    let networks = cloud.list("networks").await.map_err(io::Error::other)?;
+    networks
+        .iter()
+        .find(|n| n["name"] == "default")
+        .or_else(|| networks.first())
+        .and_then(|n| n["uuid"].as_str())
+        .map(str::to_owned)
+        .ok_or_else(|| io::Error::other("the cloud has no private network for the nodes"))
+}
+
+fn private_address(server: &Value) -> Option<String> {
+    server["interfaces"]
+        .as_array()?
+        .iter()
+        .filter(|i| i["type"] != "public")
+        .flat_map(|i| i["addresses"].as_array().cloned().unwrap_or_default())
+        .find(|a| a["version"] == 4)
+        .and_then(|a| a["address"].as_str().map(str::to_owned))
+}
+
+/// Bounded: a cluster whose nodes stay uninitialised is still a cluster (skyplan's drift
+/// reports them), so this never fails.
+async fn wait_until_initialised(kube: &Kube) {
+    let started = tokio::time::Instant::now();
+    while started.elapsed() < INIT_LIMIT {
+        if let Ok(nodes) = kube.list("/api/v1/nodes").await {
+            let pending = nodes
+                .iter()
+                .filter_map(Node::from_json)
+                .any(|n| n.has_taint(UNINITIALIZED_TAINT));
+            if !pending {
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
