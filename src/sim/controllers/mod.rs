@@ -23,6 +23,7 @@
 
 mod actual;
 mod balancer;
+pub mod cloudstack;
 mod config;
 mod desired;
 mod embedded;
