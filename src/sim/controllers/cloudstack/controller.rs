@@ -52,6 +52,17 @@ pub fn lb_candidate(node: &Node) -> bool {
         && !node.has_taint("ToBeDeletedByClusterAutoscaler")
 }
 
+/// `LoadBalancerStatusEqual` of v0.24: ip and hostname only. Its types have no `ipMode`, so
+/// the one the apiserver defaults is not a difference.
+fn same_ingress(raw: &Value, wanted: &[Value]) -> bool {
+    let key = |i: &Value| (i["ip"].clone(), i["hostname"].clone());
+    let current: Vec<_> = raw["status"]["loadBalancer"]["ingress"]
+        .as_array()
+        .map(|list| list.iter().map(key).collect())
+        .unwrap_or_default();
+    current == wanted.iter().map(key).collect::<Vec<_>>()
+}
+
 fn needs_cleanup(service: &CsService) -> bool {
     service.metadata.finalizers.iter().any(|f| f == FINALIZER)
         && (service.metadata.deletion_timestamp.is_some() || !service.wants_load_balancer())
@@ -152,9 +163,11 @@ impl ServiceController {
                     tracing::debug!(error = %e, "ip-associated annotation not written");
                 }
             }
-            writeback::set_ingress(&self.kube, &generic, raw, &ensured.ingress)
-                .await
-                .map_err(|e| format!("patching the status: {e}"))?;
+            if !same_ingress(raw, &ensured.ingress) {
+                writeback::set_ingress(&self.kube, &generic, raw, &ensured.ingress)
+                    .await
+                    .map_err(|e| format!("patching the status: {e}"))?;
+            }
             Ok::<_, String>(ensured)
         }
         .await;
@@ -280,6 +293,15 @@ mod tests {
         assert!(!lb_candidate(&node(excluded)));
         let not_ready = json!({"metadata": {"name": "a"}});
         assert!(!lb_candidate(&node(not_ready)));
+    }
+
+    #[test]
+    fn ingress_compares_ip_and_hostname_only() {
+        let raw =
+            json!({"status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4", "ipMode": "VIP"}]}}});
+        assert!(same_ingress(&raw, &[json!({"ip": "1.2.3.4"})]));
+        assert!(!same_ingress(&raw, &[json!({"ip": "1.2.3.5"})]));
+        assert!(!same_ingress(&json!({}), &[json!({"ip": "1.2.3.4"})]));
     }
 
     #[test]

@@ -42,10 +42,11 @@ async fn a_new_service_gets_an_ip_a_rule_its_members_and_a_firewall_rule() {
     assert_eq!(h.firewall().await, [("tcp".into(), 80, "0.0.0.0/0".into())]);
     let ip = rule["publicip"].as_str().unwrap();
     assert_eq!(h.allocated_ips().await, [ip]);
-    assert_eq!(
-        service["status"]["loadBalancer"]["ingress"],
-        json!([{"ip": ip}])
-    );
+    let ingress = service["status"]["loadBalancer"]["ingress"]
+        .as_array()
+        .unwrap();
+    assert_eq!(ingress.len(), 1);
+    assert_eq!(ingress[0]["ip"], ip);
     assert_eq!(
         service["metadata"]["finalizers"],
         json!(["service.kubernetes.io/load-balancer-cleanup"])
@@ -243,7 +244,11 @@ async fn a_type_change_away_from_load_balancer_cleans_up() {
     h.passes(2).await;
     assert!(h.rules().await.is_empty());
     assert!(h.allocated_ips().await.is_empty());
-    assert_eq!(h.service().await["metadata"]["finalizers"], json!(null));
+    let finalizers = h.service().await["metadata"]["finalizers"].clone();
+    assert!(
+        finalizers.as_array().is_none_or(Vec::is_empty),
+        "{finalizers}"
+    );
 }
 
 #[tokio::test]
