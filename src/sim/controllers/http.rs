@@ -232,8 +232,6 @@ impl Cloud {
         }
     }
 
-    /// The controllers never create objects; the tests do.
-    #[cfg(test)]
     pub async fn post(&self, path: &str, body: &Value) -> CallResult<Value> {
         send(self.request(Method::POST, path).json(body)).await
     }
