@@ -62,7 +62,7 @@ pub(super) fn provider(
 }
 
 /// `~/…` is the home directory; a relative path is relative to the config.
-fn expand_path(root: &Path, text: &str) -> PathBuf {
+pub(super) fn expand_path(root: &Path, text: &str) -> PathBuf {
     match (text.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
         _ => root.join(text),
@@ -250,19 +250,9 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
     for cluster in raw.clusters.values() {
         let mut check = Checker::new(cluster.file, problems);
         let provider = &cluster.get().provider;
-        if provider.get_ref() == "kubernetes" {
-            let invalid = Invalid::new(
-                "clusters with provider \"kubernetes\" are not supported yet",
-            )
-            .help(
-                "skyplan manages CloudStack Kubernetes Service clusters: provider = \"cloudstack\"",
-            );
-            check.report(provider.span(), invalid);
-            continue;
-        }
         if provider.get_ref() != "cloudstack" {
             let invalid = Invalid::new(format!("`{}` cannot manage clusters", provider.get_ref()))
-                .help("write provider = \"cloudstack\"");
+                .help("write provider = \"cloudstack\" (a cluster skyplan creates) or \"kubernetes\" (an existing cluster it connects to)");
             check.report(provider.span(), invalid);
             continue;
         }

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::ops::Range;
 
+use super::binding;
 use super::check::Checker;
 use super::diagnostics::{Problem, Problems};
 use super::parse::Sourced;
@@ -23,12 +24,15 @@ pub(super) fn resource(
     problems: &mut Problems,
 ) -> Resource {
     let mut check = Checker::new(raw.file, problems);
+    let spec = spec(key, raw.get(), &mut check);
+    // A bound load balancer reads its cluster's nodes: the cluster is connected first.
+    let depends_on = spec.binding.iter().map(|b| b.cluster.clone()).collect();
     Resource {
         address: Address::new(ResourceKind::LoadBalancer, key),
         provider: raw.get().provider.get_ref().clone(),
         location: raw.file.location(&raw.span()),
-        spec: ResourceSpec::LoadBalancer(spec(key, raw.get(), &mut check)),
-        depends_on: vec![],
+        spec: ResourceSpec::LoadBalancer(spec),
+        depends_on,
     }
 }
 
@@ -37,6 +41,8 @@ fn spec(key: &str, raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) -> LoadBa
     let defaults = LoadBalancerSpec::with_defaults(name, raw.zone.clone());
     let traffic_policy = check.choice(&raw.traffic_policy, defaults.traffic_policy);
     let cidr_text = |text: &str| values::cidr(text).map(|net| net.to_string());
+    binding::check_keys(raw, check);
+    let binding = binding::binding(raw, check);
     LoadBalancerSpec {
         flavor: raw.flavor.clone().unwrap_or(defaults.flavor),
         vip_addresses: raw
@@ -66,6 +72,8 @@ fn spec(key: &str, raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) -> LoadBa
             .iter()
             .filter_map(|port| port_spec(port.get_ref(), check))
             .collect(),
+        node_selector: raw.node_selector.as_ref().map(|s| s.get_ref().clone()),
+        binding,
         ..defaults
     }
 }
@@ -168,7 +176,12 @@ fn http_check(raw: Option<&RawHttpCheck>, local: bool, check: &mut Checker<'_, '
 
 fn port_spec(raw: &RawPort, check: &mut Checker<'_, '_>) -> Option<PortSpec> {
     let port = check.port(&raw.port);
-    let node_port = check.port(&raw.node_port);
+    // Without a node-port (reported unless the load balancer is bound to a Service) the port
+    // is 0: the Service's node port, read at refresh.
+    let node_port = match &raw.node_port {
+        Some(node_port) => check.port(node_port),
+        None => Some(0),
+    };
     Some(PortSpec {
         name: raw
             .name

@@ -7,14 +7,17 @@
 //! (with `load_balancer` and `cloudstack`) parses values and applies defaults. Every stage records problems
 //! and goes on, so one run reports everything that is wrong.
 
+mod binding;
 mod check;
 mod cloudstack;
 mod diagnostics;
 mod files;
+mod kubernetes;
 mod load_balancer;
 mod parse;
 mod raw;
 mod raw_cloudstack;
+mod raw_kubernetes;
 mod resolve;
 mod schema;
 mod types;
@@ -50,3 +53,5 @@ fn load_sources(root: PathBuf, files: &[SourceFile]) -> Result<Config, ConfigErr
 mod tests;
 #[cfg(test)]
 mod tests_cloudstack;
+#[cfg(test)]
+mod tests_kubernetes;

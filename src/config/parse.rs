@@ -14,6 +14,7 @@ use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
 use super::raw::{RawCloudscale, RawDocument, RawLoadBalancer, RawMaintenance, RawSettings};
 use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer};
+use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy};
 
 /// A raw section with the file it came from; its span is its table header.
 pub(super) struct Sourced<'f, T> {
@@ -41,7 +42,11 @@ pub(super) struct RawConfig<'f> {
     /// cloudscale load balancers.
     pub load_balancers: BTreeMap<String, Sourced<'f, RawLoadBalancer>>,
     pub cloudstack_load_balancers: BTreeMap<String, Sourced<'f, RawCsLoadBalancer>>,
+    /// CloudStack clusters (and any other provider but kubernetes, for validation to refuse).
     pub clusters: BTreeMap<String, Sourced<'f, RawCluster>>,
+    /// `[cluster.NAME]` with provider = "kubernetes".
+    pub kube_clusters: BTreeMap<String, Sourced<'f, RawKubeCluster>>,
+    pub node_policies: BTreeMap<String, Sourced<'f, RawNodePolicy>>,
 }
 
 impl RawConfig<'_> {
@@ -56,11 +61,24 @@ impl RawConfig<'_> {
 }
 
 /// Sections whose tables hold named entries, each parsed on its own.
-const NAMED_SECTIONS: [&str; 3] = ["cluster", "load-balancer", "provider"];
+const NAMED_SECTIONS: [&str; 4] = ["cluster", "load-balancer", "nodes", "provider"];
 
 /// Where a `[load-balancer.NAME]` table with `provider = "cloudstack"` is parsed: its keys are
 /// not a cloudscale load balancer's.
 const CLOUDSTACK_LOAD_BALANCER: &str = "load-balancer (cloudstack)";
+
+/// Where a `[cluster.NAME]` table with `provider = "kubernetes"` is parsed: a cluster skyplan
+/// connects to has other keys than one it creates.
+const KUBERNETES_CLUSTER: &str = "cluster (kubernetes)";
+
+/// The hidden section a named entry is parsed in, when its provider has its own key set.
+fn routed_section(section: &str, entry: &Spanned<DeValue<'_>>) -> Option<&'static str> {
+    match section {
+        "load-balancer" if names_provider(entry, "cloudstack") => Some(CLOUDSTACK_LOAD_BALANCER),
+        "cluster" if names_provider(entry, "kubernetes") => Some(KUBERNETES_CLUSTER),
+        _ => None,
+    }
+}
 
 pub(super) fn parse<'f>(files: &'f [SourceFile], problems: &mut Problems) -> RawConfig<'f> {
     let mut config = RawConfig::default();
@@ -103,11 +121,9 @@ fn split(root: DeTable<'_>) -> Vec<DeTable<'_>> {
         match value.into_inner() {
             DeValue::Table(entries) if NAMED_SECTIONS.contains(&key.get_ref().as_ref()) => {
                 for entry in entries {
-                    let section_key = match names_provider(&entry.1, "cloudstack") {
-                        true if key.get_ref() == "load-balancer" => {
-                            Spanned::new(key.span(), CLOUDSTACK_LOAD_BALANCER.into())
-                        }
-                        _ => key.clone(),
+                    let section_key = match routed_section(key.get_ref(), &entry.1) {
+                        Some(routed) => Spanned::new(key.span(), routed.into()),
+                        None => key.clone(),
                     };
                     let section = DeValue::Table(DeTable::from_iter([entry]));
                     parts.push(DeTable::from_iter([(
@@ -142,6 +158,7 @@ impl<'f> RawConfig<'f> {
             load_balancer,
             cloudstack_load_balancer,
             cluster,
+            kubernetes_cluster,
             nodes,
         } = document;
         place(&mut self.settings, file, settings, "[settings]", problems);
@@ -193,12 +210,47 @@ impl<'f> RawConfig<'f> {
             let section = &mut self.cloudstack_load_balancers;
             insert_named(section, "load-balancer", name, file, value, problems);
         }
+        // A cluster of either kind may be defined once across them.
         for (name, value) in cluster {
+            if let Some(first) = self.kube_clusters.get(&name) {
+                problems.push(defined_twice(
+                    &format!("cluster.{name}"),
+                    first,
+                    file,
+                    value.span(),
+                ));
+                continue;
+            }
             insert_named(&mut self.clusters, "cluster", name, file, value, problems);
         }
-        if let Some(section) = nodes {
-            let message = "node policies ([nodes.NAME]) are not supported yet";
-            problems.push(Problem::at(file, section.span(), message));
+        for (name, value) in kubernetes_cluster {
+            if let Some(first) = self.clusters.get(&name) {
+                problems.push(defined_twice(
+                    &format!("cluster.{name}"),
+                    first,
+                    file,
+                    value.span(),
+                ));
+                continue;
+            }
+            insert_named(
+                &mut self.kube_clusters,
+                "cluster",
+                name,
+                file,
+                value,
+                problems,
+            );
+        }
+        for (name, value) in nodes {
+            insert_named(
+                &mut self.node_policies,
+                "nodes",
+                name,
+                file,
+                value,
+                problems,
+            );
         }
     }
 }

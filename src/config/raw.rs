@@ -12,9 +12,10 @@ use serde::Deserialize;
 use serde_spanned::Spanned;
 
 use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer};
-use super::schema::{choice, load_balancers, port};
+use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy};
+use super::schema::{choice, clusters, load_balancers, port};
 use crate::model::{
-    Algorithm, HttpVersion, Impact, IpMode, ListenerProtocol, MonitorType, PoolProtocol,
+    Algorithm, HttpVersion, Impact, IpMode, LbMode, ListenerProtocol, MonitorType, PoolProtocol,
     PortProtocol, TrafficPolicy,
 };
 
@@ -41,13 +42,20 @@ pub(super) struct RawDocument {
     #[serde(default, rename = "load-balancer (cloudstack)")]
     #[schemars(skip)]
     pub cloudstack_load_balancer: BTreeMap<String, Spanned<RawCsLoadBalancer>>,
-    /// Kubernetes clusters by name (`cluster.lab`).
+    /// Kubernetes clusters by name (`cluster.lab`): CloudStack clusters skyplan manages, or
+    /// existing clusters it connects to (provider = "kubernetes"). The keys depend on the
+    /// provider.
     #[serde(default)]
-    #[schemars(with = "BTreeMap<String, RawCluster>")]
+    #[schemars(schema_with = "clusters")]
     pub cluster: BTreeMap<String, Spanned<RawCluster>>,
-    /// Accepted by the parser only to say that node policies are not supported yet.
+    /// `[cluster.NAME]` tables with provider = "kubernetes", routed here by the parser.
+    #[serde(default, rename = "cluster (kubernetes)")]
     #[schemars(skip)]
-    pub nodes: Option<Spanned<IgnoredAny>>,
+    pub kubernetes_cluster: BTreeMap<String, Spanned<RawKubeCluster>>,
+    /// Policies over the nodes of a cluster, by name (`nodes.web`).
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RawNodePolicy>")]
+    pub nodes: BTreeMap<String, Spanned<RawNodePolicy>>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -160,10 +168,29 @@ pub(super) struct RawLoadBalancer {
     #[serde(default)]
     #[schemars(schema_with = "choice::<IpMode>")]
     pub ip_mode: Option<Spanned<String>>,
-    /// Backend addresses (IPv4 or IPv6), each at most once.
+    /// Backend addresses (IPv4 or IPv6), each at most once. Not with `cluster`: then the
+    /// members are the cluster's nodes.
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub members: Vec<Spanned<String>>,
+    /// A [cluster.NAME] of this config: the load balancer serves one of its Services (needs
+    /// `service`), and its members are the cluster's nodes, chosen as the cloudscale CCM
+    /// chooses them.
+    #[schemars(with = "Option<String>")]
+    pub cluster: Option<Spanned<String>>,
+    /// The Service this load balancer serves, "namespace/name"; needs `cluster`.
+    #[schemars(with = "Option<String>")]
+    pub service: Option<Spanned<String>>,
+    /// "direct" (default): skyplan manages the cloud objects, members are the nodes on the
+    /// Service's node ports. "ccm": skyplan writes the Service (type LoadBalancer, ports,
+    /// traffic policy, the CCM's annotations) and predicts what the cloudscale CCM does.
+    #[serde(default)]
+    #[schemars(schema_with = "choice::<LbMode>")]
+    pub mode: Option<Spanned<String>>,
+    /// Only nodes matching this label selector become members (the CCM's
+    /// `loadbalancer-node-selector`), e.g. "node-role.kubernetes.io/worker,!spot".
+    #[schemars(with = "Option<String>")]
+    pub node_selector: Option<Spanned<String>>,
     /// The Service ports; at least one.
     #[schemars(with = "Vec<RawPort>")]
     pub ports: Spanned<Vec<Spanned<RawPort>>>,
@@ -241,7 +268,9 @@ pub(super) struct RawPort {
     #[serde(default)]
     #[schemars(schema_with = "choice::<PortProtocol>")]
     pub protocol: Option<Spanned<String>>,
-    /// The port on each member.
+    /// The port on each member. Required unless the load balancer is bound to a Service,
+    /// whose node ports it then uses.
+    #[serde(default)]
     #[schemars(schema_with = "port")]
-    pub node_port: Spanned<i64>,
+    pub node_port: Option<Spanned<i64>>,
 }

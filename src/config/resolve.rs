@@ -13,7 +13,7 @@ use super::types::{
 };
 use super::values::{self, Invalid};
 use super::window::{Window, WINDOW_HELP};
-use super::{cloudstack, load_balancer};
+use super::{cloudstack, kubernetes, load_balancer};
 use crate::model::Impact;
 
 const DEFAULT_STATE_DIR: &str = "state";
@@ -36,13 +36,13 @@ pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problem
                 .map(|p| cloudstack::provider(&root, p, problems)),
         },
         maintenance: raw.maintenance.as_ref().map(|m| maintenance(m, problems)),
-        resources: resources(raw, problems),
+        resources: resources(&root, raw, problems),
         root,
     }
 }
 
 /// Every resource, sorted by address.
-fn resources(raw: &RawConfig<'_>, problems: &mut Problems) -> Vec<Resource> {
+fn resources(root: &Path, raw: &RawConfig<'_>, problems: &mut Problems) -> Vec<Resource> {
     let mut resources: Vec<Resource> = raw
         .load_balancers
         .iter()
@@ -53,6 +53,12 @@ fn resources(raw: &RawConfig<'_>, problems: &mut Problems) -> Vec<Resource> {
     }
     for (key, cluster) in &raw.clusters {
         resources.push(cloudstack::cluster(key, cluster, problems));
+    }
+    for (key, cluster) in &raw.kube_clusters {
+        resources.push(kubernetes::cluster(root, key, cluster, problems));
+    }
+    for (key, policy) in &raw.node_policies {
+        resources.push(kubernetes::node_policy(key, policy, problems));
     }
     resources.sort_by(|a, b| a.address.cmp(&b.address));
     resources

@@ -7,7 +7,8 @@ use schemars::{json_schema, Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::raw::{RawDocument, RawLoadBalancer};
-use super::raw_cloudstack::RawCsLoadBalancer;
+use super::raw_cloudstack::{RawCluster, RawCsLoadBalancer};
+use super::raw_kubernetes::RawKubeCluster;
 use super::values::Choice;
 
 pub fn json_schema() -> serde_json::Value {
@@ -63,6 +64,16 @@ pub(super) fn load_balancers(generator: &mut SchemaGenerator) -> Schema {
     json_schema!({
         "type": "object",
         "additionalProperties": { "anyOf": [cloudscale, cloudstack] }
+    })
+}
+
+/// `[cluster.NAME]`: the keys depend on the provider the table names.
+pub(super) fn clusters(generator: &mut SchemaGenerator) -> Schema {
+    let cloudstack = generator.subschema_for::<RawCluster>();
+    let kubernetes = generator.subschema_for::<RawKubeCluster>();
+    json_schema!({
+        "type": "object",
+        "additionalProperties": { "anyOf": [cloudstack, kubernetes] }
     })
 }
 

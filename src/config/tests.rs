@@ -249,7 +249,7 @@ fn every_bad_resource_is_reported_not_just_the_first() {
              `zone`, `vip-addresses`, `floating-ips`, `algorithm`, `pool-protocol`, \
              `listener-protocol`, `allowed-cidrs`, `allowed-subnets`, `timeouts`, \
              `health-monitor`, `traffic-policy`, `health-check-node-port`, `force-hostname`, \
-             `ip-mode`, `members`, `ports`",
+             `ip-mode`, `members`, `cluster`, `service`, `mode`, `node-selector`, `ports`",
         ]
     );
 }

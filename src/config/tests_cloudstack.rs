@@ -65,15 +65,6 @@ fn per_node_type_offerings_are_kept() {
     assert_eq!(spec.offering_for(NodeType::Control), "Medium Instance");
 }
 
-#[test]
-fn kubernetes_clusters_are_not_supported_yet() {
-    let text = CLUSTER.replace("\"cloudstack\"", "\"kubernetes\"");
-    assert_eq!(
-        errors(&text),
-        ["a.toml:2:12: clusters with provider \"kubernetes\" are not supported yet"]
-    );
-}
-
 const EDGE: &str = "[load-balancer.edge]\nprovider = \"cloudstack\"\ncluster = \"lab\"\n\
                     [[load-balancer.edge.ports]]\nport = 80\nnode-port = 30080\n";
 

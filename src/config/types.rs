@@ -100,6 +100,9 @@ pub struct Resource {
     pub depends_on: Vec<Address>,
 }
 
+// One value per configured resource: the size difference costs little, boxing the cloudscale
+// spec would touch every match on it.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum ResourceSpec {
     /// A cloudscale load balancer.

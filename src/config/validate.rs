@@ -21,7 +21,9 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
         health_check_node_port_needs_local(lb.get(), &mut check);
     }
     floating_ips_are_claimed_once(raw, problems);
+    super::binding::validate(raw, problems);
     super::cloudstack::validate(raw, problems);
+    super::kubernetes::validate(raw, problems);
 }
 
 fn provider_is_configured(lb: &RawLoadBalancer, raw: &RawConfig<'_>, check: &mut Checker) {

@@ -7,8 +7,8 @@ use ipnet::IpNet;
 
 use super::types::Endpoint;
 use crate::model::{
-    Algorithm, ClusterRunState, CsAlgorithm, CsProtocol, HttpVersion, Impact, IpMode,
-    ListenerProtocol, MonitorType, PoolProtocol, PortProtocol, TrafficPolicy,
+    Algorithm, ClusterRunState, CsAlgorithm, CsProtocol, HttpVersion, Impact, IpMode, LbMode,
+    ListenerProtocol, MonitorType, PoolProtocol, PortProtocol, TaintEffect, TrafficPolicy,
 };
 
 /// Why a value was rejected, and how to fix it.
@@ -63,11 +63,13 @@ choices!(
     MonitorType => "health-monitor type",
     HttpVersion => "HTTP version",
     TrafficPolicy => "traffic policy",
+    LbMode => "mode",
     IpMode => "IP mode",
     Impact => "impact class",
     ClusterRunState => "cluster state",
     CsAlgorithm => "algorithm",
     CsProtocol => "protocol",
+    TaintEffect => "taint effect",
 );
 
 pub(super) fn choice<T: Choice>(text: &str) -> Result<T, Invalid> {

@@ -126,6 +126,8 @@ pub struct PortSpec {
     pub name: String,
     pub port: u16,
     pub protocol: PortProtocol,
+    /// 0 on a load balancer bound to a Service whose config gives none: the Service's node
+    /// port for this port, read from the cluster.
     pub node_port: u16,
 }
 
@@ -166,6 +168,10 @@ pub struct LoadBalancerSpec {
     pub ip_mode: IpMode,
     /// Backend addresses (the nodes' private addresses).
     pub members: Vec<String>,
+    /// The CCM's `loadbalancer-node-selector`: only matching nodes become members of a
+    /// Service-bound load balancer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<String>,
     pub ports: Vec<PortSpec>,
     /// The Service this load balancer serves: in direct mode the members and node ports come
     /// from the cluster; in `ccm` mode skyplan writes the Service and the cloud controller
@@ -195,6 +201,7 @@ impl LoadBalancerSpec {
             force_hostname: None,
             ip_mode: IpMode::Proxy,
             members: vec![],
+            node_selector: None,
             ports: vec![],
             binding: None,
         }

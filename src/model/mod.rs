@@ -37,6 +37,7 @@ mod address;
 mod cloudstack;
 mod impact;
 mod kubernetes;
+pub mod labels;
 mod load_balancer;
 mod secret;
 

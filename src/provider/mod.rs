@@ -22,6 +22,7 @@ pub use traits::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
 pub enum Operation {
     Cloudscale(cloudscale::ops::Op),
     Cloudstack(cloudstack::ops::Op),
+    Kubernetes(kubernetes::ops::Op),
 }
 
 impl fmt::Display for Operation {
@@ -29,6 +30,7 @@ impl fmt::Display for Operation {
         match self {
             Operation::Cloudscale(op) => op.fmt(f),
             Operation::Cloudstack(op) => op.fmt(f),
+            Operation::Kubernetes(op) => op.fmt(f),
         }
     }
 }

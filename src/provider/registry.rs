@@ -3,30 +3,50 @@
 //! the config and the provider's own folder — not the pipeline.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::config::{Config, ResourceSpec};
 use crate::graph::{ObjectGraph, ObjectKey};
 use crate::model::Address;
 use crate::provider::cloudscale::CloudscaleProvider;
 use crate::provider::cloudstack::{self, provider::CloudstackProvider};
+use crate::provider::kubernetes::KubernetesProvider;
 use crate::provider::{Provider, ProviderError};
 
 /// The providers a config may name, in the order `validate` lists them.
 pub const PROVIDERS: [&str; 2] = ["cloudscale", "cloudstack"];
 
-/// Connects every provider the config has a table for.
+/// Connects every provider the config has a table for: the clouds first, then — when the
+/// config has `provider = "kubernetes"` clusters — the Kubernetes provider (an embedded
+/// cluster's nodes are VMs of the embedded cloudscale, and node-metadata drift reads the
+/// clouds' VMs), then hands the connected clusters to every cloud.
 pub async fn connect(
     config: &Config,
 ) -> Result<BTreeMap<String, Box<dyn Provider>>, ProviderError> {
     let state_dir = &config.settings.state_dir;
     let mut providers: BTreeMap<String, Box<dyn Provider>> = BTreeMap::new();
+    let mut cloudscale_endpoint = None;
     if let Some(cloudscale) = &config.providers.cloudscale {
         let provider = CloudscaleProvider::connect(&cloudscale.endpoint, state_dir).await?;
+        cloudscale_endpoint = provider.embedded_endpoint();
         providers.insert(provider.name().to_string(), Box::new(provider));
     }
     if let Some(cloudstack) = &config.providers.cloudstack {
         let provider = CloudstackProvider::connect(&cloudstack.endpoint, state_dir).await?;
         providers.insert(provider.name().to_string(), Box::new(provider));
+    }
+    let has_clusters = config
+        .resources
+        .iter()
+        .any(|r| matches!(r.spec, ResourceSpec::KubernetesCluster(_)));
+    if has_clusters {
+        let clouds = providers.values().filter_map(|p| p.instances()).collect();
+        let kubernetes = KubernetesProvider::connect(config, cloudscale_endpoint, clouds).await?;
+        let clusters = kubernetes.clusters();
+        for provider in providers.values() {
+            provider.attach_clusters(Arc::clone(&clusters));
+        }
+        providers.insert(kubernetes.name().to_string(), Box::new(kubernetes));
     }
     Ok(providers)
 }

@@ -15,6 +15,8 @@ mod cs_support;
 mod drift;
 mod faults;
 mod independent_clients;
+mod k8s_drift;
+mod k8s_nodes;
 mod lifecycle;
 mod locking;
 mod saved_plans;

@@ -31,6 +31,12 @@ pub struct DiffInput<'a> {
 }
 
 pub fn diff(input: &DiffInput) -> ResourceChange {
+    diff_classified(input).0
+}
+
+/// The change with the table row of each of its attributes (in the same order) and the
+/// operations before ordering: controller mode re-reads each row as what the CCM does.
+pub fn diff_classified(input: &DiffInput) -> (ResourceChange, Vec<Change>, Vec<Op>) {
     let mut diff = Diff::default();
     let action = match (input.desired, input.live) {
         (None, None) => Action::NoOp,
@@ -74,26 +80,29 @@ pub fn diff(input: &DiffInput) -> ResourceChange {
             }
         }
     };
-    ResourceChange {
+    let change = ResourceChange {
         address: input.address.clone(),
         provider: PROVIDER.to_string(),
         action,
         requested: matches!(action, Action::Replace)
             || (action == Action::Delete && input.allow_delete),
         attributes: diff.attributes,
-        operations: order_operations(input.address, diff.ops)
+        operations: order_operations(input.address, diff.ops.clone())
             .into_iter()
             .map(Operation::Cloudscale)
             .collect(),
         record: input
             .desired
             .map(|(spec, _)| serde_json::to_value(spec).expect("specs serialize")),
-    }
+    };
+    (change, diff.changes, diff.ops)
 }
 
 #[derive(Default)]
 struct Diff {
     attributes: Vec<AttributeChange>,
+    /// The table row of each attribute, in the same order.
+    changes: Vec<Change>,
     ops: Vec<Op>,
     /// Set while noting in-place differences of a pool that is recreated anyway: they are
     /// still shown, but happen through (and within the downtime of) that recreation.
@@ -138,6 +147,7 @@ impl Diff {
         if !detail.is_empty() {
             reason = format!("{reason} ({detail})");
         }
+        self.changes.push(change);
         self.attributes.push(AttributeChange {
             path: path.to_string(),
             before,

@@ -168,6 +168,8 @@ pub async fn execute(client: &CloudscaleClient, ids: &mut LbIds, op: &Op) -> Res
             Ok(())
         }
         Op::AssignFloatingIp { network } => assign_floating_ip(client, &ids.lb()?, network).await,
+        // Controller mode is applied by `ccm::apply`, never one cloud call at a time.
+        Op::WriteService { .. } | Op::Controller { .. } => Ok(()),
     }
 }
 

@@ -2,6 +2,8 @@
 //! objects, and its impact table.
 
 pub mod api;
+pub mod binding;
+pub mod ccm;
 pub mod client;
 pub mod desired;
 pub mod diff;
@@ -12,6 +14,7 @@ pub mod ops;
 pub mod order;
 mod provider;
 pub mod refresh;
+pub mod servers;
 #[cfg(test)]
 mod sim_tests;
 

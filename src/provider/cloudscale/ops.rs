@@ -66,6 +66,21 @@ pub enum Op {
     AssignFloatingIp {
         network: String,
     },
+    /// Controller mode: write the Service — a merge patch carrying the resourceVersion read at
+    /// refresh (a concurrent change is a 409, never overwritten), or a create when it does not
+    /// exist yet.
+    WriteService {
+        namespace: String,
+        name: String,
+        body: serde_json::Value,
+        /// `None`: the Service does not exist and is created.
+        resource_version: Option<String>,
+    },
+    /// Controller mode: what the cloudscale CCM is predicted to do once the Service is
+    /// written. skyplan never performs it; apply waits for it and checks it.
+    Controller {
+        action: String,
+    },
 }
 
 impl fmt::Display for Op {
@@ -87,6 +102,16 @@ impl fmt::Display for Op {
             Op::UpdateListener { listener, .. } => write!(f, "update listener {}", listener.name),
             Op::DeleteListener { listener, .. } => write!(f, "delete listener {listener}"),
             Op::AssignFloatingIp { network } => write!(f, "assign floating IP {network}"),
+            Op::WriteService {
+                namespace,
+                name,
+                resource_version,
+                ..
+            } => match resource_version {
+                Some(_) => write!(f, "patch service {namespace}/{name}"),
+                None => write!(f, "create service {namespace}/{name}"),
+            },
+            Op::Controller { action } => write!(f, "controller: {action}"),
         }
     }
 }

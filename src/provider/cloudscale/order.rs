@@ -76,6 +76,13 @@ impl Keys<'_> {
                 Action::Delete,
             ),
             Op::AssignFloatingIp { network } => (self.floating_ip(network), lb, Action::Update),
+            // Controller-mode operations are listed as the plan gives them, never ordered here.
+            Op::WriteService { name, .. } => {
+                (self.key("service", name.clone()), None, Action::Update)
+            }
+            Op::Controller { action } => {
+                (self.key("controller", action.clone()), lb, Action::Update)
+            }
         }
     }
 }

@@ -1,33 +1,45 @@
 //! The cloudscale provider behind the [`Provider`] trait: refresh through the API client,
 //! plan through the pure diff, apply through the operation executor.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
+use super::binding::{resolve_direct, ClusterView};
 use super::client::{token_from_env, Backoff, CloudscaleClient, Secret, WaitPolicy};
 use super::desired::desired_objects;
 use super::diff::{diff, DiffInput, PROVIDER};
 use super::execute::{execute, LbIds};
 use super::objects::{LbObjects, Snapshot, OWNER_TAG};
 use super::refresh::refresh;
+use super::servers::{CloudscaleInstances, ServerCache};
 use crate::config::{Endpoint, Resource, ResourceSpec};
+use crate::model::LbMode;
 use crate::model::{Address, LoadBalancerSpec};
 use crate::plan::{Action, ResourceChange};
+use crate::provider::kubernetes::connection::Clusters;
 use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
 use crate::sim::cloudscale as sim;
 use crate::state::journal::{Journal, Phase};
 use crate::state::ResourceState;
 
 pub struct CloudscaleProvider {
-    client: CloudscaleClient,
+    client: Arc<CloudscaleClient>,
     snapshot: Mutex<Snapshot>,
     embedded: Mutex<Option<sim::SimHandle>>,
+    /// The servers, read once per refresh when a bound load balancer needs them, and shared
+    /// with node-metadata drift.
+    servers: Arc<ServerCache>,
+    /// Handed over by the registry once the Kubernetes provider connected.
+    clusters: Mutex<Option<Arc<Clusters>>>,
+    /// What refresh read from the cluster of each Service-bound target (an error to report
+    /// when the plan needs it).
+    views: Mutex<BTreeMap<Address, Result<ClusterView, String>>>,
 }
 
 /// How long the embedded cloud's load balancers stay `changing` after a change: 50 ms unless
@@ -104,10 +116,26 @@ impl CloudscaleProvider {
             }
         };
         Ok(CloudscaleProvider {
-            client,
+            client: Arc::new(client),
             snapshot: Mutex::new(Snapshot::default()),
             embedded: Mutex::new(embedded),
+            servers: Arc::default(),
+            clusters: Mutex::new(None),
+            views: Mutex::new(BTreeMap::new()),
         })
+    }
+
+    /// Where the embedded cloud is served and the token it accepts, for what runs beside it in
+    /// the embedded world (the embedded cluster's servers and its cloud controller); `None`
+    /// against a real cloud.
+    pub fn embedded_endpoint(&self) -> Option<crate::sim::controllers::CloudscaleEndpoint> {
+        let embedded = self.embedded.lock().unwrap_or_else(|p| p.into_inner());
+        embedded
+            .as_ref()
+            .map(|handle| crate::sim::controllers::CloudscaleEndpoint {
+                api: handle.base_url(),
+                token: sim::DEFAULT_TOKEN.to_string(),
+            })
     }
 
     fn snapshot(&self) -> std::sync::MutexGuard<'_, Snapshot> {
@@ -116,22 +144,109 @@ impl CloudscaleProvider {
 
     async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<(), ProviderError> {
         let addresses: BTreeSet<String> = targets.iter().map(|t| t.address.to_string()).collect();
-        let known: BTreeSet<String> = targets
+        let mut known: BTreeSet<String> = targets
             .iter()
             .filter_map(|t| t.prior)
             .map(|p| p.id.clone())
             .collect();
-        let snapshot = refresh(&self.client, |lb| {
-            lb.uuid.as_ref().is_some_and(|u| known.contains(u))
-                || lb
-                    .tags
-                    .get(OWNER_TAG)
-                    .is_some_and(|a| addresses.contains(a))
-        })
-        .await
-        .map_err(|e| error(PROVIDER, format!("refresh failed: {e}")))?;
+        let views = self.read_clusters(targets).await;
+        // A controller-mode load balancer is found as the CCM finds it: by the Service's uuid
+        // annotation, else by name; its members are wanted too.
+        let mut ccm_names = BTreeSet::new();
+        for view in views.values().flatten() {
+            if let Some(found) = super::ccm::lookup_keys(view) {
+                known.extend(found.uuid);
+                ccm_names.extend(found.names);
+            }
+        }
+        let bound = !views.is_empty();
+        let (snapshot, servers) = tokio::join!(
+            refresh(&self.client, |lb| {
+                lb.uuid.as_ref().is_some_and(|u| known.contains(u))
+                    || ccm_names.contains(&lb.name)
+                    || lb
+                        .tags
+                        .get(OWNER_TAG)
+                        .is_some_and(|a| addresses.contains(a))
+            }),
+            async {
+                match bound {
+                    true => super::servers::read_servers(&self.client).await.map(Some),
+                    false => Ok(None),
+                }
+            }
+        );
+        let snapshot = snapshot.map_err(|e| error(PROVIDER, format!("refresh failed: {e}")))?;
+        if let Some(servers) =
+            servers.map_err(|e| error(PROVIDER, format!("listing servers failed: {e}")))?
+        {
+            self.servers.set(servers);
+        }
         *self.snapshot() = snapshot;
+        *self.views.lock().unwrap_or_else(|p| p.into_inner()) = views;
         Ok(())
+    }
+
+    /// For each Service-bound target: the cluster's nodes (listed once per run by the shared
+    /// connection) and the Service (one GET).
+    async fn read_clusters(
+        &self,
+        targets: &[Target<'_>],
+    ) -> BTreeMap<Address, Result<ClusterView, String>> {
+        let clusters = self
+            .clusters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let mut views = BTreeMap::new();
+        for target in targets {
+            let Some(binding) = target
+                .resource
+                .and_then(load_balancer_spec)
+                .and_then(|s| s.binding.clone())
+            else {
+                continue;
+            };
+            let connection = clusters.as_ref().and_then(|c| c.get(&binding.cluster));
+            let view = match connection {
+                None => Err(format!(
+                    "{} is not connected: a Service-bound load balancer needs its cluster",
+                    binding.cluster
+                )),
+                Some(connection) => {
+                    async {
+                        let nodes = connection.nodes().await.map_err(|e| e.to_string())?;
+                        let service = connection
+                            .service(&binding.namespace, &binding.name)
+                            .await
+                            .map_err(|e| e.to_string())?;
+                        Ok(ClusterView {
+                            nodes: nodes.to_vec(),
+                            service,
+                        })
+                    }
+                    .await
+                }
+            };
+            views.insert(target.address.clone(), view);
+        }
+        views
+    }
+
+    /// A bound spec with the cluster's members and node ports filled in (direct mode).
+    fn resolve_binding(
+        &self,
+        address: &Address,
+        spec: &LoadBalancerSpec,
+    ) -> Result<LoadBalancerSpec, ProviderError> {
+        let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
+        let view = views
+            .get(address)
+            .ok_or_else(|| error(address, "the cluster was not read for this load balancer"))?
+            .as_ref()
+            .map_err(|e| error(address, e))?;
+        let servers = self.servers.get().unwrap_or_default();
+        resolve_direct(spec, view, &servers).map_err(|e| error(address, e))
     }
 
     async fn apply_change(
@@ -141,6 +256,13 @@ impl CloudscaleProvider {
         journal: &Journal,
     ) -> Result<Option<ResourceState>, ProviderError> {
         let address = &change.address;
+        let controller_mode = change.record.as_ref().is_some_and(|r| {
+            serde_json::from_value::<LoadBalancerSpec>(r.clone())
+                .is_ok_and(|s| s.binding.is_some_and(|b| b.mode == LbMode::Ccm))
+        });
+        if controller_mode {
+            return self.apply_ccm(change, journal).await.map(Some);
+        }
         let live = find_live(&self.snapshot(), address, prior.map(|p| p.id.as_str()))?;
         let mut ids = live.as_ref().map(LbIds::from_live).unwrap_or_default();
         let journal_error = |e: crate::state::StateError| error(address, e);
@@ -170,6 +292,177 @@ impl CloudscaleProvider {
                 .map_err(journal_error)?;
         }
         Ok(state_entry(change, ids))
+    }
+}
+
+impl CloudscaleProvider {
+    fn connection(
+        &self,
+        address: &Address,
+        cluster: &Address,
+    ) -> Result<Arc<crate::provider::kubernetes::connection::ClusterConnection>, ProviderError>
+    {
+        self.clusters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(|c| c.get(cluster))
+            .ok_or_else(|| error(address, format!("{cluster} is not connected")))
+    }
+
+    /// Controller mode: the Service write and the CCM's predicted effect.
+    fn compare_ccm(
+        &self,
+        target: &Target,
+        spec: &LoadBalancerSpec,
+        prior: Option<&LoadBalancerSpec>,
+        _options: &PlanOptions,
+    ) -> Result<ResourceChange, ProviderError> {
+        let address = target.address;
+        let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
+        let view = views
+            .get(address)
+            .ok_or_else(|| error(address, "the cluster was not read for this load balancer"))?
+            .as_ref()
+            .map_err(|e| error(address, e))?;
+        let servers = self.servers.get().unwrap_or_default();
+        let snapshot = self.snapshot();
+        super::ccm::plan::plan(&super::ccm::plan::CcmInput {
+            address,
+            spec,
+            prior,
+            view,
+            servers: &servers,
+            snapshot: &snapshot,
+        })
+        .map_err(|e| error(address, e))
+    }
+
+    /// Writes the Service, waits for the CCM, and checks its outcome against the plan.
+    async fn apply_ccm(
+        &self,
+        change: &ResourceChange,
+        journal: &Journal,
+    ) -> Result<ResourceState, ProviderError> {
+        use super::ccm::apply::{compare_pool_uuids, wait_for_controller, write_service};
+        use super::ops::Op;
+        let address = &change.address;
+        let record = change
+            .record
+            .clone()
+            .expect("a controller-mode change records its spec");
+        let spec: LoadBalancerSpec =
+            serde_json::from_value(record.clone()).map_err(|e| error(address, e))?;
+        let binding = spec.binding.clone().expect("bound");
+        let connection = self.connection(address, &binding.cluster)?;
+        let before = {
+            let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
+            let live_service = views
+                .get(address)
+                .and_then(|v| v.as_ref().ok())
+                .and_then(|v| v.service.clone());
+            let snapshot = self.snapshot();
+            match super::ccm::predict::find_ccm_lb(&snapshot, live_service.as_ref(), &spec.name) {
+                super::ccm::predict::Found::Lb(lb) => Some(lb.clone()),
+                _ => None,
+            }
+        };
+        let journal_error = |e: crate::state::StateError| error(address, e);
+        let mut actions = Vec::new();
+        for operation in &change.operations {
+            let Operation::Cloudscale(op) = operation else {
+                continue;
+            };
+            match op {
+                Op::WriteService {
+                    namespace,
+                    name,
+                    body,
+                    resource_version,
+                } => {
+                    let text = op.to_string();
+                    journal
+                        .record(address, Phase::Intent, &text, None, None)
+                        .map_err(journal_error)?;
+                    let written = write_service(
+                        &connection,
+                        namespace,
+                        name,
+                        body,
+                        resource_version.as_deref(),
+                    )
+                    .await;
+                    journal.checkpoint("call");
+                    if let Err(e) = written {
+                        journal
+                            .record(address, Phase::Failed, &text, None, Some(e.clone()))
+                            .map_err(journal_error)?;
+                        return Err(error(address, e));
+                    }
+                    journal
+                        .record(address, Phase::Done, &text, None, None)
+                        .map_err(journal_error)?;
+                }
+                Op::Controller { action } => actions.push(action.clone()),
+                other => return Err(error(address, format!("{other} in a controller-mode plan"))),
+            }
+        }
+        let converged = wait_for_controller(address, &self.client, &connection, &spec)
+            .await
+            .map_err(|e| error(address, e))?;
+        let uuid = converged.lb.lb.uuid.clone().unwrap_or_default();
+        let differences = compare_pool_uuids(before.as_ref(), &converged.lb, &actions);
+        if !differences.is_empty() {
+            return Err(error(
+                address,
+                format!(
+                    "the controller did not do what the plan predicted: {}",
+                    differences.join("; ")
+                ),
+            ));
+        }
+        Ok(ResourceState {
+            provider: PROVIDER.to_string(),
+            id: uuid.clone(),
+            ids: serde_json::json!({"lb": uuid, "service_uid": converged.service_uid}),
+            attributes: record,
+            depends_on: vec![],
+        })
+    }
+
+    /// Controller mode drift: the managed parts of the Service changed behind skyplan's back.
+    fn drift_ccm(
+        &self,
+        target: &Target,
+        applied: &LoadBalancerSpec,
+    ) -> Result<DriftCheck, ProviderError> {
+        let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(Ok(view)) = views.get(target.address) else {
+            return Err(error(
+                target.address,
+                "the cluster was not read for this load balancer",
+            ));
+        };
+        let Some(live) = &view.service else {
+            return Ok(DriftCheck::Missing);
+        };
+        let rule = super::ccm::impact::rule(super::ccm::impact::Change::ServiceWritten);
+        let changes = super::ccm::service::service_changes(applied, live)
+            .into_iter()
+            .map(|c| crate::plan::AttributeChange {
+                reason: format!(
+                    "the Service was changed outside skyplan; writing it again: {}",
+                    rule.happens
+                ),
+                path: c.path,
+                before: c.before,
+                after: c.after,
+                impact: rule.impact,
+                downtime: rule.downtime,
+                group: "service".into(),
+            })
+            .collect();
+        Ok(DriftCheck::Compared(changes))
     }
 }
 
@@ -236,6 +529,14 @@ impl CloudscaleProvider {
         check_assignable: bool,
     ) -> Result<ResourceChange, ProviderError> {
         let address = target.address;
+        let resolved = match spec {
+            Some(spec) if spec.binding.as_ref().is_some_and(|b| b.mode == LbMode::Ccm) => {
+                return self.compare_ccm(target, spec, prior, options);
+            }
+            Some(spec) if spec.binding.is_some() => Some(self.resolve_binding(address, spec)?),
+            _ => None,
+        };
+        let spec = resolved.as_ref().or(spec);
         let snapshot = self.snapshot();
         let live = find_live(&snapshot, address, target.prior.map(|p| p.id.as_str()))?;
         let desired = spec
@@ -288,6 +589,13 @@ impl Provider for CloudscaleProvider {
         let Some(expected) = expected else {
             return Ok(DriftCheck::NotApplied);
         };
+        if expected
+            .binding
+            .as_ref()
+            .is_some_and(|b| b.mode == LbMode::Ccm)
+        {
+            return self.drift_ccm(target, expected);
+        }
         let change = self.compare(target, Some(expected), None, &PlanOptions::default(), false)?;
         Ok(match change.action {
             Action::Create if target.prior.is_some() => DriftCheck::Missing,
@@ -329,6 +637,17 @@ impl Provider for CloudscaleProvider {
         journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
         self.apply_change(change, prior, journal).boxed()
+    }
+
+    fn instances(&self) -> Option<Arc<dyn crate::provider::kubernetes::instances::CloudInstances>> {
+        Some(Arc::new(CloudscaleInstances {
+            client: self.client.clone(),
+            cache: self.servers.clone(),
+        }))
+    }
+
+    fn attach_clusters(&self, clusters: Arc<Clusters>) {
+        *self.clusters.lock().unwrap_or_else(|p| p.into_inner()) = Some(clusters);
     }
 
     fn request_count(&self) -> u64 {

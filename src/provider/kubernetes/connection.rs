@@ -3,7 +3,8 @@
 //! balancers. The nodes are read once per run.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use k8s_openapi::api::core::v1::{Node, Service};
 use tokio::sync::OnceCell;
@@ -15,6 +16,11 @@ pub struct ClusterConnection {
     pub address: Address,
     client: kube::Client,
     nodes: OnceCell<Vec<Node>>,
+    /// Requests sent through `client` (counted by a layer under it; zero for a client built
+    /// elsewhere and handed to [`ClusterConnection::new`]).
+    requests: Arc<AtomicU64>,
+    /// The embedded cluster behind `client`, stopped by [`ClusterConnection::close`].
+    embedded: Mutex<Option<crate::sim::controllers::EmbeddedCluster>>,
 }
 
 impl ClusterConnection {
@@ -23,6 +29,48 @@ impl ClusterConnection {
             address,
             client,
             nodes: OnceCell::new(),
+            requests: Arc::default(),
+            embedded: Mutex::new(None),
+        }
+    }
+
+    /// A connection whose client counts its requests into `requests`, and which owns the
+    /// embedded cluster it talks to (if any).
+    pub fn counted(
+        address: Address,
+        client: kube::Client,
+        requests: Arc<AtomicU64>,
+        embedded: Option<crate::sim::controllers::EmbeddedCluster>,
+    ) -> Self {
+        ClusterConnection {
+            requests,
+            embedded: Mutex::new(embedded),
+            ..ClusterConnection::new(address, client)
+        }
+    }
+
+    /// Requests sent so far.
+    pub fn request_count(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// The nodes, if [`ClusterConnection::nodes`] has read them this run.
+    pub fn cached_nodes(&self) -> Option<&[Node]> {
+        self.nodes.get().map(Vec::as_slice)
+    }
+
+    /// Stops the embedded cluster (which writes its world); nothing for a real one.
+    pub async fn close(&self) -> Result<(), ProviderError> {
+        let embedded = self
+            .embedded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        match embedded {
+            Some(cluster) => cluster.shutdown().await.map_err(|e| {
+                ProviderError::new(&self.address, format!("stopping the embedded cluster: {e}"))
+            }),
+            None => Ok(()),
         }
     }
 

@@ -4,5 +4,15 @@
 //! the Service) and tell node-metadata drift what their cloud knows about each VM through
 //! [`instances::CloudInstances`].
 
+pub mod connect;
 pub mod connection;
 pub mod instances;
+pub mod metadata;
+pub mod nodes;
+pub mod ops;
+pub mod provider;
+
+/// The provider name of `[cluster.*]` tables with provider = "kubernetes" and of node policies.
+pub const PROVIDER: &str = "kubernetes";
+
+pub use provider::KubernetesProvider;

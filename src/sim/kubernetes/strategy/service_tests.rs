@@ -157,6 +157,8 @@ fn validation_reports_every_bad_field() {
             "spec.type",
             "spec.ports[0].name",
             "spec.ports[0].port",
+            // Defaulted from the port, and as invalid as the port.
+            "spec.ports[0].targetPort",
             "spec.ports[1].name",
             "spec.ports[1].port",
             "spec.ports[1].protocol",

@@ -1,0 +1,252 @@
+//! A cloudscale load balancer bound to a Kubernetes Service: `cluster`, `service`, `mode` and
+//! `node-selector`. With a cluster the members are the cluster's nodes (so `members` is an
+//! error) and the node ports come from the Service (so `node-port` becomes optional).
+
+use super::check::Checker;
+use super::diagnostics::Problems;
+use super::parse::RawConfig;
+use super::raw::RawLoadBalancer;
+use super::values::Invalid;
+use crate::model::{Address, LbMode, ResourceKind, ServiceBinding};
+
+/// The binding the table asks for; each inconsistency is reported at its key.
+pub(super) fn binding(
+    raw: &RawLoadBalancer,
+    check: &mut Checker<'_, '_>,
+) -> Option<ServiceBinding> {
+    let mode = check.choice(&raw.mode, LbMode::Direct);
+    match (&raw.cluster, &raw.service) {
+        (Some(cluster), Some(service)) => {
+            let (namespace, name) = check.text(service, service_ref)?;
+            Some(ServiceBinding {
+                cluster: Address::new(ResourceKind::Cluster, cluster.get_ref()),
+                namespace,
+                name,
+                mode,
+            })
+        }
+        (Some(cluster), None) => {
+            let invalid = Invalid::new("a load balancer bound to a cluster needs `service`")
+                .help("name the Service it serves: service = \"namespace/name\"");
+            check.report(cluster.span(), invalid);
+            None
+        }
+        (None, Some(service)) => {
+            let invalid = Invalid::new("`service` needs `cluster`")
+                .help("name the [cluster.NAME] the Service runs in: cluster = \"NAME\"");
+            check.report(service.span(), invalid);
+            None
+        }
+        (None, None) => {
+            if let (Some(raw_mode), LbMode::Ccm) = (&raw.mode, mode) {
+                let invalid = Invalid::new("mode = \"ccm\" needs `cluster` and `service`")
+                    .help("in controller mode skyplan writes the Service: name its cluster and namespace/name");
+                check.report(raw_mode.span(), invalid);
+            }
+            None
+        }
+    }
+}
+
+/// Rules about a bound load balancer's other keys: members come from the cluster, node ports
+/// from the Service, and node-selector only means something with nodes to select.
+pub(super) fn check_keys(raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) {
+    if raw.cluster.is_some() {
+        if let Some(first) = raw.members.first() {
+            let invalid = Invalid::new("`cluster` and `members` exclude each other")
+                .help("with a cluster the members are its nodes; remove `members`");
+            check.report(first.span(), invalid);
+        }
+    } else {
+        if let Some(selector) = &raw.node_selector {
+            let invalid = Invalid::new("`node-selector` selects nodes of a cluster")
+                .help("bind the load balancer to a Service with cluster and service, or remove node-selector");
+            check.report(selector.span(), invalid);
+        }
+        for port in raw.ports.get_ref() {
+            if port.get_ref().node_port.is_none() {
+                let invalid = Invalid::new(format!(
+                    "port {} needs a node-port",
+                    port.get_ref().port.get_ref()
+                ))
+                .help("set node-port, the port on each member (only a load balancer bound to a Service takes it from the Service)");
+                check.report(port.span(), invalid);
+            }
+        }
+    }
+}
+
+/// `namespace/name`, both DNS-1123 labels as Kubernetes requires.
+fn service_ref(text: &str) -> Result<(String, String), Invalid> {
+    let help = "write namespace/name, e.g. \"default/shop\"";
+    let Some((namespace, name)) = text.split_once('/') else {
+        return Err(Invalid::new(format!("`{text}` is not namespace/name")).help(help));
+    };
+    for part in [namespace, name] {
+        if !is_dns_label(part) {
+            return Err(Invalid::new(format!(
+                "`{part}` is not a valid Kubernetes name (lower-case letters, digits and '-', at most 63)"
+            ))
+            .help(help));
+        }
+    }
+    Ok((namespace.to_string(), name.to_string()))
+}
+
+fn is_dns_label(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes[0] != b'-'
+        && bytes[bytes.len() - 1] != b'-'
+}
+
+/// The cluster a load balancer names is declared in this config.
+pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
+    for lb in raw.load_balancers.values() {
+        let Some(cluster) = &lb.get().cluster else {
+            continue;
+        };
+        let name = cluster.get_ref();
+        if raw.clusters.contains_key(name) || raw.kube_clusters.contains_key(name) {
+            continue;
+        }
+        let mut check = Checker::new(lb.file, problems);
+        let mut names: Vec<&str> = raw.clusters.keys().map(String::as_str).collect();
+        names.extend(raw.kube_clusters.keys().map(String::as_str));
+        names.sort();
+        let help = match names.is_empty() {
+            true => "declare it: [cluster.NAME] with provider = \"kubernetes\"".to_string(),
+            false => format!("declared clusters: {}", names.join(", ")),
+        };
+        let invalid = Invalid::new(format!(
+            "cluster `{}` is not a [cluster.NAME] in this config",
+            cluster.get_ref()
+        ))
+        .help(help);
+        check.report(cluster.span(), invalid);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{errors, load_str};
+    use super::super::types::ResourceSpec;
+    use super::*;
+
+    /// A cluster to bind to.
+    const CLUSTER: &str =
+        "[cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n\n\n\n\n";
+
+    /// A cloudscale load balancer `shop` with `extra` keys and one port `port_extra`.
+    fn shop(extra: &str, port_extra: &str) -> String {
+        format!(
+            "[provider.cloudscale]\nendpoint = \"embedded\"\n{CLUSTER}\
+             [load-balancer.shop]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\n{extra}\n\
+             [[load-balancer.shop.ports]]\nname = \"http\"\nport = 80\n{port_extra}\n"
+        )
+    }
+
+    fn lb_spec(text: &str) -> (crate::model::LoadBalancerSpec, Vec<Address>) {
+        let config = load_str(text).unwrap();
+        let lb = config
+            .resources
+            .iter()
+            .find(|r| r.address.to_string() == "load-balancer.shop")
+            .unwrap();
+        let ResourceSpec::LoadBalancer(spec) = &lb.spec else {
+            panic!("a cloudscale load balancer")
+        };
+        (spec.clone(), lb.depends_on.clone())
+    }
+
+    #[test]
+    fn a_bound_load_balancer_depends_on_its_cluster_and_takes_node_ports_from_the_service() {
+        let (spec, depends_on) = lb_spec(&shop(
+            "cluster = \"prod\"\nservice = \"default/shop\"\nmode = \"ccm\"\nnode-selector = \"tier=web\"",
+            "",
+        ));
+        let binding = spec.binding.unwrap();
+        assert_eq!(binding.cluster.to_string(), "cluster.prod");
+        assert_eq!(binding.service_ref(), "default/shop");
+        assert_eq!(binding.mode, LbMode::Ccm);
+        assert_eq!(spec.ports[0].node_port, 0);
+        assert_eq!(spec.node_selector.as_deref(), Some("tier=web"));
+        assert_eq!(depends_on, [binding.cluster]);
+    }
+
+    #[test]
+    fn direct_is_the_default_mode() {
+        let (spec, _) = lb_spec(&shop(
+            "cluster = \"prod\"\nservice = \"default/shop\"",
+            "node-port = 30080",
+        ));
+        assert_eq!(spec.binding.unwrap().mode, LbMode::Direct);
+        assert_eq!(spec.ports[0].node_port, 30080);
+    }
+
+    #[test]
+    fn inconsistent_bindings_are_errors_at_their_key() {
+        let lines = errors(&shop(
+            "cluster = \"prod\"\nservice = \"default/shop\"\nmembers = [\"10.0.0.1\"]",
+            "",
+        ));
+        assert!(
+            lines.iter().any(|l| l.contains("a.toml:15:")
+                && l.contains("`cluster` and `members` exclude each other")),
+            "{lines:?}"
+        );
+        let lines = errors(&shop("cluster = \"nope\"\nservice = \"default/shop\"", ""));
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("a.toml:13:11") && l.contains("cluster `nope` is not")),
+            "{lines:?}"
+        );
+        let lines = errors(&shop("mode = \"ccm\"", "node-port = 30080"));
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("needs `cluster` and `service`")),
+            "{lines:?}"
+        );
+        let lines = errors(&shop("service = \"shop\"", "node-port = 30080"));
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("`service` needs `cluster`")),
+            "{lines:?}"
+        );
+        let lines = errors(&shop("cluster = \"prod\"\nservice = \"shop\"", ""));
+        assert!(
+            lines.iter().any(|l| l.contains("is not namespace/name")),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn node_port_stays_required_without_a_binding() {
+        let lines = errors(&shop("members = [\"10.0.0.1\"]", ""));
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("port 80 needs a node-port")),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn service_refs_are_namespace_and_name() {
+        assert_eq!(
+            service_ref("default/shop").unwrap(),
+            ("default".into(), "shop".into())
+        );
+        assert!(service_ref("shop").is_err());
+        assert!(service_ref("default/Shop").is_err());
+        assert!(service_ref("default/-x").is_err());
+        assert!(service_ref("/x").is_err());
+    }
+}

@@ -1,0 +1,178 @@
+//! The Kubernetes sections: clusters skyplan connects to and node policies.
+
+use std::path::PathBuf;
+
+use super::tests::{errors, load_str};
+use super::*;
+use crate::model::{Address, KubeAccess, NodeSelection, ResourceKind, TaintEffect, TaintSpec};
+
+const PROD: &str = "[cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n";
+
+/// A valid policy `web` over `prod` whose table starts on line 4.
+fn web(extra: &str) -> String {
+    format!("{PROD}[nodes.web]\ncluster = \"prod\"\n{extra}\n")
+}
+
+#[test]
+fn an_embedded_cluster_and_a_policy_resolve() {
+    let text = web(
+        "selector = \"node-role.kubernetes.io/worker\"\nlabels = { tier = \"web\" }\n\
+         taints = [{ key = \"dedicated\", value = \"web\", effect = \"NoSchedule\" }]",
+    );
+    let config = load_str(&text).unwrap();
+    let [cluster, policy] = &config.resources[..] else {
+        panic!("two resources: {:?}", config.resources);
+    };
+    assert_eq!(cluster.address.to_string(), "cluster.prod");
+    assert_eq!(cluster.provider, "kubernetes");
+    let ResourceSpec::KubernetesCluster(spec) = &cluster.spec else {
+        panic!("a kubernetes cluster");
+    };
+    assert_eq!(spec.access, KubeAccess::Embedded);
+    assert_eq!(policy.provider, "kubernetes");
+    assert_eq!(
+        policy.depends_on,
+        [Address::new(ResourceKind::Cluster, "prod")]
+    );
+    let ResourceSpec::NodePolicy(spec) = &policy.spec else {
+        panic!("a node policy");
+    };
+    assert_eq!(
+        spec.selection,
+        NodeSelection::Selector("node-role.kubernetes.io/worker".into())
+    );
+    assert_eq!(spec.labels["tier"], "web");
+    assert_eq!(
+        spec.taints,
+        [TaintSpec {
+            key: "dedicated".into(),
+            value: Some("web".into()),
+            effect: TaintEffect::NoSchedule
+        }]
+    );
+}
+
+#[test]
+fn a_kubeconfig_path_is_relative_to_the_config() {
+    let text = "[cluster.prod]\nprovider = \"kubernetes\"\nkubeconfig = \"kube/config\"\ncontext = \"prod\"\n";
+    let config = load_str(text).unwrap();
+    let ResourceSpec::KubernetesCluster(spec) = &config.resources[0].spec else {
+        panic!("a kubernetes cluster");
+    };
+    assert_eq!(
+        spec.access,
+        KubeAccess::Kubeconfig {
+            path: Some(PathBuf::from("cfg/kube/config")),
+            context: Some("prod".into())
+        }
+    );
+}
+
+#[test]
+fn embedded_excludes_a_kubeconfig_and_other_endpoints_are_refused() {
+    let text =
+        "[cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\ncontext = \"x\"\n";
+    assert_eq!(
+        errors(text),
+        ["a.toml:4:11: endpoint = \"embedded\" excludes kubeconfig and context"]
+    );
+    let text = "[cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"https://k8s\"\n";
+    assert_eq!(
+        errors(text),
+        ["a.toml:3:12: `https://k8s` is not an endpoint"]
+    );
+}
+
+#[test]
+fn a_kubernetes_cluster_has_its_own_keys() {
+    let text = "[cluster.prod]\nprovider = \"kubernetes\"\nworkers = 3\n";
+    let lines = errors(text);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("a.toml:3:1: unknown field `workers`"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn a_cluster_name_is_declared_once_across_providers() {
+    let cloudstack = "[cluster.prod]\nprovider = \"cloudstack\"\nzone = \"z\"\n\
+                      kubernetes-version = \"1.29.3\"\nservice-offering = \"S\"\n";
+    let files = [("a.toml", PROD), ("b.toml", cloudstack)];
+    let error = super::tests::load_files(&files).unwrap_err();
+    assert!(
+        error
+            .lines()
+            .iter()
+            .any(|l| l.contains("cluster.prod is defined twice")),
+        "{:?}",
+        error.lines()
+    );
+}
+
+#[test]
+fn a_policy_names_a_declared_kubernetes_cluster() {
+    let text = "[nodes.web]\ncluster = \"prod\"\nnames = [\"*\"]\n";
+    assert_eq!(
+        errors(text),
+        ["a.toml:2:11: cluster `prod` is not a [cluster.NAME] in this config"]
+    );
+}
+
+#[test]
+fn a_policy_needs_exactly_one_selection() {
+    assert_eq!(
+        errors(&web("")),
+        ["a.toml:4:1: a node policy needs selector or names"]
+    );
+    assert_eq!(
+        errors(&web("selector = \"a\"\nnames = [\"n\"]")),
+        ["a.toml:7:9: selector and names exclude each other"]
+    );
+}
+
+#[test]
+fn selectors_and_names_are_checked_where_they_are_written() {
+    assert_eq!(
+        errors(&web("selector = \"zone in lpg1\"")),
+        ["a.toml:6:12: not a label selector: `lpg1`: a set needs parentheses, e.g. (a,b)"]
+    );
+    assert_eq!(
+        errors(&web("names = []")),
+        ["a.toml:6:9: names selects no node"]
+    );
+}
+
+#[test]
+fn labels_and_taints_are_checked_where_they_are_written() {
+    let text = web(
+        "names = [\"*\"]\nlabels = { \"Bad/x\" = \"ok\", tier = \"no spaces\" }\n\
+         taints = [{ key = \"a\", effect = \"Evict\" }]",
+    );
+    let lines = errors(&text);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(
+        lines[0].starts_with("a.toml:7:12: `Bad/x` is not a label key"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].starts_with("a.toml:7:35: `no spaces` is not a label value"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[2].starts_with("a.toml:8:33: `Evict` is not a valid taint effect"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn a_taint_key_and_effect_appear_once() {
+    let text = web(
+        "names = [\"*\"]\ntaints = [{ key = \"a\", effect = \"NoSchedule\" },\n\
+         { key = \"a\", value = \"b\", effect = \"NoSchedule\" }, { key = \"a\", effect = \"NoExecute\" }]",
+    );
+    assert_eq!(
+        errors(&text),
+        ["a.toml:8:1: taint `a:NoSchedule` is listed twice"]
+    );
+}

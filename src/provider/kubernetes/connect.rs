@@ -1,0 +1,82 @@
+//! Connecting to a cluster: a kubeconfig file and context with kubectl's rules, or the
+//! embedded cluster; either way a kube client whose requests are counted.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use kube::client::ClientBuilder;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+use super::connection::ClusterConnection;
+use crate::model::{Address, KubeAccess};
+use crate::provider::ProviderError;
+use crate::sim::controllers::{self, CloudscaleEndpoint};
+
+/// Connects to the cluster at `address` the way its config says.
+pub async fn connect(
+    address: &Address,
+    access: &KubeAccess,
+    state_dir: &Path,
+    cloudscale: Option<CloudscaleEndpoint>,
+) -> Result<ClusterConnection, ProviderError> {
+    let error = |message: String| ProviderError::new(address, message);
+    let (config, embedded) = match access {
+        KubeAccess::Kubeconfig { path, context } => {
+            let kubeconfig = read_kubeconfig(path.as_deref()).map_err(error)?;
+            let options = KubeConfigOptions {
+                context: context.clone(),
+                ..KubeConfigOptions::default()
+            };
+            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+                .await
+                .map_err(|e| error(format!("kubeconfig: {e}")))?;
+            (config, None)
+        }
+        KubeAccess::Embedded => {
+            let world = state_dir
+                .join("embedded")
+                .join("kubernetes")
+                .join(format!("{}.json", address.name));
+            let cluster = controllers::embedded_cluster(world, cloudscale)
+                .await
+                .map_err(|e| error(format!("starting the embedded cluster: {e}")))?;
+            let url = cluster
+                .url()
+                .parse()
+                .map_err(|e| error(format!("the embedded cluster's URL: {e}")))?;
+            (kube::Config::new(url), Some(cluster))
+        }
+    };
+    let requests = Arc::new(AtomicU64::new(0));
+    let counter = requests.clone();
+    let count =
+        tower::util::MapRequestLayer::new(move |request: http::Request<kube::client::Body>| {
+            counter.fetch_add(1, Ordering::Relaxed);
+            request
+        });
+    let client = ClientBuilder::try_from(config)
+        .map_err(|e| error(format!("building the client: {e}")))?
+        .with_layer(&count)
+        .build();
+    Ok(ClusterConnection::counted(
+        address.clone(),
+        client,
+        requests,
+        embedded,
+    ))
+}
+
+/// The named file; else KUBECONFIG (a ':'-separated list, merged, first wins — kubectl's
+/// rules); else ~/.kube/config.
+fn read_kubeconfig(path: Option<&Path>) -> Result<Kubeconfig, String> {
+    if let Some(path) = path {
+        return Kubeconfig::read_from(path)
+            .map_err(|e| format!("reading kubeconfig {}: {e}", path.display()));
+    }
+    match Kubeconfig::from_env() {
+        Ok(Some(kubeconfig)) => Ok(kubeconfig),
+        Ok(None) => Kubeconfig::read().map_err(|e| format!("reading ~/.kube/config: {e}")),
+        Err(e) => Err(format!("reading KUBECONFIG: {e}")),
+    }
+}

@@ -1,0 +1,178 @@
+//! `[nodes.NAME]`: a policy's labels and taints against the live nodes it selects. The diff is
+//! per node (`diff.rs`), its classes come from the table (`impact.rs`), and apply patches each
+//! node with optimistic concurrency (`patch.rs`).
+
+pub mod diff;
+pub mod impact;
+pub mod live;
+pub mod patch;
+
+use std::collections::BTreeMap;
+
+use diff::{diff_node, Wanted};
+use live::{selected, LiveNode};
+
+use crate::model::{Address, NodePolicySpec};
+use crate::plan::{Action, AttributeChange, ResourceChange};
+use crate::provider::{DriftCheck, Operation};
+
+/// One policy target, with the cluster's nodes (`None`: the cluster is not connected).
+pub struct PolicyInput<'a> {
+    pub address: &'a Address,
+    pub desired: Option<&'a NodePolicySpec>,
+    pub applied: Option<NodePolicySpec>,
+    pub nodes: Option<&'a [LiveNode]>,
+}
+
+pub fn plan(input: &PolicyInput<'_>) -> ResourceChange {
+    let record = input
+        .desired
+        .map(|d| serde_json::to_value(d).expect("specs serialize"));
+    let mut change = ResourceChange::no_op(input.address.clone(), super::PROVIDER, record);
+    let Some(policy) = input.desired.or(input.applied.as_ref()) else {
+        return change;
+    };
+    let empty = BTreeMap::new();
+    let wanted = Wanted {
+        labels: input.desired.map_or(&empty, |d| &d.labels),
+        taints: input.desired.map_or(&[], |d| &d.taints),
+        before_labels: input.applied.as_ref().map(|a| &a.labels),
+        before_taints: input.applied.as_ref().map(|a| a.taints.as_slice()),
+    };
+    let (attributes, operations) = diff_selected(&wanted, policy, input.nodes.unwrap_or_default());
+    change.attributes = attributes;
+    change.operations = operations;
+    change.action = match (input.desired, &input.applied) {
+        (None, _) => Action::Delete,
+        (Some(_), None) if !change.operations.is_empty() => Action::Create,
+        (Some(_), Some(_)) if !change.operations.is_empty() => Action::Update,
+        _ => Action::NoOp,
+    };
+    change
+}
+
+/// The live nodes against what was last applied: each difference as the change restoring it.
+pub fn drift(input: &PolicyInput<'_>) -> DriftCheck {
+    let Some(applied) = &input.applied else {
+        return DriftCheck::NotApplied;
+    };
+    let wanted = Wanted {
+        labels: &applied.labels,
+        taints: &applied.taints,
+        before_labels: None,
+        before_taints: None,
+    };
+    let (attributes, _) = diff_selected(&wanted, applied, input.nodes.unwrap_or_default());
+    DriftCheck::Compared(attributes)
+}
+
+fn diff_selected(
+    wanted: &Wanted<'_>,
+    policy: &NodePolicySpec,
+    nodes: &[LiveNode],
+) -> (Vec<AttributeChange>, Vec<Operation>) {
+    let mut attributes = Vec::new();
+    let mut operations = Vec::new();
+    for node in selected(&policy.selection, nodes) {
+        let (changes, op) = diff_node(wanted, node);
+        attributes.extend(changes);
+        if !op.is_empty() {
+            operations.push(Operation::Kubernetes(op));
+        }
+    }
+    (attributes, operations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{NodeSelection, ResourceKind, TaintEffect, TaintSpec};
+
+    fn policy(labels: &[(&str, &str)], taints: Vec<TaintSpec>) -> NodePolicySpec {
+        NodePolicySpec {
+            cluster: Address::new(ResourceKind::Cluster, "prod"),
+            selection: NodeSelection::Names(vec!["node-*".into()]),
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            taints,
+        }
+    }
+
+    fn node(name: &str) -> LiveNode {
+        LiveNode {
+            name: name.into(),
+            labels: BTreeMap::new(),
+            taints: vec![],
+        }
+    }
+
+    #[test]
+    fn a_new_policy_is_one_patch_per_selected_node() {
+        let address = Address::new(ResourceKind::Nodes, "web");
+        let desired = policy(&[("tier", "web")], vec![]);
+        let nodes = [node("node-1"), node("node-2"), node("other")];
+        let input = PolicyInput {
+            address: &address,
+            desired: Some(&desired),
+            applied: None,
+            nodes: Some(&nodes),
+        };
+        let change = plan(&input);
+        assert_eq!(change.action, Action::Create);
+        let ops: Vec<String> = change.operations.iter().map(|o| o.to_string()).collect();
+        assert_eq!(
+            ops,
+            [
+                "patch node node-1: labels +tier=web",
+                "patch node node-2: labels +tier=web"
+            ]
+        );
+        assert!(change.record.is_some());
+    }
+
+    #[test]
+    fn a_removed_policy_takes_back_what_it_set() {
+        let address = Address::new(ResourceKind::Nodes, "web");
+        let taint = TaintSpec {
+            key: "drain".into(),
+            value: None,
+            effect: TaintEffect::NoExecute,
+        };
+        let applied = policy(&[], vec![taint.clone()]);
+        let mut tainted = node("node-1");
+        tainted.taints.push(taint);
+        let nodes = [tainted];
+        let input = PolicyInput {
+            address: &address,
+            desired: None,
+            applied: Some(applied),
+            nodes: Some(&nodes),
+        };
+        let change = plan(&input);
+        assert_eq!(change.action, Action::Delete);
+        assert_eq!(
+            change.operations[0].to_string(),
+            "patch node node-1: taints -drain:NoExecute"
+        );
+        assert_eq!(change.record, None);
+    }
+
+    #[test]
+    fn drift_is_what_others_changed_on_the_nodes() {
+        let address = Address::new(ResourceKind::Nodes, "web");
+        let applied = policy(&[("tier", "web")], vec![]);
+        let nodes = [node("node-1")];
+        let input = PolicyInput {
+            address: &address,
+            desired: None,
+            applied: Some(applied),
+            nodes: Some(&nodes),
+        };
+        let DriftCheck::Compared(changes) = drift(&input) else {
+            panic!("compared")
+        };
+        assert_eq!(changes[0].path, "nodes.node-1.labels.tier");
+    }
+}

@@ -1,0 +1,263 @@
+//! Applying one node patch with optimistic concurrency: read the node (its resourceVersion),
+//! compute the labels and the WHOLE new taint list from what it holds now, and send one
+//! strategic-merge patch carrying `metadata.resourceVersion`. `spec.taints` is an atomic list
+//! (strategic merge replaces it whole), so without the resourceVersion a concurrent taint would
+//! be silently dropped; with it the apiserver answers 409 and the patch is recomputed from a
+//! fresh read. Never a blind overwrite.
+
+use k8s_openapi::api::core::v1::{Node, Taint};
+use kube::api::{Patch, PatchParams};
+use kube::Api;
+use serde_json::{json, Map, Value};
+
+use crate::provider::kubernetes::ops::Op;
+
+/// How often a patch is recomputed after a 409 before giving up (kubectl apply: 5).
+pub const MAX_ATTEMPTS: usize = 5;
+
+/// Applies `op` to its node; returns the patched node.
+pub async fn patch_node(api: &Api<Node>, op: &Op) -> Result<Node, String> {
+    let mut last_conflict = String::new();
+    for _ in 0..MAX_ATTEMPTS {
+        let node = api
+            .get(&op.node)
+            .await
+            .map_err(|e| format!("reading node {}: {e}", op.node))?;
+        let body = patch_body(&node, op);
+        let params = PatchParams::default();
+        match api.patch(&op.node, &params, &Patch::Strategic(body)).await {
+            Ok(node) => return Ok(node),
+            Err(kube::Error::Api(status)) if status.is_conflict() => {
+                // Someone changed the node since the read: recompute from fresh state.
+                last_conflict = status.message.clone();
+            }
+            Err(e) => return Err(format!("patching node {}: {e}", op.node)),
+        }
+    }
+    Err(format!(
+        "patching node {}: still conflicting after {MAX_ATTEMPTS} attempts ({last_conflict})",
+        op.node
+    ))
+}
+
+/// The strategic-merge patch for `op` on `node` as read: labels key by key (null removes),
+/// and, when the op touches taints, the whole new list (null when it becomes empty).
+pub fn patch_body(node: &Node, op: &Op) -> Value {
+    let mut metadata = Map::new();
+    metadata.insert(
+        "resourceVersion".into(),
+        json!(node.metadata.resource_version.clone().unwrap_or_default()),
+    );
+    let mut labels = Map::new();
+    for (key, value) in &op.set_labels {
+        labels.insert(key.clone(), json!(value));
+    }
+    for key in &op.remove_labels {
+        labels.insert(key.clone(), Value::Null);
+    }
+    if !labels.is_empty() {
+        metadata.insert("labels".into(), Value::Object(labels));
+    }
+    let mut body = json!({ "metadata": metadata });
+    if !op.put_taints.is_empty() || !op.remove_taints.is_empty() {
+        let taints = new_taints(node, op);
+        body["spec"] =
+            json!({ "taints": if taints.is_empty() { Value::Null } else { json!(taints) } });
+    }
+    body
+}
+
+/// The node's taints with the op's removed and put ones taken out (by key and effect), then
+/// the put ones appended. Taints of others keep every field they had (timeAdded included).
+fn new_taints(node: &Node, op: &Op) -> Vec<Taint> {
+    let current = node.spec.as_ref().and_then(|s| s.taints.clone());
+    let touched = |t: &Taint| {
+        let same = |key: &str, effect: &str| t.key == key && t.effect == effect;
+        op.remove_taints
+            .iter()
+            .any(|r| same(&r.key, r.effect.as_str()))
+            || op
+                .put_taints
+                .iter()
+                .any(|p| same(&p.key, p.effect.as_str()))
+    };
+    let mut taints: Vec<Taint> = current
+        .into_iter()
+        .flatten()
+        .filter(|t| !touched(t))
+        .collect();
+    taints.extend(op.put_taints.iter().map(|t| Taint {
+        key: t.key.clone(),
+        value: t.value.clone(),
+        effect: t.effect.as_str().to_string(),
+        time_added: None,
+    }));
+    taints
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{TaintEffect, TaintSpec};
+    use crate::provider::kubernetes::ops::TaintId;
+    use http::{Request, Response};
+    use kube::client::Body;
+
+    type Handle = tower_test::mock::Handle<Request<Body>, Response<Body>>;
+
+    fn node(resource_version: &str, taints: Value) -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "node-1", "resourceVersion": resource_version, "labels": {"old": "1"}},
+            "spec": {"taints": taints}
+        })
+    }
+
+    fn op() -> Op {
+        Op {
+            node: "node-1".into(),
+            set_labels: [("tier".to_string(), "web".to_string())].into(),
+            remove_labels: vec!["old".into()],
+            put_taints: vec![TaintSpec {
+                key: "dedicated".into(),
+                value: Some("web".into()),
+                effect: TaintEffect::NoSchedule,
+            }],
+            remove_taints: vec![TaintId {
+                key: "drain".into(),
+                effect: TaintEffect::NoExecute,
+            }],
+        }
+    }
+
+    fn respond(send: tower_test::mock::SendResponse<Response<Body>>, code: u16, body: Value) {
+        let response = Response::builder()
+            .status(code)
+            .header("content-type", "application/json")
+            .body(Body::from(serde_json::to_vec(&body).unwrap()))
+            .unwrap();
+        send.send_response(response);
+    }
+
+    async fn next(
+        handle: &mut Handle,
+    ) -> (
+        Request<Body>,
+        tower_test::mock::SendResponse<Response<Body>>,
+        Value,
+    ) {
+        let (request, send) = handle.next_request().await.expect("a request");
+        let (parts, body) = request.into_parts();
+        let bytes = body.collect_bytes().await.unwrap();
+        let json = match bytes.is_empty() {
+            true => Value::Null,
+            false => serde_json::from_slice(&bytes).unwrap(),
+        };
+        (
+            Request::from_parts(parts, Body::from(Vec::new())),
+            send,
+            json,
+        )
+    }
+
+    fn conflict() -> Value {
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+               "message": "Operation cannot be fulfilled on nodes \"node-1\": the object has been modified; please apply your changes to the latest version and try again",
+               "reason": "Conflict", "details": {"name": "node-1", "kind": "nodes"}, "code": 409})
+    }
+
+    /// The apiserver's side: the first PATCH conflicts (someone tainted the node meanwhile),
+    /// the re-read shows the new taint and resourceVersion, the second PATCH succeeds.
+    #[tokio::test]
+    async fn a_conflict_is_retried_on_fresh_state_with_the_whole_taint_list() {
+        let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+        let client = kube::Client::new(service, "default");
+        let api: Api<Node> = Api::all(client);
+        let server = tokio::spawn(async move {
+            let first = node("10", json!([{"key": "drain", "effect": "NoExecute"}]));
+            let (request, send, _) = next(&mut handle).await;
+            assert_eq!(request.method(), "GET");
+            assert_eq!(request.uri().path(), "/api/v1/nodes/node-1");
+            respond(send, 200, first);
+
+            let (request, send, body) = next(&mut handle).await;
+            assert_eq!(request.method(), "PATCH");
+            assert_eq!(
+                request.headers()["content-type"],
+                "application/strategic-merge-patch+json"
+            );
+            assert_eq!(body["metadata"]["resourceVersion"], "10");
+            assert_eq!(
+                body["spec"]["taints"],
+                json!([{"key": "dedicated", "value": "web", "effect": "NoSchedule"}])
+            );
+            respond(send, 409, conflict());
+
+            let theirs = json!({"key": "maintenance", "effect": "NoSchedule", "timeAdded": "2026-11-23T10:00:00Z"});
+            let fresh = node(
+                "11",
+                json!([{"key": "drain", "effect": "NoExecute"}, theirs.clone()]),
+            );
+            let (request, send, _) = next(&mut handle).await;
+            assert_eq!(request.method(), "GET");
+            respond(send, 200, fresh);
+
+            let (request, send, body) = next(&mut handle).await;
+            assert_eq!(request.method(), "PATCH");
+            assert_eq!(body["metadata"]["resourceVersion"], "11");
+            assert_eq!(
+                body["metadata"]["labels"],
+                json!({"tier": "web", "old": null})
+            );
+            assert_eq!(
+                body["spec"]["taints"],
+                json!([theirs, {"key": "dedicated", "value": "web", "effect": "NoSchedule"}]),
+                "the whole list: the concurrent taint is kept, ours added, drain removed"
+            );
+            respond(send, 200, node("12", json!([])));
+        });
+        let patched = patch_node(&api, &op()).await.unwrap();
+        assert_eq!(patched.metadata.resource_version.as_deref(), Some("12"));
+        server.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn conflicts_give_up_after_the_bounded_retries() {
+        let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+        let api: Api<Node> = Api::all(kube::Client::new(service, "default"));
+        let server = tokio::spawn(async move {
+            for attempt in 0..MAX_ATTEMPTS {
+                let (_, send, _) = next(&mut handle).await;
+                respond(send, 200, node(&attempt.to_string(), json!([])));
+                let (_, send, _) = next(&mut handle).await;
+                respond(send, 409, conflict());
+            }
+        });
+        let error = patch_node(&api, &op()).await.unwrap_err();
+        assert!(
+            error.contains("still conflicting after 5 attempts"),
+            "{error}"
+        );
+        server.await.unwrap();
+    }
+
+    #[test]
+    fn removing_the_last_taint_sends_null() {
+        let node: Node =
+            serde_json::from_value(node("3", json!([{"key": "drain", "effect": "NoExecute"}])))
+                .unwrap();
+        let op = Op {
+            node: "node-1".into(),
+            remove_taints: vec![TaintId {
+                key: "drain".into(),
+                effect: TaintEffect::NoExecute,
+            }],
+            ..Op::default()
+        };
+        let body = patch_body(&node, &op);
+        assert_eq!(
+            body,
+            json!({"metadata": {"resourceVersion": "3"}, "spec": {"taints": null}})
+        );
+    }
+}

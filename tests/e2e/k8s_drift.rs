@@ -1,0 +1,36 @@
+//! Node-metadata drift end to end: a node registered behind skyplan's back, uninitialised and
+//! named like no VM, is reported with what the cloud controller would do and why it has not.
+
+use crate::k8s_nodes::{KubeSim, CLUSTER};
+use crate::support::Project;
+
+#[test]
+fn an_uninitialised_node_is_drift_with_its_reason() {
+    let project = Project::new();
+    let sim = KubeSim::start(&project);
+    sim.write_kubeconfig(&project);
+    project.config(&format!(
+        "[provider.cloudscale]\nendpoint = \"embedded\"\n\n{CLUSTER}"
+    ));
+    project.apply_ok();
+    let out = project.run(&["drift"]);
+    assert_eq!(out.code, 0, "the fresh nodes are initialised: {out:?}");
+
+    sim.add_uninitialised_node("node-4");
+    let out = project.run(&["drift", "--format", "json"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let text = out.stdout.clone();
+    assert!(
+        text.contains(
+            "nodes.node-4.taints.node.cloudprovider.kubernetes.io/uninitialized:NoSchedule"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("the cloud controller has not initialised it — it is not running, or no VM is named node-4"),
+        "{text}"
+    );
+    let out = project.run(&["drift"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stdout.contains("node-4"), "{out:?}");
+}
