@@ -9,10 +9,11 @@
 //! - [`embedded_cluster`]: the embedded `provider = "kubernetes"` cluster: the Kubernetes
 //!   simulator plus, when an embedded cloud runs beside it, VMs in that cloud backing its nodes
 //!   and that cloud's controller.
-//! - [`Record`] and [`RECORD_ANNOTATION`]: what each reconcile of a Service did. Every
-//!   Ensure (and every Update or delete that called the cloud, and every new error) is
-//!   written as JSON to the Service's `sim.skyplan.dev/last-reconcile` annotation and kept in
-//!   [`ControllersHandle::history`].
+//! - [`Record`] and [`RECORD_ANNOTATION`]: what a reconcile of a Service did. Every
+//!   reconcile (Ensure, Update, delete) that called the cloud, and every new error, is written
+//!   as JSON to the Service's `sim.skyplan.dev/last-reconcile` annotation (a quiet success
+//!   only clears an error, so the record survives the no-op Ensure every controller restart
+//!   brings); every reconcile is kept in [`ControllersHandle::history`].
 //!
 //! Codemap (cloudscale CCM): `http` the two clients, `objects` the decoded objects;
 //! `nodes` node init and lifecycle, `kubelet` the node condition stand-in, `servers` node →
