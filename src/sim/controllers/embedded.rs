@@ -63,6 +63,9 @@ pub async fn embedded_cluster(
     world: PathBuf,
     cloudscale: Option<CloudscaleEndpoint>,
 ) -> io::Result<EmbeddedCluster> {
+    if let Some(dir) = world.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
     let fresh = !world.exists();
     let fresh_nodes = match (&cloudscale, fresh) {
         (Some(endpoint), true) => cloud_backed_nodes(endpoint).await?,

@@ -158,7 +158,7 @@ impl Kube {
         send(self.http.put(self.url(path)).json(body)).await
     }
 
-    /// The controllers never create objects; the tests do.
+    /// The controllers never create Kubernetes objects; the tests do.
     #[cfg(test)]
     pub async fn post(&self, path: &str, body: &Value) -> CallResult<Value> {
         send(self.http.post(self.url(path)).json(body)).await
@@ -232,8 +232,6 @@ impl Cloud {
         }
     }
 
-    /// The controllers never create objects; the tests do.
-    #[cfg(test)]
     pub async fn post(&self, path: &str, body: &Value) -> CallResult<Value> {
         send(self.request(Method::POST, path).json(body)).await
     }
