@@ -9,6 +9,7 @@ mod cs_cloud_config;
 mod cs_cluster_rows;
 mod cs_crash;
 mod cs_faults;
+mod cs_k8s;
 mod cs_lb_rows;
 mod cs_lifecycle;
 mod cs_support;
