@@ -142,7 +142,9 @@ pub async fn spawn(
             })
             .await
     });
-    let cluster_apis = ClusterApis::start(sim.clone(), &world).await;
+    // Each cluster's CCM reaches the cloud through this same endpoint.
+    let endpoint = format!("http://{addr}{API_PATH}");
+    let cluster_apis = ClusterApis::start(sim.clone(), &world, endpoint).await;
     Ok(SimHandle {
         addr,
         cluster_apis,

@@ -47,7 +47,7 @@ impl EmbeddedCluster {
     }
 }
 
-fn pass_interval() -> Duration {
+pub(super) fn pass_interval() -> Duration {
     std::env::var(PASS_ENV)
         .ok()
         .and_then(|ms| ms.trim().parse::<u64>().ok())

@@ -29,6 +29,7 @@ use tokio::task::JoinHandle;
 use self::kube::Kube;
 use self::nodes::ClusterView;
 use super::state::Sim;
+use crate::sim::controllers::{cloudstack as ccm, ControllersHandle};
 use crate::sim::kubernetes::{self, KubeSimHandle, KubeSimOptions};
 
 /// How often the cluster APIs are brought in line with the CloudStack world.
@@ -48,8 +49,9 @@ pub struct ClusterApis {
 impl ClusterApis {
     /// Brings the APIs in line once (so a kubeconfig asked for right after start names a
     /// live API), then keeps them in step every [`PASS`].
-    pub async fn start(sim: Sim, world: &Path) -> ClusterApis {
+    pub async fn start(sim: Sim, world: &Path, endpoint: String) -> ClusterApis {
         let mut supervisor = Supervisor {
+            endpoint,
             sim,
             dir: world.with_extension("k8s"),
             running: BTreeMap::new(),
@@ -81,9 +83,13 @@ struct Running {
     api: KubeSimHandle,
     /// The view the Nodes were last brought in line with (`None`: not yet, or it failed).
     synced: Option<ClusterView>,
+    /// The cluster's simulated CloudStack CCM (`sim::controllers::cloudstack`).
+    ccm: Option<ControllersHandle>,
 }
 
 struct Supervisor {
+    /// This simulator's `/client/api` URL, for the clusters' CCMs.
+    endpoint: String,
     sim: Sim,
     dir: PathBuf,
     running: BTreeMap<String, Running>,
@@ -98,7 +104,12 @@ impl Supervisor {
             if !self.running.contains_key(&view.id) {
                 match self.start_api(view).await {
                     Ok(api) => {
-                        let running = Running { api, synced: None };
+                        let ccm = Some(start_ccm(&self.sim, &self.endpoint, api.url()).await);
+                        let running = Running {
+                            api,
+                            synced: None,
+                            ccm,
+                        };
                         self.running.insert(view.id.clone(), running);
                     }
                     Err(e) => {
@@ -127,7 +138,8 @@ impl Supervisor {
             .cloned()
             .collect();
         for id in down {
-            if let Some(running) = self.running.remove(&id) {
+            if let Some(mut running) = self.running.remove(&id) {
+                stop_ccm(&mut running).await;
                 if let Err(e) = running.api.shutdown().await {
                     tracing::warn!(cluster = %id, error = %e, "stopping a cluster API");
                 }
@@ -193,11 +205,34 @@ impl Supervisor {
     }
 
     async fn stop_all(&mut self) {
-        for (id, running) in std::mem::take(&mut self.running) {
+        for (id, mut running) in std::mem::take(&mut self.running) {
+            stop_ccm(&mut running).await;
             if let Err(e) = running.api.shutdown().await {
                 tracing::warn!(cluster = %id, error = %e, "stopping a cluster API");
             }
         }
+    }
+}
+
+/// The hook into `sim::controllers::cloudstack`: the CCM of a cluster whose API just started,
+/// signing with the keys this simulator accepts.
+async fn start_ccm(sim: &Sim, endpoint: &str, kube_api: &str) -> ControllersHandle {
+    let keys = sim.keys();
+    ccm::start(ccm::CsControllerOptions {
+        kube_api: kube_api.to_owned(),
+        cloudstack: ccm::CloudStackEndpoint {
+            api: endpoint.to_owned(),
+            api_key: keys.api_key.clone(),
+            secret_key: keys.secret_key.clone(),
+        },
+        pass: ccm::pass_interval(),
+    })
+    .await
+}
+
+async fn stop_ccm(running: &mut Running) {
+    if let Some(ccm) = running.ccm.take() {
+        ccm.stop().await;
     }
 }
 

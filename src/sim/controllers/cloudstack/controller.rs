@@ -7,8 +7,9 @@
 //! - delete when the Service is gone, being deleted or no longer a LoadBalancer, then the
 //!   finalizer goes.
 //!
-//! What each reconcile did goes to the Service as the shared [`Record`] annotation, and its
-//! error, if any, to [`LAST_ERROR_ANNOTATION`].
+//! What each reconcile did goes to `ControllersHandle::history` and, when it changed
+//! something or failed anew, to the Service as the shared [`Record`] annotation (which so
+//! keeps the last change); its error, if any, to [`LAST_ERROR_ANNOTATION`].
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -188,9 +189,7 @@ impl ServiceController {
                 },
             );
         }
-        let ok = result.is_ok();
-        self.record(service, "ensure", actions, ok, result.err())
-            .await;
+        self.record(service, "ensure", actions, result.err()).await;
     }
 
     async fn update(&mut self, cloud: Cloud<'_>, service: &CsService, nodes: &[String]) {
@@ -198,9 +197,7 @@ impl ServiceController {
         if let Some(synced) = self.synced.get_mut(&service.key()) {
             synced.update_pending = result.is_err();
         }
-        let changed = !actions.is_empty();
-        self.record(service, "update", actions, changed, result.err())
-            .await;
+        self.record(service, "update", actions, result.err()).await;
     }
 
     async fn delete(&mut self, cloud: Cloud<'_>, service: &CsService, raw: &Value, exists: bool) {
@@ -214,9 +211,7 @@ impl ServiceController {
         if result.is_ok() {
             self.synced.remove(&service.key());
         }
-        let changed = !actions.is_empty();
-        self.record(service, "delete", actions, changed, result.err())
-            .await;
+        self.record(service, "delete", actions, result.err()).await;
     }
 
     async fn record(
@@ -224,7 +219,6 @@ impl ServiceController {
         service: &CsService,
         trigger: &str,
         actions: Vec<String>,
-        always: bool,
         error: Option<String>,
     ) {
         let key = service.key();
@@ -249,15 +243,14 @@ impl ServiceController {
             },
             ..Default::default()
         };
-        if always || record.error.is_some() {
-            if let Err(e) = writeback::write_record(&self.kube, &generic, &record, always).await {
-                tracing::debug!(error = %e, "reconcile record not written");
-            }
+        if let Err(e) = writeback::write_record(&self.kube, &generic, &record).await {
+            tracing::debug!(error = %e, "reconcile record not written");
         }
         self.write_last_error(service, record.error.as_deref())
             .await;
         let mut history = self.history.lock().expect("history lock");
-        if history.last() != Some(&record) || always {
+        // A failure retried every pass is one entry, not one per pass.
+        if record.error.is_none() || history.last() != Some(&record) {
             history.push(record);
         }
     }

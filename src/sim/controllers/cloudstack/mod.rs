@@ -4,7 +4,11 @@
 //! the simulated Kubernetes API and of the simulated cloud (`/client/api`, signed requests),
 //! and shares no code with `provider/`.
 //!
-//! Public surface: [`CloudStackEndpoint`], [`CsControllerOptions`], [`start`] → the shared
+//! Each CKS cluster of the CloudStack simulator runs one (`sim/cloudstack/cks`, started with
+//! the cluster's Kubernetes API, stopped with it).
+//!
+//! Public surface: [`CloudStackEndpoint`], [`CsControllerOptions`], [`pass_interval`],
+//! [`start`] → the shared
 //! [`ControllersHandle`](super::ControllersHandle) (`stop()`, `history()`), and
 //! [`LAST_ERROR_ANNOTATION`]. What each reconcile did is the shared
 //! [`Record`](super::Record) on the Service's `sim.skyplan.dev/last-reconcile` annotation,
@@ -145,15 +149,22 @@ fn at_least_422(version: &str) -> bool {
     (major, minor) >= (4, 22)
 }
 
+/// The pause between passes: [`super::PASS_ENV`] in milliseconds, as for the cloudscale CCM.
+pub fn pass_interval() -> Duration {
+    super::embedded::pass_interval()
+}
+
 /// Starts the CCM of one cluster; it runs until the handle is stopped.
 pub async fn start(options: CsControllerOptions) -> ControllersHandle {
     let (stop, mut stopped) = watch::channel(false);
+    let (passed, passes) = watch::channel(0u64);
     let history = Arc::new(Mutex::new(Vec::new()));
     let mut controller = CsController::new(&options, history.clone());
     let pass = options.pass;
     let task = tokio::spawn(async move {
         loop {
             controller.pass().await;
+            passed.send_modify(|n| *n += 1);
             tokio::select! {
                 _ = tokio::time::sleep(pass) => {}
                 _ = stopped.changed() => return,
@@ -164,6 +175,7 @@ pub async fn start(options: CsControllerOptions) -> ControllersHandle {
         stop,
         task: Some(task),
         history,
+        passes,
     }
 }
 
