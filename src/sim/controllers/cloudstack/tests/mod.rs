@@ -2,6 +2,7 @@
 //! named after the account's VMs `web-1` and `web-2`), the controller driven pass by pass, the
 //! results read back over both APIs.
 
+mod cks;
 mod rules;
 
 use std::sync::{Arc, Mutex};
