@@ -86,6 +86,16 @@ impl ServiceController {
         self.failures.get(key).copied().unwrap_or(0)
     }
 
+    /// Anything to reconcile: a LoadBalancer Service, one holding the finalizer, or one
+    /// synced before (it may be gone now).
+    pub fn has_work(&self, raw_services: &[Value]) -> bool {
+        !self.synced.is_empty()
+            || raw_services
+                .iter()
+                .filter_map(CsService::from_json)
+                .any(|s| s.wants_load_balancer() || needs_cleanup(&s))
+    }
+
     pub async fn pass(&mut self, cloud: Cloud<'_>, raw_services: &[Value], nodes: &[Node]) {
         let node_names: BTreeSet<String> = nodes
             .iter()

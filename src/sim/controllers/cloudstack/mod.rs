@@ -109,14 +109,19 @@ impl CsController {
     }
 
     /// Services on the nodes as they are; a failed listing skips the pass.
+    /// A cluster without LoadBalancer Services costs the cloud nothing, so the cloud's
+    /// request counts (skyplan's refresh-cost tests) see only what skyplan sends.
     pub(crate) async fn pass(&mut self) {
-        let Some(at_least_422) = self.version().await else {
-            return;
-        };
         let (Ok(raw_nodes), Ok(raw_services)) = (
             self.kube.list("/api/v1/nodes").await,
             self.kube.list("/api/v1/services").await,
         ) else {
+            return;
+        };
+        if !self.services.has_work(&raw_services) {
+            return;
+        }
+        let Some(at_least_422) = self.version().await else {
             return;
         };
         let nodes: Vec<Node> = raw_nodes.iter().filter_map(Node::from_json).collect();
