@@ -156,7 +156,11 @@ fn quickstart_plan_shows_every_class() {
     }
     let change = |address: &str| {
         let changes = plan["changes"].as_array().unwrap();
-        changes.iter().find(|c| c["address"] == address).unwrap().clone()
+        changes
+            .iter()
+            .find(|c| c["address"] == address)
+            .unwrap()
+            .clone()
     };
     // The node policy and the controller-mode Service are part of the plan.
     assert_eq!(change("nodes.web")["impact"], "minimal", "{plan:#}");
@@ -204,9 +208,21 @@ fn quickstart_store_pool_is_recreated_by_the_controller(project: &Project, examp
     ];
     let out = crate::support::run(&mut project.command_with_config(example, &args));
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(pools("tcp/http").is_empty(), "the controller deleted pool tcp/http");
-    assert_eq!(pools("tcp/web").len(), 1, "the controller created pool tcp/web");
-    let replan = ["plan", "--detailed-exitcode", "--target", "load-balancer.store"];
+    assert!(
+        pools("tcp/http").is_empty(),
+        "the controller deleted pool tcp/http"
+    );
+    assert_eq!(
+        pools("tcp/web").len(),
+        1,
+        "the controller created pool tcp/web"
+    );
+    let replan = [
+        "plan",
+        "--detailed-exitcode",
+        "--target",
+        "load-balancer.store",
+    ];
     let out = crate::support::run(&mut project.command_with_config(example, &replan));
     assert_eq!(out.code, 0, "converged: {out:?}");
 }
