@@ -13,3 +13,4 @@ pub mod names;
 pub mod plan;
 pub mod predict;
 pub mod service;
+pub mod views;
