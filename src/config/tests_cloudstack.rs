@@ -114,10 +114,17 @@ fn keys_in_the_provider_table_are_refused_and_modes_checked() {
         EDGE.replace("cluster = \"lab\"\n", "cluster = \"lab\"\nmode = \"ccm\"\n")
     );
     let lines = errors(&text);
-    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines.len(), 3, "{lines:?}");
     assert!(lines[0].contains("CloudStack keys do not belong in config files"));
     assert!(!lines.concat().contains("s3cret"));
-    assert!(lines[1].contains("controller mode"), "{lines:?}");
+    assert!(
+        lines[1].contains("mode = \"ccm\" needs `cluster` and `service`"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[2].contains("the apiserver allocates node ports"),
+        "{lines:?}"
+    );
 }
 
 #[test]
