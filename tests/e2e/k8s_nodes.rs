@@ -265,3 +265,33 @@ fn a_node_newly_matching_the_selector_is_a_change_in_the_next_plan() {
         ]
     );
 }
+
+const EMBEDDED: &str = "[provider.cloudscale]\nendpoint = \"embedded\"\n\n\
+                        [cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n";
+
+#[test]
+fn a_policy_over_the_embedded_cluster_converges_and_its_nodes_match_their_vms() {
+    let project = Project::new();
+    let config = policy(DEDICATED).replace(CLUSTER, EMBEDDED);
+    project.config(&config);
+    let plan = project.plan(&[]);
+    let change = web_change(&plan);
+    assert_eq!(change["impact"], "minimal");
+    assert_eq!(
+        change["operations"].as_array().map(Vec::len),
+        Some(2),
+        "{change}"
+    );
+    project.apply_ok();
+    let out = project.run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(out.code, 0, "nothing left to plan: {out:?}");
+    let world = std::fs::read_to_string(project.path().join("state/embedded/kubernetes/prod.json"))
+        .expect("the embedded cluster's world");
+    assert!(
+        world.contains("\"tier\""),
+        "the label is in the cluster's world"
+    );
+    // The simulated controller initialised the nodes from their VMs: nothing to report.
+    let out = project.run(&["drift"]);
+    assert_eq!(out.code, 0, "{out:?}");
+}

@@ -34,10 +34,10 @@ pub async fn connect(
             (config, None)
         }
         KubeAccess::Embedded => {
-            let world = state_dir
-                .join("embedded")
-                .join("kubernetes")
-                .join(format!("{}.json", address.name));
+            let dir = state_dir.join("embedded").join("kubernetes");
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| error(format!("cannot create {}: {e}", dir.display())))?;
+            let world = dir.join(format!("{}.json", address.name));
             let cluster = controllers::embedded_cluster(world, cloudscale)
                 .await
                 .map_err(|e| error(format!("starting the embedded cluster: {e}")))?;
