@@ -200,30 +200,30 @@ fn taints(raw: &[Spanned<RawTaint>], check: &mut Checker<'_, '_>) -> Vec<TaintSp
     taints
 }
 
-/// Rules that need the whole config: a policy's cluster is declared, and is one skyplan can
-/// reach with the Kubernetes API.
+/// Rules that need the whole config: a policy's cluster is declared (a cluster skyplan
+/// connects to, or a CKS cluster, reached with its own kubeconfig).
 pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
     for policy in raw.node_policies.values() {
         let mut check = Checker::new(policy.file, problems);
         let cluster = &policy.get().cluster;
         let name = cluster.get_ref();
-        let invalid = if raw.kube_clusters.contains_key(name) {
+        // A CloudStack (CKS) cluster is reached through the kubeconfig CloudStack gives.
+        if raw.kube_clusters.contains_key(name) || raw.clusters.contains_key(name) {
             continue;
-        } else if raw.clusters.contains_key(name) {
-            Invalid::new(format!(
-                "node policies over CloudStack clusters are not supported yet: `{name}` is not a provider = \"kubernetes\" cluster"
-            ))
-            .help("declare the cluster as [cluster.NAME] with provider = \"kubernetes\" and its kubeconfig")
-        } else {
-            let names: Vec<&str> = raw.kube_clusters.keys().map(String::as_str).collect();
-            Invalid::new(format!(
-                "cluster `{name}` is not a [cluster.NAME] in this config"
-            ))
-            .help(match names.is_empty() {
-                true => "declare it: [cluster.NAME] with provider = \"kubernetes\"".to_string(),
-                false => format!("declared clusters: {}", names.join(", ")),
-            })
-        };
+        }
+        let names: Vec<&str> = raw
+            .kube_clusters
+            .keys()
+            .chain(raw.clusters.keys())
+            .map(String::as_str)
+            .collect();
+        let invalid = Invalid::new(format!(
+            "cluster `{name}` is not a [cluster.NAME] in this config"
+        ))
+        .help(match names.is_empty() {
+            true => "declare it: [cluster.NAME] with provider = \"kubernetes\"".to_string(),
+            false => format!("declared clusters: {}", names.join(", ")),
+        });
         check.report(cluster.span(), invalid);
     }
 }

@@ -2,7 +2,7 @@
 //! and how each resource kind appears in the object graph. Adding a provider touches this file,
 //! the config and the provider's own folder — not the pipeline.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::config::{Config, ResourceSpec};
@@ -10,7 +10,8 @@ use crate::graph::{ObjectGraph, ObjectKey};
 use crate::model::Address;
 use crate::provider::cloudscale::CloudscaleProvider;
 use crate::provider::cloudstack::{self, provider::CloudstackProvider};
-use crate::provider::kubernetes::KubernetesProvider;
+use crate::provider::kubernetes::connection::ClusterConnection;
+use crate::provider::kubernetes::{self, KubernetesProvider};
 use crate::provider::{Provider, ProviderError};
 
 /// The providers a config may name, in the order `validate` lists them.
@@ -26,6 +27,7 @@ pub async fn connect(
     let state_dir = &config.settings.state_dir;
     let mut providers: BTreeMap<String, Box<dyn Provider>> = BTreeMap::new();
     let mut cloudscale_endpoint = None;
+    let mut cks_clusters = BTreeMap::new();
     if let Some(cloudscale) = &config.providers.cloudscale {
         let provider = CloudscaleProvider::connect(&cloudscale.endpoint, state_dir).await?;
         cloudscale_endpoint = provider.embedded_endpoint();
@@ -33,15 +35,19 @@ pub async fn connect(
     }
     if let Some(cloudstack) = &config.providers.cloudstack {
         let provider = CloudstackProvider::connect(&cloudstack.endpoint, state_dir).await?;
+        cks_clusters = connect_cks_clusters(config, &provider).await?;
         providers.insert(provider.name().to_string(), Box::new(provider));
     }
-    let has_clusters = config
-        .resources
-        .iter()
-        .any(|r| matches!(r.spec, ResourceSpec::KubernetesCluster(_)));
+    let has_clusters = config.resources.iter().any(|r| {
+        matches!(
+            r.spec,
+            ResourceSpec::KubernetesCluster(_) | ResourceSpec::NodePolicy(_)
+        )
+    });
     if has_clusters {
         let clouds = providers.values().filter_map(|p| p.instances()).collect();
-        let kubernetes = KubernetesProvider::connect(config, cloudscale_endpoint, clouds).await?;
+        let kubernetes =
+            KubernetesProvider::connect(config, cloudscale_endpoint, clouds, cks_clusters).await?;
         let clusters = kubernetes.clusters();
         for provider in providers.values() {
             provider.attach_clusters(Arc::clone(&clusters));
@@ -49,6 +55,40 @@ pub async fn connect(
         providers.insert(kubernetes.name().to_string(), Box::new(kubernetes));
     }
     Ok(providers)
+}
+
+/// The CKS clusters node policies are about, connected through the kubeconfig CloudStack
+/// gives for each (`getKubernetesClusterConfig`). Only clusters that exist and run have one:
+/// the others' policies plan "nodes unknown until the cluster exists". Clusters no policy
+/// names cost no request.
+async fn connect_cks_clusters(
+    config: &Config,
+    cloudstack: &CloudstackProvider,
+) -> Result<BTreeMap<Address, ClusterConnection>, ProviderError> {
+    let wanted: BTreeSet<&Address> = config
+        .resources
+        .iter()
+        .filter_map(|r| match &r.spec {
+            ResourceSpec::NodePolicy(policy) => Some(&policy.cluster),
+            _ => None,
+        })
+        .collect();
+    let mut connections = BTreeMap::new();
+    for resource in &config.resources {
+        let ResourceSpec::CloudstackCluster(spec) = &resource.spec else {
+            continue;
+        };
+        if !wanted.contains(&resource.address) {
+            continue;
+        }
+        if let Some(kubeconfig) = cloudstack.running_cluster_kubeconfig(&spec.name).await? {
+            let connection =
+                kubernetes::connect::connect_with_kubeconfig(&resource.address, &kubeconfig)
+                    .await?;
+            connections.insert(resource.address.clone(), connection);
+        }
+    }
+    Ok(connections)
 }
 
 /// The object graph of the configured resources; resources others depend on (clusters) are

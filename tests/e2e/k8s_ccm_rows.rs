@@ -8,19 +8,24 @@ use serde_json::Value;
 
 use crate::support::{Project, World};
 
-const HTTP: &str = "[[load-balancer.shop.ports]]\nname = \"http\"\nport = 80\n";
+pub(crate) const HTTP: &str = "[[load-balancer.shop.ports]]\nname = \"http\"\nport = 80\n";
 
-fn config(extra: &str, ports: &str) -> String {
+/// The config with `extra` keys on the load balancer (zone lpg1 unless `extra` sets one).
+pub(crate) fn config(extra: &str, ports: &str) -> String {
+    let zone = match extra.contains("zone =") {
+        true => "",
+        false => "zone = \"lpg1\"\n",
+    };
     format!(
         "[provider.cloudscale]\nendpoint = \"embedded\"\n\n\
          [cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n\n\
-         [load-balancer.shop]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\n\
+         [load-balancer.shop]\nprovider = \"cloudscale\"\n{zone}\
          cluster = \"prod\"\nservice = \"default/shop\"\nmode = \"ccm\"\n{extra}\n{ports}"
     )
 }
 
 /// The plan's entry for the load balancer.
-fn shop(plan: &Value) -> Value {
+pub(crate) fn shop(plan: &Value) -> Value {
     plan["changes"]
         .as_array()
         .unwrap()
@@ -39,13 +44,13 @@ fn operations(change: &Value) -> Vec<String> {
         .collect()
 }
 
-struct Row {
-    project: Project,
-    change: Value,
-    before: World,
+pub(crate) struct Row {
+    pub(crate) project: Project,
+    pub(crate) change: Value,
+    pub(crate) before: World,
 }
 
-fn row(before: (&str, &str), after: (&str, &str)) -> Row {
+pub(crate) fn row(before: (&str, &str), after: (&str, &str)) -> Row {
     let project = Project::new();
     project.config(&config(before.0, before.1));
     project.apply_ok();
@@ -64,12 +69,12 @@ fn row(before: (&str, &str), after: (&str, &str)) -> Row {
 }
 
 impl Row {
-    fn assert_class(&self, impact: &str) -> &Self {
+    pub(crate) fn assert_class(&self, impact: &str) -> &Self {
         assert_eq!(self.change["impact"], impact, "{:#}", self.change);
         self
     }
 
-    fn assert_predicts(&self, action: &str) -> &Self {
+    pub(crate) fn assert_predicts(&self, action: &str) -> &Self {
         let operations = operations(&self.change);
         assert!(
             operations
@@ -80,7 +85,7 @@ impl Row {
         self
     }
 
-    fn assert_not_predicted(&self, word: &str) -> &Self {
+    pub(crate) fn assert_not_predicted(&self, word: &str) -> &Self {
         let operations = operations(&self.change);
         assert!(
             !operations
@@ -93,7 +98,7 @@ impl Row {
 
     /// Applies (inside any window: `--now` is not needed without [maintenance]); the next plan
     /// of the load balancer must be empty.
-    fn apply(&self) -> World {
+    pub(crate) fn apply(&self) -> World {
         let out = self.project.apply(&[]);
         assert_eq!(out.code, 0, "{out:?}");
         let again = shop(&self.project.plan(&[]));

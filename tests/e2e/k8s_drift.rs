@@ -34,3 +34,38 @@ fn an_uninitialised_node_is_drift_with_its_reason() {
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stdout.contains("node-4"), "{out:?}");
 }
+
+/// The embedded world: a server stopped behind skyplan's back. Its node's VM is reported
+/// stopped (the node lifecycle controller taints such a node `shutdown`), and nothing else.
+#[test]
+fn a_node_whose_vm_was_stopped_is_drift() {
+    let project = Project::new();
+    project.config(
+        "[provider.cloudscale]\nendpoint = \"embedded\"\n\n\
+         [cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n",
+    );
+    project.apply_ok();
+    let out = project.run(&["drift"]);
+    assert_eq!(
+        out.code, 0,
+        "the embedded nodes match their servers: {out:?}"
+    );
+
+    let path = project.world_path();
+    let mut world: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let servers = world["servers"].as_array_mut().unwrap();
+    let server = servers.iter_mut().find(|s| s["name"] == "node-2").unwrap();
+    server["status"] = serde_json::json!("stopped");
+    std::fs::write(&path, serde_json::to_string(&world).unwrap()).unwrap();
+
+    let out = project.run(&["drift", "--format", "json"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stdout.contains("VM stopped"), "{}", out.stdout);
+    assert!(out.stdout.contains("node-2"), "{}", out.stdout);
+    assert!(
+        !out.stdout.contains("node-1"),
+        "only node-2 drifted: {}",
+        out.stdout
+    );
+}

@@ -355,12 +355,14 @@ impl CloudscaleProvider {
             serde_json::from_value(record.clone()).map_err(|e| error(address, e))?;
         let binding = spec.binding.clone().expect("bound");
         let connection = self.connection(address, &binding.cluster)?;
-        let before = {
+        let live_service = {
             let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
-            let live_service = views
+            views
                 .get(address)
                 .and_then(|v| v.as_ref().ok())
-                .and_then(|v| v.service.clone());
+                .and_then(|v| v.service.clone())
+        };
+        let before = {
             let snapshot = self.snapshot();
             match super::ccm::predict::find_ccm_lb(&snapshot, live_service.as_ref(), &spec.name) {
                 super::ccm::predict::Found::Lb(lb) => Some(lb.clone()),
@@ -390,6 +392,7 @@ impl CloudscaleProvider {
                         name,
                         body,
                         resource_version.as_deref(),
+                        live_service.as_ref(),
                     )
                     .await;
                     journal.checkpoint("call");

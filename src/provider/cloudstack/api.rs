@@ -153,6 +153,12 @@ pub struct VirtualMachine {
     pub hypervisor: String,
     #[serde(default)]
     pub nic: Vec<Nic>,
+    /// The host the VM runs on (the CloudStack CCM reports it as the node's Hostname).
+    #[serde(default)]
+    pub hostname: Option<String>,
+    /// The static-NAT public address, if any (the CCM's ExternalIP).
+    #[serde(default)]
+    pub publicip: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]

@@ -13,6 +13,7 @@ pub mod api;
 pub mod client;
 pub mod cluster;
 pub mod graph;
+pub mod instances;
 pub mod lb;
 pub mod live;
 pub mod ops;

@@ -5,18 +5,22 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
 use super::client::{CloudstackClient, Credentials, JobPolicy, Secret};
+use super::instances::{self, CloudstackInstances};
 use super::live::{ApplyContext, ClusterRef, Inventory, PlanInput};
 use super::{cluster, lb, recover, refresh, OWNER_TAG, PROVIDER};
 use crate::config::{CloudstackEndpoint, ResourceSpec};
 use crate::model::{Address, ClusterSpec, CsLoadBalancerSpec, CsMembers, PublicIp, ResourceKind};
 use crate::plan::ResourceChange;
+use crate::provider::kubernetes::connection::Clusters;
+use crate::provider::kubernetes::instances::CloudInstances;
+use crate::provider::kubernetes::metadata;
 use crate::provider::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
 use crate::sim::cloudstack as sim;
 use crate::state::journal::Journal;
@@ -30,7 +34,12 @@ struct KnownCluster {
 }
 
 pub struct CloudstackProvider {
-    client: CloudstackClient,
+    client: Arc<CloudstackClient>,
+    /// The connected clusters (a CKS cluster with node policies is one), for node-metadata
+    /// drift; handed over by the registry once the Kubernetes provider has connected.
+    attached: OnceLock<Arc<Clusters>>,
+    /// The VMs as the CloudStack CCM describes them.
+    instances: Arc<CloudstackInstances>,
     inventory: Mutex<Inventory>,
     clusters: Mutex<BTreeMap<Address, KnownCluster>>,
     /// When an interrupted apply started associating a public IP it did not tag, per load
@@ -122,7 +131,10 @@ impl CloudstackProvider {
                 (client, Some(handle))
             }
         };
+        let client = Arc::new(client);
         Ok(CloudstackProvider {
+            instances: CloudstackInstances::new(Arc::clone(&client)),
+            attached: OnceLock::new(),
             client,
             inventory: Mutex::new(Inventory::default()),
             clusters: Mutex::new(BTreeMap::new()),
@@ -184,7 +196,70 @@ impl CloudstackProvider {
             .clone();
         inventory.recovered_ips = recover::associated_by_interrupted_apply(&started, &inventory);
         *self.inventory() = inventory;
+        self.read_cluster_nodes(targets).await
+    }
+
+    /// The nodes of every cluster target skyplan reaches with the Kubernetes API, for
+    /// node-metadata drift (one paged list per cluster, shared with its node policies).
+    async fn read_cluster_nodes(&self, targets: &[Target<'_>]) -> Result<(), ProviderError> {
+        let Some(clusters) = self.attached.get() else {
+            return Ok(());
+        };
+        for target in targets
+            .iter()
+            .filter(|t| t.address.kind == ResourceKind::Cluster)
+        {
+            if let Some(connection) = clusters.get(target.address) {
+                connection.nodes().await?;
+            }
+        }
         Ok(())
+    }
+
+    /// What the cluster's nodes carry against what the CCM would set from the VMs.
+    fn node_metadata_drift(&self, address: &Address) -> Vec<crate::plan::AttributeChange> {
+        let connection = self.attached.get().and_then(|c| c.get(address));
+        let Some(nodes) = connection.as_ref().and_then(|c| c.cached_nodes()) else {
+            return vec![];
+        };
+        let inventory = self.inventory();
+        let vms: Vec<_> = inventory
+            .vms
+            .iter()
+            .map(|vm| instances::instance(vm, &inventory.zones))
+            .collect();
+        let cloud = metadata::Cloud {
+            scheme: instances::SCHEME,
+            instances: &vms,
+        };
+        metadata::drift(nodes, &[cloud])
+    }
+
+    /// The kubeconfig of the cluster named `name` when it exists and its API runs (two
+    /// calls: the cluster by name, then its config); `None` for a cluster not created yet,
+    /// or stopped (its API server is down with its control VMs).
+    pub async fn running_cluster_kubeconfig(
+        &self,
+        name: &str,
+    ) -> Result<Option<Secret>, ProviderError> {
+        let params = vec![("name".to_string(), name.to_string())];
+        let found = self
+            .client
+            .list("listKubernetesClusters", &params, "kubernetescluster")
+            .await
+            .map_err(|e| error(PROVIDER, format!("listKubernetesClusters: {e}")))?;
+        let up = ["Running", "Scaling", "Upgrading", "Alert"];
+        let id = found
+            .iter()
+            .filter(|c| c["name"] == name)
+            .find(|c| up.iter().any(|s| c["state"] == *s))
+            .and_then(|c| c["id"].as_str());
+        match id {
+            Some(id) => cluster::kubeconfig(&self.client, id)
+                .await
+                .map(|text| Some(Secret::new(text))),
+            None => Ok(None),
+        }
     }
 
     /// The cluster a load balancer takes its members from, as far as refresh knows it.
@@ -232,7 +307,11 @@ impl CloudstackProvider {
                 };
                 match drift {
                     false => cluster::plan(&input).map(Outcome::Plan),
-                    true => cluster::drift(&input).map(Outcome::Drift),
+                    true => {
+                        let check = cluster::drift(&input)?;
+                        drop(inventory);
+                        Ok(Outcome::Drift(self.with_node_drift(target.address, check)))
+                    }
                 }
             }
             ResourceKind::LoadBalancer => {
@@ -347,6 +426,17 @@ impl CloudstackProvider {
             .apply(context.client, context.journal, change, before)
             .await
             .map(Some)
+    }
+
+    /// A compared cluster's drift, with its nodes' metadata drift after it.
+    fn with_node_drift(&self, address: &Address, check: DriftCheck) -> DriftCheck {
+        match check {
+            DriftCheck::Compared(mut changes) => {
+                changes.extend(self.node_metadata_drift(address));
+                DriftCheck::Compared(changes)
+            }
+            other => other,
+        }
     }
 }
 
@@ -547,6 +637,16 @@ impl Provider for CloudstackProvider {
         self.cluster_kubeconfig(target).boxed()
     }
 
+    fn instances(&self) -> Option<Arc<dyn CloudInstances>> {
+        Some(self.instances.clone())
+    }
+
+    fn attach_clusters(&self, clusters: Arc<Clusters>) {
+        // Once per run, by the registry.
+        self.ccm.attach(Arc::clone(&clusters));
+        let _ = self.attached.set(clusters);
+    }
+
     fn recover(&self, interrupted: &crate::state::journal::Interrupted) {
         *self
             .untagged_associations
@@ -556,13 +656,6 @@ impl Provider for CloudstackProvider {
 
     fn request_count(&self) -> u64 {
         self.client.request_count()
-    }
-
-    fn attach_clusters(
-        &self,
-        clusters: std::sync::Arc<crate::provider::kubernetes::connection::Clusters>,
-    ) {
-        self.ccm.attach(clusters);
     }
 
     fn close(&self) -> BoxFuture<'_, Result<(), ProviderError>> {

@@ -9,7 +9,7 @@ use kube::client::ClientBuilder;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use super::connection::ClusterConnection;
-use crate::model::{Address, KubeAccess};
+use crate::model::{Address, KubeAccess, Secret};
 use crate::provider::ProviderError;
 use crate::sim::controllers::{self, CloudscaleEndpoint};
 
@@ -48,6 +48,31 @@ pub async fn connect(
             (kube::Config::new(url), Some(cluster))
         }
     };
+    counted(address, config, embedded)
+}
+
+/// Connects with a kubeconfig handed over by a cloud (a CKS cluster's, from
+/// `getKubernetesClusterConfig`), its current context.
+pub async fn connect_with_kubeconfig(
+    address: &Address,
+    kubeconfig: &Secret,
+) -> Result<ClusterConnection, ProviderError> {
+    let error = |message: String| ProviderError::new(address, message);
+    let parsed = Kubeconfig::from_yaml(kubeconfig.expose())
+        .map_err(|e| error(format!("the cluster's kubeconfig: {e}")))?;
+    let config = kube::Config::from_custom_kubeconfig(parsed, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| error(format!("the cluster's kubeconfig: {e}")))?;
+    counted(address, config, None)
+}
+
+/// A connection whose requests are counted by a layer under the client.
+fn counted(
+    address: &Address,
+    config: kube::Config,
+    embedded: Option<controllers::EmbeddedCluster>,
+) -> Result<ClusterConnection, ProviderError> {
+    let error = |message: String| ProviderError::new(address, message);
     let requests = Arc::new(AtomicU64::new(0));
     let counter = requests.clone();
     let count =

@@ -37,13 +37,18 @@ pub struct KubernetesProvider {
 
 impl KubernetesProvider {
     /// Connects every `[cluster.*]` of provider kubernetes in the config. An embedded cluster's
-    /// nodes are backed by the embedded cloudscale beside it (`cloudscale`).
+    /// nodes are backed by the embedded cloudscale beside it (`cloudscale`). `clouds_clusters`
+    /// are the clusters a cloud created and gave the kubeconfig of (CKS), already connected.
     pub async fn connect(
         config: &Config,
         cloudscale: Option<CloudscaleEndpoint>,
         clouds: Vec<Arc<dyn CloudInstances>>,
+        clouds_clusters: BTreeMap<Address, ClusterConnection>,
     ) -> Result<KubernetesProvider, ProviderError> {
-        let mut connections = BTreeMap::new();
+        let mut connections: BTreeMap<Address, Arc<ClusterConnection>> = clouds_clusters
+            .into_iter()
+            .map(|(address, connection)| (address, Arc::new(connection)))
+            .collect();
         for resource in &config.resources {
             let ResourceSpec::KubernetesCluster(spec) = &resource.spec else {
                 continue;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::api::{cs_time, ApiError, ApiResult};
-use super::commands::{clusters, firewall, ips, lb, tags};
+use super::commands::{clusters, firewall, ips, lb, tags, vms};
 use super::state::Ctx;
 use super::world::World;
 
@@ -64,6 +64,12 @@ pub enum Action {
         id: String,
         version_id: String,
     },
+    VmStart {
+        id: String,
+    },
+    VmStop {
+        id: String,
+    },
     /// A refusal the server only reports from inside the job (CKS validations).
     Fail {
         code: u16,
@@ -104,6 +110,8 @@ impl Action {
             Action::ClusterUpgrade { id, version_id } => {
                 clusters::upgrade::finish(world, cx, &id, &version_id)
             }
+            Action::VmStart { id } => vms::finish_power(world, &id, "Running"),
+            Action::VmStop { id } => vms::finish_power(world, &id, "Stopped"),
             Action::Fail {
                 code,
                 cs_code,

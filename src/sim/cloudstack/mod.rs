@@ -15,6 +15,7 @@
 //! `faults` the faults injected on purpose.
 
 mod api;
+mod cks;
 mod commands;
 mod faults;
 mod inventory;

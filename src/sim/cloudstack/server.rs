@@ -19,6 +19,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::api::{self, ApiError};
+use super::cks::ClusterApis;
 use super::commands::{self, job_started, Reply};
 use super::faults::{is_mutating, Fault, Injector};
 use super::jobs::Job;
@@ -45,6 +46,8 @@ pub struct SimHandle {
     server: JoinHandle<io::Result<()>>,
     ticker: JoinHandle<()>,
     writer: Writer,
+    /// Each up CKS cluster's Kubernetes API.
+    cluster_apis: ClusterApis,
 }
 
 impl SimHandle {
@@ -84,6 +87,7 @@ impl SimHandle {
             }
         };
         self.ticker.abort();
+        self.cluster_apis.shutdown().await;
         self.writer.stop().await;
         persist::flush(&self.sim, &self.world).await?;
         served
@@ -138,8 +142,10 @@ pub async fn spawn(
             })
             .await
     });
+    let cluster_apis = ClusterApis::start(sim.clone(), &world).await;
     Ok(SimHandle {
         addr,
+        cluster_apis,
         ticker: spawn_ticker(sim.clone(), options.job_time),
         writer: Writer::spawn(sim.clone(), world.clone()),
         world,

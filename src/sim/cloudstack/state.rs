@@ -31,6 +31,8 @@ struct Inner {
     stats: RequestStats,
     injector: Injector,
     dirty: Notify,
+    /// The URLs of the CKS clusters' Kubernetes APIs (`cks`).
+    cluster_apis: super::cks::ApiUrls,
 }
 
 /// What a command needs besides the world and its parameters.
@@ -44,6 +46,8 @@ pub struct Ctx {
     pub hypervisor: String,
     /// `cloud.kubernetes.cluster.max.size`.
     pub max_cluster_size: u32,
+    /// The URL of each CKS cluster's Kubernetes API, by cluster id.
+    pub cluster_apis: std::collections::BTreeMap<String, String>,
 }
 
 impl Ctx {
@@ -74,6 +78,7 @@ impl Sim {
             stats: RequestStats::default(),
             injector,
             dirty: Notify::new(),
+            cluster_apis: Default::default(),
         }))
     }
 
@@ -116,6 +121,10 @@ impl Sim {
         &self.0.injector
     }
 
+    pub fn cluster_apis(&self) -> &super::cks::ApiUrls {
+        &self.0.cluster_apis
+    }
+
     fn lock(&self) -> MutexGuard<'_, World> {
         // A handler that panicked mid-change leaves at worst one half-made object: keep serving.
         self.0
@@ -143,6 +152,12 @@ impl Sim {
                 0 => DEFAULT_MAX_CLUSTER_SIZE,
                 n => n,
             },
+            cluster_apis: self
+                .0
+                .cluster_apis
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
         }
     }
 }

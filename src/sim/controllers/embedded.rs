@@ -54,6 +54,10 @@ fn pass_interval() -> Duration {
         .map_or(DEFAULT_PASS, Duration::from_millis)
 }
 
+/// How long startup waits for the controllers' first pass (a real one takes seconds; the
+/// embedded cloud answers in milliseconds).
+const FIRST_PASS_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Starts the embedded cluster over `world` (`<state-dir>/embedded/kubernetes/<cluster>.json`).
 /// With an embedded cloudscale beside it, a fresh world's three nodes are backed by three
 /// servers of that cloud (created there if missing, with a private interface on the default
@@ -87,6 +91,7 @@ pub async fn embedded_cluster(
             })
             .await;
             wait_until_initialised(&Kube::new(&url)).await;
+            handle.first_pass(FIRST_PASS_LIMIT).await;
             Some(handle)
         }
         None => None,

@@ -9,10 +9,11 @@
 //! - [`embedded_cluster`]: the embedded `provider = "kubernetes"` cluster: the Kubernetes
 //!   simulator plus, when an embedded cloud runs beside it, VMs in that cloud backing its nodes
 //!   and that cloud's controller.
-//! - [`Record`] and [`RECORD_ANNOTATION`]: what each reconcile of a Service did. Every
-//!   Ensure (and every Update or delete that called the cloud, and every new error) is
-//!   written as JSON to the Service's `sim.skyplan.dev/last-reconcile` annotation and kept in
-//!   [`ControllersHandle::history`].
+//! - [`Record`] and [`RECORD_ANNOTATION`]: what a reconcile of a Service did. Every
+//!   reconcile (Ensure, Update, delete) that called the cloud, and every new error, is written
+//!   as JSON to the Service's `sim.skyplan.dev/last-reconcile` annotation (a quiet success
+//!   only clears an error, so the record survives the no-op Ensure every controller restart
+//!   brings); every reconcile is kept in [`ControllersHandle::history`].
 //!
 //! Codemap (cloudscale CCM): `http` the two clients, `objects` the decoded objects;
 //! `nodes` node init and lifecycle, `kubelet` the node condition stand-in, `servers` node →
@@ -72,6 +73,8 @@ pub struct ControllersHandle {
     stop: watch::Sender<bool>,
     task: Option<JoinHandle<()>>,
     history: Arc<Mutex<Vec<Record>>>,
+    /// Whole passes completed.
+    passes: watch::Receiver<u64>,
 }
 
 impl ControllersHandle {
@@ -88,23 +91,35 @@ impl ControllersHandle {
     pub fn history(&self) -> Vec<Record> {
         self.history.lock().expect("history lock").clone()
     }
+
+    /// Waits (at most `limit`) until the controllers finished one whole pass since they
+    /// started: what a restarted controller does first — Ensure of every LoadBalancer
+    /// Service — is then done before anyone reads the cluster.
+    pub async fn first_pass(&self, limit: std::time::Duration) {
+        let mut passes = self.passes.clone();
+        // A timeout or controllers that never ran leave nothing to wait for.
+        let _ = tokio::time::timeout(limit, passes.wait_for(|n| *n >= 1)).await;
+    }
 }
 
 /// Starts the controllers the options have a cloud for; without one nothing runs.
 pub async fn start(options: ControllerOptions) -> ControllersHandle {
     let (stop, mut stopped) = watch::channel(false);
+    let (passed, passes) = watch::channel(0u64);
     let history = Arc::new(Mutex::new(Vec::new()));
     let Some(mut controllers) = Controllers::new(&options, history.clone()) else {
         return ControllersHandle {
             stop,
             task: None,
             history,
+            passes,
         };
     };
     let pass = options.pass;
     let task = tokio::spawn(async move {
         loop {
             controllers.pass().await;
+            passed.send_modify(|n| *n += 1);
             tokio::select! {
                 _ = tokio::time::sleep(pass) => {}
                 _ = stopped.changed() => return,
@@ -115,6 +130,7 @@ pub async fn start(options: ControllerOptions) -> ControllersHandle {
         stop,
         task: Some(task),
         history,
+        passes,
     }
 }
 

@@ -185,7 +185,6 @@ impl ServiceController {
             Ok::<_, String>(ensured)
         }
         .await;
-        let failed = result.is_err();
         if let Ok(ensured) = &result {
             // Synced as it is after our own annotations, so they do not count as a change.
             let mut after = raw.clone();
@@ -205,8 +204,7 @@ impl ServiceController {
                 },
             );
         }
-        self.record(service, "ensure", outcome, !failed, result.err())
-            .await;
+        self.record(service, "ensure", outcome, result.err()).await;
     }
 
     async fn update(&mut self, service: &Service, all: &[Service], nodes: &[Node]) {
@@ -218,9 +216,7 @@ impl ServiceController {
         if let Some(synced) = self.synced.get_mut(&service.key()) {
             synced.update_pending = result.is_err();
         }
-        let changed = !outcome.actions.is_empty();
-        self.record(service, "update", outcome, changed, result.err())
-            .await;
+        self.record(service, "update", outcome, result.err()).await;
     }
 
     /// EnsureLoadBalancerDeleted, then the finalizer goes; on failure both stay, retried.
@@ -235,9 +231,7 @@ impl ServiceController {
         if result.is_ok() {
             self.synced.remove(&service.key());
         }
-        let changed = !outcome.actions.is_empty();
-        self.record(service, "delete", outcome, changed, result.err())
-            .await;
+        self.record(service, "delete", outcome, result.err()).await;
     }
 
     async fn record(
@@ -245,7 +239,6 @@ impl ServiceController {
         service: &Service,
         trigger: &str,
         outcome: Outcome,
-        always: bool,
         error: Option<String>,
     ) {
         let record = Record {
@@ -255,13 +248,12 @@ impl ServiceController {
             warnings: outcome.warnings,
             error,
         };
-        if always || record.error.is_some() {
-            if let Err(e) = writeback::write_record(&self.kube, service, &record, always).await {
-                tracing::debug!(service = %record.service, error = %e, "reconcile record not written");
-            }
+        if let Err(e) = writeback::write_record(&self.kube, service, &record).await {
+            tracing::debug!(service = %record.service, error = %e, "reconcile record not written");
         }
         let mut history = self.history.lock().expect("history lock");
-        if history.last() != Some(&record) || always {
+        // A failure retried every pass is one entry, not one per pass.
+        if record.error.is_none() || history.last() != Some(&record) {
             history.push(record);
         }
     }

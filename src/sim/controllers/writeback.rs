@@ -131,25 +131,34 @@ pub async fn set_finalizer(kube: &Kube, service: &Service, wanted: bool) -> Call
     Ok(())
 }
 
-/// Writes the record unless the Service already carries an identical one; a failed
-/// reconcile retried every pass therefore writes once, not every pass.
-pub async fn write_record(
-    kube: &Kube,
-    service: &Service,
-    record: &Record,
-    always: bool,
-) -> CallResult<()> {
-    let text = serde_json::to_string(record).expect("a record serializes");
-    if !always {
-        let raw = match kube.get(&service.path()).await {
-            Ok(raw) => raw,
-            Err(e) if e.is_not_found() => return Ok(()),
-            Err(e) => return Err(e),
-        };
-        if raw["metadata"]["annotations"][RECORD_ANNOTATION].as_str() == Some(text.as_str()) {
-            return Ok(());
-        }
+/// Whether `new` replaces the record the Service carries. A reconcile that called the cloud
+/// always does; a failure does when it is news; a quiet success only to clear an error. So a
+/// failure retried every pass writes once, and the no-op Ensure that follows every restart of
+/// the controllers keeps the record of the reconcile that last changed something.
+pub fn should_write(stored: Option<&Record>, new: &Record) -> bool {
+    if !new.actions.is_empty() {
+        return true;
     }
+    match (&new.error, stored) {
+        (Some(_), Some(stored)) => stored != new,
+        (Some(_), None) => true,
+        (None, stored) => stored.is_some_and(|s| s.error.is_some()),
+    }
+}
+
+pub async fn write_record(kube: &Kube, service: &Service, record: &Record) -> CallResult<()> {
+    let raw = match kube.get(&service.path()).await {
+        Ok(raw) => raw,
+        Err(e) if e.is_not_found() => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let stored: Option<Record> = raw["metadata"]["annotations"][RECORD_ANNOTATION]
+        .as_str()
+        .and_then(|text| serde_json::from_str(text).ok());
+    if !should_write(stored.as_ref(), record) {
+        return Ok(());
+    }
+    let text = serde_json::to_string(record).expect("a record serializes");
     let body = json!({"metadata": {"annotations": {RECORD_ANNOTATION: text}}});
     match kube.patch(&service.path(), MERGE_PATCH, &body).await {
         Err(e) if e.is_not_found() => Ok(()),
@@ -182,6 +191,38 @@ mod tests {
                 &[("k8s.cloudscale.ch/loadbalancer-config-version", "1")]
             ),
             None
+        );
+    }
+
+    fn record(actions: &[&str], error: Option<&str>) -> Record {
+        Record {
+            service: "default/web".into(),
+            trigger: "ensure".into(),
+            actions: actions.iter().map(|a| a.to_string()).collect(),
+            warnings: vec![],
+            error: error.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn records_are_written_when_they_are_news() {
+        let did = record(&["create pool tcp"], None);
+        let quiet = record(&[], None);
+        let failed = record(&[], Some("flavor changed"));
+        assert!(should_write(Some(&did), &did), "every change is written");
+        assert!(
+            !should_write(Some(&did), &quiet),
+            "a no-op keeps the last change"
+        );
+        assert!(!should_write(None, &quiet));
+        assert!(should_write(Some(&did), &failed));
+        assert!(
+            !should_write(Some(&failed), &failed),
+            "a retried failure writes once"
+        );
+        assert!(
+            should_write(Some(&failed), &quiet),
+            "success clears the error"
         );
     }
 

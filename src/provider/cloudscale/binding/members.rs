@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Node;
 
-use super::selector::Selector;
+use crate::model::labels::LabelSelector as Selector;
 use crate::model::LoadBalancerSpec;
 use crate::provider::cloudscale::servers::ServerObject;
 

@@ -4,7 +4,6 @@
 //! diff and impact table classify a new node or a changed node port like any other change.
 
 pub mod members;
-pub mod selector;
 
 use k8s_openapi::api::core::v1::{Node, Service};
 

@@ -184,6 +184,8 @@ pub fn vms(cluster: &KubernetesCluster, hypervisor: &str) -> Vec<VirtualMachine>
             serviceofferingname: cluster.serviceofferingname.clone(),
             hypervisor: hypervisor.into(),
             nic: vec![],
+            hostname: None,
+            publicip: None,
         })
         .collect()
 }

@@ -94,6 +94,8 @@ fn vm(id: &str, name: &str) -> VirtualMachine {
             ipaddress: None,
             isdefault: true,
         }],
+        hostname: None,
+        publicip: None,
     }
 }
 

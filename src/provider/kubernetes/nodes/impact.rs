@@ -13,6 +13,7 @@ crate::provider::impact_table::changes!(
     NoExecuteTaintRemoved,
     ClusterForgotten,
     NodeMetadataDrift,
+    NodesUnknown,
 );
 
 pub type Rule = crate::provider::impact_table::Row<Change>;
@@ -34,6 +35,7 @@ pub const RULES: &[Rule] = &[
     Rule { change: NoExecuteTaintRemoved, what: "taint NoExecute removed", happens: "pods may run on the node again; nothing is evicted", impact: Minimal, downtime: Downtime::ZERO },
     Rule { change: ClusterForgotten, what: "cluster removed from the config", happens: "skyplan never creates or deletes a cluster it connects to: the cluster is only forgotten from the state, nothing is sent to it", impact: NoImpact, downtime: Downtime::ZERO },
     Rule { change: NodeMetadataDrift, what: "node missing its cloud metadata, tainted uninitialized or shutdown, VM gone or stopped", happens: "drift to report: the cloud controller sets this, skyplan never changes it", impact: NoImpact, downtime: Downtime::ZERO },
+    Rule { change: NodesUnknown, what: "policy on a cluster that does not exist (or run) yet", happens: "nodes unknown until the cluster exists: nothing is sent now; the first plan once its API answers patches the nodes the policy selects", impact: NoImpact, downtime: Downtime::ZERO },
 ];
 
 pub fn rule(change: Change) -> &'static Rule {

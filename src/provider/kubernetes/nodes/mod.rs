@@ -10,6 +10,7 @@ pub mod patch;
 use std::collections::BTreeMap;
 
 use diff::{diff_node, Wanted};
+use impact::{rule, Change};
 use live::{selected, LiveNode};
 
 use crate::model::{Address, NodePolicySpec};
@@ -39,7 +40,10 @@ pub fn plan(input: &PolicyInput<'_>) -> ResourceChange {
         before_labels: input.applied.as_ref().map(|a| &a.labels),
         before_taints: input.applied.as_ref().map(|a| a.taints.as_slice()),
     };
-    let (attributes, operations) = diff_selected(&wanted, policy, input.nodes.unwrap_or_default());
+    let Some(nodes) = input.nodes else {
+        return unknown_nodes(change, input);
+    };
+    let (attributes, operations) = diff_selected(&wanted, policy, nodes);
     change.attributes = attributes;
     change.operations = operations;
     change.action = match (input.desired, &input.applied) {
@@ -47,6 +51,35 @@ pub fn plan(input: &PolicyInput<'_>) -> ResourceChange {
         (Some(_), None) if !change.operations.is_empty() => Action::Create,
         (Some(_), Some(_)) if !change.operations.is_empty() => Action::Update,
         _ => Action::NoOp,
+    };
+    change
+}
+
+/// A policy whose cluster has no API yet (a CKS cluster not created, or stopped): planned as
+/// a create (or kept) with nothing to send, so the plan says why it shows no node.
+fn unknown_nodes(mut change: ResourceChange, input: &PolicyInput<'_>) -> ResourceChange {
+    let Some(desired) = input.desired else {
+        // Removed from the config: forgotten; what it set stays on nodes nobody can reach.
+        change.action = Action::Delete;
+        return change;
+    };
+    let row = rule(Change::NodesUnknown);
+    change.attributes.push(AttributeChange {
+        path: "nodes".into(),
+        before: serde_json::Value::Null,
+        after: serde_json::json!(format!("unknown until {} exists", desired.cluster)),
+        impact: row.impact,
+        reason: row.happens.to_string(),
+        downtime: row.downtime,
+        group: String::new(),
+    });
+    change.action = match &input.applied {
+        None => Action::Create,
+        Some(applied) if applied != desired => Action::Update,
+        Some(_) => {
+            change.attributes.clear();
+            Action::NoOp
+        }
     };
     change
 }
@@ -157,6 +190,30 @@ mod tests {
             "patch node node-1: taints -drain:NoExecute"
         );
         assert_eq!(change.record, None);
+    }
+
+    #[test]
+    fn a_policy_on_a_cluster_without_api_waits_for_its_nodes() {
+        let address = Address::new(ResourceKind::Nodes, "web");
+        let desired = policy(&[("tier", "web")], vec![]);
+        let input = PolicyInput {
+            address: &address,
+            desired: Some(&desired),
+            applied: None,
+            nodes: None,
+        };
+        let change = plan(&input);
+        assert_eq!(change.action, Action::Create);
+        assert!(change.operations.is_empty());
+        assert_eq!(change.attributes[0].path, "nodes");
+        assert!(change.attributes[0]
+            .reason
+            .starts_with("nodes unknown until the cluster exists"));
+        let applied = PolicyInput {
+            applied: Some(desired.clone()),
+            ..input
+        };
+        assert_eq!(plan(&applied).action, Action::NoOp);
     }
 
     #[test]

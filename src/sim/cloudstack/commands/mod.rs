@@ -47,6 +47,8 @@ pub fn dispatch(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
         "listcapabilities" => catalog::capabilities(cx),
         "listconfigurations" => catalog::list_configurations(cx, p),
         "listvirtualmachines" => vms::list(world, cx, p),
+        "startvirtualmachine" => vms::power(world, p, true),
+        "stopvirtualmachine" => vms::power(world, p, false),
         "associateipaddress" => ips::associate(world, cx, p),
         "disassociateipaddress" => ips::disassociate(world, p),
         "listpublicipaddresses" => ips::list(world, cx, p),
@@ -70,7 +72,7 @@ pub fn dispatch(world: &mut World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
         "startkubernetescluster" => clusters::lifecycle::start(world, p),
         "stopkubernetescluster" => clusters::lifecycle::stop(world, p),
         "deletekubernetescluster" => clusters::lifecycle::delete(world, p),
-        "getkubernetesclusterconfig" => clusters::config(world, p),
+        "getkubernetesclusterconfig" => clusters::config(world, cx, p),
         "queryasyncjobresult" => query_job(world, p),
         _ => Err(ApiError::unknown_command(command)),
     }

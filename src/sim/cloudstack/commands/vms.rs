@@ -3,7 +3,8 @@
 use serde_json::{json, Value};
 
 use super::{matches_keyword, matches_tags, tags_of, zone_name, Reply};
-use crate::sim::cloudstack::api::{cs_time, list as page, ApiResult};
+use crate::sim::cloudstack::api::{cs_time, list as page, ApiError, ApiResult};
+use crate::sim::cloudstack::jobs::{Action, Start};
 use crate::sim::cloudstack::params::Params;
 use crate::sim::cloudstack::state::Ctx;
 use crate::sim::cloudstack::world::{Vm, World};
@@ -46,4 +47,49 @@ pub fn list(world: &World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
         .map(|vm| render(world, vm))
         .collect();
     Reply::read(page(p, "virtualmachine", items, cx.page_size)?)
+}
+
+/// stopVirtualMachine / startVirtualMachine: async jobs; the VM is `Stopping` / `Starting`
+/// until the job ends. A VM already in the wanted state is left as it is (the server's
+/// state machine treats the transition as done).
+pub fn power(world: &mut World, p: &Params, start: bool) -> ApiResult<Reply> {
+    let id = p.id("id", |id| world.vm(id).is_some())?;
+    let (passing, done) = match start {
+        true => ("Starting", "Running"),
+        false => ("Stopping", "Stopped"),
+    };
+    if let Some(vm) = world.vms.iter_mut().find(|vm| vm.id == id) {
+        if vm.state != done {
+            vm.state = passing.into();
+        }
+    }
+    let (cmd, action) = match start {
+        true => (
+            "org.apache.cloudstack.api.command.user.vm.StartVMCmd",
+            Action::VmStart { id: id.clone() },
+        ),
+        false => (
+            "org.apache.cloudstack.api.command.user.vm.StopVMCmd",
+            Action::VmStop { id: id.clone() },
+        ),
+    };
+    Ok(Reply::Job(Start {
+        cmd,
+        instance_type: Some("VirtualMachine"),
+        instance_id: Some(id),
+        id: None,
+        action,
+    }))
+}
+
+/// The job's end: the VM is in its final state and the result is the VM.
+pub fn finish_power(world: &mut World, id: &str, state: &str) -> ApiResult<Value> {
+    let Some(vm) = world.vms.iter_mut().find(|vm| vm.id == id) else {
+        return Err(ApiError::internal(
+            "The virtual machine was expunged meanwhile",
+        ));
+    };
+    vm.state = state.into();
+    let vm = world.vm(id).expect("found above");
+    Ok(json!({ "virtualmachine": render(world, vm) }))
 }

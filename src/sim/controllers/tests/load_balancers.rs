@@ -361,3 +361,38 @@ async fn a_floating_ip_is_assigned_and_one_claimed_twice_is_refused() {
     let record = h.record("other").await;
     assert!(record.error.unwrap().contains("5.102.150.123/32"));
 }
+
+#[tokio::test]
+async fn a_type_change_away_deletes_the_load_balancer_and_the_finalizer() {
+    let mut h = with_web(json!({})).await;
+    h.merge_service("web", json!({"spec": {"type": "ClusterIP"}}))
+        .await;
+    h.passes(1).await;
+    assert!(h.list("load-balancers").await.is_empty());
+    let service = h.service("web").await;
+    assert!(service["metadata"]["finalizers"]
+        .as_array()
+        .is_none_or(|f| !f.contains(&json!(FINALIZER))));
+    let record = h.record("web").await;
+    assert_eq!(record.trigger, "delete");
+    assert_eq!(record.actions.len(), 1, "{record:?}");
+    assert!(record.actions[0].starts_with("delete lb"));
+}
+
+#[tokio::test]
+async fn restarted_controllers_ensure_again_without_touching_cloud_or_record() {
+    let mut h = with_web(json!({})).await;
+    let before = h.record("web").await;
+    let lbs = h.list("load-balancers").await;
+    let version = h.service("web").await["metadata"]["resourceVersion"].clone();
+    h.restart_controllers();
+    h.passes(1).await;
+    assert_eq!(h.history().len(), 1, "one Ensure after the restart");
+    assert!(h.history()[0].actions.is_empty());
+    assert_eq!(h.list("load-balancers").await, lbs);
+    assert_eq!(h.record("web").await, before);
+    assert_eq!(
+        h.service("web").await["metadata"]["resourceVersion"],
+        version
+    );
+}

@@ -24,6 +24,7 @@ struct Harness {
     kube: Kube,
     cloud: Cloud,
     controllers: Controllers,
+    options: ControllerOptions,
     history: Arc<Mutex<Vec<Record>>>,
     _cloud_sim: SimHandle,
     _kube_sim: KubeSimHandle,
@@ -66,11 +67,19 @@ impl Harness {
             kube: Kube::new(kube_sim.url()),
             cloud: Cloud::new(&endpoint.api, &endpoint.token),
             controllers: Controllers::new(&options, history.clone()).unwrap(),
+            options,
             history,
             _cloud_sim: cloud_sim,
             _kube_sim: kube_sim,
             _dir: dir,
         }
+    }
+
+    /// New controllers on the same simulators, as a new skyplan process starts them: nothing
+    /// synced, an empty history.
+    fn restart_controllers(&mut self) {
+        self.history = Arc::new(Mutex::new(Vec::new()));
+        self.controllers = Controllers::new(&self.options, self.history.clone()).unwrap();
     }
 
     async fn passes(&mut self, count: usize) {

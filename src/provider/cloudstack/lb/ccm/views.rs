@@ -218,6 +218,8 @@ impl CcmViews {
                 name,
                 body,
                 resource_version.as_deref(),
+                // No retry on a 409: whatever changed, the prediction may be stale.
+                None,
             )
             .await;
             journal.checkpoint("call");

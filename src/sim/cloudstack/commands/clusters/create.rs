@@ -308,6 +308,7 @@ mod tests {
             version: "4.22.0.0".into(),
             hypervisor: "KVM".into(),
             max_cluster_size: 10,
+            cluster_apis: Default::default(),
         }
     }
 

@@ -241,15 +241,25 @@ pub fn list(world: &World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
     Reply::read(page(p, "kubernetescluster", items, cx.page_size)?)
 }
 
-/// getKubernetesClusterConfig: a kubeconfig naming the cluster and its API address.
-pub fn config(world: &World, p: &Params) -> ApiResult<Reply> {
+/// getKubernetesClusterConfig: the kubeconfig CKS stored for the cluster. Its server is the
+/// cluster's simulated API (plain HTTP on loopback) once the cluster has had one; before, the
+/// address CKS would give it (its network's source-NAT address on 6443), where nothing
+/// answers.
+pub fn config(world: &World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
     let id = p.id("id", |id| world.cluster(id).is_some())?;
     let cluster = world.cluster(&id).expect("checked");
-    let address = api_address(world, cluster).map_or_else(|| "127.0.0.1".into(), |(_, a)| a);
+    let server = match cx.cluster_apis.get(&id) {
+        Some(url) => format!("{url}\n"),
+        None => {
+            let address =
+                api_address(world, cluster).map_or_else(|| "127.0.0.1".into(), |(_, a)| a);
+            format!("https://{address}:6443\n    insecure-skip-tls-verify: true\n")
+        }
+    };
     let name = &cluster.name;
     let configdata = format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n    \
-         server: https://{address}:6443\n    insecure-skip-tls-verify: true\ncontexts:\n\
+         server: {server}contexts:\n\
          - name: kubernetes-admin@{name}\n  context:\n    cluster: {name}\n    \
          user: kubernetes-admin\ncurrent-context: kubernetes-admin@{name}\nusers:\n\
          - name: kubernetes-admin\n  user:\n    token: sim-{id}\n"
