@@ -77,7 +77,7 @@ pub(super) fn check_keys(raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) {
 }
 
 /// `namespace/name`, both DNS-1123 labels as Kubernetes requires.
-fn service_ref(text: &str) -> Result<(String, String), Invalid> {
+pub(super) fn service_ref(text: &str) -> Result<(String, String), Invalid> {
     let help = "write namespace/name, e.g. \"default/shop\"";
     let Some((namespace, name)) = text.split_once('/') else {
         return Err(Invalid::new(format!("`{text}` is not namespace/name")).help(help));

@@ -16,7 +16,7 @@ use super::validate::{once, provider_has_table};
 use super::values::{self, Invalid};
 use crate::model::{
     Address, Autoscaling, ClusterRunState, ClusterSpec, CsAlgorithm, CsLoadBalancerSpec, CsMembers,
-    CsPort, CsProtocol, NodeType, PublicIp, ResourceKind,
+    CsPort, CsProtocol, LbMode, NodeType, PublicIp, ResourceKind, ServiceBinding,
 };
 
 /// The firewall rules a load balancer gets unless it says otherwise: open to everyone, as the
@@ -220,7 +220,27 @@ fn lb_spec(key: &str, raw: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) -> C
             .iter()
             .filter_map(|port| cs_port(port.get_ref(), check))
             .collect(),
+        binding: ccm_binding(raw, check),
     }
+}
+
+/// The Service a controller-mode load balancer writes; `None` in direct mode.
+fn ccm_binding(raw: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) -> Option<ServiceBinding> {
+    if !is_ccm(raw) {
+        return None;
+    }
+    let (cluster, service) = (raw.cluster.as_ref()?, raw.service.as_ref()?);
+    let (namespace, name) = check.text(service, super::binding::service_ref)?;
+    Some(ServiceBinding {
+        cluster: Address::new(ResourceKind::Cluster, cluster.get_ref()),
+        namespace,
+        name,
+        mode: LbMode::Ccm,
+    })
+}
+
+fn is_ccm(raw: &RawCsLoadBalancer) -> bool {
+    raw.mode.as_ref().is_some_and(|m| m.get_ref() == "ccm")
 }
 
 fn public_ip(text: &str) -> Result<PublicIp, Invalid> {
@@ -236,7 +256,11 @@ fn public_ip(text: &str) -> Result<PublicIp, Invalid> {
 
 fn cs_port(raw: &RawCsPort, check: &mut Checker<'_, '_>) -> Option<CsPort> {
     let port = check.port(&raw.port);
-    let node_port = check.port(&raw.node_port);
+    // Controller mode: the apiserver allocates the node port (0 until the Service is read).
+    let node_port = match &raw.node_port {
+        Some(node_port) => check.port(node_port),
+        None => Some(0),
+    };
     let protocol = check.choice(&raw.protocol, CsProtocol::Tcp);
     Some(CsPort {
         port: port?,
@@ -264,8 +288,14 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
         provider_has_table(&section.provider, raw, &mut check);
         members_have_one_source(section, &mut check);
         cluster_is_declared(section, raw, &mut check);
-        mode_is_direct(section, &mut check);
-        ports_do_not_conflict(section, &mut check);
+        match is_ccm(section) {
+            true => ccm_keys(section, &mut check),
+            false => {
+                mode_is_direct(section, &mut check);
+                direct_keys(section, &mut check);
+                ports_do_not_conflict(section, &mut check);
+            }
+        }
     }
 }
 
@@ -288,10 +318,13 @@ fn members_have_one_source(lb: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) 
 
 fn cluster_is_declared(lb: &RawCsLoadBalancer, raw: &RawConfig<'_>, check: &mut Checker<'_, '_>) {
     let Some(cluster) = &lb.cluster else { return };
+    // Controller mode only needs to reach the cluster's apiserver: a CKS cluster or an
+    // existing one (provider "kubernetes") both do.
     let declared = raw
         .clusters
         .get(cluster.get_ref())
-        .is_some_and(|c| c.get().provider.get_ref() == "cloudstack");
+        .is_some_and(|c| c.get().provider.get_ref() == "cloudstack")
+        || (is_ccm(lb) && raw.kube_clusters.contains_key(cluster.get_ref()));
     if !declared {
         let names: Vec<&str> = raw.clusters.keys().map(String::as_str).collect();
         let invalid = Invalid::new(format!(
@@ -308,17 +341,72 @@ fn cluster_is_declared(lb: &RawCsLoadBalancer, raw: &RawConfig<'_>, check: &mut 
 
 fn mode_is_direct(lb: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) {
     let Some(mode) = &lb.mode else { return };
-    let invalid = match mode.get_ref().as_str() {
-        "direct" => return,
-        "ccm" => {
-            Invalid::new("controller mode (mode = \"ccm\") is not supported yet for CloudStack")
-                .help("remove mode: skyplan then manages the LB rules itself (direct mode)")
+    if mode.get_ref() != "direct" {
+        let invalid = Invalid::new(format!("`{}` is not a mode", mode.get_ref()))
+            .help("expected \"direct\" or \"ccm\"");
+        check.report(mode.span(), invalid);
+    }
+}
+
+/// Direct mode: skyplan makes the rules, so it needs every private port; a Service is only
+/// written in controller mode.
+fn direct_keys(lb: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) {
+    if let Some(service) = &lb.service {
+        let invalid = Invalid::new("`service` is only for controller mode")
+            .help("add mode = \"ccm\" to let the CloudStack CCM serve this Service");
+        check.report(service.span(), invalid);
+    }
+    for port in lb.ports.get_ref() {
+        if port.get_ref().node_port.is_none() {
+            let invalid = Invalid::new(format!(
+                "port {} needs a node-port",
+                port.get_ref().port.get_ref()
+            ))
+            .help("set node-port, the port on each member");
+            check.report(port.span(), invalid);
         }
-        other => {
-            Invalid::new(format!("`{other}` is not a mode")).help("expected \"direct\" or \"ccm\"")
+    }
+}
+
+/// Controller mode: what the CloudStack CCM v1.2.0 can express (research §1.3-1.5).
+fn ccm_keys(lb: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) {
+    let mode = lb.mode.as_ref().expect("controller mode is written");
+    if lb.cluster.is_none() || lb.service.is_none() {
+        let invalid = Invalid::new("mode = \"ccm\" needs `cluster` and `service`").help(
+            "in controller mode skyplan writes the Service: name its cluster and namespace/name",
+        );
+        check.report(mode.span(), invalid);
+    }
+    if let Some(algorithm) = lb.algorithm.as_ref().filter(|a| a.get_ref() == "leastconn") {
+        let invalid = Invalid::new("the CloudStack CCM cannot express leastconn").help(
+            "it maps sessionAffinity None to roundrobin and ClientIP to source: use one of those",
+        );
+        check.report(algorithm.span(), invalid);
+    }
+    let ports = lb.ports.get_ref();
+    if ports.is_empty() {
+        let invalid = Invalid::new("a load balancer needs at least one port")
+            .help("add a [[load-balancer.NAME.ports]] table with port");
+        check.report(lb.ports.span(), invalid);
+    }
+    let protocols: Vec<Option<&str>> = ports
+        .iter()
+        .map(|p| p.get_ref().protocol.as_ref().map(|p| p.get_ref().as_str()))
+        .collect();
+    let proxy = protocols.contains(&Some("tcp-proxy"));
+    let plain_tcp = protocols.iter().any(|p| matches!(p, None | Some("tcp")));
+    if proxy && plain_tcp {
+        let invalid = Invalid::new("tcp and tcp-proxy ports in one Service")
+            .help("the CCM's proxy-protocol annotation turns every TCP port into tcp-proxy: make them all tcp-proxy or all tcp");
+        check.report(lb.ports.span(), invalid);
+    }
+    for port in ports {
+        if let Some(node_port) = &port.get_ref().node_port {
+            let invalid = Invalid::new("in controller mode the apiserver allocates node ports")
+                .help("remove node-port");
+            check.report(node_port.span(), invalid);
         }
-    };
-    check.report(mode.span(), invalid);
+    }
 }
 
 /// Two rules on one public IP and port conflict whatever their protocols (CloudStack answers

@@ -118,9 +118,13 @@ pub(super) struct RawCsLoadBalancer {
     /// Firewall rules on the public IP. Default: ["0.0.0.0/0"].
     #[schemars(with = "Option<Vec<String>>")]
     pub firewall_cidrs: Option<Vec<Spanned<String>>>,
-    /// direct (default): skyplan manages the rules.
+    /// direct (default): skyplan manages the rules. "ccm" (with `cluster` and `service`):
+    /// skyplan writes the Service and the CloudStack CCM makes the rules.
     #[schemars(with = "Option<String>")]
     pub mode: Option<Spanned<String>>,
+    /// Controller mode: the Service the CCM serves, "namespace/name"; needs `cluster`.
+    #[schemars(with = "Option<String>")]
+    pub service: Option<Spanned<String>>,
     /// At least one.
     #[schemars(with = "Vec<RawCsPort>")]
     pub ports: Spanned<Vec<Spanned<RawCsPort>>>,
@@ -136,7 +140,8 @@ pub(super) struct RawCsPort {
     #[serde(default)]
     #[schemars(schema_with = "choice::<CsProtocol>")]
     pub protocol: Option<Spanned<String>>,
-    /// The port on each member.
+    /// The port on each member; in controller mode the apiserver allocates it (not allowed).
+    #[serde(default)]
     #[schemars(schema_with = "port")]
-    pub node_port: Spanned<i64>,
+    pub node_port: Option<Spanned<i64>>,
 }

@@ -114,10 +114,17 @@ fn keys_in_the_provider_table_are_refused_and_modes_checked() {
         EDGE.replace("cluster = \"lab\"\n", "cluster = \"lab\"\nmode = \"ccm\"\n")
     );
     let lines = errors(&text);
-    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines.len(), 3, "{lines:?}");
     assert!(lines[0].contains("CloudStack keys do not belong in config files"));
     assert!(!lines.concat().contains("s3cret"));
-    assert!(lines[1].contains("controller mode"), "{lines:?}");
+    assert!(
+        lines[1].contains("mode = \"ccm\" needs `cluster` and `service`"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[2].contains("the apiserver allocates node ports"),
+        "{lines:?}"
+    );
 }
 
 #[test]
@@ -136,4 +143,44 @@ fn a_load_balancer_defined_for_both_providers_is_defined_twice() {
             .any(|l| l.contains("load-balancer.edge is defined twice")),
         "{lines:?}"
     );
+}
+
+const CCM_EDGE: &str = "[load-balancer.edge]\nprovider = \"cloudstack\"\ncluster = \"lab\"\n\
+                        mode = \"ccm\"\nservice = \"default/edge\"\n\
+                        [[load-balancer.edge.ports]]\nport = 443\nprotocol = \"tcp-proxy\"\n";
+
+#[test]
+fn controller_mode_with_cluster_and_service_binds_the_service() {
+    let config = load_str(&with_provider(&format!("{CLUSTER}{CCM_EDGE}"))).unwrap();
+    let lb = config
+        .resource(&Address::new(ResourceKind::LoadBalancer, "edge"))
+        .unwrap();
+    let ResourceSpec::CloudstackLoadBalancer(spec) = &lb.spec else {
+        panic!("a CloudStack load balancer");
+    };
+    let binding = spec.binding.as_ref().expect("bound in controller mode");
+    assert_eq!(binding.service_ref(), "default/edge");
+    assert_eq!(binding.mode, crate::model::LbMode::Ccm);
+    assert_eq!(spec.ports[0].node_port, 0);
+}
+
+#[test]
+fn controller_mode_refuses_what_the_ccm_cannot_express() {
+    let leastconn = CCM_EDGE.replace(
+        "mode = \"ccm\"\n",
+        "mode = \"ccm\"\nalgorithm = \"leastconn\"\n",
+    );
+    let lines = errors(&with_provider(&format!("{CLUSTER}{leastconn}")));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("cannot express leastconn"), "{lines:?}");
+    let mixed = format!("{CCM_EDGE}[[load-balancer.edge.ports]]\nport = 80\n");
+    let lines = errors(&with_provider(&format!("{CLUSTER}{mixed}")));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("tcp and tcp-proxy"), "{lines:?}");
+    let direct_service = EDGE.replace(
+        "cluster = \"lab\"\n",
+        "cluster = \"lab\"\nservice = \"default/edge\"\n",
+    );
+    let lines = errors(&with_provider(&format!("{CLUSTER}{direct_service}")));
+    assert!(lines[0].contains("only for controller mode"), "{lines:?}");
 }

@@ -119,6 +119,10 @@ pub struct CsLoadBalancerSpec {
     /// Firewall rules on the public IP, one per port.
     pub firewall_cidrs: Vec<String>,
     pub ports: Vec<CsPort>,
+    /// Controller mode (`mode = "ccm"`, `cluster`, `service`): skyplan writes this Service and
+    /// the CloudStack CCM makes the rules. Absent in state written before controller mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binding: Option<crate::model::ServiceBinding>,
 }
 
 impl CsLoadBalancerSpec {
@@ -144,6 +148,7 @@ mod tests {
             allowed_cidrs: vec![],
             firewall_cidrs: vec![],
             ports: vec![],
+            binding: None,
         };
         let port = CsPort {
             port: 443,

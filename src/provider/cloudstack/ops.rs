@@ -4,13 +4,15 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::{cluster::ClusterOp, lb::LbOp};
+use super::{cluster::ClusterOp, lb::ccm::plan::CcmOp, lb::LbOp};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Op {
     Cluster(ClusterOp),
     Lb(LbOp),
+    /// A load balancer in controller mode: the Service write and the CCM's predicted actions.
+    Ccm(CcmOp),
 }
 
 impl fmt::Display for Op {
@@ -18,6 +20,7 @@ impl fmt::Display for Op {
         match self {
             Op::Cluster(op) => op.fmt(f),
             Op::Lb(op) => op.fmt(f),
+            Op::Ccm(op) => op.fmt(f),
         }
     }
 }

@@ -46,6 +46,8 @@ pub struct CloudstackProvider {
     /// balancer address (`recover`).
     untagged_associations: Mutex<BTreeMap<String, jiff::Timestamp>>,
     embedded: Mutex<Option<sim::SimHandle>>,
+    /// Controller-mode load balancers: the attached clusters and the Services read.
+    ccm: lb::ccm::views::CcmViews,
 }
 
 fn error(address: impl ToString, message: impl ToString) -> ProviderError {
@@ -138,6 +140,7 @@ impl CloudstackProvider {
             clusters: Mutex::new(BTreeMap::new()),
             untagged_associations: Mutex::new(BTreeMap::new()),
             embedded: Mutex::new(embedded),
+            ccm: Default::default(),
         })
     }
 
@@ -162,8 +165,30 @@ impl CloudstackProvider {
             clusters.insert(target.address.clone(), known);
         }
         *self.known_clusters() = clusters;
-        let mut inventory =
-            refresh::inventory(&self.client, |inventory| rule_ips(targets, inventory)).await?;
+        let ccm_specs: Vec<(&Address, &CsLoadBalancerSpec)> = targets
+            .iter()
+            .filter_map(|t| Some((t.address, t.resource.and_then(lb_spec)?)))
+            .filter(|(_, spec)| lb::ccm::views::is_ccm(spec))
+            .collect();
+        self.ccm.read(&ccm_specs).await;
+        let ccm_bases = self.ccm.base_names();
+        let mut inventory = refresh::inventory(&self.client, |inventory| {
+            let mut ips = rule_ips(targets, inventory);
+            // The rules the CCM made for a Service, found by its base name, with their members.
+            ips.extend(
+                inventory
+                    .rules
+                    .iter()
+                    .filter(|r| {
+                        ccm_bases
+                            .iter()
+                            .any(|b| r.name.starts_with(&format!("{b}-")))
+                    })
+                    .map(|r| r.publicipid.clone()),
+            );
+            ips
+        })
+        .await?;
         let started = self
             .untagged_associations
             .lock()
@@ -292,6 +317,11 @@ impl CloudstackProvider {
             ResourceKind::LoadBalancer => {
                 let desired = target.resource.and_then(lb_spec);
                 let applied = target.prior.and_then(applied_lb_spec);
+                if let Some(outcome) =
+                    self.plan_ccm(target.address, desired, applied.as_ref(), &inventory, drift)
+                {
+                    return outcome;
+                }
                 let members_from = desired.or(applied.as_ref());
                 let known = self.known_clusters();
                 let cluster_address = members_from.and_then(|s| match &s.members {
@@ -343,6 +373,61 @@ impl CloudstackProvider {
 }
 
 impl CloudstackProvider {
+    /// Controller mode, when the config (or, once removed, the state) says so.
+    fn plan_ccm(
+        &self,
+        address: &Address,
+        desired: Option<&CsLoadBalancerSpec>,
+        applied: Option<&CsLoadBalancerSpec>,
+        inventory: &Inventory,
+        drift: bool,
+    ) -> Option<Result<Outcome, ProviderError>> {
+        use lb::ccm::views::is_ccm;
+        let outcome = match (desired, applied) {
+            (Some(spec), _) if is_ccm(spec) => match drift {
+                false => self.ccm.plan(address, spec, inventory).map(Outcome::Plan),
+                true => {
+                    let expected = applied.filter(|a| is_ccm(a)).unwrap_or(spec);
+                    self.ccm
+                        .drift(address, expected, inventory)
+                        .map(Outcome::Drift)
+                }
+            },
+            (None, Some(spec)) if is_ccm(spec) => match drift {
+                false => Ok(Outcome::Plan(lb::ccm::plan::removed(address, spec))),
+                true => Ok(Outcome::Drift(DriftCheck::NotApplied)),
+            },
+            _ => return None,
+        };
+        Some(outcome)
+    }
+
+    async fn apply_lb(
+        &self,
+        context: &ApplyContext<'_>,
+        change: &ResourceChange,
+        prior: Option<&ResourceState>,
+    ) -> Result<Option<ResourceState>, ProviderError> {
+        let controller_mode = change.operations.iter().any(|op| {
+            matches!(
+                op,
+                crate::provider::Operation::Cloudstack(super::ops::Op::Ccm(_))
+            )
+        }) || change
+            .record
+            .as_ref()
+            .and_then(|r| serde_json::from_value::<CsLoadBalancerSpec>(r.clone()).ok())
+            .is_some_and(|s| lb::ccm::views::is_ccm(&s));
+        if !controller_mode {
+            return lb::apply(context, change, prior).await;
+        }
+        let before = self.ccm.rules_before(&change.address, &self.inventory());
+        self.ccm
+            .apply(context.client, context.journal, change, before)
+            .await
+            .map(Some)
+    }
+
     /// A compared cluster's drift, with its nodes' metadata drift after it.
     fn with_node_drift(&self, address: &Address, check: DriftCheck) -> DriftCheck {
         match check {
@@ -538,7 +623,7 @@ impl Provider for CloudstackProvider {
             };
             match change.address.kind {
                 ResourceKind::Cluster => cluster::apply(&context, change, prior).await,
-                ResourceKind::LoadBalancer => lb::apply(&context, change, prior).await,
+                ResourceKind::LoadBalancer => self.apply_lb(&context, change, prior).await,
                 ResourceKind::Nodes => Err(not_cloudstack(change.address.to_string())),
             }
         }
@@ -558,6 +643,7 @@ impl Provider for CloudstackProvider {
 
     fn attach_clusters(&self, clusters: Arc<Clusters>) {
         // Once per run, by the registry.
+        self.ccm.attach(Arc::clone(&clusters));
         let _ = self.attached.set(clusters);
     }
 

@@ -11,6 +11,7 @@
 //! - `execute.rs` — runs the ops, one API call each, journaled; `request.rs` — their
 //!   parameters.
 
+pub mod ccm;
 pub mod desired;
 pub mod diff;
 pub mod execute;

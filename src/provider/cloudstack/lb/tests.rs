@@ -57,6 +57,7 @@ pub(super) fn base() -> CsLoadBalancerSpec {
         allowed_cidrs: vec![],
         firewall_cidrs: vec!["0.0.0.0/0".into()],
         ports: vec![port(80, CsProtocol::Tcp, 30080)],
+        binding: None,
     }
 }
 

@@ -1,0 +1,181 @@
+//! Applying a controller-mode change: write the Service (merge patch with the resourceVersion
+//! read at refresh, field manager skyplan; a 409 means "plan again"), then wait — with
+//! progress and a timeout, `SKYPLAN_CCM_WAIT_S` (default 300 s) — until the cloud shows the
+//! predicted rules, and compare which rule IDs were kept or recreated with the prediction.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Node;
+
+use super::predict::{live_rules, node_vms, service_base, wanted_rules};
+use crate::model::{Address, CsLoadBalancerSpec};
+use crate::provider::cloudstack::client::CloudstackClient;
+use crate::provider::cloudstack::live::Inventory;
+use crate::provider::cloudstack::refresh;
+use crate::provider::kubernetes::connection::ClusterConnection;
+
+fn wait_limit() -> Duration {
+    let seconds = std::env::var("SKYPLAN_CCM_WAIT_S")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    Duration::from_secs(seconds)
+}
+
+/// Rule IDs by rule name, as the wait found them once the cloud matched.
+pub type RuleIds = BTreeMap<String, String>;
+
+/// Polls the Service and the cloud until the CCM's rules match the Service as written.
+pub async fn wait_for_controller(
+    address: &Address,
+    client: &CloudstackClient,
+    connection: &ClusterConnection,
+    spec: &CsLoadBalancerSpec,
+) -> Result<RuleIds, String> {
+    let binding = spec.binding.as_ref().expect("bound");
+    let nodes = connection
+        .nodes()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_vec();
+    let (started, limit) = (Instant::now(), wait_limit());
+    let mut reported = Instant::now();
+    let mut last = String::from("the Service was not read yet");
+    loop {
+        if started.elapsed() > limit {
+            return Err(format!(
+                "the CloudStack CCM did not converge within {} s (SKYPLAN_CCM_WAIT_S): {last}",
+                limit.as_secs()
+            ));
+        }
+        if reported.elapsed() > Duration::from_secs(5) {
+            tracing::info!(%address, "waiting for the cloud controller: {last}");
+            reported = Instant::now();
+        }
+        let service = connection
+            .service(&binding.namespace, &binding.name)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("Service {} disappeared", binding.service_ref()))?;
+        let base = service_base(Some(&service)).ok_or("the Service has no UID")?;
+        let prefix = format!("{base}-");
+        let live = refresh::inventory(client, |inventory| {
+            inventory
+                .rules
+                .iter()
+                .filter(|r| r.name.starts_with(&prefix))
+                .map(|r| r.publicipid.clone())
+                .collect()
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        match difference(spec, &service, &nodes, &live, &base) {
+            None => {
+                let rules = live_rules(&live, &base);
+                return Ok(rules.into_iter().map(|(n, r)| (n, r.id.clone())).collect());
+            }
+            Some(why) => last = why,
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// The first way the live rules differ from what the CCM should have made of the Service as
+/// written (its node ports now known); `None` once they match.
+pub fn difference(
+    spec: &CsLoadBalancerSpec,
+    service: &k8s_openapi::api::core::v1::Service,
+    nodes: &[Node],
+    live: &Inventory,
+    base: &str,
+) -> Option<String> {
+    let wanted = wanted_rules(spec, base, Some(service));
+    let found = live_rules(live, base);
+    let names: BTreeSet<&String> = wanted.iter().map(|w| &w.name).collect();
+    let have: BTreeSet<&String> = found.keys().collect();
+    if names != have {
+        return Some(format!("rules are {have:?}, expected {names:?}"));
+    }
+    let vms: BTreeSet<String> = node_vms(nodes, live).into_keys().collect();
+    for rule in &wanted {
+        let live_rule = found[&rule.name];
+        let Some(node_port) = rule.node_port else {
+            return Some(format!("port {} has no node port yet", rule.port));
+        };
+        if live_rule.privateport != u32::from(node_port) {
+            return Some(format!(
+                "rule {} has private port {}, expected {node_port}",
+                rule.name, live_rule.privateport
+            ));
+        }
+        if live_rule.algorithm != spec.algorithm.to_string() {
+            return Some(format!(
+                "rule {} has algorithm {}",
+                rule.name, live_rule.algorithm
+            ));
+        }
+        let members: BTreeSet<String> = live
+            .rule_members
+            .get(&live_rule.id)
+            .map(|m| m.iter().cloned().collect())
+            .unwrap_or_default();
+        if !nodes.is_empty() && members != vms {
+            return Some(format!(
+                "rule {} has members {members:?}, expected {vms:?}",
+                rule.name
+            ));
+        }
+    }
+    None
+}
+
+/// Rules the plan said the CCM would delete and create again (or keep), against what
+/// happened to their IDs; every difference described.
+pub fn compare_rule_ids(before: &RuleIds, after: &RuleIds, actions: &[String]) -> Vec<String> {
+    let mut differences = Vec::new();
+    for (name, old_id) in before {
+        let Some(new_id) = after.get(name) else {
+            continue;
+        };
+        let predicted = actions
+            .iter()
+            .any(|a| a == &format!("delete LB rule {name}"));
+        let recreated = old_id != new_id;
+        if predicted && !recreated {
+            differences.push(format!(
+                "rule {name} was predicted to be recreated but kept its ID"
+            ));
+        }
+        if recreated && !predicted {
+            differences.push(format!(
+                "rule {name} was recreated by the controller (the plan predicted it kept)"
+            ));
+        }
+    }
+    differences
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(pairs: &[(&str, &str)]) -> RuleIds {
+        pairs
+            .iter()
+            .map(|(n, i)| (n.to_string(), i.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn rule_ids_are_compared_with_the_prediction() {
+        let before = ids(&[("a-tcp-80", "1"), ("a-tcp-443", "2")]);
+        let recreate = vec!["delete LB rule a-tcp-80".to_string()];
+        let as_predicted = ids(&[("a-tcp-80", "3"), ("a-tcp-443", "2")]);
+        assert!(compare_rule_ids(&before, &as_predicted, &recreate).is_empty());
+        let kept = compare_rule_ids(&before, &before, &recreate);
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        let surprise = compare_rule_ids(&before, &as_predicted, &[]);
+        assert!(surprise[0].contains("predicted it kept"), "{surprise:?}");
+    }
+}

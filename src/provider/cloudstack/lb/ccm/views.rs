@@ -1,0 +1,258 @@
+//! What the CloudStack provider keeps for its controller-mode load balancers between refresh,
+//! plan and apply: the clusters the registry attached, and per load balancer the cluster's
+//! nodes and the live Service read at refresh. The provider only delegates to this.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use k8s_openapi::api::core::v1::{Node, Service};
+
+use super::apply::{compare_rule_ids, wait_for_controller, RuleIds};
+use super::plan::{plan, CcmOp, CcmPlanInput};
+use super::predict::{live_rules, service_base};
+use crate::model::Impact;
+use crate::model::{Address, CsLoadBalancerSpec, LbMode};
+use crate::plan::ResourceChange;
+use crate::provider::cloudstack::client::CloudstackClient;
+use crate::provider::cloudstack::live::Inventory;
+use crate::provider::cloudstack::ops::Op;
+use crate::provider::cloudstack::PROVIDER;
+use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
+use crate::provider::{DriftCheck, Operation, ProviderError};
+use crate::state::journal::{Journal, Phase};
+use crate::state::ResourceState;
+
+/// The cluster as refresh read it for one load balancer.
+#[derive(Clone)]
+pub struct ServiceView {
+    pub nodes: Vec<Node>,
+    pub service: Option<Service>,
+}
+
+#[derive(Default)]
+pub struct CcmViews {
+    clusters: Mutex<Option<Arc<Clusters>>>,
+    views: Mutex<BTreeMap<Address, Result<ServiceView, String>>>,
+}
+
+/// Whether a spec is in controller mode.
+pub fn is_ccm(spec: &CsLoadBalancerSpec) -> bool {
+    spec.binding.as_ref().is_some_and(|b| b.mode == LbMode::Ccm)
+}
+
+fn error(address: &Address, message: impl std::fmt::Display) -> ProviderError {
+    ProviderError::new(address, message.to_string())
+}
+
+impl CcmViews {
+    pub fn attach(&self, clusters: Arc<Clusters>) {
+        *self.clusters.lock().unwrap_or_else(|p| p.into_inner()) = Some(clusters);
+    }
+
+    fn connection(
+        &self,
+        address: &Address,
+        cluster: &Address,
+    ) -> Result<Arc<ClusterConnection>, ProviderError> {
+        let clusters = self
+            .clusters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        clusters.and_then(|c| c.get(cluster)).ok_or_else(|| {
+            error(
+                address,
+                format!("{cluster} is not connected: controller mode needs its cluster"),
+            )
+        })
+    }
+
+    /// Reads each controller-mode load balancer's nodes and Service (one GET each).
+    pub async fn read(&self, specs: &[(&Address, &CsLoadBalancerSpec)]) {
+        let mut views = BTreeMap::new();
+        for (address, spec) in specs {
+            let binding = spec.binding.as_ref().expect("controller mode");
+            let view = async {
+                let connection = self
+                    .connection(address, &binding.cluster)
+                    .map_err(|e| e.to_string())?;
+                let nodes = connection
+                    .nodes()
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .to_vec();
+                let service = connection
+                    .service(&binding.namespace, &binding.name)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok(ServiceView { nodes, service })
+            }
+            .await;
+            views.insert((*address).clone(), view);
+        }
+        *self.views.lock().unwrap_or_else(|p| p.into_inner()) = views;
+    }
+
+    /// The CCM base names of the Services read, so refresh reads their rules' members.
+    pub fn base_names(&self) -> BTreeSet<String> {
+        let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
+        views
+            .values()
+            .flatten()
+            .filter_map(|v| service_base(v.service.as_ref()))
+            .collect()
+    }
+
+    fn view(&self, address: &Address) -> Result<ServiceView, ProviderError> {
+        let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
+        views
+            .get(address)
+            .ok_or_else(|| error(address, "the cluster was not read for this load balancer"))?
+            .clone()
+            .map_err(|e| error(address, e))
+    }
+
+    pub fn plan(
+        &self,
+        address: &Address,
+        spec: &CsLoadBalancerSpec,
+        live: &Inventory,
+    ) -> Result<ResourceChange, ProviderError> {
+        let view = self.view(address)?;
+        Ok(plan(&CcmPlanInput {
+            address,
+            spec,
+            service: view.service.as_ref(),
+            nodes: &view.nodes,
+            live,
+        }))
+    }
+
+    /// Drift: what writing the applied Service again would change.
+    pub fn drift(
+        &self,
+        address: &Address,
+        applied: &CsLoadBalancerSpec,
+        live: &Inventory,
+    ) -> Result<DriftCheck, ProviderError> {
+        let view = self.view(address)?;
+        if view.service.is_none() {
+            return Ok(DriftCheck::Missing);
+        }
+        let change = self.plan(address, applied, live)?;
+        Ok(DriftCheck::Compared(change.attributes))
+    }
+
+    /// The rules the CCM made for the Service as refresh saw them, by name.
+    pub fn rules_before(&self, address: &Address, live: &Inventory) -> RuleIds {
+        let Ok(view) = self.view(address) else {
+            return RuleIds::new();
+        };
+        let Some(base) = service_base(view.service.as_ref()) else {
+            return RuleIds::new();
+        };
+        live_rules(live, &base)
+            .into_iter()
+            .map(|(n, r)| (n, r.id.clone()))
+            .collect()
+    }
+
+    /// Writes the Service, waits for the CCM and checks its outcome against the plan.
+    pub async fn apply(
+        &self,
+        client: &CloudstackClient,
+        journal: &Journal,
+        change: &ResourceChange,
+        before: RuleIds,
+    ) -> Result<ResourceState, ProviderError> {
+        let address = &change.address;
+        if let Some(forbidden) = change
+            .attributes
+            .iter()
+            .find(|a| a.impact == Impact::Forbidden)
+        {
+            return Err(error(
+                address,
+                format!(
+                    "refused, the controller would not converge: {}",
+                    forbidden.reason
+                ),
+            ));
+        }
+        let record = change
+            .record
+            .clone()
+            .expect("a controller-mode change records its spec");
+        let spec: CsLoadBalancerSpec =
+            serde_json::from_value(record.clone()).map_err(|e| error(address, e))?;
+        let binding = spec.binding.clone().expect("bound");
+        let connection = self.connection(address, &binding.cluster)?;
+        let journal_error = |e: crate::state::StateError| error(address, e);
+        let mut actions = Vec::new();
+        for operation in &change.operations {
+            let Operation::Cloudstack(Op::Ccm(op)) = operation else {
+                return Err(error(
+                    address,
+                    format!("{operation} in a controller-mode plan"),
+                ));
+            };
+            let CcmOp::WriteService {
+                namespace,
+                name,
+                body,
+                resource_version,
+            } = op
+            else {
+                if let CcmOp::Controller { action } = op {
+                    actions.push(action.clone());
+                }
+                continue;
+            };
+            let text = op.to_string();
+            journal
+                .record(address, Phase::Intent, &text, None, None)
+                .map_err(journal_error)?;
+            let written = crate::provider::cloudscale::ccm::apply::write_service(
+                &connection,
+                namespace,
+                name,
+                body,
+                resource_version.as_deref(),
+                // No retry on a 409: whatever changed, the prediction may be stale.
+                None,
+            )
+            .await;
+            journal.checkpoint("call");
+            if let Err(e) = written {
+                journal
+                    .record(address, Phase::Failed, &text, None, Some(e.clone()))
+                    .map_err(journal_error)?;
+                return Err(error(address, e));
+            }
+            journal
+                .record(address, Phase::Done, &text, None, None)
+                .map_err(journal_error)?;
+        }
+        let after = wait_for_controller(address, client, &connection, &spec)
+            .await
+            .map_err(|e| error(address, e))?;
+        let differences = compare_rule_ids(&before, &after, &actions);
+        if !differences.is_empty() {
+            return Err(error(
+                address,
+                format!(
+                    "the controller did not do what the plan predicted: {}",
+                    differences.join("; ")
+                ),
+            ));
+        }
+        let id = after.values().next().cloned().unwrap_or_default();
+        Ok(ResourceState {
+            provider: PROVIDER.to_string(),
+            id,
+            ids: serde_json::json!({ "rules": after }),
+            attributes: record,
+            depends_on: vec![],
+        })
+    }
+}
