@@ -344,8 +344,9 @@ impl CloudscaleProvider {
         change: &ResourceChange,
         journal: &Journal,
     ) -> Result<ResourceState, ProviderError> {
-        use super::ccm::apply::{compare_pool_uuids, wait_for_controller, write_service};
+        use super::ccm::apply::{compare_pool_uuids, wait_for_controller, MANAGED};
         use super::ops::Op;
+        use crate::provider::kubernetes::service_write::write_service;
         let address = &change.address;
         let record = change
             .record
@@ -393,6 +394,7 @@ impl CloudscaleProvider {
                         body,
                         resource_version.as_deref(),
                         live_service.as_ref(),
+                        &MANAGED,
                     )
                     .await;
                     journal.checkpoint("call");

@@ -16,6 +16,16 @@ use crate::model::{CsAlgorithm, CsLoadBalancerSpec, CsProtocol, PublicIp, Servic
 pub const PROXY_PROTOCOL: &str =
     "service.beta.kubernetes.io/cloudstack-load-balancer-proxy-protocol";
 pub const SOURCE_CIDRS: &str = "service.beta.kubernetes.io/cloudstack-load-balancer-source-cidrs";
+/// Written by the CCM v1.2.0 itself when it associated the public IP; never by skyplan.
+pub const IP_ASSOCIATED: &str =
+    "service.beta.kubernetes.io/cloudstack-load-balancer-ip-associated-by-controller";
+
+/// What skyplan manages of a Service in CloudStack controller mode.
+pub const MANAGED: crate::provider::kubernetes::service_write::ManagedAnnotations =
+    crate::provider::kubernetes::service_write::ManagedAnnotations {
+        prefix: "service.beta.kubernetes.io/cloudstack-load-balancer-",
+        controller_owned: &[IP_ASSOCIATED],
+    };
 
 /// The annotations skyplan owns; `None` means absent (the CCM's default).
 pub fn desired_annotations(spec: &CsLoadBalancerSpec) -> BTreeMap<String, Option<String>> {

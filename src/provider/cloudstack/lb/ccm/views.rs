@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::{Node, Service};
 use super::apply::{compare_rule_ids, wait_for_controller, RuleIds};
 use super::plan::{plan, CcmOp, CcmPlanInput};
 use super::predict::{live_rules, service_base};
+use super::service::MANAGED;
 use crate::model::Impact;
 use crate::model::{Address, CsLoadBalancerSpec, LbMode};
 use crate::plan::ResourceChange;
@@ -18,6 +19,7 @@ use crate::provider::cloudstack::live::Inventory;
 use crate::provider::cloudstack::ops::Op;
 use crate::provider::cloudstack::PROVIDER;
 use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
+use crate::provider::kubernetes::service_write::write_service;
 use crate::provider::{DriftCheck, Operation, ProviderError};
 use crate::state::journal::{Journal, Phase};
 use crate::state::ResourceState;
@@ -187,6 +189,9 @@ impl CcmViews {
             serde_json::from_value(record.clone()).map_err(|e| error(address, e))?;
         let binding = spec.binding.clone().expect("bound");
         let connection = self.connection(address, &binding.cluster)?;
+        // The Service as refresh read it: a 409 is retried only if what skyplan manages is
+        // still that (the CCM wrote its own annotation or the status meanwhile).
+        let planned = self.view(address).ok().and_then(|v| v.service.clone());
         let journal_error = |e: crate::state::StateError| error(address, e);
         let mut actions = Vec::new();
         for operation in &change.operations {
@@ -212,14 +217,14 @@ impl CcmViews {
             journal
                 .record(address, Phase::Intent, &text, None, None)
                 .map_err(journal_error)?;
-            let written = crate::provider::cloudscale::ccm::apply::write_service(
+            let written = write_service(
                 &connection,
                 namespace,
                 name,
                 body,
                 resource_version.as_deref(),
-                // No retry on a 409: whatever changed, the prediction may be stale.
-                None,
+                planned.as_ref(),
+                &MANAGED,
             )
             .await;
             journal.checkpoint("call");
