@@ -311,3 +311,25 @@ async fn a_node_leaving_the_set_is_removed_from_every_rule() {
     assert_eq!(last.actions.len(), 1);
     assert!(last.actions[0].starts_with("remove "), "{:?}", last.actions);
 }
+
+#[tokio::test]
+async fn a_udp_port_is_refused_by_the_router_and_the_new_address_goes_back() {
+    let mut h = Harness::start().await;
+    let udp = json!({"name": "dns", "protocol": "UDP", "port": 5353, "nodePort": 30053});
+    h.create_service(json!([udp]), json!({}), json!({})).await;
+    h.passes(2).await;
+    assert!(h.rules().await.is_empty());
+    // The deferred release of an address this Ensure associated for itself.
+    assert!(h.allocated_ips().await.is_empty());
+    let error = h.last_error().await.expect("a last error");
+    assert!(
+        error.contains("431") && error.contains("cannot support this rule"),
+        "{error}"
+    );
+    assert_eq!(h.controller.failures("default/web"), 2);
+    let actions = h.record().await.actions;
+    assert!(
+        actions.last().unwrap().starts_with("disassociate ip"),
+        "{actions:?}"
+    );
+}
