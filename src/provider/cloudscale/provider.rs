@@ -346,7 +346,7 @@ impl CloudscaleProvider {
     ) -> Result<ResourceState, ProviderError> {
         use super::ccm::apply::{compare_pool_uuids, wait_for_controller, MANAGED};
         use super::ops::Op;
-        use crate::provider::kubernetes::service_write::write_service;
+        use crate::provider::kubernetes::service_write::{write_service_journaled, ServiceWrite};
         let address = &change.address;
         let record = change
             .record
@@ -370,7 +370,6 @@ impl CloudscaleProvider {
                 _ => None,
             }
         };
-        let journal_error = |e: crate::state::StateError| error(address, e);
         let mut actions = Vec::new();
         for operation in &change.operations {
             let Operation::Cloudscale(op) = operation else {
@@ -383,30 +382,16 @@ impl CloudscaleProvider {
                     body,
                     resource_version,
                 } => {
-                    let text = op.to_string();
-                    journal
-                        .record(address, Phase::Intent, &text, None, None)
-                        .map_err(journal_error)?;
-                    let written = write_service(
-                        &connection,
+                    let write = ServiceWrite {
                         namespace,
                         name,
                         body,
-                        resource_version.as_deref(),
-                        live_service.as_ref(),
-                        &MANAGED,
-                    )
-                    .await;
-                    journal.checkpoint("call");
-                    if let Err(e) = written {
-                        journal
-                            .record(address, Phase::Failed, &text, None, Some(e.clone()))
-                            .map_err(journal_error)?;
-                        return Err(error(address, e));
-                    }
-                    journal
-                        .record(address, Phase::Done, &text, None, None)
-                        .map_err(journal_error)?;
+                        resource_version: resource_version.as_deref(),
+                        planned: live_service.as_ref(),
+                        managed: &MANAGED,
+                    };
+                    let text = op.to_string();
+                    write_service_journaled(&connection, journal, address, &text, write).await?;
                 }
                 Op::Controller { action } => actions.push(action.clone()),
                 other => return Err(error(address, format!("{other} in a controller-mode plan"))),

@@ -10,9 +10,58 @@ use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use super::connection::ClusterConnection;
+use crate::model::Address;
+use crate::provider::ProviderError;
+use crate::state::journal::{Journal, Phase};
 
 /// skyplan's field manager on the Services it writes.
 pub const FIELD_MANAGER: &str = "skyplan";
+
+/// One controller-mode Service write, as a step of apply.
+pub struct ServiceWrite<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub body: &'a serde_json::Value,
+    /// `None`: the Service does not exist and is created.
+    pub resource_version: Option<&'a str>,
+    /// The Service as refresh read it.
+    pub planned: Option<&'a Service>,
+    pub managed: &'a ManagedAnnotations,
+}
+
+/// [`write_service`] recorded in the journal before and after the call, as every mutating call
+/// of an apply is; `text` is the plan's operation.
+pub async fn write_service_journaled(
+    connection: &ClusterConnection,
+    journal: &Journal,
+    address: &Address,
+    text: &str,
+    write: ServiceWrite<'_>,
+) -> Result<Service, ProviderError> {
+    let journal_error = |e: crate::state::StateError| ProviderError::new(address, e);
+    journal
+        .record(address, Phase::Intent, text, None, None)
+        .map_err(journal_error)?;
+    let written = write_service(
+        connection,
+        write.namespace,
+        write.name,
+        write.body,
+        write.resource_version,
+        write.planned,
+        write.managed,
+    )
+    .await;
+    journal.checkpoint("call");
+    let (phase, failure) = match &written {
+        Ok(_) => (Phase::Done, None),
+        Err(e) => (Phase::Failed, Some(e.clone())),
+    };
+    journal
+        .record(address, phase, text, None, failure)
+        .map_err(journal_error)?;
+    written.map_err(|e| ProviderError::new(address, e))
+}
 
 /// How often a 409 is retried on a fresh read when only others' fields changed.
 const CONFLICT_RETRIES: usize = 5;

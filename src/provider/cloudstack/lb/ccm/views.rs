@@ -19,9 +19,9 @@ use crate::provider::cloudstack::live::Inventory;
 use crate::provider::cloudstack::ops::Op;
 use crate::provider::cloudstack::PROVIDER;
 use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
-use crate::provider::kubernetes::service_write::write_service;
+use crate::provider::kubernetes::service_write::{write_service_journaled, ServiceWrite};
 use crate::provider::{DriftCheck, Operation, ProviderError};
-use crate::state::journal::{Journal, Phase};
+use crate::state::journal::Journal;
 use crate::state::ResourceState;
 
 /// The cluster as refresh read it for one load balancer.
@@ -192,7 +192,6 @@ impl CcmViews {
         // The Service as refresh read it: a 409 is retried only if what skyplan manages is
         // still that (the CCM wrote its own annotation or the status meanwhile).
         let planned = self.view(address).ok().and_then(|v| v.service.clone());
-        let journal_error = |e: crate::state::StateError| error(address, e);
         let mut actions = Vec::new();
         for operation in &change.operations {
             let Operation::Cloudstack(Op::Ccm(op)) = operation else {
@@ -213,30 +212,16 @@ impl CcmViews {
                 }
                 continue;
             };
-            let text = op.to_string();
-            journal
-                .record(address, Phase::Intent, &text, None, None)
-                .map_err(journal_error)?;
-            let written = write_service(
-                &connection,
+            let write = ServiceWrite {
                 namespace,
                 name,
                 body,
-                resource_version.as_deref(),
-                planned.as_ref(),
-                &MANAGED,
-            )
-            .await;
-            journal.checkpoint("call");
-            if let Err(e) = written {
-                journal
-                    .record(address, Phase::Failed, &text, None, Some(e.clone()))
-                    .map_err(journal_error)?;
-                return Err(error(address, e));
-            }
-            journal
-                .record(address, Phase::Done, &text, None, None)
-                .map_err(journal_error)?;
+                resource_version: resource_version.as_deref(),
+                planned: planned.as_ref(),
+                managed: &MANAGED,
+            };
+            let text = op.to_string();
+            write_service_journaled(&connection, journal, address, &text, write).await?;
         }
         let after = wait_for_controller(address, client, &connection, &spec)
             .await
