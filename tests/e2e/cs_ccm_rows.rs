@@ -215,6 +215,7 @@ fn cs_ccm_tcp_to_tcp_proxy_is_forbidden_and_refused() {
         row.before.rule_names(),
         "no rule changed"
     );
+    assert_eq!(firewall_cidrs(&after, 80), firewall_cidrs(&row.before, 80));
     let http = rule(&after, "tcp-80").expect("rule of port 80 still there");
     assert_eq!(text(http, "id"), rule_id(&row.before, "tcp-80"));
     assert_eq!(
@@ -252,6 +253,11 @@ fn cs_ccm_a_public_port_change_is_minimal_and_makes_a_new_rule() {
     let after = row.apply();
     assert!(rule(&after, "tcp-80").is_none(), "{:#?}", after.rules);
     assert_ne!(rule_id(&after, "tcp-8080"), old, "a new rule");
+    assert!(
+        firewall_cidrs(&after, 80).is_empty(),
+        "old port's firewall rule gone"
+    );
+    assert_eq!(firewall_cidrs(&after, 8080), ["0.0.0.0/0"]);
     let new = text(rule(&after, "tcp-8080").unwrap(), "name");
     assert_eq!(after.members_of(&new), node_vms(&after));
     row.sim.terminate();
