@@ -38,12 +38,13 @@ pub async fn connect(
         cks_clusters = connect_cks_clusters(config, &provider).await?;
         providers.insert(provider.name().to_string(), Box::new(provider));
     }
-    let has_clusters = config.resources.iter().any(|r| {
-        matches!(
-            r.spec,
-            ResourceSpec::KubernetesCluster(_) | ResourceSpec::NodePolicy(_)
-        )
-    });
+    let has_clusters = !cks_clusters.is_empty()
+        || config.resources.iter().any(|r| {
+            matches!(
+                r.spec,
+                ResourceSpec::KubernetesCluster(_) | ResourceSpec::NodePolicy(_)
+            )
+        });
     if has_clusters {
         let clouds = providers.values().filter_map(|p| p.instances()).collect();
         let kubernetes =
@@ -57,9 +58,9 @@ pub async fn connect(
     Ok(providers)
 }
 
-/// The CKS clusters node policies are about, connected through the kubeconfig CloudStack
+/// The CKS clusters node policies and controller-mode load balancers are about, connected through the kubeconfig CloudStack
 /// gives for each (`getKubernetesClusterConfig`). Only clusters that exist and run have one:
-/// the others' policies plan "nodes unknown until the cluster exists". Clusters no policy
+/// the others' policies plan "nodes unknown until the cluster exists". Clusters nothing
 /// names cost no request.
 async fn connect_cks_clusters(
     config: &Config,
@@ -70,6 +71,7 @@ async fn connect_cks_clusters(
         .iter()
         .filter_map(|r| match &r.spec {
             ResourceSpec::NodePolicy(policy) => Some(&policy.cluster),
+            ResourceSpec::CloudstackLoadBalancer(lb) => lb.binding.as_ref().map(|b| &b.cluster),
             _ => None,
         })
         .collect();

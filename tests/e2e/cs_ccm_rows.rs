@@ -19,16 +19,10 @@ const CLUSTER: &str = "[cluster.lab]\nprovider = \"cloudstack\"\nzone = \"zone1\
     kubernetes-version = \"1.30.5\"\nworkers = 2\nservice-offering = \"Medium Instance\"\n\
     network = \"k8s-net\"\n\n";
 
-/// A node policy on the cluster. Only because skyplan connects to a CKS cluster only when a
-/// `[nodes.*]` policy names it (registry::connect_cks_clusters): without one, controller mode
-/// fails with "cluster.lab is not connected" — see the ignored test below.
-const POLICY: &str =
-    "[nodes.workers]\ncluster = \"lab\"\nnames = [\"lab-node-*\"]\nlabels = { tier = \"web\" }\n\n";
-
 /// The cluster plus `[load-balancer.shop]` in controller mode with `extra` keys and `ports`.
 fn config(extra: &str, ports: &str) -> String {
     format!(
-        "{CLUSTER}{POLICY}[load-balancer.shop]\nprovider = \"cloudstack\"\ncluster = \"lab\"\n\
+        "{CLUSTER}[load-balancer.shop]\nprovider = \"cloudstack\"\ncluster = \"lab\"\n\
          service = \"default/shop\"\nmode = \"ccm\"\n{extra}\n\n{ports}"
     )
 }
@@ -85,9 +79,7 @@ struct Row {
 fn with_cluster() -> (CsProject, CsSimServer) {
     let project = CsProject::new();
     let sim = CsSimServer::start(&project.project.path().join("cloudstack.json"));
-    project.config_served(&sim.base_url, &format!("{CLUSTER}{POLICY}"));
-    // The policy reaches the nodes once the cluster runs: a second apply.
-    project.apply_ok();
+    project.config_served(&sim.base_url, CLUSTER);
     project.apply_converges();
     (project, sim)
 }
@@ -264,10 +256,6 @@ fn cs_ccm_a_public_port_change_is_minimal_and_makes_a_new_rule() {
 }
 
 #[test]
-#[ignore = "skyplan's apply does not wait for the firewall: ccm::apply::difference compares \
-            the rules, their algorithm and members but not the firewall rules, so apply ends \
-            (`done (0.0 s)`) before the simulated CCM replaced 0.0.0.0/0 by 192.0.2.0/24 and \
-            the next plan still shows the change (passes only when the CCM happens to be quick)"]
 fn cs_ccm_firewall_cidrs_are_minimal_and_keep_the_rule() {
     let row = row(("", HTTP), ("firewall-cidrs = [\"192.0.2.0/24\"]", HTTP));
     row.assert_class("minimal")
@@ -282,10 +270,7 @@ fn cs_ccm_firewall_cidrs_are_minimal_and_keep_the_rule() {
 }
 
 #[test]
-#[ignore = "skyplan connects to a CKS cluster only when a [nodes.*] policy names it \
-            (registry::connect_cks_clusters, and the has_clusters check): a controller-mode \
-            load balancer alone fails to plan with `cluster.lab is not connected`"]
-fn cs_ccm_needs_no_node_policy_to_reach_its_cluster() {
+fn cs_ccm_reaches_its_cluster_without_a_node_policy() {
     let project = CsProject::new();
     let sim = CsSimServer::start(&project.project.path().join("cloudstack.json"));
     project.config_served(&sim.base_url, CLUSTER);

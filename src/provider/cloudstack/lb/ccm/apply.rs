@@ -3,6 +3,9 @@
 //! progress and a timeout, `SKYPLAN_CCM_WAIT_S` (default 300 s) — until the cloud shows the
 //! predicted rules, and compare which rule IDs were kept or recreated with the prediction.
 
+use super::predict::{ccm_cidrs, WantedRule};
+use crate::model::CsProtocol;
+use crate::provider::cloudstack::api::LoadBalancerRule;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -109,6 +112,9 @@ pub fn difference(
                 rule.name, live_rule.privateport
             ));
         }
+        if let Some(difference) = firewall_difference(spec, rule, live_rule, live) {
+            return Some(difference);
+        }
         if live_rule.algorithm != spec.algorithm.to_string() {
             return Some(format!(
                 "rule {} has algorithm {}",
@@ -128,6 +134,42 @@ pub fn difference(
         }
     }
     None
+}
+
+/// Whether the port's firewall rules on the public IP are not yet the one rule the CCM makes
+/// from loadBalancerSourceRanges (a VPC tier has network ACLs instead: nothing to wait for).
+fn firewall_difference(
+    spec: &CsLoadBalancerSpec,
+    rule: &WantedRule,
+    live_rule: &LoadBalancerRule,
+    live: &Inventory,
+) -> Option<String> {
+    let on_vpc = live_rule
+        .networkid
+        .as_deref()
+        .and_then(|id| live.network(id))
+        .is_some_and(|n| n.vpcid.as_deref().is_some_and(|v| !v.is_empty()));
+    if on_vpc {
+        return None;
+    }
+    let protocol = match rule.protocol {
+        CsProtocol::Udp => "udp",
+        _ => "tcp",
+    };
+    let port = u32::from(rule.port);
+    let has: Vec<Vec<String>> = live
+        .firewall_rules_on(&live_rule.publicipid)
+        .filter(|f| f.protocol == protocol && f.startport == port && f.endport == port)
+        .map(|f| f.cidrs())
+        .collect();
+    let wanted = ccm_cidrs(&spec.firewall_cidrs);
+    match has.len() == 1 && has[0] == wanted {
+        true => None,
+        false => Some(format!(
+            "the firewall of rule {} allows {has:?}, expected {wanted:?}",
+            rule.name
+        )),
+    }
 }
 
 /// Rules the plan said the CCM would delete and create again (or keep), against what

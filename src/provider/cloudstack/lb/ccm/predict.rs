@@ -491,7 +491,7 @@ impl Comparer<'_, '_> {
 }
 
 /// The CCM's view of a CIDR list: empty means everyone (`0.0.0.0/0`), compared as a set.
-fn ccm_cidrs(cidrs: &[String]) -> Vec<String> {
+pub(super) fn ccm_cidrs(cidrs: &[String]) -> Vec<String> {
     match cidrs.is_empty() {
         true => vec!["0.0.0.0/0".to_string()],
         false => split_cidrs(&cidrs.join(",")),
