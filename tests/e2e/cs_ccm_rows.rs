@@ -285,3 +285,30 @@ fn cs_ccm_reaches_its_cluster_without_a_node_policy() {
     assert_eq!(change(&out.json(), SHOP)["impact"], "none", "{out:?}");
     sim.terminate();
 }
+
+#[test]
+fn cs_ccm_the_rule_cidrlist_is_minimal_on_4_22_and_updated_in_place() {
+    let row = row(("", HTTP), ("allowed-cidrs = [\"10.0.0.0/8\"]", HTTP));
+    row.assert_class("minimal")
+        .assert_not_predicted("delete LB rule");
+    let http = rule_id(&row.before, "tcp-80");
+    let after = row.apply();
+    assert_eq!(rule_id(&after, "tcp-80"), http, "rule kept");
+    let cidrs = text(rule(&after, "tcp-80").unwrap(), "cidrlist");
+    assert_eq!(cidrs.trim(), "10.0.0.0/8");
+    row.sim.terminate();
+}
+
+#[test]
+fn cs_ccm_tcp_to_udp_is_forbidden_and_refused() {
+    let udp = "[[load-balancer.shop.ports]]\nport = 80\nprotocol = \"udp\"\n";
+    let row = row(("", HTTP), ("", udp));
+    row.assert_class("forbidden");
+    let http = rule_id(&row.before, "tcp-80");
+    let out = row.project.run(&["apply", "--auto-approve"]);
+    assert_ne!(out.code, 0, "apply refuses: {out:?}");
+    let after = Account::read_at(&row.sim.base_url);
+    assert_eq!(rule_id(&after, "tcp-80"), http, "the tcp rule stays");
+    assert!(rule(&after, "udp-80").is_none(), "no udp rule");
+    row.sim.terminate();
+}

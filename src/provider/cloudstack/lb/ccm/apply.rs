@@ -5,7 +5,7 @@
 
 use super::predict::{ccm_cidrs, WantedRule};
 use crate::model::CsProtocol;
-use crate::provider::cloudstack::api::LoadBalancerRule;
+use crate::provider::cloudstack::api::{split_cidrs, LoadBalancerRule};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -111,6 +111,10 @@ pub fn difference(
                 "rule {} has private port {}, expected {node_port}",
                 rule.name, live_rule.privateport
             ));
+        }
+        let cidrs = split_cidrs(live_rule.cidrlist.as_deref().unwrap_or(""));
+        if cidrs != ccm_cidrs(&spec.allowed_cidrs) {
+            return Some(format!("rule {} allows {cidrs:?}", rule.name));
         }
         if let Some(difference) = firewall_difference(spec, rule, live_rule, live) {
             return Some(difference);
