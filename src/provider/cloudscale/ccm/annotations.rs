@@ -103,13 +103,18 @@ fn list<T: serde::Serialize>(items: &[T]) -> Option<String> {
     (!items.is_empty()).then(|| serde_json::to_string(items).expect("plain data serializes"))
 }
 
+/// A number annotation is written only where it differs from the CCM's default.
+fn non_default(value: u32, default: u32) -> Option<String> {
+    (value != default).then(|| value.to_string())
+}
+
 fn monitor(
     hm: &HealthMonitorSpec,
     policy: TrafficPolicy,
     put: &mut impl FnMut(&str, Option<String>),
 ) {
     let defaults = HealthMonitorSpec::default();
-    let number = |value: u32, default: u32| (value != default).then(|| value.to_string());
+    let number = non_default;
     put(
         "health-monitor-delay-s",
         number(hm.delay_s, defaults.delay_s),
@@ -158,7 +163,7 @@ fn monitor(
 
 fn timeouts(t: &Timeouts, put: &mut impl FnMut(&str, Option<String>)) {
     let d = Timeouts::default();
-    let number = |value: u32, default: u32| (value != default).then(|| value.to_string());
+    let number = non_default;
     put(
         "timeout-client-data-ms",
         number(t.client_data_ms, d.client_data_ms),
