@@ -4,8 +4,9 @@
 use crate::k8s_nodes::{KubeSim, CLUSTER};
 use crate::support::Project;
 
-#[test]
-fn an_uninitialised_node_is_drift_with_its_reason() {
+/// An applied project whose cluster is `sim serve --provider kubernetes` (no controller runs)
+/// beside the embedded cloudscale.
+fn served_cluster() -> (Project, KubeSim) {
     let project = Project::new();
     let sim = KubeSim::start(&project);
     sim.write_kubeconfig(&project);
@@ -13,6 +14,12 @@ fn an_uninitialised_node_is_drift_with_its_reason() {
         "[provider.cloudscale]\nendpoint = \"embedded\"\n\n{CLUSTER}"
     ));
     project.apply_ok();
+    (project, sim)
+}
+
+#[test]
+fn an_uninitialised_node_is_drift_with_its_reason() {
+    let (project, sim) = served_cluster();
     let out = project.run(&["drift"]);
     assert_eq!(out.code, 0, "the fresh nodes are initialised: {out:?}");
 
@@ -68,4 +75,33 @@ fn a_node_whose_vm_was_stopped_is_drift() {
         "only node-2 drifted: {}",
         out.stdout
     );
+}
+
+/// A node initialised by the cloudscale CCM once, whose server has since been deleted, in a
+/// cluster whose controller is not running (`sim serve` runs none): its VM is reported gone,
+/// with what the node lifecycle controller would do.
+#[test]
+fn a_node_whose_vm_is_gone_is_drift() {
+    let (project, sim) = served_cluster();
+    let gone = "cloudscale://0b7fd4a2-5bd9-4b4c-9a3d-0c9f0c5e2f11";
+    sim.add_node(serde_json::json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "node-9", "labels": {
+            "kubernetes.io/hostname": "node-9",
+            "node.kubernetes.io/instance-type": "flex-8-4",
+            "topology.kubernetes.io/zone": "lpg1",
+            "topology.kubernetes.io/region": "lpg"}},
+        "spec": {"providerID": gone}
+    }));
+    let out = project.run(&["drift", "--format", "json"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let text = &out.stdout;
+    assert!(text.contains("nodes.node-9.vm"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "VM gone: no VM of cloudscale has providerID {gone}"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("node-1"), "only node-9 drifted: {text}");
 }
