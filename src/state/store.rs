@@ -101,7 +101,9 @@ impl StateStore {
 }
 
 /// An exclusive flock(2) of a directory, released when dropped (the fd closes).
-struct DirFlock(File);
+struct DirFlock {
+    _open: File,
+}
 
 impl DirFlock {
     fn take(dir: &Path) -> Result<DirFlock, StateError> {
@@ -111,7 +113,7 @@ impl DirFlock {
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
             return Err(StateError::io("lock", dir)(io::Error::last_os_error()));
         }
-        Ok(DirFlock(file))
+        Ok(DirFlock { _open: file })
     }
 }
 
