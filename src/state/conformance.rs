@@ -347,6 +347,12 @@ pub(super) mod postgres {
     /// A fresh workspace (a uuid) on the test server.
     pub(in crate::state) struct PgWorkspace(PostgresBackend);
 
+    impl PgWorkspace {
+        pub(in crate::state) fn url(&self) -> &str {
+            &self.0.url
+        }
+    }
+
     impl Fixture for PgWorkspace {
         fn open(&self) -> Box<dyn StateBackend> {
             Box::new(PgBackend::open(&self.0).expect("the test server accepts connections"))

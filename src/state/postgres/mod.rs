@@ -63,6 +63,14 @@ impl PgBackend {
             .run(f(self.client.clone(), self.workspace.clone()))
     }
 
+    /// Runs one statement, for tests that set the database up.
+    #[cfg(test)]
+    pub(super) fn execute(&self, statement: &str) {
+        let statement = statement.to_string();
+        self.with_client(|client, _| async move { client.batch_execute(&statement).await })
+            .expect("the test statement runs");
+    }
+
     /// Where the state is, as a path-like name for the errors that take one.
     fn place(&self) -> std::path::PathBuf {
         format!("postgres:{}#{}", self.target.describe(), self.workspace).into()

@@ -87,3 +87,48 @@ pub(super) async fn ensure(client: &mut Client) -> Result<(), StateError> {
     }
     tx.commit().await.map_err(pg("commit the schema"))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::PostgresBackend;
+    use crate::state::postgres::PgBackend;
+    use crate::state::{StateBackend, StateError};
+
+    /// In a database of its own: a newer version row must not disturb the other tests.
+    #[test]
+    fn the_schema_is_created_once_versioned_and_a_newer_one_refused() {
+        let Some(fixture) = crate::state::conformance::postgres::fixture() else {
+            return;
+        };
+        let url = fixture.url().to_string();
+        let database = format!("skyplan_schema_{}", uuid::Uuid::new_v4().simple());
+        let admin = PgBackend::open(&PostgresBackend {
+            url: url.clone(),
+            workspace: "schema-test".into(),
+        })
+        .unwrap();
+        admin.execute(&format!("CREATE DATABASE {database}"));
+        let settings = PostgresBackend {
+            url: with_database(&url, &database),
+            workspace: "w".into(),
+        };
+        let first = PgBackend::open(&settings).unwrap();
+        assert_eq!(first.load().unwrap(), None);
+        drop(PgBackend::open(&settings).unwrap()); // a second first use changes nothing
+        first.execute("INSERT INTO skyplan_schema_version (version) VALUES (1000)");
+        let error = PgBackend::open(&settings)
+            .err()
+            .expect("a newer schema is refused");
+        assert!(
+            matches!(&error, StateError::PostgresSetup(m) if m.contains("upgrade skyplan")),
+            "{error:?}"
+        );
+        drop(first);
+        admin.execute(&format!("DROP DATABASE {database} WITH (FORCE)"));
+    }
+
+    fn with_database(url: &str, database: &str) -> String {
+        let (base, _) = url.rsplit_once('/').expect("the test URL names a database");
+        format!("{base}/{database}")
+    }
+}
