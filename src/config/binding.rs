@@ -57,6 +57,9 @@ pub(super) fn check_keys(raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) {
                 .help("with a cluster the members are its nodes; remove `members`");
             check.report(first.span(), invalid);
         }
+        if raw.mode.as_ref().is_some_and(|m| m.get_ref() == "ccm") {
+            node_ports_in_apiserver_range(raw, check);
+        }
     } else {
         if let Some(selector) = &raw.node_selector {
             let invalid = Invalid::new("`node-selector` selects nodes of a cluster")
@@ -72,6 +75,29 @@ pub(super) fn check_keys(raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) {
                 .help("set node-port, the port on each member (only a load balancer bound to a Service takes it from the Service)");
                 check.report(port.span(), invalid);
             }
+        }
+    }
+}
+
+/// The apiserver's default node-port range (`--service-node-port-range`).
+const NODE_PORT_RANGE: std::ops::RangeInclusive<i64> = 30000..=32767;
+
+/// In controller mode a configured node-port is written to the Service's `nodePort`, which
+/// the apiserver refuses outside its range (422 Invalid): caught here, before any write.
+fn node_ports_in_apiserver_range(raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) {
+    for port in raw.ports.get_ref() {
+        let Some(node_port) = &port.get_ref().node_port else {
+            continue;
+        };
+        if !NODE_PORT_RANGE.contains(node_port.get_ref()) {
+            let invalid = Invalid::new(format!(
+                "node-port {} is outside the apiserver's node-port range {}-{}",
+                node_port.get_ref(),
+                NODE_PORT_RANGE.start(),
+                NODE_PORT_RANGE.end()
+            ))
+            .help("pick a node port in 30000-32767, or remove node-port to let the apiserver allocate one");
+            check.report(node_port.span(), invalid);
         }
     }
 }
@@ -236,6 +262,19 @@ mod tests {
                 .any(|l| l.contains("port 80 needs a node-port")),
             "{lines:?}"
         );
+    }
+
+    #[test]
+    fn a_controller_mode_node_port_must_be_in_the_apiservers_range() {
+        let ccm = "cluster = \"prod\"\nservice = \"default/shop\"\nmode = \"ccm\"";
+        let (spec, _) = lb_spec(&shop(ccm, "node-port = 30080"));
+        assert_eq!(spec.ports[0].node_port, 30080);
+        assert_eq!(
+            errors(&shop(ccm, "node-port = 8080")),
+            ["a.toml:19:13: node-port 8080 is outside the apiserver's node-port range 30000-32767"]
+        );
+        assert!(load_str(&shop(ccm, "node-port = 32768")).is_err());
+        assert!(load_str(&shop(ccm, "node-port = 32767")).is_ok());
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod cs_support;
 mod drift;
 mod faults;
 mod independent_clients;
+mod k8s_ccm_last_rows;
 mod k8s_ccm_more_rows;
 mod k8s_ccm_rows;
 mod k8s_drift;

@@ -148,6 +148,21 @@ fn a_renumbered_port_keeps_its_node_port_and_pool_and_recreates_the_listener() {
 }
 
 #[test]
+fn a_configured_node_port_recreates_the_members_and_keeps_the_pool() {
+    let change = plan_of(|s| s.ports[0].node_port = 32000);
+    assert_eq!(change.impact(), Impact::Minimal);
+    assert!(has(&change, "patch service default/shop"));
+    assert!(has(&change, "controller: delete member 10.0.0.11:31080"));
+    assert!(has(&change, "controller: create member 10.0.0.11:32000"));
+    assert!(!operations(&change).iter().any(|o| o.contains("pool tcp")));
+    let row = &change.attributes[0];
+    assert!(row.reason.contains("member key"), "{}", row.reason);
+
+    let same = plan_of(|s| s.ports[0].node_port = 31080);
+    assert_eq!(same.action, Action::NoOp, "{:?}", same.attributes);
+}
+
+#[test]
 fn allowed_cidrs_update_the_listener_in_place() {
     let change = plan_of(|s| s.allowed_cidrs = vec!["10.0.0.0/8".into()]);
     assert_eq!(change.impact(), Impact::Minimal);
