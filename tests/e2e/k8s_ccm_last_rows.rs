@@ -14,11 +14,11 @@ fn http_on(node_port: u16) -> String {
 }
 
 fn member_ports(world: &crate::support::World) -> Vec<u64> {
-    let ports = world
-        .all("members")
+    let members = world.all("members");
+    members
         .iter()
-        .map(|m| m["protocol_port"].as_u64().unwrap());
-    ports.collect()
+        .map(|m| m["protocol_port"].as_u64().unwrap())
+        .collect()
 }
 
 #[test]
@@ -177,7 +177,8 @@ fn a_health_monitor_http_version_change_recreates_the_monitor_only() {
     let row = row((v11, HTTP), (v10, HTTP));
     row.assert_class("minimal")
         .assert_predicts("delete health monitor of pool tcp/http")
-        .assert_not_predicted("pool tcp")
+        .assert_predicts("create health monitor http of pool tcp/http")
+        .assert_not_predicted("delete pool")
         .assert_not_predicted("member");
     let (monitor, pool, members) = (
         row.before.monitor_uuid(),
