@@ -65,8 +65,10 @@ fn a_node_port_outside_the_apiservers_range_is_a_config_error_at_its_key() {
     assert!(out.stderr.contains("node-port 8080 is outside"), "{out:?}");
 }
 
+/// The apiserver refuses a node port another Service holds (422, unit-tested in the
+/// simulator): the plan reads the cluster's Services and says so before anything is written.
 #[test]
-fn a_node_port_another_service_holds_is_refused_by_the_apiserver_and_nothing_changes() {
+fn a_node_port_another_service_holds_fails_the_plan_and_nothing_is_written() {
     let project = Project::new();
     project.config(&config("", HTTP));
     project.apply_ok();
@@ -75,16 +77,38 @@ fn a_node_port_another_service_holds_is_refused_by_the_apiserver_and_nothing_cha
                 [[load-balancer.cart.ports]]\nname = \"http\"\nport = 81\nnode-port = 30000\n";
     project.config(&(config("", HTTP) + cart));
     let before = project.world();
-    let out = project.apply(&[]);
+    let out = project.run(&["plan"]);
     assert_ne!(out.code, 0, "{out:?}");
-    let text = format!("{}{}", out.stdout, out.stderr);
-    assert!(
-        text.contains("provided port is already allocated"),
-        "{out:?}"
-    );
+    // miette wraps the message: compare it as words.
+    let words: Vec<&str> = out
+        .stderr
+        .split_whitespace()
+        .filter(|w| *w != "│")
+        .collect();
+    let words = words.join(" ");
+    let held = "node-port 30000 of port http is held by Service default/shop";
+    assert!(words.contains(held), "{out:?}");
+    assert_ne!(project.apply(&[]).code, 0);
     let after = project.world();
     assert_eq!(after.all("load_balancers"), before.all("load_balancers"));
     assert_eq!(after.member_uuids(), before.member_uuids());
+    // A free one goes through: the apiserver takes the requested port, the CCM builds on it.
+    project.config(&(config("", HTTP) + &cart.replace("30000", "31000")));
+    project.apply_ok();
+    let world = project.world();
+    let lb = world.uuid("load_balancers", "cart");
+    let pools = world.all("pools");
+    let pool = pools
+        .iter()
+        .find(|p| p["load_balancer"] == lb.as_str())
+        .unwrap();
+    let members = world.all("members");
+    let ports: Vec<&Value> = members
+        .iter()
+        .filter(|m| m["pool"] == pool["uuid"])
+        .map(|m| &m["protocol_port"])
+        .collect();
+    assert_eq!(ports, [&json!(31000); 3]);
 }
 
 /// A second private network, `backend` with subnet 10.1.0.0/24, and an interface on it for

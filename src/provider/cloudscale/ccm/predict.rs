@@ -40,6 +40,25 @@ pub fn predicted_spec(
     Ok(predicted)
 }
 
+/// A configured node port another Service of the cluster holds: the apiserver refuses the
+/// write (422 Invalid, "provided port is already allocated"), so the plan says so first.
+pub fn node_ports_free(spec: &LoadBalancerSpec, view: &ClusterView) -> Result<(), String> {
+    let own = spec.binding.as_ref().map(|b| b.service_ref());
+    for port in spec.ports.iter().filter(|p| p.node_port != 0) {
+        match view.node_ports_held.get(&port.node_port) {
+            Some(holder) if Some(holder) != own.as_ref() => {
+                return Err(format!(
+                    "node-port {} of port {} is held by Service {holder}: the apiserver would refuse the write (422, provided port is already allocated); pick another node port or remove node-port",
+                    port.node_port,
+                    port.key()
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn live_health_check_port(live: Option<&Service>) -> Option<u16> {
     let spec = live?.spec.as_ref()?;
     if spec.external_traffic_policy.as_deref() != Some("Local") {
