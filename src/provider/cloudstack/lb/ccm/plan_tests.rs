@@ -9,6 +9,7 @@ use crate::model::{
     CsAlgorithm, CsMembers, CsProtocol, Impact, LbMode, PublicIp, ResourceKind, ServiceBinding,
 };
 use crate::provider::cloudstack::lb::ccm::names::base_name;
+use crate::provider::cloudstack::lb::ccm::predict::lb_candidate;
 use crate::provider::cloudstack::lb::tests::{base, port, world};
 
 const UID: &str = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
@@ -58,7 +59,13 @@ fn service(spec: &CsLoadBalancerSpec, node_ports: &[(&str, i32)]) -> Service {
 fn nodes(names: &[&str]) -> Vec<Node> {
     names
         .iter()
-        .map(|n| serde_json::from_value(json!({"metadata": {"name": n}})).unwrap())
+        .map(|n| {
+            serde_json::from_value(json!({
+                "metadata": {"name": n},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+            }))
+            .unwrap()
+        })
         .collect()
 }
 
@@ -357,4 +364,28 @@ fn removing_it_from_the_config_is_forbidden_and_does_nothing() {
     let change = removed(&Address::new(ResourceKind::LoadBalancer, "web"), &desired());
     assert_eq!(only(&change).impact, Impact::Forbidden);
     assert!(change.operations.is_empty());
+}
+
+#[test]
+fn only_ready_nodes_without_the_exclude_label_are_members() {
+    let node = |body: serde_json::Value| -> Node { serde_json::from_value(body).unwrap() };
+    let ready = json!([{"type": "Ready", "status": "True"}]);
+    assert!(lb_candidate(&node(
+        json!({"metadata": {"name": "a"}, "status": {"conditions": ready}})
+    )));
+    assert!(
+        !lb_candidate(&node(json!({"metadata": {"name": "a"}}))),
+        "no conditions: not accepted"
+    );
+    assert!(!lb_candidate(&node(json!({"metadata": {"name": "a"},
+        "status": {"conditions": [{"type": "Ready", "status": "False"}]}}))));
+    assert!(
+        !lb_candidate(&node(json!({"metadata": {"name": "a",
+        "labels": {"node.kubernetes.io/exclude-from-external-load-balancers": "false"}},
+        "status": {"conditions": ready}}))),
+        "v0.24: presence excludes"
+    );
+    assert!(!lb_candidate(&node(json!({"metadata": {"name": "a"},
+        "spec": {"taints": [{"key": "ToBeDeletedByClusterAutoscaler", "effect": "NoSchedule"}]},
+        "status": {"conditions": ready}}))));
 }

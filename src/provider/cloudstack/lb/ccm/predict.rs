@@ -498,11 +498,21 @@ pub(super) fn ccm_cidrs(cidrs: &[String]) -> Vec<String> {
     }
 }
 
+/// The nodes the service controller hands the CCM: v1.2.0 pins cloud-provider v0.24, whose
+/// `getNodeConditionPredicate` drops a node with the exclude label, with the autoscaler's
+/// deletion taint, without conditions, or not Ready — unlike the v0.29 the cloudscale CCM
+/// pins, readiness counts here: a stopped VM's node leaves the rules.
+pub fn lb_candidate(node: &Node) -> bool {
+    use crate::provider::kubernetes::lb_nodes::{has_exclude_label, is_autoscaled_away, is_ready};
+    !has_exclude_label(node) && !is_autoscaled_away(node) && is_ready(node)
+}
+
 /// The VMs the CCM's `verifyHosts` matches: node names lower-cased without their domain,
 /// against VM names lower-cased. By VM ID, with the VM name.
 pub fn node_vms(nodes: &[Node], live: &Inventory) -> BTreeMap<String, String> {
     let names: BTreeSet<String> = nodes
         .iter()
+        .filter(|n| lb_candidate(n))
         .filter_map(|n| n.metadata.name.as_deref())
         .map(|n| n.split('.').next().unwrap_or(n).to_lowercase())
         .collect();

@@ -120,7 +120,13 @@ impl CcmViews {
         spec: &CsLoadBalancerSpec,
         live: &Inventory,
     ) -> Result<ResourceChange, ProviderError> {
-        let view = self.view(address)?;
+        let mut view = self.view(address)?;
+        // The nodes as this run's node policies leave them: a node a policy excludes leaves
+        // the rules once the policy is applied (before the load balancer).
+        let binding = spec.binding.as_ref().expect("controller mode");
+        if let Some(planned) = self.connection(address, &binding.cluster)?.planned_nodes() {
+            view.nodes = planned;
+        }
         Ok(plan(&CcmPlanInput {
             address,
             spec,
