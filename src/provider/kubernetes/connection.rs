@@ -215,3 +215,21 @@ impl Clusters {
         self.connections.get()?.get(address).cloned()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_services_node_ports_include_its_health_check_port_and_skip_unallocated_ones() {
+        let service: Service = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "shop", "namespace": "default"},
+            "spec": {"ports": [{"port": 80, "nodePort": 30080}, {"port": 81}],
+                     "healthCheckNodePort": 32100}
+        }))
+        .unwrap();
+        let ports: Vec<u16> = service_node_ports(&service).collect();
+        assert_eq!(ports, [30080, 32100]);
+        assert_eq!(service_node_ports(&Service::default()).count(), 0);
+    }
+}
