@@ -87,6 +87,12 @@ impl ClusterConnection {
         Ok(nodes)
     }
 
+    /// Every Node, fresh from the API (not the run's cached list): for waiting on a cluster
+    /// whose nodes change during the apply.
+    pub async fn nodes_now(&self) -> Result<Vec<Node>, ProviderError> {
+        list_nodes(&self.client, &self.address).await
+    }
+
     /// The Service `namespace/name`, fresh from the API (`None`: it does not exist).
     pub async fn service(
         &self,
