@@ -111,7 +111,7 @@ pub async fn run(
     let journal = Journal::start(&workspace.config.settings.state_dir)
         .map_err(WorkspaceError::from)?
         .observed_by(operation_events(progress.clone()));
-    let waves = waves::waves(&work, |address| dependencies(workspace, address));
+    let waves = waves::waves(&work, |address| order_dependencies(workspace, address));
     let mut failed_addresses: Vec<crate::model::Address> = Vec::new();
     for wave in waves {
         let ws: &Workspace = workspace;
@@ -200,6 +200,29 @@ fn dependencies(
             .map(|entry| entry.depends_on.clone())
             .unwrap_or_default(),
     }
+}
+
+/// What must be applied before the resource: its dependencies, and the node policies it
+/// followed when last applied. A node policy removed from the config still changes the nodes
+/// (it takes back its labels and taints), and a load balancer's members follow the nodes, so
+/// the load balancer (or its controller) must see the nodes after that change, not before.
+fn order_dependencies(
+    workspace: &Workspace,
+    address: &crate::model::Address,
+) -> Vec<crate::model::Address> {
+    let mut needs = dependencies(workspace, address);
+    let followed = workspace
+        .state
+        .resources
+        .get(address)
+        .map(|entry| entry.depends_on.clone())
+        .unwrap_or_default();
+    for policy in followed {
+        if policy.kind == crate::model::ResourceKind::Nodes && !needs.contains(&policy) {
+            needs.push(policy);
+        }
+    }
+    needs
 }
 
 /// Turns journal entries into operation events: started at the intent, finished at the outcome

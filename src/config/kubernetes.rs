@@ -89,6 +89,29 @@ pub(super) fn node_policy(
     }
 }
 
+/// A load balancer that depends on a cluster also depends on that cluster's node policies: its
+/// members follow the nodes (a label can exclude a node or change what a node-selector picks),
+/// so apply patches the nodes first and the load balancer, or its controller, then sees them.
+pub(super) fn order_after_node_policies(resources: &mut [Resource]) {
+    let policies: Vec<(Address, Address)> = resources
+        .iter()
+        .filter_map(|r| match &r.spec {
+            ResourceSpec::NodePolicy(policy) => Some((r.address.clone(), policy.cluster.clone())),
+            _ => None,
+        })
+        .collect();
+    for resource in resources.iter_mut() {
+        if resource.address.kind != ResourceKind::LoadBalancer {
+            continue;
+        }
+        for (policy, cluster) in &policies {
+            if resource.depends_on.contains(cluster) && !resource.depends_on.contains(policy) {
+                resource.depends_on.push(policy.clone());
+            }
+        }
+    }
+}
+
 /// Exactly one of `selector` and `names`.
 fn selection(raw: &Sourced<'_, RawNodePolicy>, check: &mut Checker<'_, '_>) -> NodeSelection {
     let section = raw.get();

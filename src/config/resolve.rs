@@ -61,6 +61,7 @@ fn resources(root: &Path, raw: &RawConfig<'_>, problems: &mut Problems) -> Vec<R
         resources.push(kubernetes::node_policy(key, policy, problems));
     }
     resources.sort_by(|a, b| a.address.cmp(&b.address));
+    kubernetes::order_after_node_policies(&mut resources);
     resources
 }
 

@@ -176,3 +176,27 @@ fn a_taint_key_and_effect_appear_once() {
         ["a.toml:8:1: taint `a:NoSchedule` is listed twice"]
     );
 }
+
+#[test]
+fn a_load_balancer_on_a_cluster_is_applied_after_its_node_policies() {
+    let text = format!(
+        "[provider.cloudscale]\nendpoint = \"embedded\"\n\n{}\n\
+         [load-balancer.shop]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\ncluster = \"prod\"\n\
+         service = \"default/shop\"\nmode = \"ccm\"\n\n\
+         [[load-balancer.shop.ports]]\nname = \"http\"\nport = 80\n",
+        web("names = [\"node-1\"]\nlabels = { tier = \"web\" }")
+    );
+    let config = load_str(&text).unwrap();
+    let shop = config
+        .resources
+        .iter()
+        .find(|r| r.address.kind == ResourceKind::LoadBalancer)
+        .unwrap();
+    assert_eq!(
+        shop.depends_on,
+        [
+            Address::new(ResourceKind::Cluster, "prod"),
+            Address::new(ResourceKind::Nodes, "web"),
+        ]
+    );
+}

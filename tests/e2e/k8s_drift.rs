@@ -69,3 +69,38 @@ fn a_node_whose_vm_was_stopped_is_drift() {
         out.stdout
     );
 }
+
+/// A node initialised by the cloudscale CCM once, whose server has since been deleted, in a
+/// cluster whose controller is not running (`sim serve` runs none): its VM is reported gone,
+/// with what the node lifecycle controller would do.
+#[test]
+fn a_node_whose_vm_is_gone_is_drift() {
+    let project = Project::new();
+    let sim = KubeSim::start(&project);
+    sim.write_kubeconfig(&project);
+    project.config(&format!(
+        "[provider.cloudscale]\nendpoint = \"embedded\"\n\n{CLUSTER}"
+    ));
+    project.apply_ok();
+    let gone = "cloudscale://0b7fd4a2-5bd9-4b4c-9a3d-0c9f0c5e2f11";
+    sim.add_node(serde_json::json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "node-9", "labels": {
+            "kubernetes.io/hostname": "node-9",
+            "node.kubernetes.io/instance-type": "flex-8-4",
+            "topology.kubernetes.io/zone": "lpg1",
+            "topology.kubernetes.io/region": "lpg"}},
+        "spec": {"providerID": gone}
+    }));
+    let out = project.run(&["drift", "--format", "json"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let text = &out.stdout;
+    assert!(text.contains("nodes.node-9.vm"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "VM gone: no VM of cloudscale has providerID {gone}"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("node-1"), "only node-9 drifted: {text}");
+}

@@ -67,11 +67,15 @@ impl KubeSim {
 
     /// Registers a node as a kubelet with `--cloud-provider=external` does.
     pub fn add_uninitialised_node(&self, name: &str) {
-        let body = serde_json::json!({
+        self.add_node(serde_json::json!({
             "apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
             "spec": {"taints": [{"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"}]}
-        });
+        }));
+    }
+
+    /// Creates a node as the API would store any object POSTed to it.
+    pub fn add_node(&self, body: Value) {
         let url = format!("{}/api/v1/nodes", self.url);
         let result = curl(&[
             "-X",

@@ -10,6 +10,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
+use super::binding::members::node_set;
 use super::binding::{resolve_direct, ClusterView};
 use super::client::{token_from_env, Backoff, CloudscaleClient, Secret, WaitPolicy};
 use super::desired::desired_objects;
@@ -223,6 +224,7 @@ impl CloudscaleProvider {
                         Ok(ClusterView {
                             nodes: nodes.to_vec(),
                             service,
+                            node_set_changes: false,
                         })
                     }
                     .await
@@ -238,15 +240,35 @@ impl CloudscaleProvider {
         &self,
         address: &Address,
         spec: &LoadBalancerSpec,
+        nodes: Nodes,
     ) -> Result<LoadBalancerSpec, ProviderError> {
+        let view = self.view(address, spec, nodes)?;
+        let servers = self.servers.get().unwrap_or_default();
+        resolve_direct(spec, &view, &servers).map_err(|e| error(address, e))
+    }
+
+    /// What refresh read of the load balancer's cluster; for a plan, with the nodes as this
+    /// run's node policies will leave them (applied before the load balancer).
+    fn view(
+        &self,
+        address: &Address,
+        spec: &LoadBalancerSpec,
+        nodes: Nodes,
+    ) -> Result<ClusterView, ProviderError> {
         let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
-        let view = views
+        let mut view = views
             .get(address)
             .ok_or_else(|| error(address, "the cluster was not read for this load balancer"))?
-            .as_ref()
+            .clone()
             .map_err(|e| error(address, e))?;
-        let servers = self.servers.get().unwrap_or_default();
-        resolve_direct(spec, view, &servers).map_err(|e| error(address, e))
+        let cluster = spec.binding.as_ref().map(|b| &b.cluster);
+        if let (Nodes::Planned, Some(cluster)) = (nodes, cluster) {
+            if let Some(planned) = self.connection(address, cluster)?.planned_nodes() {
+                view.node_set_changes = node_set(&view.nodes) != node_set(&planned);
+                view.nodes = planned;
+            }
+        }
+        Ok(view)
     }
 
     async fn apply_change(
@@ -319,19 +341,14 @@ impl CloudscaleProvider {
         _options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError> {
         let address = target.address;
-        let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
-        let view = views
-            .get(address)
-            .ok_or_else(|| error(address, "the cluster was not read for this load balancer"))?
-            .as_ref()
-            .map_err(|e| error(address, e))?;
+        let view = self.view(address, spec, Nodes::Planned)?;
         let servers = self.servers.get().unwrap_or_default();
         let snapshot = self.snapshot();
         super::ccm::plan::plan(&super::ccm::plan::CcmInput {
             address,
             spec,
             prior,
-            view,
+            view: &view,
             servers: &servers,
             snapshot: &snapshot,
         })
@@ -508,6 +525,23 @@ fn load_balancer_spec(resource: &Resource) -> Option<&LoadBalancerSpec> {
     }
 }
 
+/// Which nodes a Service-bound load balancer's members are computed from.
+#[derive(Clone, Copy)]
+enum Nodes {
+    /// As read: drift compares the cloud with the cluster as it is.
+    Live,
+    /// As this run's node policies will leave them: a plan.
+    Planned,
+}
+
+/// Why the live load balancer is compared: a plan checks the floating IPs it would assign and
+/// counts on the planned nodes; a drift check holds the cloud to what was applied.
+#[derive(Clone, Copy, PartialEq)]
+enum Purpose {
+    Plan,
+    Drift,
+}
+
 impl CloudscaleProvider {
     /// Desired (`spec`) vs the refreshed live load balancer of the target.
     fn compare(
@@ -516,14 +550,20 @@ impl CloudscaleProvider {
         spec: Option<&LoadBalancerSpec>,
         prior: Option<&LoadBalancerSpec>,
         options: &PlanOptions,
-        check_assignable: bool,
+        purpose: Purpose,
     ) -> Result<ResourceChange, ProviderError> {
         let address = target.address;
         let resolved = match spec {
             Some(spec) if spec.binding.as_ref().is_some_and(|b| b.mode == LbMode::Ccm) => {
                 return self.compare_ccm(target, spec, prior, options);
             }
-            Some(spec) if spec.binding.is_some() => Some(self.resolve_binding(address, spec)?),
+            Some(spec) if spec.binding.is_some() => {
+                let nodes = match purpose {
+                    Purpose::Plan => Nodes::Planned,
+                    Purpose::Drift => Nodes::Live,
+                };
+                Some(self.resolve_binding(address, spec, nodes)?)
+            }
             _ => None,
         };
         let spec = resolved.as_ref().or(spec);
@@ -533,7 +573,7 @@ impl CloudscaleProvider {
             .map(|spec| desired_objects(address, spec, &snapshot.subnets))
             .transpose()
             .map_err(|e| error(address, e))?;
-        if let (Some(desired), true) = (&desired, check_assignable) {
+        if let (Some(desired), Purpose::Plan) = (&desired, purpose) {
             check_floating_ips(&snapshot, address, desired, live.as_ref())?;
         }
         Ok(diff(&DiffInput {
@@ -566,7 +606,7 @@ impl Provider for CloudscaleProvider {
     ) -> Result<ResourceChange, ProviderError> {
         let prior = target.prior.and_then(applied_spec);
         let spec = target.resource.and_then(load_balancer_spec);
-        self.compare(target, spec, prior.as_ref(), options, true)
+        self.compare(target, spec, prior.as_ref(), options, Purpose::Plan)
     }
 
     fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError> {
@@ -586,7 +626,13 @@ impl Provider for CloudscaleProvider {
         {
             return self.drift_ccm(target, expected);
         }
-        let change = self.compare(target, Some(expected), None, &PlanOptions::default(), false)?;
+        let change = self.compare(
+            target,
+            Some(expected),
+            None,
+            &PlanOptions::default(),
+            Purpose::Drift,
+        )?;
         Ok(match change.action {
             Action::Create if target.prior.is_some() => DriftCheck::Missing,
             Action::Create => DriftCheck::NotApplied,

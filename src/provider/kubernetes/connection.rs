@@ -16,6 +16,9 @@ pub struct ClusterConnection {
     pub address: Address,
     client: kube::Client,
     nodes: OnceCell<Vec<Node>>,
+    /// The nodes as this run's node policies will leave them, set while the Kubernetes
+    /// provider refreshes (the clouds plan after every refresh, so they see it).
+    planned: Mutex<Option<Vec<Node>>>,
     /// Requests sent through `client` (counted by a layer under it; zero for a client built
     /// elsewhere and handed to [`ClusterConnection::new`]).
     requests: Arc<AtomicU64>,
@@ -29,6 +32,7 @@ impl ClusterConnection {
             address,
             client,
             nodes: OnceCell::new(),
+            planned: Mutex::new(None),
             requests: Arc::default(),
             embedded: Mutex::new(None),
         }
@@ -59,6 +63,21 @@ impl ClusterConnection {
         self.nodes.get().map(Vec::as_slice)
     }
 
+    /// Records the nodes as the planned node policies will leave them.
+    pub fn set_planned_nodes(&self, nodes: Vec<Node>) {
+        *self.planned.lock().unwrap_or_else(|p| p.into_inner()) = Some(nodes);
+    }
+
+    /// The nodes as they will be once this run's node policies are applied: what a load
+    /// balancer's members (or its controller) will be built from. Without policies, the live
+    /// nodes read this run.
+    pub fn planned_nodes(&self) -> Option<Vec<Node>> {
+        let planned = self.planned.lock().unwrap_or_else(|p| p.into_inner());
+        planned
+            .clone()
+            .or_else(|| self.cached_nodes().map(<[Node]>::to_vec))
+    }
+
     /// Stops the embedded cluster (which writes its world); nothing for a real one.
     pub async fn close(&self) -> Result<(), ProviderError> {
         let embedded = self
@@ -87,9 +106,9 @@ impl ClusterConnection {
         Ok(nodes)
     }
 
-    /// Every Node, fresh from the API (not the run's cached list): for waiting on a cluster
-    /// whose nodes change during the apply.
-    pub async fn nodes_now(&self) -> Result<Vec<Node>, ProviderError> {
+    /// Every Node, read again now (apply, waiting for a controller that acts on nodes changed
+    /// since the run's first read).
+    pub async fn fresh_nodes(&self) -> Result<Vec<Node>, ProviderError> {
         list_nodes(&self.client, &self.address).await
     }
 

@@ -100,6 +100,7 @@ impl KubernetesProvider {
                 connection.nodes().await?;
             }
         }
+        self.plan_nodes(targets);
         let wants_metadata = targets
             .iter()
             .any(|t| t.address.kind == ResourceKind::Cluster && t.resource.is_some());
@@ -111,6 +112,32 @@ impl KubernetesProvider {
             *self.instances.lock().unwrap_or_else(|p| p.into_inner()) = read;
         }
         Ok(())
+    }
+
+    /// Hands each cluster the nodes as its policies will leave them, for the load balancers
+    /// whose members follow node labels and taints (planned after every refresh).
+    fn plan_nodes(&self, targets: &[Target<'_>]) {
+        for (cluster, connection) in &self.connections {
+            let (Some(nodes), Some(live)) = (connection.cached_nodes(), self.live_nodes(cluster))
+            else {
+                continue;
+            };
+            let changes: Vec<ResourceChange> = targets
+                .iter()
+                .filter(|t| t.address.kind == ResourceKind::Nodes)
+                .filter(|t| Self::cluster_of(t).as_ref() == Some(cluster))
+                .map(|t| nodes::plan(&self.policy_input(t, Some(&live))))
+                .collect();
+            let ops: Vec<&super::ops::Op> = changes
+                .iter()
+                .flat_map(|c| &c.operations)
+                .filter_map(|o| match o {
+                    Operation::Kubernetes(op) => Some(op),
+                    _ => None,
+                })
+                .collect();
+            connection.set_planned_nodes(nodes::planned_nodes(nodes, &ops));
+        }
     }
 
     fn policy_input<'a>(

@@ -34,6 +34,19 @@ pub fn passes_predicates(node: &Node) -> bool {
     !deleting && !excluded && !autoscaled_away
 }
 
+/// What the service controller compares before it calls the CCM's UpdateLoadBalancer
+/// (`nodesSufficientlyEqual`): the names and providerIDs of the nodes passing the predicates.
+pub fn node_set(nodes: &[Node]) -> std::collections::BTreeSet<(String, String)> {
+    nodes
+        .iter()
+        .filter(|n| passes_predicates(n))
+        .map(|n| {
+            let provider_id = n.spec.as_ref().and_then(|s| s.provider_id.clone());
+            (node_name(n).to_string(), provider_id.unwrap_or_default())
+        })
+        .collect()
+}
+
 fn node_name(node: &Node) -> &str {
     node.metadata.name.as_deref().unwrap_or_default()
 }

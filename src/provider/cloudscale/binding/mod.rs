@@ -16,6 +16,10 @@ pub struct ClusterView {
     pub nodes: Vec<Node>,
     /// `None`: the Service does not exist.
     pub service: Option<Service>,
+    /// This run's node policies change the node set the service controller hands the CCM
+    /// (a node gains or loses the exclude label, say): the CCM updates the members then, even
+    /// with nothing written to the Service.
+    pub node_set_changes: bool,
 }
 
 /// The spec with the cluster filled in: members are the chosen nodes' servers' private
@@ -174,6 +178,7 @@ mod tests {
         ClusterView {
             nodes: (1..=3).map(|i| node(i, &[])).collect(),
             service,
+            node_set_changes: false,
         }
     }
 

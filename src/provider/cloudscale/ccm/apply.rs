@@ -51,11 +51,6 @@ pub async fn wait_for_controller(
 ) -> Result<Converged, String> {
     let started = Instant::now();
     let limit = wait_limit();
-    let nodes = connection
-        .nodes()
-        .await
-        .map_err(|e| e.to_string())?
-        .to_vec();
     let servers = read_servers(client).await.map_err(|e| e.to_string())?;
     let mut last = String::from("the Service has no uuid annotation yet");
     let mut reported = Instant::now();
@@ -70,7 +65,7 @@ pub async fn wait_for_controller(
             tracing::info!(%address, "waiting for the cloud controller: {last}");
             reported = Instant::now();
         }
-        match check_once(address, client, connection, spec, &nodes, &servers).await? {
+        match check_once(address, client, connection, spec, &servers).await? {
             Ok(converged) => return Ok(converged),
             Err(why) => last = why,
         }
@@ -84,10 +79,12 @@ async fn check_once(
     client: &CloudscaleClient,
     connection: &ClusterConnection,
     spec: &LoadBalancerSpec,
-    nodes: &[k8s_openapi::api::core::v1::Node],
     servers: &[super::super::servers::ServerObject],
 ) -> Result<Result<Converged, String>, String> {
     let binding = spec.binding.as_ref().expect("bound");
+    // Fresh every time: node policies applied earlier in this run, or nodes joining while
+    // the controller works, are what it builds the members from.
+    let nodes = connection.fresh_nodes().await.map_err(|e| e.to_string())?;
     let service = connection
         .service(&binding.namespace, &binding.name)
         .await
@@ -112,8 +109,9 @@ async fn check_once(
         return Ok(Err(format!("load balancer {uuid} is not running yet")));
     }
     let view = ClusterView {
-        nodes: nodes.to_vec(),
+        nodes,
         service: Some(service.clone()),
+        node_set_changes: false,
     };
     let predicted = predicted_spec(spec, &view, servers)?;
     let desired =

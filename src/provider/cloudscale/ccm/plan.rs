@@ -129,7 +129,7 @@ fn controller_row(
 /// With nothing to write, the CCM is only called when the node set changes; a member
 /// difference under a node-selector then comes from node labels, which it does not watch.
 fn members_pending(input: &CcmInput, writes: bool) -> bool {
-    !writes && input.spec.node_selector.is_some()
+    !writes && input.spec.node_selector.is_some() && !input.view.node_set_changes
 }
 
 fn vip_cleared(input: &CcmInput, exists: bool, out: &mut Outcome) {

@@ -57,6 +57,7 @@ fn world(applied: &LoadBalancerSpec, with_uuid: bool) -> World {
     let view = ClusterView {
         nodes: (1..=3).map(|i| node(i, &[])).collect(),
         service: Some(live),
+        node_set_changes: false,
     };
     let servers: Vec<_> = (1..=3).map(server).collect();
     let subnets = vec![SubnetObject {

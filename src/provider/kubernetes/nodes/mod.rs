@@ -13,6 +13,7 @@ use diff::{diff_node, Wanted};
 use impact::{rule, Change};
 use live::{selected, LiveNode};
 
+use super::ops::Op;
 use crate::model::{Address, NodePolicySpec};
 use crate::plan::{Action, AttributeChange, ResourceChange};
 use crate::provider::{DriftCheck, Operation};
@@ -82,6 +83,22 @@ fn unknown_nodes(mut change: ResourceChange, input: &PolicyInput<'_>) -> Resourc
         }
     };
     change
+}
+
+/// The operations of every policy, applied to the live nodes: the nodes as this run leaves them.
+pub fn planned_nodes(
+    nodes: &[k8s_openapi::api::core::v1::Node],
+    ops: &[&Op],
+) -> Vec<k8s_openapi::api::core::v1::Node> {
+    nodes
+        .iter()
+        .map(|node| {
+            let name = node.metadata.name.as_deref().unwrap_or_default();
+            ops.iter()
+                .filter(|op| op.node == name)
+                .fold(node.clone(), |node, op| patch::planned_node(&node, op))
+        })
+        .collect()
 }
 
 /// The live nodes against what was last applied: each difference as the change restoring it.

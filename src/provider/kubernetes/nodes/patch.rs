@@ -67,6 +67,20 @@ pub fn patch_body(node: &Node, op: &Op) -> Value {
     body
 }
 
+/// `node` as it will be once `op` is applied: what the plan shows the clouds, whose load
+/// balancer members follow node labels and taints.
+pub fn planned_node(node: &Node, op: &Op) -> Node {
+    let mut planned = node.clone();
+    let labels = planned.metadata.labels.get_or_insert_with(Default::default);
+    for key in &op.remove_labels {
+        labels.remove(key);
+    }
+    labels.extend(op.set_labels.clone());
+    let taints = new_taints(node, op);
+    planned.spec.get_or_insert_with(Default::default).taints = Some(taints);
+    planned
+}
+
 /// The node's taints with the op's removed and put ones taken out (by key and effect), then
 /// the put ones appended. Taints of others keep every field they had (timeAdded included).
 fn new_taints(node: &Node, op: &Op) -> Vec<Taint> {
@@ -104,6 +118,28 @@ mod tests {
     use kube::client::Body;
 
     type Handle = tower_test::mock::Handle<Request<Body>, Response<Body>>;
+
+    #[test]
+    fn the_planned_node_carries_the_ops_labels_and_taints_and_keeps_the_others() {
+        let live: Node = serde_json::from_value(node(
+            "7",
+            json!([{"key": "drain", "effect": "NoExecute"}, {"key": "theirs", "effect": "NoSchedule"}]),
+        ))
+        .unwrap();
+        let planned = planned_node(&live, &op());
+        let labels = planned.metadata.labels.unwrap();
+        assert_eq!(labels.get("tier").map(String::as_str), Some("web"));
+        assert!(!labels.contains_key("old"));
+        let taints: Vec<String> = planned
+            .spec
+            .unwrap()
+            .taints
+            .unwrap()
+            .iter()
+            .map(|t| format!("{}:{}", t.key, t.effect))
+            .collect();
+        assert_eq!(taints, ["theirs:NoSchedule", "dedicated:NoSchedule"]);
+    }
 
     fn node(resource_version: &str, taints: Value) -> Value {
         json!({

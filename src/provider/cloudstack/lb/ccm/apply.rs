@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Node;
 
-use super::predict::{balanced, live_rules, node_vms, service_base, wanted_rules};
+use super::predict::{lb_candidate, live_rules, node_vms, service_base, wanted_rules};
 use crate::model::{Address, CsLoadBalancerSpec};
 use crate::provider::cloudstack::client::CloudstackClient;
 use crate::provider::cloudstack::live::Inventory;
@@ -55,8 +55,8 @@ pub async fn wait_for_controller(
             reported = Instant::now();
         }
         // Read fresh each time: a cluster scaled in this apply changes its Nodes meanwhile.
-        let nodes = connection.nodes_now().await.map_err(|e| e.to_string())?;
-        let balanced_now = nodes.iter().filter(|n| balanced(n)).count();
+        let nodes = connection.fresh_nodes().await.map_err(|e| e.to_string())?;
+        let balanced_now = nodes.iter().filter(|n| lb_candidate(n)).count();
         if let Some(expected) = expected_nodes.filter(|e| *e != balanced_now) {
             last = format!("{balanced_now} Ready nodes, waiting for {expected} after the scale");
             tokio::time::sleep(Duration::from_millis(500)).await;

@@ -9,6 +9,7 @@ use crate::model::{
     CsAlgorithm, CsMembers, CsProtocol, Impact, LbMode, PublicIp, ResourceKind, ServiceBinding,
 };
 use crate::provider::cloudstack::lb::ccm::names::base_name;
+use crate::provider::cloudstack::lb::ccm::predict::lb_candidate;
 use crate::provider::cloudstack::lb::tests::{base, port, world};
 
 const UID: &str = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
@@ -60,10 +61,10 @@ fn nodes(names: &[&str]) -> Vec<Node> {
     names
         .iter()
         .map(|n| {
-            let ready = json!([{"type": "Ready", "status": "True"}]);
-            serde_json::from_value(
-                json!({"metadata": {"name": n}, "status": {"conditions": ready}}),
-            )
+            serde_json::from_value(json!({
+                "metadata": {"name": n},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+            }))
             .unwrap()
         })
         .collect()
@@ -489,4 +490,28 @@ fn a_load_balancer_ip_already_written_but_ignored_is_reported_and_left_alone() {
     assert!(only(&change)
         .reason
         .contains("ignores a changed loadBalancerIP"));
+}
+
+#[test]
+fn only_ready_nodes_without_the_exclude_label_are_members() {
+    let node = |body: serde_json::Value| -> Node { serde_json::from_value(body).unwrap() };
+    let ready = json!([{"type": "Ready", "status": "True"}]);
+    assert!(lb_candidate(&node(
+        json!({"metadata": {"name": "a"}, "status": {"conditions": ready}})
+    )));
+    assert!(
+        !lb_candidate(&node(json!({"metadata": {"name": "a"}}))),
+        "no conditions: not accepted"
+    );
+    assert!(!lb_candidate(&node(json!({"metadata": {"name": "a"},
+        "status": {"conditions": [{"type": "Ready", "status": "False"}]}}))));
+    assert!(
+        !lb_candidate(&node(json!({"metadata": {"name": "a",
+        "labels": {"node.kubernetes.io/exclude-from-external-load-balancers": "false"}},
+        "status": {"conditions": ready}}))),
+        "v0.24: presence excludes"
+    );
+    assert!(!lb_candidate(&node(json!({"metadata": {"name": "a"},
+        "spec": {"taints": [{"key": "ToBeDeletedByClusterAutoscaler", "effect": "NoSchedule"}]},
+        "status": {"conditions": ready}}))));
 }

@@ -543,33 +543,45 @@ pub(super) fn ccm_cidrs(cidrs: &[String]) -> Vec<String> {
     }
 }
 
-/// The v0.24 service controller's node predicate (the cloud-provider the CCM v1.2.0 pins):
-/// Ready, not labelled exclude-from-external-load-balancers (its mere presence counts), not
-/// tainted for deletion by the cluster autoscaler.
-pub fn balanced(node: &Node) -> bool {
-    let ready = node
-        .status
+/// The label whose mere presence keeps a node out of every load balancer.
+const EXCLUDE_LABEL: &str = "node.kubernetes.io/exclude-from-external-load-balancers";
+/// The cluster autoscaler's taint on a node it is about to delete.
+const TO_BE_DELETED_TAINT: &str = "ToBeDeletedByClusterAutoscaler";
+
+/// The nodes the service controller hands the CCM: v1.2.0 pins cloud-provider v0.24, whose
+/// `getNodeConditionPredicate` drops a node with the exclude label (present, whatever its
+/// value), with the autoscaler's deletion taint, without conditions, or not Ready — unlike
+/// the v0.29 the cloudscale CCM pins, readiness counts here: a stopped VM's node leaves the
+/// rules.
+pub fn lb_candidate(node: &Node) -> bool {
+    let excluded = node
+        .metadata
+        .labels
         .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
-    let excluded =
-        node.metadata.labels.as_ref().is_some_and(|l| {
-            l.contains_key("node.kubernetes.io/exclude-from-external-load-balancers")
-        });
-    let leaving = node
+        .is_some_and(|l| l.contains_key(EXCLUDE_LABEL));
+    let autoscaled_away = node
         .spec
         .as_ref()
         .and_then(|s| s.taints.as_ref())
-        .is_some_and(|t| t.iter().any(|t| t.key == "ToBeDeletedByClusterAutoscaler"));
-    ready && !excluded && !leaving
+        .is_some_and(|t| t.iter().any(|t| t.key == TO_BE_DELETED_TAINT));
+    let conditions = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_deref())
+        .unwrap_or_default();
+    let ready = !conditions.is_empty()
+        && conditions
+            .iter()
+            .all(|c| c.type_ != "Ready" || c.status == "True");
+    !excluded && !autoscaled_away && ready
 }
 
-/// The VMs the CCM's `verifyHosts` matches for the balanced nodes: node names lower-cased
-/// without their domain, against VM names lower-cased. By VM ID, with the VM name.
+/// The VMs the CCM's `verifyHosts` matches: node names lower-cased without their domain,
+/// against VM names lower-cased. By VM ID, with the VM name.
 pub fn node_vms(nodes: &[Node], live: &Inventory) -> BTreeMap<String, String> {
     let names: BTreeSet<String> = nodes
         .iter()
-        .filter(|n| balanced(n))
+        .filter(|n| lb_candidate(n))
         .filter_map(|n| n.metadata.name.as_deref())
         .map(|n| n.split('.').next().unwrap_or(n).to_lowercase())
         .collect();

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{Node, Service};
 
 use super::apply::{compare_rule_ids, wait_for_controller, RuleIds};
 use super::plan::{plan, CcmOp, CcmPlanInput};
-use super::predict::{balanced, live_rules, service_base};
+use super::predict::{lb_candidate, live_rules, service_base};
 use super::service::MANAGED;
 use crate::model::Impact;
 use crate::model::{Address, CsLoadBalancerSpec, LbMode};
@@ -122,7 +122,13 @@ impl CcmViews {
         live: &Inventory,
         scaled_workers: i64,
     ) -> Result<ResourceChange, ProviderError> {
-        let view = self.view(address)?;
+        let mut view = self.view(address)?;
+        // The nodes as this run's node policies leave them: a node a policy excludes leaves
+        // the rules once the policy is applied (before the load balancer).
+        let binding = spec.binding.as_ref().expect("controller mode");
+        if let Some(planned) = self.connection(address, &binding.cluster)?.planned_nodes() {
+            view.nodes = planned;
+        }
         Ok(plan(&CcmPlanInput {
             address,
             spec,
@@ -228,13 +234,20 @@ impl CcmViews {
             write_service_journaled(&connection, journal, address, &text, write).await?;
         }
         // After a scale in the same apply the node set must first reach its new size: the
-        // Nodes balanced at refresh, plus or minus the workers (a scaled-up worker's Node is
+        // Nodes balanced as planned, plus or minus the workers (a scaled-up worker's Node is
         // not Ready the moment CKS reports the scale done).
-        let expected_nodes = self.view(address).ok().and_then(|view| {
-            let balanced = view.nodes.iter().filter(|n| balanced(n)).count();
-            let expected = i64::try_from(balanced).ok()? + scaled_workers;
-            (scaled_workers != 0).then(|| usize::try_from(expected).unwrap_or(0))
-        });
+        let expected_nodes = match scaled_workers {
+            0 => None,
+            scaled => {
+                let nodes = connection
+                    .planned_nodes()
+                    .or_else(|| self.view(address).ok().map(|v| v.nodes))
+                    .unwrap_or_default();
+                let balanced = nodes.iter().filter(|n| lb_candidate(n)).count();
+                let expected = i64::try_from(balanced).unwrap_or(i64::MAX) + scaled;
+                Some(usize::try_from(expected).unwrap_or(0))
+            }
+        };
         let after = wait_for_controller(address, client, &connection, &spec, expected_nodes)
             .await
             .map_err(|e| error(address, e))?;
