@@ -543,37 +543,13 @@ pub(super) fn ccm_cidrs(cidrs: &[String]) -> Vec<String> {
     }
 }
 
-/// The label whose mere presence keeps a node out of every load balancer.
-const EXCLUDE_LABEL: &str = "node.kubernetes.io/exclude-from-external-load-balancers";
-/// The cluster autoscaler's taint on a node it is about to delete.
-const TO_BE_DELETED_TAINT: &str = "ToBeDeletedByClusterAutoscaler";
-
 /// The nodes the service controller hands the CCM: v1.2.0 pins cloud-provider v0.24, whose
-/// `getNodeConditionPredicate` drops a node with the exclude label (present, whatever its
-/// value), with the autoscaler's deletion taint, without conditions, or not Ready — unlike
-/// the v0.29 the cloudscale CCM pins, readiness counts here: a stopped VM's node leaves the
-/// rules.
+/// `getNodeConditionPredicate` drops a node with the exclude label, with the autoscaler's
+/// deletion taint, without conditions, or not Ready — unlike the v0.29 the cloudscale CCM
+/// pins, readiness counts here: a stopped VM's node leaves the rules.
 pub fn lb_candidate(node: &Node) -> bool {
-    let excluded = node
-        .metadata
-        .labels
-        .as_ref()
-        .is_some_and(|l| l.contains_key(EXCLUDE_LABEL));
-    let autoscaled_away = node
-        .spec
-        .as_ref()
-        .and_then(|s| s.taints.as_ref())
-        .is_some_and(|t| t.iter().any(|t| t.key == TO_BE_DELETED_TAINT));
-    let conditions = node
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_deref())
-        .unwrap_or_default();
-    let ready = !conditions.is_empty()
-        && conditions
-            .iter()
-            .all(|c| c.type_ != "Ready" || c.status == "True");
-    !excluded && !autoscaled_away && ready
+    use crate::provider::kubernetes::lb_nodes::{has_exclude_label, is_autoscaled_away, is_ready};
+    !has_exclude_label(node) && !is_autoscaled_away(node) && is_ready(node)
 }
 
 /// The VMs the CCM's `verifyHosts` matches: node names lower-cased without their domain,
