@@ -4,6 +4,7 @@
 mod cli;
 mod cloudscale_rows;
 mod crash;
+mod cs_ccm_more_rows;
 mod cs_ccm_rows;
 mod cs_client;
 mod cs_cloud_config;
