@@ -4,6 +4,7 @@
 mod cli;
 mod cloudscale_rows;
 mod crash;
+mod cs_ccm_more_rows;
 mod cs_ccm_rows;
 mod cs_client;
 mod cs_cloud_config;
@@ -17,6 +18,7 @@ mod cs_support;
 mod drift;
 mod faults;
 mod independent_clients;
+mod k8s_ccm_last_rows;
 mod k8s_ccm_more_rows;
 mod k8s_ccm_rows;
 mod k8s_drift;
