@@ -62,6 +62,8 @@ pub(super) fn check_keys(raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) {
         }
         if raw.mode.as_ref().is_some_and(|m| m.get_ref() == "ccm") {
             node_ports_in_apiserver_range(raw, check);
+        } else {
+            node_ports_come_from_the_service(raw, check);
         }
     } else {
         if let Some(selector) = &raw.node_selector {
@@ -78,6 +80,20 @@ pub(super) fn check_keys(raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) {
                 .help("set node-port, the port on each member (only a load balancer bound to a Service takes it from the Service)");
                 check.report(port.span(), invalid);
             }
+        }
+    }
+}
+
+/// In direct mode the members listen on the Service's node ports: a configured one would be
+/// silently overruled, so it is refused.
+fn node_ports_come_from_the_service(raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) {
+    for port in raw.ports.get_ref() {
+        if let Some(node_port) = &port.get_ref().node_port {
+            let invalid = Invalid::new(
+                "a load balancer bound to a Service in direct mode takes its node ports from the Service",
+            )
+            .help("remove node-port, or use mode = \"ccm\" to have skyplan write it to the Service");
+            check.report(node_port.span(), invalid);
         }
     }
 }
@@ -261,13 +277,14 @@ mod tests {
     }
 
     #[test]
-    fn direct_is_the_default_mode() {
-        let (spec, _) = lb_spec(&shop(
-            "cluster = \"prod\"\nservice = \"default/shop\"",
-            "node-port = 30080",
-        ));
+    fn direct_is_the_default_mode_and_takes_the_services_node_ports() {
+        let bound = "cluster = \"prod\"\nservice = \"default/shop\"";
+        let (spec, _) = lb_spec(&shop(bound, ""));
         assert_eq!(spec.binding.unwrap().mode, LbMode::Direct);
-        assert_eq!(spec.ports[0].node_port, 30080);
+        assert_eq!(
+            errors(&shop(bound, "node-port = 30080")),
+            ["a.toml:18:13: a load balancer bound to a Service in direct mode takes its node ports from the Service"]
+        );
     }
 
     #[test]

@@ -200,3 +200,47 @@ fn cs_ccm_tcp_and_udp_on_one_port_are_forbidden_and_refused() {
     assert_eq!(firewall_cidrs(&after, 80), firewall_cidrs(&row.before, 80));
     row.sim.terminate();
 }
+
+/// Members added/removed the other way: a `[nodes.*]` policy in the same config puts the
+/// exclude label on the control node. The plan shows the controller removing its VM from the
+/// rule (minimal) beside the label; apply labels the node first, and the CCM (cloud-provider
+/// v0.24's node predicate) updates the rule. Dropping the policy assigns the VM again.
+#[test]
+fn cs_ccm_a_node_a_policy_excludes_leaves_the_rule_and_comes_back() {
+    let exclude = format!(
+        "{HTTP}\n[nodes.edge]\ncluster = \"lab\"\nnames = [\"lab-control-*\"]\n\
+         labels = {{ \"node.kubernetes.io/exclude-from-external-load-balancers\" = \"true\" }}\n"
+    );
+    let row = row(("", HTTP), ("", &exclude));
+    row.assert_class("minimal")
+        .assert_predicts(&["remove", "lab-control-", "from LB rule"])
+        .assert_not_predicted("delete LB rule");
+    let http = rule_id(&row.before, "tcp-80");
+    let name = text(rule(&row.before, "tcp-80").unwrap(), "name");
+    let all = node_vms(&row.before);
+    let after = row.apply();
+    assert_eq!(rule_id(&after, "tcp-80"), http, "rule kept");
+    let workers: Vec<String> = all
+        .iter()
+        .filter(|vm| !vm.starts_with("lab-control-"))
+        .cloned()
+        .collect();
+    assert_eq!(after.members_of(&name), workers);
+
+    row.project
+        .config_served(&row.sim.base_url, &config("", HTTP));
+    let plan = row.project.plan(&[]);
+    let shop = change(&plan, SHOP);
+    assert_eq!(shop["impact"], "minimal", "{shop:#}");
+    assert!(
+        operations(shop)
+            .iter()
+            .any(|o| o.contains("assign") && o.contains("lab-control-")),
+        "{shop:#}"
+    );
+    row.project.apply_converges();
+    let back = Account::read_at(&row.sim.base_url);
+    assert_eq!(rule_id(&back, "tcp-80"), http, "rule kept");
+    assert_eq!(back.members_of(&name), all);
+    row.sim.terminate();
+}
