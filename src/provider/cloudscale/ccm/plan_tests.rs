@@ -93,6 +93,14 @@ fn plan_of(change: impl FnOnce(&mut LoadBalancerSpec)) -> ResourceChange {
 }
 
 fn plan_in(world: &World, change: impl FnOnce(&mut LoadBalancerSpec)) -> ResourceChange {
+    try_plan_in(world, change).unwrap()
+}
+
+/// The applied spec with `change` made, planned in `world`: the change, or why it fails.
+fn try_plan_in(
+    world: &World,
+    change: impl FnOnce(&mut LoadBalancerSpec),
+) -> Result<ResourceChange, String> {
     let prior = applied();
     let mut spec = prior.clone();
     change(&mut spec);
@@ -104,7 +112,6 @@ fn plan_in(world: &World, change: impl FnOnce(&mut LoadBalancerSpec)) -> Resourc
         servers: &world.servers,
         snapshot: &world.snapshot,
     })
-    .unwrap()
 }
 
 fn operations(change: &ResourceChange) -> Vec<String> {
@@ -174,18 +181,7 @@ fn a_node_port_another_service_holds_fails_the_plan_and_its_own_does_not() {
     .into();
     let kept = plan_in(&world, |s| s.ports[0].node_port = 31080);
     assert_eq!(kept.action, Action::NoOp, "its own node port");
-    let prior = applied();
-    let mut spec = prior.clone();
-    spec.ports[0].node_port = 32000;
-    let error = plan(&CcmInput {
-        address: &address(),
-        spec: &spec,
-        prior: Some(&prior),
-        view: &world.view,
-        servers: &world.servers,
-        snapshot: &world.snapshot,
-    })
-    .unwrap_err();
+    let error = try_plan_in(&world, |s| s.ports[0].node_port = 32000).unwrap_err();
     assert!(error.contains("held by Service shop/cart"), "{error}");
 }
 
@@ -278,16 +274,7 @@ fn a_new_node_is_a_member_added_and_a_missing_server_fails_the_plan() {
     assert!(!has(&change, "patch service default/shop"));
 
     world.servers.pop();
-    let prior = applied();
-    let error = plan(&CcmInput {
-        address: &address(),
-        spec: &prior,
-        prior: Some(&prior),
-        view: &world.view,
-        servers: &world.servers,
-        snapshot: &world.snapshot,
-    })
-    .unwrap_err();
+    let error = try_plan_in(&world, |_| {}).unwrap_err();
     assert!(error.contains("node node-4"), "{error}");
 }
 
