@@ -28,4 +28,5 @@ mod lifecycle;
 mod locking;
 mod saved_plans;
 mod support;
+mod throttled;
 mod windows;

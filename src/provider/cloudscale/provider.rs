@@ -16,10 +16,11 @@ use super::client::{token_from_env, Backoff, CloudscaleClient, Secret, WaitPolic
 use super::desired::desired_objects;
 use super::diff::{diff, DiffInput, PROVIDER};
 use super::execute::{execute, LbIds};
+use super::indexed::IndexedSnapshot;
 use super::objects::{LbObjects, Snapshot, OWNER_TAG};
 use super::refresh::refresh;
 use super::servers::{CloudscaleInstances, ServerCache};
-use crate::config::{Endpoint, Resource, ResourceSpec};
+use crate::config::{self, Endpoint, Resource, ResourceSpec};
 use crate::model::LbMode;
 use crate::model::{Address, LoadBalancerSpec};
 use crate::plan::{Action, ResourceChange};
@@ -31,7 +32,7 @@ use crate::state::ResourceState;
 
 pub struct CloudscaleProvider {
     client: Arc<CloudscaleClient>,
-    snapshot: Mutex<Snapshot>,
+    snapshot: Mutex<IndexedSnapshot>,
     embedded: Mutex<Option<sim::SimHandle>>,
     /// The servers, read once per refresh when a bound load balancer needs them, and shared
     /// with node-metadata drift.
@@ -82,8 +83,11 @@ fn error(address: impl ToString, message: impl ToString) -> ProviderError {
 impl CloudscaleProvider {
     /// Connects to the endpoint; `embedded` starts the built-in simulator on 127.0.0.1 over
     /// the world persisted in `<state-dir>/embedded/cloudscale.json`.
-    pub async fn connect(endpoint: &Endpoint, state_dir: &Path) -> Result<Self, ProviderError> {
-        let (client, embedded) = match endpoint {
+    pub async fn connect(
+        settings: &config::CloudscaleProvider,
+        state_dir: &Path,
+    ) -> Result<Self, ProviderError> {
+        let (client, embedded) = match &settings.endpoint {
             Endpoint::Url(url) => {
                 let token = token_from_env().map_err(|e| error(PROVIDER, e))?;
                 (
@@ -116,9 +120,10 @@ impl CloudscaleProvider {
                 (client, Some(handle))
             }
         };
+        let client = client.with_max_concurrent_requests(settings.max_concurrent_requests);
         Ok(CloudscaleProvider {
             client: Arc::new(client),
-            snapshot: Mutex::new(Snapshot::default()),
+            snapshot: Mutex::new(IndexedSnapshot::default()),
             embedded: Mutex::new(embedded),
             servers: Arc::default(),
             clusters: Mutex::new(None),
@@ -139,7 +144,7 @@ impl CloudscaleProvider {
             })
     }
 
-    fn snapshot(&self) -> std::sync::MutexGuard<'_, Snapshot> {
+    fn snapshot(&self) -> std::sync::MutexGuard<'_, IndexedSnapshot> {
         self.snapshot.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -183,7 +188,7 @@ impl CloudscaleProvider {
         {
             self.servers.set(servers);
         }
-        *self.snapshot() = snapshot;
+        *self.snapshot() = IndexedSnapshot::new(snapshot);
         *self.views.lock().unwrap_or_else(|p| p.into_inner()) = views;
         Ok(())
     }
@@ -489,7 +494,7 @@ fn state_entry(change: &ResourceChange, ids: LbIds) -> Option<ResourceState> {
 /// The live load balancer of an address: the one the state names, else the one carrying
 /// skyplan's ownership tag (adopting what an apply created before the state was lost).
 fn find_live(
-    snapshot: &Snapshot,
+    snapshot: &IndexedSnapshot,
     address: &Address,
     prior_id: Option<&str>,
 ) -> Result<Option<LbObjects>, ProviderError> {

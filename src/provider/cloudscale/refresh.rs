@@ -16,9 +16,6 @@ use super::objects::{
     LbObject, LbObjects, ListenerObject, MemberObject, MonitorObject, PoolObject, PoolSet, Snapshot,
 };
 
-/// Member lists read at once; bounded so a large account does not trip the rate limit.
-const MEMBER_READS_IN_FLIGHT: usize = 16;
-
 /// Reads every load balancer with its pools, monitors, listeners and floating IPs, plus every
 /// floating IP and subnet; members only for load balancers where `want_members` is true.
 pub async fn refresh(
@@ -72,7 +69,8 @@ async fn read_collections(client: &CloudscaleClient) -> Result<Collections, Erro
     })
 }
 
-/// Members by pool UUID.
+/// Members by pool UUID. As many reads are prepared at once as the client may send at once;
+/// the client's limiter decides how many are in flight (fewer after a 429).
 async fn read_members(
     client: &CloudscaleClient,
     pool_uuids: Vec<String>,
@@ -84,7 +82,7 @@ async fn read_members(
                 .await?;
             Ok::<_, Error>((uuid, members))
         })
-        .buffer_unordered(MEMBER_READS_IN_FLIGHT)
+        .buffer_unordered(client.max_concurrent_requests())
         .try_collect()
         .await
 }
