@@ -1,198 +1,198 @@
-//! How refresh and plan scale with the number of load balancers: for each N, `skyplan sim
-//! serve` gets N load balancers applied (two members and one port each), then `skyplan plan`
-//! runs five times. Prints a table: the API requests of one refresh, the wall time of `plan`
-//! (min / median / max) and of the apply. Run with `cargo bench --bench plan`.
+//! How plan scales with the number of load balancers (two ports and ten members each), against
+//! `skyplan sim serve` on loopback, next to the raw-fetch floor measured in the same run: the
+//! same URLs fetched by a plain concurrent HTTP client at the same concurrency.
+//!
+//! `cargo bench --bench plan` measures 100 and 1,000 load balancers; `SKYPLAN_BENCH_LARGE=1`
+//! adds 5,000. Each size is measured without and with 20-40 ms of latency per request (the
+//! simulator's latency fault). Apply is measured once, at `SKYPLAN_BENCH_APPLY` load
+//! balancers (default 100), building the template the larger worlds are copied from (see
+//! `world`). `SKYPLAN_BENCH_BINARY` measures another build of skyplan (e.g. an older one) with
+//! this same bench.
 
-use std::fmt::Write as _;
-use std::io::{BufRead, BufReader};
+mod floor;
+mod run;
+mod sim;
+mod world;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tempfile::TempDir;
+use sim::SimServer;
 
-const BINARY: &str = env!("CARGO_BIN_EXE_skyplan");
-/// The simulator's default token, accepted by `sim serve` without `--token`.
-const SIM_TOKEN: &str = "skyplan-sim-cloudscale-token";
-const SIZES: [usize; 3] = [1, 100, 500];
-const PLANS: usize = 5;
+const SIZES: [usize; 2] = [100, 1000];
+const LARGE: usize = 5000;
+/// Pairs of (floor, plan) measured per size; medians are reported.
+const ROUNDS: usize = 3;
+/// skyplan's default `max-concurrent-requests`, used by the floor too.
+const CONCURRENCY: usize = 16;
+const LATENCY: &str = "latency=20-40ms";
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+    let apply_count = env_number("SKYPLAN_BENCH_APPLY", 100);
+    let (template, apply) = build_template(apply_count);
+    println!("binary: {}", run::binary());
     println!(
-        "{:>5} | {:>16} | {:>32} | {:>9}",
-        "N", "refresh requests", "plan min / median / max (ms)", "apply (s)"
+        "apply of {apply_count} load balancers (2 ports, 10 members each) from an empty \
+         account, --parallelism 20, no latency: {:.1} s",
+        apply.as_secs_f64()
     );
-    println!("{:->5}-+-{:->16}-+-{:->32}-+-{:->9}", "", "", "", "");
-    for count in SIZES {
-        let figures = measure(count, &runtime);
-        println!("{}", figures.row());
-    }
-}
-
-struct Figures {
-    count: usize,
-    refresh_requests: u64,
-    /// Sorted.
-    plans: Vec<Duration>,
-    apply: Duration,
-}
-
-impl Figures {
-    fn row(&self) -> String {
-        let ms = |d: &Duration| d.as_secs_f64() * 1000.0;
-        let plan = format!(
-            "{:.0} / {:.0} / {:.0}",
-            ms(&self.plans[0]),
-            ms(&self.plans[self.plans.len() / 2]),
-            ms(&self.plans[self.plans.len() - 1])
-        );
-        format!(
-            "{:>5} | {:>16} | {:>32} | {:>9.1}",
-            self.count,
-            self.refresh_requests,
-            plan,
-            self.apply.as_secs_f64()
-        )
-    }
-}
-
-fn measure(count: usize, runtime: &tokio::runtime::Runtime) -> Figures {
-    let project = tempfile::tempdir().expect("temp dir");
-    let sim = SimServer::start(&project.path().join("world.json"));
-    std::fs::write(
-        project.path().join("skyplan.toml"),
-        config(&sim.base_url, count),
-    )
-    .expect("write config");
-
-    let apply = timed(
-        &project,
-        &["apply", "--auto-approve", "--parallelism", "20"],
+    println!("plan and floor: medians of {ROUNDS} pairs; ratio = median of plan/floor per pair");
+    println!();
+    println!(
+        "{:>5} | {:>8} | {:>12} | {:>8} | {:>22} | {:>9} | {:>5} | {:>7}",
+        "N",
+        "latency",
+        "validate (s)",
+        "requests",
+        "plan (s) med [min-max]",
+        "floor (s)",
+        "ratio",
+        "RSS MB"
     );
-    runtime.block_on(sim.reset_requests());
-    let mut plans = vec![timed(&project, &["plan", "--detailed-exitcode"])];
-    let refresh_requests = runtime.block_on(sim.requests());
-    plans.extend((1..PLANS).map(|_| timed(&project, &["plan", "--detailed-exitcode"])));
-    plans.sort();
-    Figures {
-        count,
-        refresh_requests,
-        plans,
-        apply,
-    }
-}
-
-fn config(endpoint: &str, count: usize) -> String {
-    let mut config = format!("[provider.cloudscale]\nendpoint = \"{endpoint}\"\n\n");
-    for i in 0..count {
-        writeln!(
-            config,
-            "[load-balancer.lb{i}]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\n\
-             members = [\"10.0.0.11\", \"10.0.0.12\"]\n\n\
-             [[load-balancer.lb{i}.ports]]\nname = \"http\"\nport = 80\nnode-port = 30080\n"
-        )
-        .expect("write to a String");
-    }
-    config
-}
-
-/// Runs `skyplan` in the project and returns its wall time; it must exit 0 (for a plan with
-/// `--detailed-exitcode`: no changes, so every run measures the same work).
-fn timed(project: &TempDir, args: &[&str]) -> Duration {
-    let start = Instant::now();
-    let out = Command::new(BINARY)
-        .arg("-c")
-        .arg(project.path())
-        .args(args)
-        .env("NO_COLOR", "1")
-        .env("CLOUDSCALE_API_TOKEN", SIM_TOKEN)
-        .env_remove("CLOUDSCALE_ACCESS_TOKEN")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run skyplan");
-    let elapsed = start.elapsed();
-    assert!(
-        out.status.success(),
-        "skyplan {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    println!(
+        "{:->5}-+-{:->8}-+-{:->12}-+-{:->8}-+-{:->22}-+-{:->9}-+-{:->5}-+-{:->7}",
+        "", "", "", "", "", "", "", ""
     );
-    elapsed
-}
-
-/// `skyplan sim serve` on a free port; killed on drop.
-struct SimServer {
-    child: Child,
-    base_url: String,
-    http: reqwest::Client,
-}
-
-impl SimServer {
-    fn start(world: &Path) -> SimServer {
-        let mut child = Command::new(BINARY)
-            .args(["sim", "serve", "--provider", "cloudscale"])
-            .args(["--listen", "127.0.0.1:0", "--world"])
-            .arg(world)
-            .env("SKYPLAN_SIM_SETTLE_MS", "5")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start sim serve");
-        // The first line it prints names the URL it listens on.
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().expect("piped stderr"))
-            .read_line(&mut line)
-            .expect("sim output");
-        let base_url = line
-            .split_whitespace()
-            .find(|word| word.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_string();
-        SimServer {
-            child,
-            base_url,
-            http: reqwest::Client::new(),
+    let mut sizes = SIZES.to_vec();
+    if std::env::var_os("SKYPLAN_BENCH_LARGE").is_some() {
+        sizes.push(LARGE);
+    }
+    for faults in ["none", LATENCY] {
+        for &count in &sizes {
+            let row = measure(&template, count, faults, &runtime);
+            println!("{}", row.line());
         }
     }
+}
 
-    /// The `/_sim` routes sit beside the API's `/v1`.
-    fn sim_url(&self, path: &str) -> String {
-        format!("{}/_sim/{path}", self.base_url.trim_end_matches("/v1"))
-    }
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
 
-    async fn reset_requests(&self) {
-        self.http
-            .post(self.sim_url("requests/reset"))
-            .send()
-            .await
-            .and_then(reqwest::Response::error_for_status)
-            .expect("reset the request counters");
-    }
+/// Applies `count` load balancers to a fresh simulated account; returns the world as the
+/// simulator wrote it and the apply's wall time.
+fn build_template(count: usize) -> (serde_json::Value, Duration) {
+    let project = tempfile::tempdir().expect("temp dir");
+    let world = project.path().join("world.json");
+    let sim = SimServer::start(&world, "none");
+    write_config(project.path(), &sim.base_url, count);
+    let apply = run::skyplan(
+        project.path(),
+        &["apply", "--auto-approve", "--parallelism", "20"],
+    );
+    sim.stop();
+    let text = std::fs::read(&world).expect("the simulator wrote its world");
+    let world = serde_json::from_slice(&text).expect("the world is JSON");
+    (world, apply.wall)
+}
 
-    /// API requests served since the last reset.
-    async fn requests(&self) -> u64 {
-        let counts: serde_json::Value = self
-            .http
-            .get(self.sim_url("requests"))
-            .send()
-            .await
-            .and_then(reqwest::Response::error_for_status)
-            .expect("read the request counters")
-            .json()
-            .await
-            .expect("request counters are JSON");
-        counts["total"].as_u64().expect("a total count")
+fn write_config(project: &Path, endpoint: &str, count: usize) {
+    std::fs::write(project.join("skyplan.toml"), world::config(endpoint, count))
+        .expect("write config");
+}
+
+struct Row {
+    count: usize,
+    faults: &'static str,
+    validate: Duration,
+    requests: u64,
+    /// Sorted.
+    plans: Vec<Duration>,
+    floor: Duration,
+    ratio: f64,
+    max_rss: u64,
+}
+
+impl Row {
+    fn line(&self) -> String {
+        let s = |d: &Duration| d.as_secs_f64();
+        let plan = format!(
+            "{:.2} [{:.2}-{:.2}]",
+            s(&median(&self.plans)),
+            s(&self.plans[0]),
+            s(&self.plans[self.plans.len() - 1])
+        );
+        let latency = if self.faults == "none" {
+            "0"
+        } else {
+            "20-40ms"
+        };
+        format!(
+            "{:>5} | {:>8} | {:>12.3} | {:>8} | {:>22} | {:>9.2} | {:>5.2} | {:>7.0}",
+            self.count,
+            latency,
+            s(&self.validate),
+            self.requests,
+            plan,
+            s(&self.floor),
+            self.ratio,
+            self.max_rss as f64 / 1e6
+        )
     }
 }
 
-impl Drop for SimServer {
-    fn drop(&mut self) {
-        // Err: it already exited, which is what we want.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+fn median<T: Copy + PartialOrd>(values: &[T]) -> T {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(|a, b| a.partial_cmp(b).expect("comparable"));
+    sorted[sorted.len() / 2]
+}
+
+fn measure(
+    template: &serde_json::Value,
+    count: usize,
+    faults: &'static str,
+    runtime: &tokio::runtime::Runtime,
+) -> Row {
+    let project = tempfile::tempdir().expect("temp dir");
+    let world_path = project.path().join("world.json");
+    let seeded = world::seeded(template, count);
+    let pools: Vec<String> = seeded["pools"]
+        .as_array()
+        .expect("pools")
+        .iter()
+        .map(|pool| pool["uuid"].as_str().expect("a pool UUID").to_string())
+        .collect();
+    std::fs::write(&world_path, serde_json::to_vec(&seeded).expect("JSON")).expect("write world");
+    drop(seeded);
+    let sim = SimServer::start(&world_path, faults);
+    write_config(project.path(), &sim.base_url, count);
+
+    let validates: Vec<Duration> = (0..ROUNDS)
+        .map(|_| run::skyplan(project.path(), &["validate"]).wall)
+        .collect();
+    let plan_args = ["plan", "--detailed-exitcode"];
+    let (mut plans, mut floors, mut ratios, mut max_rss) = (vec![], vec![], vec![], 0);
+    let mut requests = 0;
+    for round in 0..ROUNDS {
+        let (floor, floor_requests) =
+            runtime.block_on(floor::raw_fetch(&sim.base_url, &pools, CONCURRENCY));
+        runtime.block_on(sim.reset_requests());
+        let plan = run::skyplan(project.path(), &plan_args);
+        if round == 0 {
+            requests = runtime.block_on(sim.requests());
+            assert_eq!(
+                requests, floor_requests as u64,
+                "the floor must fetch what one refresh fetches"
+            );
+        }
+        ratios.push(plan.wall.as_secs_f64() / floor.as_secs_f64());
+        plans.push(plan.wall);
+        floors.push(floor);
+        max_rss = max_rss.max(plan.max_rss);
+    }
+    plans.sort();
+    Row {
+        count,
+        faults,
+        validate: median(&validates),
+        requests,
+        plans,
+        floor: median(&floors),
+        ratio: median(&ratios),
+        max_rss,
     }
 }
