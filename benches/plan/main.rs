@@ -7,7 +7,7 @@
 //! simulator's latency fault). Apply is measured once, at `SKYPLAN_BENCH_APPLY` load
 //! balancers (default 100), building the template the larger worlds are copied from (see
 //! `world`). `SKYPLAN_BENCH_BINARY` measures another build of skyplan (e.g. an older one) with
-//! this same bench.
+//! this same bench. `SKYPLAN_BENCH_SIZES=1000,5000` picks the sizes; `SKYPLAN_BENCH_KEEP=1` keeps each size's project (config and world file).
 
 mod floor;
 mod run;
@@ -57,6 +57,12 @@ fn main() {
     let mut sizes = SIZES.to_vec();
     if std::env::var_os("SKYPLAN_BENCH_LARGE").is_some() {
         sizes.push(LARGE);
+    }
+    if let Ok(list) = std::env::var("SKYPLAN_BENCH_SIZES") {
+        sizes = list
+            .split(',')
+            .filter_map(|n| n.trim().parse().ok())
+            .collect();
     }
     for faults in ["none", LATENCY] {
         for &count in &sizes {
@@ -185,6 +191,13 @@ fn measure(
         max_rss = max_rss.max(plan.max_rss);
     }
     plans.sort();
+    if std::env::var_os("SKYPLAN_BENCH_KEEP").is_some() {
+        // For profiling one plan by hand against the same world.
+        eprintln!(
+            "kept {count} load balancers in {}",
+            project.keep().display()
+        );
+    }
     Row {
         count,
         faults,

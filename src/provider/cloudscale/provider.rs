@@ -290,7 +290,7 @@ impl CloudscaleProvider {
         if controller_mode {
             return self.apply_ccm(change, journal).await.map(Some);
         }
-        let live = find_live(&self.snapshot(), address, prior.map(|p| p.id.as_str()))?;
+        let live = find_live(&self.snapshot(), address, prior.map(|p| p.id.as_str()))?.cloned();
         let mut ids = live.as_ref().map(LbIds::from_live).unwrap_or_default();
         let journal_error = |e: crate::state::StateError| error(address, e);
         for operation in &change.operations {
@@ -493,19 +493,19 @@ fn state_entry(change: &ResourceChange, ids: LbIds) -> Option<ResourceState> {
 
 /// The live load balancer of an address: the one the state names, else the one carrying
 /// skyplan's ownership tag (adopting what an apply created before the state was lost).
-fn find_live(
-    snapshot: &IndexedSnapshot,
+fn find_live<'s>(
+    snapshot: &'s IndexedSnapshot,
     address: &Address,
     prior_id: Option<&str>,
-) -> Result<Option<LbObjects>, ProviderError> {
+) -> Result<Option<&'s LbObjects>, ProviderError> {
     if let Some(lb) = prior_id.and_then(|id| snapshot.load_balancer(id)) {
-        return Ok(Some(lb.clone()));
+        return Ok(Some(lb));
     }
     let tag = address.to_string();
     let owned: Vec<&LbObjects> = snapshot.owned_by(&tag).collect();
     match owned.as_slice() {
         [] => Ok(None),
-        [one] => Ok(Some((*one).clone())),
+        [one] => Ok(Some(*one)),
         many => Err(error(
             address,
             format!(
@@ -579,13 +579,13 @@ impl CloudscaleProvider {
             .transpose()
             .map_err(|e| error(address, e))?;
         if let (Some(desired), Purpose::Plan) = (&desired, purpose) {
-            check_floating_ips(&snapshot, address, desired, live.as_ref())?;
+            check_floating_ips(&snapshot, address, desired, live)?;
         }
         Ok(diff(&DiffInput {
             address,
             desired: spec.zip(desired.as_ref()),
             prior,
-            live: live.as_ref(),
+            live,
             replace: options.replace.contains(address),
             allow_delete: options.allow_delete.contains(address),
         }))
@@ -697,6 +697,10 @@ impl Provider for CloudscaleProvider {
 
     fn close(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
         async move {
+            // The snapshot of a large account holds 100,000 objects and more: it is freed on a
+            // thread of its own, so the command does not wait for it before it exits.
+            let snapshot = std::mem::take(&mut *self.snapshot());
+            std::thread::spawn(move || drop(snapshot));
             let handle = self
                 .embedded
                 .lock()

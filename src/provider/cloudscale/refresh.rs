@@ -110,18 +110,22 @@ fn assemble(collections: Collections, mut members: HashMap<String, Vec<api::Memb
         .map(|lb| {
             let pool_sets = pools.remove(&lb.uuid).unwrap_or_default().into_iter();
             let pool_sets = pool_sets.map(|pool| {
-                let uuid = pool.uuid.clone();
-                let pool_members = members.remove(&uuid).unwrap_or_default();
+                let uuid = &pool.uuid;
+                let pool_members = members.remove(uuid).unwrap_or_default();
+                let monitor = monitors.remove(uuid).map(MonitorObject::from);
+                let listener = listeners.remove(uuid).map(ListenerObject::from);
                 let pool_set = PoolSet {
                     pool: PoolObject::from(pool),
                     members: members_by_name(pool_members),
-                    monitor: monitors.remove(&uuid).map(MonitorObject::from),
-                    listener: listeners.remove(&uuid).map(ListenerObject::from),
+                    monitor,
+                    listener,
                 };
-                (pool_set.pool.name.clone(), uuid, pool_set)
+                (pool_set.pool.name.clone(), pool_set)
             });
             LbObjects {
-                pools: unique_keys(pool_sets),
+                pools: unique_keys(pool_sets, |set| {
+                    set.pool.uuid.as_deref().unwrap_or_default()
+                }),
                 floating_ips: floating_ips.remove(&lb.uuid).unwrap_or_default(),
                 lb: LbObject::from(lb),
             }
@@ -156,24 +160,26 @@ fn pools_by_load_balancer(pools: Vec<api::Pool>) -> HashMap<String, Vec<api::Poo
 
 fn members_by_name(mut members: Vec<api::Member>) -> BTreeMap<String, MemberObject> {
     members.sort_by(|a, b| (&a.created_at, &a.uuid).cmp(&(&b.created_at, &b.uuid)));
-    unique_keys(members.into_iter().map(|member| {
-        let object = MemberObject::from(member);
-        (
-            object.name.clone(),
-            object.uuid.clone().unwrap_or_default(),
-            object,
-        )
-    }))
+    unique_keys(
+        members.into_iter().map(|member| {
+            let object = MemberObject::from(member);
+            (object.name.clone(), object)
+        }),
+        |member| member.uuid.as_deref().unwrap_or_default(),
+    )
 }
 
 /// Keys values by name; a name seen before gets the object's UUID appended (`tcp#<uuid>`), so
 /// a duplicate stays visible — and unwanted by any plan — instead of silently replacing the
 /// first.
-fn unique_keys<V>(named: impl Iterator<Item = (String, String, V)>) -> BTreeMap<String, V> {
+fn unique_keys<V>(
+    named: impl Iterator<Item = (String, V)>,
+    uuid: impl Fn(&V) -> &str,
+) -> BTreeMap<String, V> {
     let mut keyed = BTreeMap::new();
-    for (name, uuid, value) in named {
+    for (name, value) in named {
         let key = if keyed.contains_key(&name) {
-            format!("{name}#{uuid}")
+            format!("{name}#{}", uuid(&value))
         } else {
             name
         };
