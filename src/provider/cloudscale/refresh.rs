@@ -17,28 +17,53 @@ use super::objects::{
 };
 
 /// Reads every load balancer with its pools, monitors, listeners and floating IPs, plus every
-/// floating IP and subnet; members only for load balancers where `want_members` is true.
+/// floating IP and subnet; members only for load balancers where `want_members` is true. The
+/// member reads start as soon as the load balancers and pools are read, while the other
+/// collections are still coming in.
 pub async fn refresh(
     client: &CloudscaleClient,
     want_members: impl Fn(&LbObject) -> bool,
 ) -> Result<Snapshot, Error> {
-    let collections = read_collections(client).await?;
-    let wanted: BTreeSet<String> = collections
-        .load_balancers
+    let with_members = async {
+        let (load_balancers, pools) = tokio::try_join!(
+            client.get::<Vec<api::LoadBalancer>>("/load-balancers"),
+            client.get::<Vec<api::Pool>>("/load-balancers/pools"),
+        )?;
+        let pools_to_read = pools_to_read(&load_balancers, &pools, &want_members);
+        let members = read_members(client, pools_to_read).await?;
+        Ok::<_, Error>((load_balancers, pools, members))
+    };
+    let ((load_balancers, pools, members), (listeners, monitors, floating_ips, subnets)) =
+        tokio::try_join!(with_members, read_other_collections(client))?;
+    let collections = Collections {
+        load_balancers,
+        pools,
+        listeners,
+        monitors,
+        floating_ips,
+        subnets,
+    };
+    Ok(assemble(collections, members))
+}
+
+/// The pools of the load balancers whose members are wanted. Collected into a `Vec` before
+/// the reads: a lazy iterator held across an await would keep the future from being Send for
+/// every lifetime, which boxing it as a provider future requires.
+fn pools_to_read(
+    load_balancers: &[api::LoadBalancer],
+    pools: &[api::Pool],
+    want_members: impl Fn(&LbObject) -> bool,
+) -> Vec<String> {
+    let wanted: BTreeSet<&str> = load_balancers
         .iter()
         .filter(|lb| want_members(&LbObject::from((*lb).clone())))
-        .map(|lb| lb.uuid.clone())
+        .map(|lb| lb.uuid.as_str())
         .collect();
-    // Collected before the await: a lazy iterator held across it would keep the future from
-    // being Send for every lifetime, which boxing it as a provider future requires.
-    let pools_to_read: Vec<String> = collections
-        .pools
+    pools
         .iter()
-        .filter(|pool| wanted.contains(&pool.load_balancer.uuid))
+        .filter(|pool| wanted.contains(pool.load_balancer.uuid.as_str()))
         .map(|pool| pool.uuid.clone())
-        .collect();
-    let members = read_members(client, pools_to_read).await?;
-    Ok(assemble(collections, members))
+        .collect()
 }
 
 struct Collections {
@@ -50,23 +75,20 @@ struct Collections {
     subnets: Vec<api::Subnet>,
 }
 
-async fn read_collections(client: &CloudscaleClient) -> Result<Collections, Error> {
-    let (load_balancers, pools, listeners, monitors, floating_ips, subnets) = tokio::try_join!(
-        client.get("/load-balancers"),
-        client.get("/load-balancers/pools"),
+type OtherCollections = (
+    Vec<api::Listener>,
+    Vec<api::HealthMonitor>,
+    Vec<api::FloatingIp>,
+    Vec<api::Subnet>,
+);
+
+async fn read_other_collections(client: &CloudscaleClient) -> Result<OtherCollections, Error> {
+    tokio::try_join!(
         client.get("/load-balancers/listeners"),
         client.get("/load-balancers/health-monitors"),
         client.get("/floating-ips"),
         client.get("/subnets"),
-    )?;
-    Ok(Collections {
-        load_balancers,
-        pools,
-        listeners,
-        monitors,
-        floating_ips,
-        subnets,
-    })
+    )
 }
 
 /// Members by pool UUID. As many reads are prepared at once as the client may send at once;
