@@ -11,7 +11,7 @@ use crate::plan::file::StateRef;
 use crate::plan::{Plan, ResourceChange};
 use crate::provider::registry;
 use crate::provider::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
-use crate::state::{journal, ResourceState, State, StateError, StateLock, StateStore};
+use crate::state::{journal, ResourceState, State, StateBackend, StateError, StateLock};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
@@ -52,7 +52,8 @@ pub struct DriftOutcome {
 
 pub struct Workspace {
     pub config: Config,
-    pub store: StateStore,
+    /// Where state, lock and journal are kept: the state directory or PostgreSQL.
+    pub store: Box<dyn StateBackend>,
     pub state: State,
     /// Things the user should know before the plan: an interrupted apply that was recovered, a
     /// stale lock that was taken over.
@@ -70,7 +71,7 @@ impl Workspace {
         operation: &str,
         lock_wait: Option<Duration>,
     ) -> Result<Workspace, WorkspaceError> {
-        let store = StateStore::open(&config.settings.state_dir);
+        let store = crate::state::open(&config.settings)?;
         let lock = store.lock(operation, lock_wait)?;
         let mut notices = Vec::new();
         if let Some(stale) = lock.taken_over() {
@@ -79,13 +80,13 @@ impl Workspace {
                 stale.operation, stale.pid, stale.created
             ));
         }
-        let interrupted = journal::interrupted(&config.settings.state_dir)?;
+        let interrupted = store.interrupted()?;
         if let Some(interrupted) = &interrupted {
             notices.push(recovery_notice(interrupted));
             // Only an apply takes the record over (it starts a journal of its own); a plan
             // before it leaves it, so that the apply still knows what the killed run did.
             if operation == "apply" {
-                journal::archive(&config.settings.state_dir)?;
+                store.archive_journal()?;
             }
         }
         let loaded = store.load()?;

@@ -17,7 +17,7 @@ use progress::{Event, Progress};
 
 use crate::plan::{Action, Plan, ResourceChange};
 use crate::provider::ProviderError;
-use crate::state::journal::{Entry, Journal, Observer, Phase};
+use crate::state::journal::{Entry, Observer, Phase};
 use crate::state::{ResourceState, State};
 use crate::workspace::{Workspace, WorkspaceError};
 
@@ -108,7 +108,9 @@ pub async fn run(
     let mut report = ApplyReport::default();
     let mut failed = Vec::new();
     let mut last_save = Instant::now();
-    let journal = Journal::start(&workspace.config.settings.state_dir)
+    let journal = workspace
+        .store
+        .start_journal()
         .map_err(WorkspaceError::from)?
         .observed_by(operation_events(progress.clone()));
     let waves = waves::waves(&work, |address| order_dependencies(workspace, address));

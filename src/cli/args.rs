@@ -176,6 +176,21 @@ pub enum StateCommand {
     /// Forget a resource: skyplan stops managing it and the cloud object stays. Remove it from
     /// the config too, or the next plan adopts it again by its ownership tag.
     Rm { address: Address },
+    /// Move the state (with its lineage and serial) between the state directory and
+    /// `[backend.postgres]`; refused if the target holds another state.
+    Migrate {
+        #[arg(long, value_enum)]
+        to: MigrateTarget,
+    },
+}
+
+/// Where `state migrate` moves the state to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MigrateTarget {
+    /// From the state directory to `[backend.postgres]`.
+    Postgres,
+    /// From `[backend.postgres]` to the state directory.
+    Local,
 }
 
 #[derive(Debug, Subcommand)]

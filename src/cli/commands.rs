@@ -6,8 +6,8 @@ use std::io::{BufRead, IsTerminal, Write};
 use miette::{miette, IntoDiagnostic, Report};
 
 use super::args::{
-    ApplyArgs, Cli, Command, DriftFormat, GraphFormat, Locking, PlanArgs, Selection, SimCommand,
-    SimProvider, SimServeArgs, StateCommand,
+    ApplyArgs, Cli, Command, DriftFormat, GraphFormat, Locking, MigrateTarget, PlanArgs, Selection,
+    SimCommand, SimProvider, SimServeArgs, StateCommand,
 };
 use super::exit;
 use super::progress::{progress_for_stderr, Progress};
@@ -24,7 +24,7 @@ use crate::render::{
     render_drift_text, render_text, DriftItem, DriftReport, DriftResource, DriftStatus, PlanView,
     Style,
 };
-use crate::state::StateStore;
+use crate::state::StateBackend;
 use crate::workspace::DriftOutcome;
 use crate::workspace::Workspace;
 
@@ -38,6 +38,7 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
         Command::Show { plan_file, json } => show(&cli.config, plan_file.as_deref(), json),
         Command::Schema => schema(),
         Command::State(StateCommand::Rm { address }) => state_rm(&cli.config, &address).await,
+        Command::State(StateCommand::Migrate { to }) => state_migrate(&cli.config, to),
         Command::State(command) => state(&cli.config, command),
         Command::Import {
             address,
@@ -445,7 +446,8 @@ fn schema() -> Result<u8, Report> {
 
 fn state(path: &std::path::Path, command: StateCommand) -> Result<u8, Report> {
     let config = load(path)?;
-    let state = StateStore::open(&config.settings.state_dir)
+    let state = crate::state::open(&config.settings)
+        .into_diagnostic()?
         .load()
         .into_diagnostic()?
         .unwrap_or_default();
@@ -461,7 +463,9 @@ fn state(path: &std::path::Path, command: StateCommand) -> Result<u8, Report> {
                 serde_json::to_string_pretty(&state).into_diagnostic()?
             );
         }
-        StateCommand::Rm { .. } => unreachable!("`state rm` changes the state under its lock"),
+        StateCommand::Rm { .. } | StateCommand::Migrate { .. } => {
+            unreachable!("`state rm` and `state migrate` change the state under its lock")
+        }
         StateCommand::Show { address } => {
             let entry = state
                 .resources
@@ -536,13 +540,47 @@ fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
 
 fn force_unlock(path: &std::path::Path, id: &str) -> Result<u8, Report> {
     let config = load(path)?;
-    let holder = StateStore::open(&config.settings.state_dir)
+    let holder = crate::state::open(&config.settings)
+        .into_diagnostic()?
         .force_unlock(id)
         .into_diagnostic()?;
     println!(
         "Removed the lock of `{}` by {} on {} (pid {}) since {}.",
         holder.operation, holder.who, holder.host, holder.pid, holder.created
     );
+    Ok(exit::SUCCESS)
+}
+
+/// `state migrate --to postgres|local`: between the state directory and `[backend.postgres]`.
+fn state_migrate(path: &std::path::Path, to: MigrateTarget) -> Result<u8, Report> {
+    use crate::state::{Migrated, StateStore};
+    let config = load(path)?;
+    let crate::config::Backend::Postgres(pg) = &config.settings.backend else {
+        return Err(miette!(
+            help = "add a [backend.postgres] table with url and workspace",
+            "`state migrate` needs [backend.postgres] in the config"
+        ));
+    };
+    let local = StateStore::open(&config.settings.state_dir);
+    let postgres = crate::state::postgres::PgBackend::open(pg).into_diagnostic()?;
+    let (source, target): (&dyn StateBackend, &dyn StateBackend) = match to {
+        MigrateTarget::Postgres => (&local, &postgres),
+        MigrateTarget::Local => (&postgres, &local),
+    };
+    let outcome = crate::state::migrate(source, target).into_diagnostic()?;
+    let (from, into) = (source.describe(), target.describe());
+    match outcome {
+        Migrated::Moved { serial, resources } => println!(
+            "Moved the state (serial {serial}, {resources} resources) from the {from} to the {into}; the {from} was left as it was."
+        ),
+        Migrated::AlreadyThere { serial } => {
+            println!("The {into} already holds this state (serial {serial}); nothing was moved.")
+        }
+        Migrated::NothingToMove => println!("The {from} holds no state; nothing was moved."),
+    }
+    if to == MigrateTarget::Local {
+        println!("Remove [backend.postgres] from the config to use the {into}.");
+    }
     Ok(exit::SUCCESS)
 }
 

@@ -2,10 +2,13 @@
 //! `node-selector`. With a cluster the members are the cluster's nodes (so `members` is an
 //! error) and the node ports come from the Service (so `node-port` becomes optional).
 
+use std::collections::HashMap;
+
 use super::check::Checker;
 use super::diagnostics::Problems;
 use super::parse::RawConfig;
 use super::raw::RawLoadBalancer;
+use super::validate::once;
 use super::values::Invalid;
 use crate::model::{Address, LbMode, ResourceKind, ServiceBinding};
 
@@ -57,6 +60,11 @@ pub(super) fn check_keys(raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) {
                 .help("with a cluster the members are its nodes; remove `members`");
             check.report(first.span(), invalid);
         }
+        if raw.mode.as_ref().is_some_and(|m| m.get_ref() == "ccm") {
+            node_ports_in_apiserver_range(raw, check);
+        } else {
+            node_ports_come_from_the_service(raw, check);
+        }
     } else {
         if let Some(selector) = &raw.node_selector {
             let invalid = Invalid::new("`node-selector` selects nodes of a cluster")
@@ -72,6 +80,59 @@ pub(super) fn check_keys(raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) {
                 .help("set node-port, the port on each member (only a load balancer bound to a Service takes it from the Service)");
                 check.report(port.span(), invalid);
             }
+        }
+    }
+}
+
+/// In direct mode the members listen on the Service's node ports: a configured one would be
+/// silently overruled, so it is refused.
+fn node_ports_come_from_the_service(raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) {
+    for port in raw.ports.get_ref() {
+        if let Some(node_port) = &port.get_ref().node_port {
+            let invalid = Invalid::new(
+                "a load balancer bound to a Service in direct mode takes its node ports from the Service",
+            )
+            .help("remove node-port, or use mode = \"ccm\" to have skyplan write it to the Service");
+            check.report(node_port.span(), invalid);
+        }
+    }
+}
+
+/// The apiserver's default node-port range (`--service-node-port-range`).
+const NODE_PORT_RANGE: std::ops::RangeInclusive<i64> = 30000..=32767;
+
+/// In controller mode a configured node-port is written to the Service's `nodePort`, which
+/// the apiserver refuses outside its range (422 Invalid): caught here, before any write.
+/// Two ports of one Service with one node port (and protocol) are the apiserver's "Duplicate
+/// value".
+fn node_ports_in_apiserver_range(raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) {
+    let mut seen = HashMap::new();
+    for port in raw.ports.get_ref() {
+        let Some(node_port) = &port.get_ref().node_port else {
+            continue;
+        };
+        let protocol = port
+            .get_ref()
+            .protocol
+            .as_ref()
+            .map_or("tcp", |p| p.get_ref());
+        let what = format!("node-port {}/{protocol}", node_port.get_ref());
+        once(
+            &mut seen,
+            (*node_port.get_ref(), protocol.to_string()),
+            node_port.span(),
+            &what,
+            check,
+        );
+        if !NODE_PORT_RANGE.contains(node_port.get_ref()) {
+            let invalid = Invalid::new(format!(
+                "node-port {} is outside the apiserver's node-port range {}-{}",
+                node_port.get_ref(),
+                NODE_PORT_RANGE.start(),
+                NODE_PORT_RANGE.end()
+            ))
+            .help("pick a node port in 30000-32767, or remove node-port to let the apiserver allocate one");
+            check.report(node_port.span(), invalid);
         }
     }
 }
@@ -104,8 +165,45 @@ fn is_dns_label(text: &str) -> bool {
         && bytes[bytes.len() - 1] != b'-'
 }
 
-/// The cluster a load balancer names is declared in this config.
+/// Controller-mode load balancers of one cluster asking for one node port: the apiserver
+/// would refuse the second Service written (422, provided port is already allocated).
+fn node_ports_once_per_cluster(raw: &RawConfig<'_>, problems: &mut Problems) {
+    let mut first: HashMap<(String, i64), &str> = HashMap::new();
+    for (key, lb) in &raw.load_balancers {
+        let table = lb.get();
+        let ccm = table.mode.as_ref().is_some_and(|m| m.get_ref() == "ccm");
+        let (Some(cluster), true) = (&table.cluster, ccm) else {
+            continue;
+        };
+        let mut check = Checker::new(lb.file, problems);
+        for port in table.ports.get_ref() {
+            let Some(node_port) = &port.get_ref().node_port else {
+                continue;
+            };
+            let slot = (cluster.get_ref().clone(), *node_port.get_ref());
+            match first.get(&slot) {
+                Some(other) if *other != key.as_str() => {
+                    let invalid = Invalid::new(format!(
+                        "node-port {} is also asked for by load-balancer.{other} in cluster {}",
+                        node_port.get_ref(),
+                        cluster.get_ref()
+                    ))
+                    .help("node ports are unique across a cluster's Services: pick another one");
+                    check.report(node_port.span(), invalid);
+                }
+                Some(_) => {}
+                None => {
+                    first.insert(slot, key);
+                }
+            }
+        }
+    }
+}
+
+/// The cluster a load balancer names is declared in this config, and no two controller-mode
+/// load balancers of a cluster ask for one node port.
 pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
+    node_ports_once_per_cluster(raw, problems);
     for lb in raw.load_balancers.values() {
         let Some(cluster) = &lb.get().cluster else {
             continue;
@@ -179,13 +277,14 @@ mod tests {
     }
 
     #[test]
-    fn direct_is_the_default_mode() {
-        let (spec, _) = lb_spec(&shop(
-            "cluster = \"prod\"\nservice = \"default/shop\"",
-            "node-port = 30080",
-        ));
+    fn direct_is_the_default_mode_and_takes_the_services_node_ports() {
+        let bound = "cluster = \"prod\"\nservice = \"default/shop\"";
+        let (spec, _) = lb_spec(&shop(bound, ""));
         assert_eq!(spec.binding.unwrap().mode, LbMode::Direct);
-        assert_eq!(spec.ports[0].node_port, 30080);
+        assert_eq!(
+            errors(&shop(bound, "node-port = 30080")),
+            ["a.toml:18:13: a load balancer bound to a Service in direct mode takes its node ports from the Service"]
+        );
     }
 
     #[test]
@@ -236,6 +335,44 @@ mod tests {
                 .any(|l| l.contains("port 80 needs a node-port")),
             "{lines:?}"
         );
+    }
+
+    #[test]
+    fn a_controller_mode_node_port_must_be_in_the_apiservers_range() {
+        let ccm = "cluster = \"prod\"\nservice = \"default/shop\"\nmode = \"ccm\"";
+        let (spec, _) = lb_spec(&shop(ccm, "node-port = 30080"));
+        assert_eq!(spec.ports[0].node_port, 30080);
+        assert_eq!(
+            errors(&shop(ccm, "node-port = 8080")),
+            ["a.toml:19:13: node-port 8080 is outside the apiserver's node-port range 30000-32767"]
+        );
+        assert!(load_str(&shop(ccm, "node-port = 32768")).is_err());
+        assert!(load_str(&shop(ccm, "node-port = 32767")).is_ok());
+    }
+
+    #[test]
+    fn node_ports_are_unique_in_a_service_and_across_a_clusters_load_balancers() {
+        let ccm = "cluster = \"prod\"\nservice = \"default/shop\"\nmode = \"ccm\"";
+        let second_port =
+            "node-port = 30080\n[[load-balancer.shop.ports]]\nname = \"b\"\nport = 81\nnode-port = 30080";
+        let lines = errors(&shop(ccm, second_port));
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("node-port 30080/tcp is used twice")),
+            "{lines:?}"
+        );
+        let cart = "\n[load-balancer.cart]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\n\
+                    cluster = \"prod\"\nservice = \"default/cart\"\nmode = \"ccm\"\n\
+                    [[load-balancer.cart.ports]]\nport = 81\nnode-port = 30080\n";
+        let lines = errors(&(shop(ccm, "node-port = 30080") + cart));
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("also asked for by load-balancer.")),
+            "{lines:?}"
+        );
+        assert!(load_str(&(shop(ccm, "node-port = 30081") + cart)).is_ok());
     }
 
     #[test]

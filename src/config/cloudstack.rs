@@ -256,7 +256,8 @@ fn public_ip(text: &str) -> Result<PublicIp, Invalid> {
 
 fn cs_port(raw: &RawCsPort, check: &mut Checker<'_, '_>) -> Option<CsPort> {
     let port = check.port(&raw.port);
-    // Controller mode: the apiserver allocates the node port (0 until the Service is read).
+    // Controller mode without node-port: the apiserver allocates it (0 until the Service is
+    // read); with one, it is written as the Service port's nodePort.
     let node_port = match &raw.node_port {
         Some(node_port) => check.port(node_port),
         None => Some(0),
@@ -402,10 +403,27 @@ fn ccm_keys(lb: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) {
     }
     for port in ports {
         if let Some(node_port) = &port.get_ref().node_port {
-            let invalid = Invalid::new("in controller mode the apiserver allocates node ports")
-                .help("remove node-port");
-            check.report(node_port.span(), invalid);
+            node_port_in_range(node_port, check);
         }
+    }
+}
+
+/// kube-apiserver's default `--service-node-port-range`: a `nodePort` outside it is refused
+/// when the Service is written.
+const NODE_PORT_RANGE: std::ops::RangeInclusive<i64> = 30000..=32767;
+
+/// Controller mode: `node-port` becomes the Service port's `nodePort`, which the apiserver
+/// accepts only inside its node-port range.
+fn node_port_in_range(node_port: &Spanned<i64>, check: &mut Checker<'_, '_>) {
+    let number = *node_port.get_ref();
+    if !NODE_PORT_RANGE.contains(&number) {
+        let invalid = Invalid::new(format!(
+            "node-port {number} is outside the apiserver's node-port range {}-{}",
+            NODE_PORT_RANGE.start(),
+            NODE_PORT_RANGE.end()
+        ))
+        .help("pick a node port in 30000-32767, or leave node-port out and let the apiserver allocate one");
+        check.report(node_port.span(), invalid);
     }
 }
 

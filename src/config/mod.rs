@@ -7,6 +7,7 @@
 //! (with `load_balancer` and `cloudstack`) parses values and applies defaults. Every stage records problems
 //! and goes on, so one run reports everything that is wrong.
 
+mod backend;
 mod binding;
 mod check;
 mod cloudstack;

@@ -12,7 +12,9 @@ use toml::de::{DeTable, DeValue, Deserializer};
 
 use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
-use super::raw::{RawCloudscale, RawDocument, RawLoadBalancer, RawMaintenance, RawSettings};
+use super::raw::{
+    RawCloudscale, RawDocument, RawLoadBalancer, RawMaintenance, RawPostgres, RawSettings,
+};
 use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer};
 use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy};
 
@@ -36,6 +38,7 @@ impl<T> Sourced<'_, T> {
 #[derive(Default)]
 pub(super) struct RawConfig<'f> {
     pub settings: Option<Sourced<'f, RawSettings>>,
+    pub postgres: Option<Sourced<'f, RawPostgres>>,
     pub cloudscale: Option<Sourced<'f, RawCloudscale>>,
     pub cloudstack: Option<Sourced<'f, RawCloudstack>>,
     pub maintenance: Option<Sourced<'f, RawMaintenance>>,
@@ -153,6 +156,7 @@ impl<'f> RawConfig<'f> {
     fn merge(&mut self, file: &'f SourceFile, document: RawDocument, problems: &mut Problems) {
         let RawDocument {
             settings,
+            backend,
             provider,
             maintenance,
             load_balancer,
@@ -162,6 +166,14 @@ impl<'f> RawConfig<'f> {
             nodes,
         } = document;
         place(&mut self.settings, file, settings, "[settings]", problems);
+        let postgres = backend.postgres;
+        place(
+            &mut self.postgres,
+            file,
+            postgres,
+            "[backend.postgres]",
+            problems,
+        );
         let cloudscale = provider.cloudscale;
         place(
             &mut self.cloudscale,

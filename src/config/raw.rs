@@ -30,6 +30,9 @@ pub(super) struct RawDocument {
     /// The clouds resources are created in, one table per provider.
     #[serde(default)]
     pub provider: RawProviders,
+    /// Where state, lock and journal are kept when not in the state directory.
+    #[serde(default)]
+    pub backend: RawBackends,
     /// When apply may perform disruptive changes.
     #[schemars(with = "Option<RawMaintenance>")]
     pub maintenance: Option<Spanned<RawMaintenance>>,
@@ -64,6 +67,28 @@ pub(super) struct RawSettings {
     /// Where state and the embedded simulators' data live, relative to the config's directory.
     /// Default: "state".
     pub state_dir: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(super) struct RawBackends {
+    #[schemars(with = "Option<RawPostgres>")]
+    pub postgres: Option<Spanned<RawPostgres>>,
+}
+
+/// State, lock and journal in PostgreSQL, shared by every machine that runs this config. The
+/// password comes from PGPASSWORD or ~/.pgpass, never from this file.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(super) struct RawPostgres {
+    /// A connection URL without a password, e.g. postgres://skyplan@db.internal:5432/skyplan
+    /// (add ?sslmode=require for TLS). Default: the environment variable SKYPLAN_PG_URL.
+    #[schemars(with = "Option<String>")]
+    pub url: Option<Spanned<String>>,
+    /// Which state of the database this config uses; configs naming the same workspace share
+    /// one state and one lock. Default: "default".
+    #[schemars(with = "Option<String>")]
+    pub workspace: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]

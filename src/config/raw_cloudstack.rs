@@ -140,7 +140,8 @@ pub(super) struct RawCsPort {
     #[serde(default)]
     #[schemars(schema_with = "choice::<CsProtocol>")]
     pub protocol: Option<Spanned<String>>,
-    /// The port on each member; in controller mode the apiserver allocates it (not allowed).
+    /// The port on each member. Controller mode: the Service port's nodePort (30000-32767);
+    /// absent, the apiserver allocates it.
     #[serde(default)]
     #[schemars(schema_with = "port")]
     pub node_port: Option<Spanned<i64>>,

@@ -14,7 +14,7 @@ use super::types::{
 };
 use super::values::{self, Invalid};
 use super::window::{Window, WINDOW_HELP};
-use super::{cloudstack, kubernetes, load_balancer};
+use super::{backend, cloudstack, kubernetes, load_balancer};
 use crate::model::Impact;
 
 const DEFAULT_STATE_DIR: &str = "state";
@@ -28,6 +28,11 @@ pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problem
     Config {
         settings: Settings {
             state_dir: root.join(Path::new(state_dir)),
+            backend: raw
+                .postgres
+                .as_ref()
+                .map(|pg| backend::postgres(pg, problems))
+                .unwrap_or_default(),
         },
         providers: Providers {
             cloudscale: raw.cloudscale.as_ref().map(|p| cloudscale(p, problems)),

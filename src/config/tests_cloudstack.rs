@@ -114,15 +114,12 @@ fn keys_in_the_provider_table_are_refused_and_modes_checked() {
         EDGE.replace("cluster = \"lab\"\n", "cluster = \"lab\"\nmode = \"ccm\"\n")
     );
     let lines = errors(&text);
-    assert_eq!(lines.len(), 3, "{lines:?}");
+    // EDGE's node-port 30080 is in the node-port range: controller mode writes it.
+    assert_eq!(lines.len(), 2, "{lines:?}");
     assert!(lines[0].contains("CloudStack keys do not belong in config files"));
     assert!(!lines.concat().contains("s3cret"));
     assert!(
         lines[1].contains("mode = \"ccm\" needs `cluster` and `service`"),
-        "{lines:?}"
-    );
-    assert!(
-        lines[2].contains("the apiserver allocates node ports"),
         "{lines:?}"
     );
 }
@@ -183,4 +180,37 @@ fn controller_mode_refuses_what_the_ccm_cannot_express() {
     );
     let lines = errors(&with_provider(&format!("{CLUSTER}{direct_service}")));
     assert!(lines[0].contains("only for controller mode"), "{lines:?}");
+}
+
+#[test]
+fn controller_mode_takes_a_node_port_inside_the_apiservers_range() {
+    let fixed = CCM_EDGE.replace(
+        "protocol = \"tcp-proxy\"\n",
+        "protocol = \"tcp-proxy\"\nnode-port = 30443\n",
+    );
+    let config = load_str(&with_provider(&format!("{CLUSTER}{fixed}"))).unwrap();
+    let lb = config
+        .resource(&Address::new(ResourceKind::LoadBalancer, "edge"))
+        .unwrap();
+    let ResourceSpec::CloudstackLoadBalancer(spec) = &lb.spec else {
+        panic!("a CloudStack load balancer");
+    };
+    assert_eq!(spec.ports[0].node_port, 30443);
+    let outside = CCM_EDGE.replace(
+        "protocol = \"tcp-proxy\"\n",
+        "protocol = \"tcp-proxy\"\nnode-port = 8443\n",
+    );
+    let text = with_provider(&format!("{CLUSTER}{outside}"));
+    let lines = errors(&text);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("node-port 8443 is outside"), "{lines:?}");
+    let line = text
+        .lines()
+        .position(|l| l == "node-port = 8443")
+        .expect("the line")
+        + 1;
+    assert!(
+        lines[0].contains(&format!(":{line}:13")),
+        "file:line:col of the value: {lines:?}"
+    );
 }

@@ -31,8 +31,30 @@ impl Config {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    /// Resolved against the config root.
+    /// Resolved against the config root. Also where the embedded simulators keep their world,
+    /// whatever the state backend.
     pub state_dir: PathBuf,
+    /// Where state, lock and journal are kept.
+    pub backend: Backend,
+}
+
+/// Where state, lock and journal are kept.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// In `state_dir` (the default).
+    #[default]
+    Local,
+    Postgres(PostgresBackend),
+}
+
+/// `[backend.postgres]`: a team's shared state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostgresBackend {
+    /// A libpq connection string or URL without a password (the password comes from
+    /// PGPASSWORD or ~/.pgpass).
+    pub url: String,
+    /// Which of the states kept in the database this config uses.
+    pub workspace: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -42,6 +42,27 @@ pub enum StateError {
     },
     #[error("the state is not locked")]
     NotLocked,
+    #[error(
+        "the state was changed by another run since this one read it ({read} read, {stored} \
+         stored); nothing was saved: plan again"
+    )]
+    Stale { read: String, stored: String },
+    #[error("the {target} already holds another state (lineage {found}, migrating lineage {migrating}); nothing was moved")]
+    OtherLineage {
+        target: String,
+        found: String,
+        migrating: String,
+    },
+    #[error("PostgreSQL state backend: cannot {action}")]
+    Postgres {
+        action: &'static str,
+        #[source]
+        source: tokio_postgres::Error,
+    },
+    #[error("an interrupted apply's journal is in the {0}: run `skyplan apply` there first")]
+    JournalPending(String),
+    #[error("PostgreSQL state backend: {0}")]
+    PostgresSetup(String),
     #[error("lock id `{given}` does not match the current lock `{}`; nothing was unlocked", .holder.id)]
     LockIdMismatch {
         given: String,
@@ -50,6 +71,11 @@ pub enum StateError {
 }
 
 impl StateError {
+    /// Wraps a PostgreSQL error with what was being done, for `map_err`.
+    pub(super) fn pg(action: &'static str) -> impl FnOnce(tokio_postgres::Error) -> StateError {
+        move |source| StateError::Postgres { action, source }
+    }
+
     /// Wraps an IO error with what was being done, for `map_err`.
     pub(super) fn io(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> StateError {
         let path = path.to_path_buf();

@@ -84,10 +84,39 @@ impl Interrupted {
 /// Told of every journal entry as it is written (apply's progress display listens here).
 pub type Observer = Box<dyn Fn(&Entry) + Send + Sync>;
 
-/// The journal of the apply in progress.
-pub struct Journal {
+/// Where a journal's lines go: a file ([`FileSink`]) or PostgreSQL rows. Each `append` is
+/// durable against a killed process before it returns: the cloud call it announces comes after.
+pub trait JournalSink: Send + Sync {
+    fn append(&self, entry: &Entry, line: &str) -> Result<(), StateError>;
+    /// The run ended and the state has recorded it: the journal goes away.
+    fn finish(self: Box<Self>) -> Result<(), StateError>;
+}
+
+/// The local journal, `<state-dir>/skyplan.journal`.
+pub struct FileSink {
     path: PathBuf,
     file: Mutex<File>,
+}
+
+impl JournalSink for FileSink {
+    fn append(&self, _entry: &Entry, line: &str) -> Result<(), StateError> {
+        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        file.write_all(line.as_bytes())
+            .map_err(StateError::io("write", &self.path))
+    }
+
+    /// Syncs and removes the journal file.
+    fn finish(self: Box<Self>) -> Result<(), StateError> {
+        let file = self.file.into_inner().unwrap_or_else(|p| p.into_inner());
+        file.sync_all()
+            .map_err(StateError::io("sync", &self.path))?;
+        fs::remove_file(&self.path).map_err(StateError::io("remove", &self.path))
+    }
+}
+
+/// The journal of the apply in progress.
+pub struct Journal {
+    sink: Box<dyn JournalSink>,
     seq: AtomicU64,
     observer: Option<Observer>,
     kill_at: Option<(String, u64)>,
@@ -105,14 +134,21 @@ impl Journal {
             .truncate(true)
             .open(&path)
             .map_err(StateError::io("create", &path))?;
-        Ok(Journal {
+        Ok(Journal::with_sink(Box::new(FileSink {
             path,
             file: Mutex::new(file),
+        })))
+    }
+
+    /// A journal writing to `sink`, which has already started (and emptied) its record.
+    pub fn with_sink(sink: Box<dyn JournalSink>) -> Journal {
+        Journal {
+            sink,
             seq: AtomicU64::new(0),
             observer: None,
             kill_at: kill_point(),
             checkpoints: Mutex::default(),
-        })
+        }
     }
 
     pub fn observed_by(mut self, observer: Observer) -> Journal {
@@ -140,10 +176,7 @@ impl Journal {
         };
         let mut line = serde_json::to_string(&entry).expect("entries serialize");
         line.push('\n');
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        file.write_all(line.as_bytes())
-            .map_err(StateError::io("write", &self.path))?;
-        drop(file);
+        self.sink.append(&entry, &line)?;
         if let Some(observer) = &self.observer {
             observer(&entry);
         }
@@ -174,13 +207,19 @@ impl Journal {
         }
     }
 
-    /// Syncs and removes the journal: the run ended and the state has recorded it.
+    /// Ends the journal: the run ended and the state has recorded it.
     pub fn finish(self) -> Result<(), StateError> {
-        let file = self.file.into_inner().unwrap_or_else(|p| p.into_inner());
-        file.sync_all()
-            .map_err(StateError::io("sync", &self.path))?;
-        fs::remove_file(&self.path).map_err(StateError::io("remove", &self.path))
+        self.sink.finish()
     }
+}
+
+/// The entries of a journal's lines; lines cut short by a kill are skipped: they describe a
+/// step whose outcome the live state will tell.
+pub(super) fn parse_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Entry> {
+    lines
+        .into_iter()
+        .filter_map(|line| serde_json::from_str::<Entry>(line).ok())
+        .collect()
 }
 
 fn kill_point() -> Option<(String, u64)> {

@@ -29,7 +29,7 @@ pub struct LockInfo {
 }
 
 impl LockInfo {
-    fn for_this_process(operation: &str) -> LockInfo {
+    pub(super) fn for_this_process(operation: &str) -> LockInfo {
         LockInfo {
             id: uuid::Uuid::new_v4().to_string(),
             operation: operation.to_string(),
@@ -49,7 +49,7 @@ impl LockInfo {
     }
 }
 
-fn this_host() -> String {
+pub(super) fn this_host() -> String {
     gethostname::gethostname().to_string_lossy().into_owned()
 }
 
@@ -63,15 +63,36 @@ fn process_exists(pid: u32) -> bool {
     alive || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
-/// The held state lock; the lock file is removed on drop if it is still this lock's.
-#[derive(Debug)]
+/// The held state lock, released when dropped (by whatever the backend put in `release`).
 pub struct StateLock {
-    path: PathBuf,
     info: LockInfo,
     taken_over: Option<LockInfo>,
+    _release: Box<dyn Send + Sync>,
+}
+
+impl std::fmt::Debug for StateLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateLock")
+            .field("info", &self.info)
+            .field("taken_over", &self.taken_over)
+            .finish_non_exhaustive()
+    }
 }
 
 impl StateLock {
+    /// A held lock; dropping `release` must release it.
+    pub(super) fn new(
+        info: LockInfo,
+        taken_over: Option<LockInfo>,
+        release: Box<dyn Send + Sync>,
+    ) -> StateLock {
+        StateLock {
+            info,
+            taken_over,
+            _release: release,
+        }
+    }
+
     pub fn info(&self) -> &LockInfo {
         &self.info
     }
@@ -83,11 +104,17 @@ impl StateLock {
     }
 }
 
-impl Drop for StateLock {
+/// Removes the lock file on drop if it is still this lock's.
+struct LockFileRelease {
+    path: PathBuf,
+    id: String,
+}
+
+impl Drop for LockFileRelease {
     fn drop(&mut self) {
         // Someone may have force-unlocked and locked again since: never remove their lock.
         if let Ok(Some(holder)) = read_lock(&self.path) {
-            if holder.id == self.info.id {
+            if holder.id == self.id {
                 let _ = fs::remove_file(&self.path);
             }
         }
@@ -140,11 +167,11 @@ impl StateStore {
         loop {
             let Some(holder) = self.try_link(temp, &path)? else {
                 self.sync_dir()?;
-                return Ok(StateLock {
+                let release = LockFileRelease {
                     path,
-                    info,
-                    taken_over,
-                });
+                    id: info.id.clone(),
+                };
+                return Ok(StateLock::new(info, taken_over, Box::new(release)));
             };
             if holder.is_stale() {
                 // Re-read right before removing so that a lock taken over meanwhile by

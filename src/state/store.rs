@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::backend::{check_replaces, StateBackend, StateVersion};
 use super::error::StateError;
 use super::file::{State, FORMAT_VERSION};
 
@@ -31,22 +32,30 @@ impl StateStore {
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(error) => return Err(StateError::io("read", &path)(error)),
         };
-        check_format_version(&path, &text)?;
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|source| StateError::Corrupt { path, source })
+        parse_state(&path, &text).map(Some)
     }
 
-    /// Increments serial and writes atomically: temp file in the same dir, write, fsync,
-    /// rename over skyplan.state.json, fsync the directory. A crash never leaves a torn file.
-    /// On error `state` is unchanged.
+    /// Increments serial and writes atomically, refusing a stale state (see
+    /// [`StateBackend::save`]). On error `state` is unchanged.
     pub fn save(&self, state: &mut State) -> Result<(), StateError> {
-        let next = State {
-            serial: state.serial + 1,
-            skyplan_version: env!("CARGO_PKG_VERSION").to_string(),
-            ..state.clone()
-        };
-        let mut json = serde_json::to_string_pretty(&next).expect("a state serializes to JSON");
+        StateBackend::save(self, state)
+    }
+
+    /// Writes `next` atomically: temp file in the same dir, write, fsync, rename over
+    /// skyplan.state.json, fsync the directory. A crash never leaves a torn file. Refused when
+    /// the file no longer holds `replaces`. The check and the rename happen under an
+    /// exclusive flock of the directory, so of two writers that read the same state only one
+    /// wins even without the state lock (and no lock file is left behind).
+    pub(super) fn write_file(
+        &self,
+        next: &State,
+        replaces: Option<&StateVersion>,
+    ) -> Result<(), StateError> {
+        fs::create_dir_all(&self.dir).map_err(StateError::io("create", &self.dir))?;
+        let _exclusive = DirFlock::take(&self.dir)?;
+        let stored = self.load()?.map(|s| StateVersion::of(&s));
+        check_replaces(stored.as_ref(), replaces)?;
+        let mut json = serde_json::to_string_pretty(next).expect("a state serializes to JSON");
         json.push('\n');
         let temp = self.write_temp_file(json.as_bytes())?;
         let path = self.dir.join(STATE_FILE);
@@ -54,9 +63,7 @@ impl StateStore {
             let _ = fs::remove_file(&temp);
             return Err(StateError::io("replace", &path)(error));
         }
-        self.sync_dir()?;
-        *state = next;
-        Ok(())
+        self.sync_dir()
     }
 
     pub(super) fn dir(&self) -> &Path {
@@ -91,6 +98,32 @@ impl StateStore {
             .and_then(|dir| dir.sync_all())
             .map_err(StateError::io("sync", &self.dir))
     }
+}
+
+/// An exclusive flock(2) of a directory, released when dropped (the fd closes).
+struct DirFlock {
+    _open: File,
+}
+
+impl DirFlock {
+    fn take(dir: &Path) -> Result<DirFlock, StateError> {
+        use std::os::fd::AsRawFd;
+        let file = File::open(dir).map_err(StateError::io("open", dir))?;
+        // SAFETY: flock on a valid open fd has no memory-safety preconditions.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(StateError::io("lock", dir)(io::Error::last_os_error()));
+        }
+        Ok(DirFlock { _open: file })
+    }
+}
+
+/// A state as stored at `path` (a file, or a name for where a backend keeps it).
+pub(super) fn parse_state(path: &Path, text: &str) -> Result<State, StateError> {
+    check_format_version(path, text)?;
+    serde_json::from_str(text).map_err(|source| StateError::Corrupt {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Reads the format version alone before the whole file: a newer format need not parse as
@@ -176,8 +209,10 @@ mod tests {
     fn saving_leaves_only_the_state_file() {
         let dir = tempfile::tempdir().unwrap();
         let store = StateStore::open(dir.path());
-        store.save(&mut sample_state()).unwrap();
-        store.save(&mut sample_state()).unwrap();
+        // One state saved twice: a second, unrelated state would be refused as stale.
+        let mut state = sample_state();
+        store.save(&mut state).unwrap();
+        store.save(&mut state).unwrap();
         assert_eq!(entries(dir.path()), [STATE_FILE]);
     }
 

@@ -22,7 +22,7 @@ fn lb(name: &str, extra: &str, ports: &[(&str, u16, u16)]) -> String {
 }
 
 /// Three load balancers: two ports on web, a floating IP on api.
-fn config_a() -> String {
+pub(crate) fn config_a() -> String {
     lb("web", "", &[("http", 80, 30080), ("https", 443, 30443)])
         + &lb(
             "api",
@@ -33,7 +33,7 @@ fn config_a() -> String {
 }
 
 /// Every kind of operation: a pool recreated, a port renamed, members and a monitor changed.
-fn config_b() -> String {
+pub(crate) fn config_b() -> String {
     lb(
         "web",
         "algorithm = \"source_ip\"",
@@ -45,27 +45,38 @@ fn config_b() -> String {
     ) + &lb("docs", "name = \"docs-renamed\"", &[("web", 80, 30180)])
 }
 
-struct Cloud {
-    project: Project,
+/// A project with its own simulated cloud, its state where `backend` (TOML put before the
+/// provider table; empty: the state directory) keeps it.
+pub(crate) struct Cloud {
+    pub(crate) project: Project,
     sim: SimServer,
+    backend: String,
 }
 
 impl Cloud {
     fn new() -> Cloud {
+        Cloud::with_backend("")
+    }
+
+    pub(crate) fn with_backend(backend: &str) -> Cloud {
         let project = Project::new();
         // A cloud that settles at once: this test is about crashes, not waiting.
         let sim = SimServer::start_settling(&project.path().join("world.json"), 0);
-        Cloud { project, sim }
+        Cloud {
+            project,
+            sim,
+            backend: backend.to_string(),
+        }
     }
 
-    fn configure(&self, body: &str) {
+    pub(crate) fn configure(&self, body: &str) {
         self.project.config(&format!(
-            "[provider.cloudscale]\nendpoint = \"{}\"\n\n{body}",
-            self.sim.base_url
+            "{}[provider.cloudscale]\nendpoint = \"{}\"\n\n{body}",
+            self.backend, self.sim.base_url
         ));
     }
 
-    fn skyplan(&self, args: &[&str], kill_at: Option<&str>) -> crate::support::Output {
+    pub(crate) fn skyplan(&self, args: &[&str], kill_at: Option<&str>) -> crate::support::Output {
         let mut command = self.project.command(args);
         command.env("CLOUDSCALE_API_TOKEN", SIM_TOKEN);
         if let Some(point) = kill_at {
@@ -74,11 +85,11 @@ impl Cloud {
         run(&mut command)
     }
 
-    fn apply(&self, kill_at: Option<&str>) -> crate::support::Output {
+    pub(crate) fn apply(&self, kill_at: Option<&str>) -> crate::support::Output {
         self.skyplan(&["apply", "--auto-approve"], kill_at)
     }
 
-    fn operations(&self) -> usize {
+    pub(crate) fn operations(&self) -> usize {
         let out = self.skyplan(&["plan", "--json"], None);
         out.json()["changes"]
             .as_array()
@@ -94,7 +105,7 @@ impl Cloud {
 
     /// The cloud as sorted lines, one per object, naming it by its parents: equal for two
     /// clouds that hold the same objects; a duplicate or an orphan shows as an extra line.
-    fn inventory(&self) -> Vec<String> {
+    pub(crate) fn inventory(&self) -> Vec<String> {
         let lbs: BTreeMap<String, String> = self
             .list("/load-balancers")
             .iter()
@@ -163,7 +174,7 @@ impl Cloud {
     }
 
     /// The state names exactly the live load balancers, by the right UUIDs.
-    fn assert_state_tracks_the_cloud(&self) {
+    pub(crate) fn assert_state_tracks_the_cloud(&self) {
         let listed = self.skyplan(&["state", "list"], None).stdout;
         assert_eq!(
             listed,
@@ -183,7 +194,7 @@ impl Cloud {
 }
 
 /// The cloud a clean apply of `configs` (in turn) produces.
-fn reference(configs: &[String]) -> Vec<String> {
+pub(crate) fn reference(configs: &[String]) -> Vec<String> {
     let cloud = Cloud::new();
     for config in configs {
         cloud.configure(config);
@@ -193,7 +204,7 @@ fn reference(configs: &[String]) -> Vec<String> {
     cloud.inventory()
 }
 
-fn kill_points(operations: usize) -> Vec<String> {
+pub(crate) fn kill_points(operations: usize) -> Vec<String> {
     let full = std::env::var("SKYPLAN_KILL_TEST").is_ok_and(|v| v == "full");
     let every = if full { 1 } else { 7 };
     let mut points = Vec::new();
@@ -207,7 +218,17 @@ fn kill_points(operations: usize) -> Vec<String> {
 
 /// Applies `before` cleanly (if any), then `after` killed at `point`, then `after` again.
 fn crash_and_recover(before: Option<&str>, after: &str, point: &str, expected: &[String]) {
-    let cloud = Cloud::new();
+    crash_and_recover_in(Cloud::new(), before, after, point, expected);
+}
+
+/// [`crash_and_recover`] in `cloud`, whose state may be kept elsewhere.
+pub(crate) fn crash_and_recover_in(
+    cloud: Cloud,
+    before: Option<&str>,
+    after: &str,
+    point: &str,
+    expected: &[String],
+) {
     if let Some(before) = before {
         cloud.configure(before);
         assert_eq!(cloud.apply(None).code, 0);

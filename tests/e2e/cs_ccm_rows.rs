@@ -10,17 +10,17 @@ use serde_json::Value;
 use crate::cs_client::CsSimServer;
 use crate::cs_support::{change, operations, text, Account, CsProject};
 
-const SHOP: &str = "load-balancer.shop";
-const HTTP: &str = "[[load-balancer.shop.ports]]\nport = 80\n";
+pub const SHOP: &str = "load-balancer.shop";
+pub const HTTP: &str = "[[load-balancer.shop.ports]]\nport = 80\n";
 const HTTP_HTTPS: &str =
     "[[load-balancer.shop.ports]]\nport = 80\n\n[[load-balancer.shop.ports]]\nport = 443\n";
 
-const CLUSTER: &str = "[cluster.lab]\nprovider = \"cloudstack\"\nzone = \"zone1\"\n\
+pub const CLUSTER: &str = "[cluster.lab]\nprovider = \"cloudstack\"\nzone = \"zone1\"\n\
     kubernetes-version = \"1.30.5\"\nworkers = 2\nservice-offering = \"Medium Instance\"\n\
     network = \"k8s-net\"\n\n";
 
 /// The cluster plus `[load-balancer.shop]` in controller mode with `extra` keys and `ports`.
-fn config(extra: &str, ports: &str) -> String {
+pub fn config(extra: &str, ports: &str) -> String {
     format!(
         "{CLUSTER}[load-balancer.shop]\nprovider = \"cloudstack\"\ncluster = \"lab\"\n\
          service = \"default/shop\"\nmode = \"ccm\"\n{extra}\n\n{ports}"
@@ -29,14 +29,14 @@ fn config(extra: &str, ports: &str) -> String {
 
 /// The CCM's rule for `<protocol>-<port>`: its name is the Service's base name (from the UID,
 /// unknown to the test) followed by `-<protocol>-<port>`.
-fn rule<'a>(account: &'a Account, suffix: &str) -> Option<&'a Value> {
+pub fn rule<'a>(account: &'a Account, suffix: &str) -> Option<&'a Value> {
     account
         .rules
         .iter()
         .find(|r| text(r, "name").ends_with(&format!("-{suffix}")))
 }
 
-fn rule_id(account: &Account, suffix: &str) -> String {
+pub fn rule_id(account: &Account, suffix: &str) -> String {
     let found =
         rule(account, suffix).unwrap_or_else(|| panic!("no rule *-{suffix}: {:#?}", account.rules));
     text(found, "id")
@@ -45,7 +45,7 @@ fn rule_id(account: &Account, suffix: &str) -> String {
 /// The VMs behind the cluster's Nodes, by name: the CCM (v1.2.0 on Kubernetes 1.30, like the
 /// service controller it runs in) balances on every Node not labelled
 /// exclude-from-external-load-balancers, so the control node too, not only the workers.
-fn node_vms(account: &Account) -> Vec<String> {
+pub fn node_vms(account: &Account) -> Vec<String> {
     let mut names: Vec<String> = account
         .vms
         .iter()
@@ -57,7 +57,7 @@ fn node_vms(account: &Account) -> Vec<String> {
 }
 
 /// The firewall CIDRs of public port `port`.
-fn firewall_cidrs(account: &Account, port: u16) -> Vec<String> {
+pub fn firewall_cidrs(account: &Account, port: u16) -> Vec<String> {
     let mut cidrs: Vec<String> = account
         .firewall_rules
         .iter()
@@ -68,25 +68,36 @@ fn firewall_cidrs(account: &Account, port: u16) -> Vec<String> {
     cidrs
 }
 
-struct Row {
-    project: CsProject,
-    sim: CsSimServer,
-    change: Value,
-    before: Account,
+pub struct Row {
+    pub project: CsProject,
+    pub sim: CsSimServer,
+    pub change: Value,
+    pub before: Account,
 }
 
 /// A project on a served CloudStack whose cluster exists.
-fn with_cluster() -> (CsProject, CsSimServer) {
+pub fn with_cluster() -> (CsProject, CsSimServer) {
+    with_cluster_on(&[])
+}
+
+/// The same on a `sim serve` started with more `options` (e.g. `--server-version`).
+pub fn with_cluster_on(options: &[&str]) -> (CsProject, CsSimServer) {
     let project = CsProject::new();
-    let sim = CsSimServer::start(&project.project.path().join("cloudstack.json"));
+    let world = project.project.path().join("cloudstack.json");
+    let sim = CsSimServer::start_with(&world, options);
     project.config_served(&sim.base_url, CLUSTER);
     project.apply_converges();
     (project, sim)
 }
 
 /// Applies `before` (converged: the next plan is empty), then plans `after`.
-fn row(before: (&str, &str), after: (&str, &str)) -> Row {
-    let (project, sim) = with_cluster();
+pub fn row(before: (&str, &str), after: (&str, &str)) -> Row {
+    row_on(&[], before, after)
+}
+
+/// [`row`] on a `sim serve` started with more `options`.
+pub fn row_on(options: &[&str], before: (&str, &str), after: (&str, &str)) -> Row {
+    let (project, sim) = with_cluster_on(options);
     project.config_served(&sim.base_url, &config(before.0, before.1));
     project.apply_converges();
     let before = Account::read_at(&sim.base_url);
@@ -101,12 +112,12 @@ fn row(before: (&str, &str), after: (&str, &str)) -> Row {
 }
 
 impl Row {
-    fn assert_class(&self, impact: &str) -> &Self {
+    pub fn assert_class(&self, impact: &str) -> &Self {
         assert_eq!(self.change["impact"], impact, "{:#}", self.change);
         self
     }
 
-    fn controller(&self) -> Vec<String> {
+    pub fn controller(&self) -> Vec<String> {
         operations(&self.change)
             .into_iter()
             .filter(|o| o.starts_with("controller:"))
@@ -114,7 +125,7 @@ impl Row {
     }
 
     /// Some predicted controller action contains every one of `words`.
-    fn assert_predicts(&self, words: &[&str]) -> &Self {
+    pub fn assert_predicts(&self, words: &[&str]) -> &Self {
         let ops = self.controller();
         assert!(
             ops.iter().any(|o| words.iter().all(|w| o.contains(w))),
@@ -123,7 +134,7 @@ impl Row {
         self
     }
 
-    fn assert_not_predicted(&self, word: &str) -> &Self {
+    pub fn assert_not_predicted(&self, word: &str) -> &Self {
         let ops = self.controller();
         assert!(
             !ops.iter().any(|o| o.contains(word)),
@@ -133,7 +144,7 @@ impl Row {
     }
 
     /// Applies (skyplan waits for the controller); planning again finds nothing to do.
-    fn apply(&self) -> Account {
+    pub fn apply(&self) -> Account {
         self.project.apply_converges();
         Account::read_at(&self.sim.base_url)
     }

@@ -86,14 +86,7 @@ impl CsSimServer {
 
     /// Sends SIGTERM and waits for the process to end.
     pub fn terminate(mut self) {
-        let pid = self.child.id().to_string();
-        let status = Command::new("kill").args(["-TERM", &pid]).status();
-        assert!(status.is_ok_and(|s| s.success()), "kill -TERM {pid}");
-        let exit = self.child.wait().expect("wait for sim serve");
-        assert!(
-            exit.success(),
-            "sim serve exits cleanly on SIGTERM: {exit:?}"
-        );
+        crate::support::terminate(&mut self.child);
     }
 }
 

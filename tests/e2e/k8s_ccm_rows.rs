@@ -35,7 +35,7 @@ pub(crate) fn shop(plan: &Value) -> Value {
         .unwrap_or_else(|| panic!("no load-balancer.shop in {plan:#}"))
 }
 
-fn operations(change: &Value) -> Vec<String> {
+pub(crate) fn operations(change: &Value) -> Vec<String> {
     change["operations"]
         .as_array()
         .unwrap()

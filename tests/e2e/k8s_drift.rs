@@ -4,8 +4,9 @@
 use crate::k8s_nodes::{KubeSim, CLUSTER};
 use crate::support::Project;
 
-#[test]
-fn an_uninitialised_node_is_drift_with_its_reason() {
+/// An applied project whose cluster is `sim serve --provider kubernetes` (no controller runs)
+/// beside the embedded cloudscale.
+fn served_cluster() -> (Project, KubeSim) {
     let project = Project::new();
     let sim = KubeSim::start(&project);
     sim.write_kubeconfig(&project);
@@ -13,6 +14,12 @@ fn an_uninitialised_node_is_drift_with_its_reason() {
         "[provider.cloudscale]\nendpoint = \"embedded\"\n\n{CLUSTER}"
     ));
     project.apply_ok();
+    (project, sim)
+}
+
+#[test]
+fn an_uninitialised_node_is_drift_with_its_reason() {
+    let (project, sim) = served_cluster();
     let out = project.run(&["drift"]);
     assert_eq!(out.code, 0, "the fresh nodes are initialised: {out:?}");
 
@@ -75,13 +82,7 @@ fn a_node_whose_vm_was_stopped_is_drift() {
 /// with what the node lifecycle controller would do.
 #[test]
 fn a_node_whose_vm_is_gone_is_drift() {
-    let project = Project::new();
-    let sim = KubeSim::start(&project);
-    sim.write_kubeconfig(&project);
-    project.config(&format!(
-        "[provider.cloudscale]\nendpoint = \"embedded\"\n\n{CLUSTER}"
-    ));
-    project.apply_ok();
+    let (project, sim) = served_cluster();
     let gone = "cloudscale://0b7fd4a2-5bd9-4b4c-9a3d-0c9f0c5e2f11";
     sim.add_node(serde_json::json!({
         "apiVersion": "v1", "kind": "Node",

@@ -29,7 +29,7 @@ fn config(with_direct: bool) -> String {
     text
 }
 
-fn change_of(plan: &Value, address: &str) -> Value {
+pub(crate) fn change_of(plan: &Value, address: &str) -> Value {
     plan["changes"]
         .as_array()
         .unwrap()

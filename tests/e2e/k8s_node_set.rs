@@ -5,8 +5,8 @@
 //! mode, the simulated CCM in controller mode — which reacts to the changed node set with
 //! nothing written to the Service); dropping the policy brings the members back.
 
-use serde_json::Value;
-
+use super::k8s_ccm_rows::operations;
+use super::k8s_lb_direct::change_of;
 use crate::support::{Project, World};
 
 /// `shop` in controller mode writes the Service `default/shop`.
@@ -24,25 +24,6 @@ const DIRECT: &str =
 
 const EXCLUDE: &str = "[nodes.drain]\ncluster = \"prod\"\nnames = [\"node-3\"]\n\
     labels = { \"node.kubernetes.io/exclude-from-external-load-balancers\" = \"true\" }\n";
-
-fn change_of(plan: &Value, address: &str) -> Value {
-    plan["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["address"] == address)
-        .cloned()
-        .unwrap_or_else(|| panic!("no {address} in {plan:#}"))
-}
-
-fn operations(change: &Value) -> Vec<String> {
-    change["operations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o.as_str().unwrap().to_string())
-        .collect()
-}
 
 /// The load balancer `name`'s pool uuid and its member names, sorted.
 fn pool_and_members(world: &World, name: &str) -> (String, Vec<String>) {

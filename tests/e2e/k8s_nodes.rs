@@ -74,6 +74,11 @@ impl KubeSim {
         }));
     }
 
+    /// Sends SIGTERM; the server writes its world and ends.
+    pub fn terminate(mut self) {
+        crate::support::terminate(&mut self.child);
+    }
+
     /// Creates a node as the API would store any object POSTed to it.
     pub fn add_node(&self, body: Value) {
         let url = format!("{}/api/v1/nodes", self.url);
@@ -298,4 +303,33 @@ fn a_policy_over_the_embedded_cluster_converges_and_its_nodes_match_their_vms() 
     // The simulated controller initialised the nodes from their VMs: nothing to report.
     let out = project.run(&["drift"]);
     assert_eq!(out.code, 0, "{out:?}");
+}
+
+/// A change the Kubernetes simulator answered is in its world file after a SIGTERM sent right
+/// after the answer, inside the writer's pause (as for the cloud simulators).
+#[test]
+fn sigterm_right_after_an_acknowledged_patch_keeps_it_in_the_world_file() {
+    let project = Project::new();
+    let sim = KubeSim::start(&project);
+    // The first patch wakes the world writer, which then pauses; the second lands in the
+    // pause, so only the write on SIGTERM can save it.
+    for value in ["first", "second"] {
+        let body = format!("{{\"metadata\": {{\"labels\": {{\"tier\": \"{value}\"}}}}}}");
+        let answer = curl(&[
+            "-X",
+            "PATCH",
+            "-H",
+            "Content-Type: application/merge-patch+json",
+            "-d",
+            &body,
+            &format!("{}/api/v1/nodes/node-1", sim.url),
+        ])
+        .expect("PATCH answered");
+        assert!(answer.contains(value), "{answer}");
+    }
+    sim.terminate();
+    let world = std::fs::read_to_string(project.path().join("kube-world.json")).unwrap();
+    let world: Value = serde_json::from_str(&world).unwrap();
+    let text = world.to_string();
+    assert!(text.contains("\"tier\":\"second\""), "{text}");
 }

@@ -209,14 +209,7 @@ impl SimServer {
 
     /// Sends SIGTERM and waits for the server to end.
     pub fn terminate(mut self) {
-        let pid = self.child.id().to_string();
-        let status = Command::new("kill").args(["-TERM", &pid]).status();
-        assert!(status.is_ok_and(|s| s.success()), "kill -TERM {pid}");
-        let exit = self.child.wait().expect("wait for sim serve");
-        assert!(
-            exit.success(),
-            "sim serve ends cleanly on SIGTERM: {exit:?}"
-        );
+        terminate(&mut self.child);
     }
 
     fn root(&self) -> String {
@@ -271,4 +264,16 @@ pub fn curl(args: &[&str]) -> Result<String, String> {
     } else {
         Err(format!("{body}{}", String::from_utf8_lossy(&out.stderr)))
     }
+}
+
+/// Sends SIGTERM to a `sim serve` and waits for it to end cleanly (it writes its world first).
+pub fn terminate(child: &mut std::process::Child) {
+    let pid = child.id().to_string();
+    let status = Command::new("kill").args(["-TERM", &pid]).status();
+    assert!(status.is_ok_and(|s| s.success()), "kill -TERM {pid}");
+    let exit = child.wait().expect("wait for sim serve");
+    assert!(
+        exit.success(),
+        "sim serve ends cleanly on SIGTERM: {exit:?}"
+    );
 }

@@ -226,10 +226,24 @@ impl CloudscaleProvider {
                             .service(&binding.namespace, &binding.name)
                             .await
                             .map_err(|e| e.to_string())?;
+                        let asks_for_node_ports = binding.mode == LbMode::Ccm
+                            && target
+                                .resource
+                                .and_then(load_balancer_spec)
+                                .is_some_and(|s| s.ports.iter().any(|p| p.node_port != 0));
+                        let node_ports_held = match asks_for_node_ports {
+                            true => connection
+                                .node_ports_in_use()
+                                .await
+                                .map_err(|e| e.to_string())?
+                                .clone(),
+                            false => Default::default(),
+                        };
                         Ok(ClusterView {
                             nodes: nodes.to_vec(),
                             service,
                             node_set_changes: false,
+                            node_ports_held,
                         })
                     }
                     .await

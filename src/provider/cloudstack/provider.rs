@@ -385,7 +385,12 @@ impl CloudstackProvider {
         use lb::ccm::views::is_ccm;
         let outcome = match (desired, applied) {
             (Some(spec), _) if is_ccm(spec) => match drift {
-                false => self.ccm.plan(address, spec, inventory).map(Outcome::Plan),
+                false => {
+                    let scaled = self.scaled_workers(spec, inventory);
+                    self.ccm
+                        .plan(address, spec, inventory, scaled)
+                        .map(Outcome::Plan)
+                }
                 true => {
                     let expected = applied.filter(|a| is_ccm(a)).unwrap_or(spec);
                     self.ccm
@@ -400,6 +405,24 @@ impl CloudstackProvider {
             _ => return None,
         };
         Some(outcome)
+    }
+
+    /// Workers the CKS cluster of a controller-mode load balancer gains (negative: loses) in
+    /// this apply, which runs the cluster first: its config's count against the live size as
+    /// refresh read it. 0 with autoscaling (the autoscaler owns the count), for a cluster not
+    /// created yet or one this config does not manage.
+    fn scaled_workers(&self, spec: &CsLoadBalancerSpec, inventory: &Inventory) -> i64 {
+        let Some(binding) = &spec.binding else {
+            return 0;
+        };
+        let known = self.known_clusters();
+        let cluster = self.cluster_ref(spec, &binding.cluster, &known, inventory);
+        match cluster.and_then(|c| c.spec.zip(c.live)) {
+            Some((wanted, live)) if wanted.autoscaling.is_none() => {
+                i64::from(wanted.workers) - i64::from(live.size)
+            }
+            _ => 0,
+        }
     }
 
     async fn apply_lb(
@@ -421,9 +444,17 @@ impl CloudstackProvider {
         if !controller_mode {
             return lb::apply(context, change, prior).await;
         }
-        let before = self.ccm.rules_before(&change.address, &self.inventory());
+        let (before, scaled) = {
+            let inventory = self.inventory();
+            let spec = change
+                .record
+                .as_ref()
+                .and_then(|r| serde_json::from_value::<CsLoadBalancerSpec>(r.clone()).ok());
+            let scaled = spec.map_or(0, |s| self.scaled_workers(&s, &inventory));
+            (self.ccm.rules_before(&change.address, &inventory), scaled)
+        };
         self.ccm
-            .apply(context.client, context.journal, change, before)
+            .apply(context.client, context.journal, change, before, scaled)
             .await
             .map(Some)
     }

@@ -16,6 +16,8 @@ pub struct ClusterConnection {
     pub address: Address,
     client: kube::Client,
     nodes: OnceCell<Vec<Node>>,
+    /// Every node port the cluster's Services hold, read at most once per run.
+    node_ports: OnceCell<BTreeMap<u16, String>>,
     /// The nodes as this run's node policies will leave them, set while the Kubernetes
     /// provider refreshes (the clouds plan after every refresh, so they see it).
     planned: Mutex<Option<Vec<Node>>>,
@@ -32,6 +34,7 @@ impl ClusterConnection {
             address,
             client,
             nodes: OnceCell::new(),
+            node_ports: OnceCell::new(),
             planned: Mutex::new(None),
             requests: Arc::default(),
             embedded: Mutex::new(None),
@@ -126,6 +129,54 @@ impl ClusterConnection {
             )
         })
     }
+
+    /// Every node port (health-check node ports included) that a Service of the cluster
+    /// holds, with its holder `namespace/name`: listed once per run, and only when a
+    /// controller-mode load balancer asks for a node port of its own.
+    pub async fn node_ports_in_use(&self) -> Result<&BTreeMap<u16, String>, ProviderError> {
+        self.node_ports
+            .get_or_try_init(|| list_node_ports(&self.client, &self.address))
+            .await
+    }
+}
+
+async fn list_node_ports(
+    client: &kube::Client,
+    address: &Address,
+) -> Result<BTreeMap<u16, String>, ProviderError> {
+    let api: kube::Api<Service> = kube::Api::all(client.clone());
+    let mut held = BTreeMap::new();
+    let mut params = kube::api::ListParams::default().limit(500);
+    loop {
+        let page = api
+            .list(&params)
+            .await
+            .map_err(|e| ProviderError::new(address, format!("listing services: {e}")))?;
+        for service in &page.items {
+            let holder = format!(
+                "{}/{}",
+                service.metadata.namespace.as_deref().unwrap_or_default(),
+                service.metadata.name.as_deref().unwrap_or_default()
+            );
+            for port in service_node_ports(service) {
+                held.insert(port, holder.clone());
+            }
+        }
+        match page.metadata.continue_.clone().filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => return Ok(held),
+        }
+    }
+}
+
+fn service_node_ports(service: &Service) -> impl Iterator<Item = u16> + '_ {
+    let spec = service.spec.as_ref();
+    let ports = spec.and_then(|s| s.ports.as_ref()).into_iter().flatten();
+    ports
+        .filter_map(|p| p.node_port)
+        .chain(spec.and_then(|s| s.health_check_node_port))
+        .filter_map(|p| u16::try_from(p).ok())
+        .filter(|p| *p != 0)
 }
 
 async fn list_nodes(client: &kube::Client, address: &Address) -> Result<Vec<Node>, ProviderError> {
@@ -162,5 +213,23 @@ impl Clusters {
 
     pub fn get(&self, address: &Address) -> Option<Arc<ClusterConnection>> {
         self.connections.get()?.get(address).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_services_node_ports_include_its_health_check_port_and_skip_unallocated_ones() {
+        let service: Service = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "shop", "namespace": "default"},
+            "spec": {"ports": [{"port": 80, "nodePort": 30080}, {"port": 81}],
+                     "healthCheckNodePort": 32100}
+        }))
+        .unwrap();
+        let ports: Vec<u16> = service_node_ports(&service).collect();
+        assert_eq!(ports, [30080, 32100]);
+        assert_eq!(service_node_ports(&Service::default()).count(), 0);
     }
 }

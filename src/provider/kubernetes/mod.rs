@@ -7,6 +7,7 @@
 pub mod connect;
 pub mod connection;
 pub mod instances;
+pub mod lb_nodes;
 pub mod metadata;
 pub mod nodes;
 pub mod ops;

@@ -10,28 +10,15 @@ use k8s_openapi::api::core::v1::Node;
 use crate::model::labels::LabelSelector as Selector;
 use crate::model::LoadBalancerSpec;
 use crate::provider::cloudscale::servers::ServerObject;
+use crate::provider::kubernetes::lb_nodes::{
+    has_exclude_label, is_autoscaled_away, is_being_deleted,
+};
 
-/// v0.29 `nodeIncludedPredicate`: the label's mere presence excludes the node (later versions
-/// parse it as a bool; the CCM pins v0.29).
-pub const EXCLUDE_LABEL: &str = "node.kubernetes.io/exclude-from-external-load-balancers";
-/// The cluster autoscaler's taint on a node it is about to delete.
-pub const TO_BE_DELETED_TAINT: &str = "ToBeDeletedByClusterAutoscaler";
-
-/// The v0.29 `stableNodeSetPredicates`: not being deleted, not excluded by label, not about
-/// to be removed by the autoscaler. Readiness is deliberately not a filter.
+/// The v0.29 `stableNodeSetPredicates`: not being deleted, not excluded by label (its mere
+/// presence: later versions parse it as a bool), not about to be removed by the autoscaler.
+/// Readiness is deliberately not a filter.
 pub fn passes_predicates(node: &Node) -> bool {
-    let deleting = node.metadata.deletion_timestamp.is_some();
-    let excluded = node
-        .metadata
-        .labels
-        .as_ref()
-        .is_some_and(|l| l.contains_key(EXCLUDE_LABEL));
-    let autoscaled_away = node
-        .spec
-        .as_ref()
-        .and_then(|s| s.taints.as_ref())
-        .is_some_and(|t| t.iter().any(|t| t.key == TO_BE_DELETED_TAINT));
-    !deleting && !excluded && !autoscaled_away
+    !is_being_deleted(node) && !has_exclude_label(node) && !is_autoscaled_away(node)
 }
 
 /// What the service controller compares before it calls the CCM's UpdateLoadBalancer
@@ -119,6 +106,7 @@ pub fn member_addresses(
 mod tests {
     use super::super::test_support::*;
     use super::*;
+    use crate::provider::kubernetes::lb_nodes::{EXCLUDE_LABEL, TO_BE_DELETED_TAINT};
 
     fn spec(selector: Option<&str>) -> LoadBalancerSpec {
         let mut spec = LoadBalancerSpec::with_defaults("shop", "lpg1");

@@ -20,6 +20,9 @@ pub struct ClusterView {
     /// (a node gains or loses the exclude label, say): the CCM updates the members then, even
     /// with nothing written to the Service.
     pub node_set_changes: bool,
+    /// The node ports the cluster's Services hold, by holder `namespace/name`; read only for
+    /// a controller-mode load balancer that configures a node-port (empty otherwise).
+    pub node_ports_held: std::collections::BTreeMap<u16, String>,
 }
 
 /// The spec with the cluster filled in: members are the chosen nodes' servers' private
@@ -179,6 +182,7 @@ mod tests {
             nodes: (1..=3).map(|i| node(i, &[])).collect(),
             service,
             node_set_changes: false,
+            node_ports_held: Default::default(),
         }
     }
 

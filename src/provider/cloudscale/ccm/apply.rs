@@ -112,6 +112,7 @@ async fn check_once(
         nodes,
         service: Some(service.clone()),
         node_set_changes: false,
+        node_ports_held: Default::default(),
     };
     let predicted = predicted_spec(spec, &view, servers)?;
     let desired =

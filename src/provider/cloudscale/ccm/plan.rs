@@ -15,7 +15,7 @@ use super::super::objects::Snapshot;
 use super::super::ops::Op;
 use super::super::servers::ServerObject;
 use super::impact::{from_direct, rule, Change};
-use super::predict::{find_ccm_lb, predicted_spec, Found, UNKNOWN_PORT};
+use super::predict::{find_ccm_lb, node_ports_free, predicted_spec, Found, UNKNOWN_PORT};
 use super::service::{desired_body, service_changes};
 use crate::model::{Address, LoadBalancerSpec};
 use crate::plan::{Action, AttributeChange, ResourceChange};
@@ -37,6 +37,7 @@ pub fn plan(input: &CcmInput) -> Result<ResourceChange, String> {
         .as_ref()
         .expect("a controller-mode load balancer");
     let live_service = input.view.service.as_ref();
+    node_ports_free(spec, input.view)?;
     let predicted = predicted_spec(spec, input.view, input.servers)?;
     let desired = desired_objects(input.address, &predicted, &input.snapshot.subnets)
         .map_err(|e| e.to_string())?;

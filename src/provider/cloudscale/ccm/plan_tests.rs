@@ -58,6 +58,7 @@ fn world(applied: &LoadBalancerSpec, with_uuid: bool) -> World {
         nodes: (1..=3).map(|i| node(i, &[])).collect(),
         service: Some(live),
         node_set_changes: false,
+        node_ports_held: Default::default(),
     };
     let servers: Vec<_> = (1..=3).map(server).collect();
     let subnets = vec![SubnetObject {
@@ -146,6 +147,46 @@ fn a_renumbered_port_keeps_its_node_port_and_pool_and_recreates_the_listener() {
         operations(&change)
     );
     assert!(!operations(&change).iter().any(|o| o.contains("member")));
+}
+
+#[test]
+fn a_configured_node_port_recreates_the_members_and_keeps_the_pool() {
+    let change = plan_of(|s| s.ports[0].node_port = 32000);
+    assert_eq!(change.impact(), Impact::Minimal);
+    assert!(has(&change, "patch service default/shop"));
+    assert!(has(&change, "controller: delete member 10.0.0.11:31080"));
+    assert!(has(&change, "controller: create member 10.0.0.11:32000"));
+    assert!(!operations(&change).iter().any(|o| o.contains("pool tcp")));
+    let row = &change.attributes[0];
+    assert!(row.reason.contains("member key"), "{}", row.reason);
+
+    let same = plan_of(|s| s.ports[0].node_port = 31080);
+    assert_eq!(same.action, Action::NoOp, "{:?}", same.attributes);
+}
+
+#[test]
+fn a_node_port_another_service_holds_fails_the_plan_and_its_own_does_not() {
+    let mut world = world(&applied(), true);
+    world.view.node_ports_held = [
+        (31080, "default/shop".to_string()),
+        (32000, "shop/cart".to_string()),
+    ]
+    .into();
+    let kept = plan_in(&world, |s| s.ports[0].node_port = 31080);
+    assert_eq!(kept.action, Action::NoOp, "its own node port");
+    let prior = applied();
+    let mut spec = prior.clone();
+    spec.ports[0].node_port = 32000;
+    let error = plan(&CcmInput {
+        address: &address(),
+        spec: &spec,
+        prior: Some(&prior),
+        view: &world.view,
+        servers: &world.servers,
+        snapshot: &world.snapshot,
+    })
+    .unwrap_err();
+    assert!(error.contains("held by Service shop/cart"), "{error}");
 }
 
 #[test]

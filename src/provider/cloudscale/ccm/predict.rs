@@ -17,7 +17,8 @@ use crate::model::{LoadBalancerSpec, TrafficPolicy};
 pub const UNKNOWN_PORT: u16 = 0;
 
 /// The spec as the CCM will see it after the write: members from the nodes' servers, node
-/// ports kept by port name from the live Service (new names get a new, unknown one), and with
+/// ports as configured, else kept by port name from the live Service (new names get a new,
+/// unknown one), and with
 /// `Local` the live healthCheckNodePort when the Service already had one.
 pub fn predicted_spec(
     spec: &LoadBalancerSpec,
@@ -29,7 +30,7 @@ pub fn predicted_spec(
     predicted.members = member_addresses(spec, &view.nodes, servers)
         .map_err(|e| format!("{e}: the CCM's reconcile would fail and change nothing"))?;
     let kept = live_node_ports(live);
-    for port in &mut predicted.ports {
+    for port in predicted.ports.iter_mut().filter(|p| p.node_port == 0) {
         port.node_port = kept.get(&port.name).copied().unwrap_or(UNKNOWN_PORT);
     }
     predicted.health_check_node_port = match spec.traffic_policy {
@@ -37,6 +38,25 @@ pub fn predicted_spec(
         TrafficPolicy::Local => Some(live_health_check_port(live).unwrap_or(UNKNOWN_PORT)),
     };
     Ok(predicted)
+}
+
+/// A configured node port another Service of the cluster holds: the apiserver refuses the
+/// write (422 Invalid, "provided port is already allocated"), so the plan says so first.
+pub fn node_ports_free(spec: &LoadBalancerSpec, view: &ClusterView) -> Result<(), String> {
+    let own = spec.binding.as_ref().map(|b| b.service_ref());
+    for port in spec.ports.iter().filter(|p| p.node_port != 0) {
+        match view.node_ports_held.get(&port.node_port) {
+            Some(holder) if Some(holder) != own.as_ref() => {
+                return Err(format!(
+                    "node-port {} of port {} is held by Service {holder}: the apiserver would refuse the write (422, provided port is already allocated); pick another node port or remove node-port",
+                    port.node_port,
+                    port.key()
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn live_health_check_port(live: Option<&Service>) -> Option<u16> {

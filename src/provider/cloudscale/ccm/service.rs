@@ -30,6 +30,11 @@ pub fn desired_body(spec: &LoadBalancerSpec, binding: &ServiceBinding, create: b
             if !p.name.is_empty() {
                 port["name"] = json!(p.name);
             }
+            // Only a configured node port is sent; without one the apiserver keeps the port's
+            // node port by name (or allocates one for a new name).
+            if p.node_port != 0 {
+                port["nodePort"] = json!(p.node_port);
+            }
             port
         })
         .collect();
@@ -116,7 +121,24 @@ pub fn service_changes(spec: &LoadBalancerSpec, live: &Service) -> Vec<ServiceCh
             after: json!(want_ports.iter().map(PortKey::text).collect::<Vec<_>>()),
         });
     }
+    changes.extend(node_port_changes(spec, live));
     changes
+}
+
+/// A configured node port that differs from the live one of the same port name. An unset
+/// node-port is no change: the apiserver keeps the live one.
+fn node_port_changes(spec: &LoadBalancerSpec, live: &Service) -> Vec<ServiceChange> {
+    let kept = live_node_ports(Some(live));
+    spec.ports
+        .iter()
+        .filter(|p| p.node_port != 0)
+        .filter(|p| kept.get(&p.name) != Some(&p.node_port))
+        .map(|p| ServiceChange {
+            path: format!("service.ports.{}.nodePort", p.key()),
+            before: json!(kept.get(&p.name)),
+            after: json!(p.node_port),
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -239,5 +261,33 @@ mod tests {
         assert_eq!(changes.len(), 1);
         assert_eq!(changes[0].path, "service.ports");
         assert_eq!(live_node_ports(Some(&live))["http"], 31080);
+    }
+
+    #[test]
+    fn a_configured_node_port_is_written_and_compared_and_an_unset_one_left_to_the_apiserver() {
+        let (mut spec, binding) = spec();
+        let body = desired_body(&spec, &binding, false);
+        assert!(body["spec"]["ports"][0].get("nodePort").is_none());
+        let mut live = service(&[("http", 80, 31080)], None);
+        live.metadata.annotations = Some(
+            [(
+                "k8s.cloudscale.ch/loadbalancer-name".to_string(),
+                "shop".to_string(),
+            )]
+            .into(),
+        );
+        spec.ports[0].node_port = 31080;
+        assert_eq!(service_changes(&spec, &live), vec![], "same node port");
+        spec.ports[0].node_port = 32000;
+        let body = desired_body(&spec, &binding, false);
+        assert_eq!(body["spec"]["ports"][0]["nodePort"], 32000);
+        assert_eq!(
+            service_changes(&spec, &live),
+            vec![ServiceChange {
+                path: "service.ports.http.nodePort".into(),
+                before: json!(31080),
+                after: json!(32000),
+            }]
+        );
     }
 }

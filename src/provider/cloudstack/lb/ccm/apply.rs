@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Node;
 
-use super::predict::{live_rules, node_vms, service_base, wanted_rules};
+use super::predict::{lb_candidate, live_rules, node_vms, service_base, wanted_rules};
 use crate::model::{Address, CsLoadBalancerSpec};
 use crate::provider::cloudstack::client::CloudstackClient;
 use crate::provider::cloudstack::live::Inventory;
@@ -29,19 +29,17 @@ fn wait_limit() -> Duration {
 /// Rule IDs by rule name, as the wait found them once the cloud matched.
 pub type RuleIds = BTreeMap<String, String>;
 
-/// Polls the Service and the cloud until the CCM's rules match the Service as written.
+/// Polls the Service, the Nodes and the cloud until the CCM's rules match the Service as
+/// written and have the VMs of every balanced Node as members; `expected_nodes`, after a
+/// scale in the same apply, is how many balanced Nodes to wait for first.
 pub async fn wait_for_controller(
     address: &Address,
     client: &CloudstackClient,
     connection: &ClusterConnection,
     spec: &CsLoadBalancerSpec,
+    expected_nodes: Option<usize>,
 ) -> Result<RuleIds, String> {
     let binding = spec.binding.as_ref().expect("bound");
-    let nodes = connection
-        .nodes()
-        .await
-        .map_err(|e| e.to_string())?
-        .to_vec();
     let (started, limit) = (Instant::now(), wait_limit());
     let mut reported = Instant::now();
     let mut last = String::from("the Service was not read yet");
@@ -55,6 +53,14 @@ pub async fn wait_for_controller(
         if reported.elapsed() > Duration::from_secs(5) {
             tracing::info!(%address, "waiting for the cloud controller: {last}");
             reported = Instant::now();
+        }
+        // Read fresh each time: a cluster scaled in this apply changes its Nodes meanwhile.
+        let nodes = connection.fresh_nodes().await.map_err(|e| e.to_string())?;
+        let balanced_now = nodes.iter().filter(|n| lb_candidate(n)).count();
+        if let Some(expected) = expected_nodes.filter(|e| *e != balanced_now) {
+            last = format!("{balanced_now} Ready nodes, waiting for {expected} after the scale");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            continue;
         }
         let service = connection
             .service(&binding.namespace, &binding.name)

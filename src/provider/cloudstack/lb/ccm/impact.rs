@@ -68,6 +68,12 @@ pub fn rule(change: Change) -> &'static Rule {
     crate::provider::impact_table::row(RULES, change)
 }
 
+/// A change the CCM never applies (it ignores it): once the Service carries it there is
+/// nothing left to do, so on its own it leaves the load balancer alone, still reported.
+pub fn never_applied(change: Change) -> bool {
+    matches!(change, PublicIpIgnored | FirewallIgnored)
+}
+
 /// The row of a source-cidrs change: the CCM's own version gate.
 pub fn cidrs_change(version: Version) -> Change {
     match version >= CIDRLIST_UPDATE_SINCE {

@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::{Node, Service};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::impact::{rule, Change};
+use super::impact::{never_applied, rule, Change};
 use super::predict::{predict, Finding, PredictInput};
 use super::service::{desired_body, service_changes};
 use crate::model::{Address, CsLoadBalancerSpec};
@@ -56,6 +56,8 @@ pub struct CcmPlanInput<'a> {
     pub service: Option<&'a Service>,
     pub nodes: &'a [Node],
     pub live: &'a Inventory,
+    /// See [`PredictInput::scaled_workers`].
+    pub scaled_workers: i64,
 }
 
 pub fn plan(input: &CcmPlanInput) -> ResourceChange {
@@ -69,6 +71,7 @@ pub fn plan(input: &CcmPlanInput) -> ResourceChange {
         service: input.service,
         nodes: input.nodes,
         live: input.live,
+        scaled_workers: input.scaled_workers,
     });
     let service_diff = input.service.map(|s| service_changes(spec, s));
     let writes = service_diff.as_ref().is_none_or(|c| !c.is_empty());
@@ -102,7 +105,8 @@ pub fn plan(input: &CcmPlanInput) -> ResourceChange {
             .into_iter()
             .map(|action| Operation::Cloudstack(Op::Ccm(CcmOp::Controller { action }))),
     );
-    let action = match (input.service, writes || !attributes.is_empty()) {
+    let effective = prediction.findings.iter().any(|f| !never_applied(f.change));
+    let action = match (input.service, writes || effective) {
         (None, _) => Action::Create,
         (Some(_), true) => Action::Update,
         (Some(_), false) => Action::NoOp,

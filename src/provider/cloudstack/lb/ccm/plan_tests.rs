@@ -9,6 +9,7 @@ use crate::model::{
     CsAlgorithm, CsMembers, CsProtocol, Impact, LbMode, PublicIp, ResourceKind, ServiceBinding,
 };
 use crate::provider::cloudstack::lb::ccm::names::base_name;
+use crate::provider::cloudstack::lb::ccm::predict::lb_candidate;
 use crate::provider::cloudstack::lb::tests::{base, port, world};
 
 const UID: &str = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
@@ -55,10 +56,17 @@ fn service(spec: &CsLoadBalancerSpec, node_ports: &[(&str, i32)]) -> Service {
     serde_json::from_value(body).unwrap()
 }
 
+/// Ready nodes, as the service controller balances on them.
 fn nodes(names: &[&str]) -> Vec<Node> {
     names
         .iter()
-        .map(|n| serde_json::from_value(json!({"metadata": {"name": n}})).unwrap())
+        .map(|n| {
+            serde_json::from_value(json!({
+                "metadata": {"name": n},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+            }))
+            .unwrap()
+        })
         .collect()
 }
 
@@ -75,6 +83,7 @@ fn plan_with(
         service: Some(live_service),
         nodes: &nodes(node_names),
         live,
+        scaled_workers: 0,
     })
 }
 
@@ -133,6 +142,7 @@ fn a_new_service_is_created_and_touches_nothing() {
         service: None,
         nodes: &[],
         live: &world(&applied()),
+        scaled_workers: 0,
     });
     assert_eq!(change.action, Action::Create);
     assert_eq!(only(&change).impact, Impact::None);
@@ -357,4 +367,151 @@ fn removing_it_from_the_config_is_forbidden_and_does_nothing() {
     let change = removed(&Address::new(ResourceKind::LoadBalancer, "web"), &desired());
     assert_eq!(only(&change).impact, Impact::Forbidden);
     assert!(change.operations.is_empty());
+}
+
+#[test]
+fn a_node_port_set_in_the_config_recreates_the_rule_on_it() {
+    let change = plan_change(|s| s.ports[0].node_port = 31000);
+    let row = only(&change);
+    assert_eq!(row.impact, Impact::PoolRecreate);
+    assert_eq!(
+        (row.before.clone(), row.after.clone()),
+        (json!(30080), json!(31000))
+    );
+    let ops: Vec<String> = change.operations.iter().map(|o| o.to_string()).collect();
+    assert_eq!(ops[0], "patch service default/web", "{ops:?}");
+    let rule = rule("tcp", 80);
+    assert!(
+        ops.contains(&format!("controller: delete LB rule {rule}")),
+        "{ops:?}"
+    );
+    assert!(
+        ops.contains(&format!("controller: create LB rule {rule}")),
+        "{ops:?}"
+    );
+}
+
+#[test]
+fn a_node_port_the_service_already_has_plans_nothing() {
+    let change = plan_change(|s| s.ports[0].node_port = 30080);
+    assert_eq!(change.action, Action::NoOp, "{:#?}", rows(&change));
+}
+
+#[test]
+fn a_node_that_is_not_ready_is_not_balanced() {
+    let live_service = service(&desired(), &[("tcp-80", 30080)]);
+    let mut node_list = nodes(&["web-1", "web-2"]);
+    node_list[1].status = None;
+    let address = Address::new(ResourceKind::LoadBalancer, "web");
+    let change = plan(&CcmPlanInput {
+        address: &address,
+        spec: &desired(),
+        service: Some(&live_service),
+        nodes: &node_list,
+        live: &world(&applied()),
+        scaled_workers: 0,
+    });
+    assert_eq!(
+        controller(&change),
+        vec![format!(
+            "controller: remove web-2 from LB rule {}",
+            rule("tcp", 80)
+        )]
+    );
+}
+
+fn plan_scaled(scaled_workers: i64) -> ResourceChange {
+    let live_service = service(&desired(), &[("tcp-80", 30080)]);
+    let address = Address::new(ResourceKind::LoadBalancer, "web");
+    plan(&CcmPlanInput {
+        address: &address,
+        spec: &desired(),
+        service: Some(&live_service),
+        nodes: &nodes(&["web-1", "web-2"]),
+        live: &world(&applied()),
+        scaled_workers,
+    })
+}
+
+#[test]
+fn a_cluster_scaled_up_in_the_same_apply_gets_its_new_worker_assigned() {
+    let change = plan_scaled(1);
+    assert_eq!(change.action, Action::Update);
+    let row = only(&change);
+    assert_eq!(row.impact, Impact::Minimal);
+    assert_eq!(row.after, json!(["web-1", "web-2", "+1 new worker"]));
+    assert!(
+        row.reason.contains("scaled first in this apply"),
+        "{}",
+        row.reason
+    );
+    assert_eq!(
+        controller(&change),
+        vec![format!(
+            "controller: assign 1 new worker VM to LB rule {}",
+            rule("tcp", 80)
+        )]
+    );
+    assert!(
+        !change
+            .operations
+            .iter()
+            .any(|o| o.to_string().starts_with("patch")),
+        "nothing to write: the controller follows the nodes"
+    );
+}
+
+#[test]
+fn a_cluster_scaled_down_in_the_same_apply_loses_workers_chosen_by_cks() {
+    let change = plan_scaled(-2);
+    assert_eq!(only(&change).impact, Impact::Minimal);
+    assert_eq!(
+        controller(&change),
+        vec![format!(
+            "controller: remove 2 worker VMs (chosen by CKS) from LB rule {}",
+            rule("tcp", 80)
+        )]
+    );
+}
+
+#[test]
+fn a_load_balancer_ip_already_written_but_ignored_is_reported_and_left_alone() {
+    let mut spec = desired();
+    spec.public_ip = PublicIp::Address("198.51.100.99".into());
+    let live_service = service(&spec, &[("tcp-80", 30080)]);
+    let change = plan_with(
+        &spec,
+        &live_service,
+        &world(&applied()),
+        &["web-1", "web-2"],
+    );
+    assert_eq!(change.action, Action::NoOp);
+    assert!(change.operations.is_empty());
+    assert!(only(&change)
+        .reason
+        .contains("ignores a changed loadBalancerIP"));
+}
+
+#[test]
+fn only_ready_nodes_without_the_exclude_label_are_members() {
+    let node = |body: serde_json::Value| -> Node { serde_json::from_value(body).unwrap() };
+    let ready = json!([{"type": "Ready", "status": "True"}]);
+    assert!(lb_candidate(&node(
+        json!({"metadata": {"name": "a"}, "status": {"conditions": ready}})
+    )));
+    assert!(
+        !lb_candidate(&node(json!({"metadata": {"name": "a"}}))),
+        "no conditions: not accepted"
+    );
+    assert!(!lb_candidate(&node(json!({"metadata": {"name": "a"},
+        "status": {"conditions": [{"type": "Ready", "status": "False"}]}}))));
+    assert!(
+        !lb_candidate(&node(json!({"metadata": {"name": "a",
+        "labels": {"node.kubernetes.io/exclude-from-external-load-balancers": "false"}},
+        "status": {"conditions": ready}}))),
+        "v0.24: presence excludes"
+    );
+    assert!(!lb_candidate(&node(json!({"metadata": {"name": "a"},
+        "spec": {"taints": [{"key": "ToBeDeletedByClusterAutoscaler", "effect": "NoSchedule"}]},
+        "status": {"conditions": ready}}))));
 }

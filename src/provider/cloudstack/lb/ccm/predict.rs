@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::impact::{cidrs_change, Change};
 use super::names::{base_name, rule_name, service_port_name};
-use super::service::live_node_ports;
+use super::service::{explicit_node_port, live_node_ports};
 use crate::model::{CsLoadBalancerSpec, CsProtocol, PublicIp};
 use crate::provider::cloudstack::api::{split_cidrs, LoadBalancerRule};
 use crate::provider::cloudstack::live::Inventory;
@@ -50,7 +50,8 @@ pub fn service_base(service: Option<&Service>) -> Option<String> {
     Some(base_name(service?.metadata.uid.as_deref()?))
 }
 
-/// The rules the CCM will want, with the node ports the apiserver keeps by port name.
+/// The rules the CCM will want, with the config's node port or else the one the apiserver
+/// keeps by port name.
 pub fn wanted_rules(
     spec: &CsLoadBalancerSpec,
     base: &str,
@@ -63,7 +64,8 @@ pub fn wanted_rules(
             name: rule_name(base, p.protocol, p.port),
             port: p.port,
             protocol: p.protocol,
-            node_port: kept.get(&service_port_name(p.protocol, p.port)).copied(),
+            node_port: explicit_node_port(p.node_port)
+                .or_else(|| kept.get(&service_port_name(p.protocol, p.port)).copied()),
         })
         .collect()
 }
@@ -84,6 +86,9 @@ pub struct PredictInput<'a> {
     pub service: Option<&'a Service>,
     pub nodes: &'a [Node],
     pub live: &'a Inventory,
+    /// Workers the cluster gains (negative: loses) in the same apply, before this load
+    /// balancer's turn: their Nodes do not exist yet, so they are counted, not named.
+    pub scaled_workers: i64,
 }
 
 pub fn predict(input: &PredictInput) -> Prediction {
@@ -438,6 +443,7 @@ impl Comparer<'_, '_> {
 
     /// `UpdateLoadBalancer`: every kept rule gets the VMs of the nodes, matched by name.
     fn members(&mut self, wanted: &[WantedRule]) {
+        let scaled = self.input.scaled_workers;
         if self.input.nodes.is_empty() {
             return;
         }
@@ -454,10 +460,12 @@ impl Comparer<'_, '_> {
                 .map(|m| m.iter().cloned().collect())
                 .unwrap_or_default();
             let want: BTreeSet<String> = vms.keys().cloned().collect();
-            if has == want {
+            if has == want && scaled == 0 {
                 continue;
             }
-            let name_of = |id: &String| vms.get(id).cloned().unwrap_or_else(|| id.clone());
+            let live = self.input.live;
+            let name_of =
+                |id: &String| live.vm(id).map_or_else(|| id.clone(), |vm| vm.name.clone());
             let added: Vec<String> = want.difference(&has).map(name_of).collect();
             let removed: Vec<String> = has.difference(&want).map(name_of).collect();
             if !added.is_empty() {
@@ -475,18 +483,55 @@ impl Comparer<'_, '_> {
                 ));
             }
             let object = format!("LB rule {}", rule.name);
-            let router = self.router.clone();
             let before: Vec<String> = has.iter().map(name_of).collect();
-            let after: Vec<String> = want.iter().map(name_of).collect();
+            let mut after: Vec<String> = want.iter().map(name_of).collect();
+            let mut note = String::new();
+            if let Some(scale) = scale_action(scaled) {
+                self.out
+                    .actions
+                    .insert(format!("{} LB rule {}", scale.action, rule.name));
+                after.push(scale.member);
+                note = scale.note;
+            }
+            note.push_str(&self.router);
             self.out.note(
                 Change::Members,
                 "members",
                 json!(before),
                 json!(after),
                 &object,
-                &router,
+                &note,
             );
         }
+    }
+}
+
+/// What the CCM does to a rule for the workers a scale in the same apply adds or removes:
+/// their VMs exist only once the cluster is applied, so they are counted, not named.
+struct ScaleAction {
+    /// "assign 1 new worker VM to"
+    action: String,
+    /// The members' after-list entry, e.g. "+1 new worker".
+    member: String,
+    note: String,
+}
+
+fn scale_action(scaled: i64) -> Option<ScaleAction> {
+    let count = scaled.unsigned_abs();
+    let vms = if count == 1 { "VM" } else { "VMs" };
+    let workers = if count == 1 { "worker" } else { "workers" };
+    match scaled.signum() {
+        1 => Some(ScaleAction {
+            action: format!("assign {count} new worker {vms} to"),
+            member: format!("+{count} new {workers}"),
+            note: format!("; the cluster is scaled first in this apply: {count} new {workers}, assigned once their Nodes are Ready"),
+        }),
+        -1 => Some(ScaleAction {
+            action: format!("remove {count} worker {vms} (chosen by CKS) from"),
+            member: format!("-{count} {workers} (chosen by CKS)"),
+            note: format!("; the cluster is scaled first in this apply: CKS drains and deletes {count} {workers}, the CCM removes their VMs"),
+        }),
+        _ => None,
     }
 }
 
@@ -498,11 +543,21 @@ pub(super) fn ccm_cidrs(cidrs: &[String]) -> Vec<String> {
     }
 }
 
+/// The nodes the service controller hands the CCM: v1.2.0 pins cloud-provider v0.24, whose
+/// `getNodeConditionPredicate` drops a node with the exclude label, with the autoscaler's
+/// deletion taint, without conditions, or not Ready — unlike the v0.29 the cloudscale CCM
+/// pins, readiness counts here: a stopped VM's node leaves the rules.
+pub fn lb_candidate(node: &Node) -> bool {
+    use crate::provider::kubernetes::lb_nodes::{has_exclude_label, is_autoscaled_away, is_ready};
+    !has_exclude_label(node) && !is_autoscaled_away(node) && is_ready(node)
+}
+
 /// The VMs the CCM's `verifyHosts` matches: node names lower-cased without their domain,
 /// against VM names lower-cased. By VM ID, with the VM name.
 pub fn node_vms(nodes: &[Node], live: &Inventory) -> BTreeMap<String, String> {
     let names: BTreeSet<String> = nodes
         .iter()
+        .filter(|n| lb_candidate(n))
         .filter_map(|n| n.metadata.name.as_deref())
         .map(|n| n.split('.').next().unwrap_or(n).to_lowercase())
         .collect();

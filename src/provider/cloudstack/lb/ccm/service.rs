@@ -77,12 +77,17 @@ pub fn desired_body(spec: &CsLoadBalancerSpec, binding: &ServiceBinding, create:
         .ports
         .iter()
         .map(|p| {
-            json!({
+            let mut port = json!({
                 "name": service_port_name(p.protocol, p.port),
                 "protocol": wire_protocol(p.protocol),
                 "port": p.port,
                 "targetPort": p.port,
-            })
+            });
+            // Without one the apiserver allocates the node port (and keeps it by name).
+            if let Some(node_port) = explicit_node_port(p.node_port) {
+                port["nodePort"] = json!(node_port);
+            }
+            port
         })
         .collect();
     let mut body = json!({
@@ -108,6 +113,11 @@ pub fn desired_body(spec: &CsLoadBalancerSpec, binding: &ServiceBinding, create:
         }
     }
     body
+}
+
+/// The `node-port` of the config; 0 means "left to the apiserver".
+pub fn explicit_node_port(node_port: u16) -> Option<u16> {
+    (node_port != 0).then_some(node_port)
 }
 
 /// One difference between the written and the live Service.
@@ -170,6 +180,15 @@ pub fn service_changes(spec: &CsLoadBalancerSpec, live: &Service) -> Vec<Service
         json!(live_port_texts(live)),
         json!(want_ports),
     );
+    let live_node_ports = live_node_ports(Some(live));
+    for port in &spec.ports {
+        let Some(wanted) = explicit_node_port(port.node_port) else {
+            continue;
+        };
+        let name = service_port_name(port.protocol, port.port);
+        let path = format!("service.ports.{name}.nodePort");
+        differs(&path, json!(live_node_ports.get(&name)), json!(wanted));
+    }
     changes
 }
 
@@ -275,6 +294,28 @@ mod tests {
         let created = desired_body(&plain, &binding(), true);
         assert_eq!(created["metadata"]["annotations"], json!({}));
         assert_eq!(created["metadata"]["name"], "web");
+    }
+
+    #[test]
+    fn a_node_port_is_written_and_compared_only_when_the_config_sets_it() {
+        let mut fixed = spec();
+        fixed.ports[0].node_port = 30443;
+        let body = desired_body(&fixed, &binding(), true);
+        assert_eq!(body["spec"]["ports"][0]["nodePort"], 30443);
+        let mut live: Service = serde_json::from_value(body).unwrap();
+        assert_eq!(service_changes(&fixed, &live), vec![]);
+        let allocated = &mut live.spec.as_mut().unwrap().ports.as_mut().unwrap()[0];
+        allocated.node_port = Some(31000);
+        let changes = service_changes(&fixed, &live);
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].path, "service.ports.tcp-443.nodePort");
+        assert_eq!(
+            service_changes(&spec(), &live),
+            vec![],
+            "left to the apiserver"
+        );
+        let body = desired_body(&spec(), &binding(), false);
+        assert!(body["spec"]["ports"][0].get("nodePort").is_none());
     }
 
     #[test]

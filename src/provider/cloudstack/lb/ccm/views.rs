@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{Node, Service};
 
 use super::apply::{compare_rule_ids, wait_for_controller, RuleIds};
 use super::plan::{plan, CcmOp, CcmPlanInput};
-use super::predict::{live_rules, service_base};
+use super::predict::{lb_candidate, live_rules, service_base};
 use super::service::MANAGED;
 use crate::model::Impact;
 use crate::model::{Address, CsLoadBalancerSpec, LbMode};
@@ -114,19 +114,28 @@ impl CcmViews {
             .map_err(|e| error(address, e))
     }
 
+    /// `scaled_workers`: what the cluster gains or loses first in the same apply.
     pub fn plan(
         &self,
         address: &Address,
         spec: &CsLoadBalancerSpec,
         live: &Inventory,
+        scaled_workers: i64,
     ) -> Result<ResourceChange, ProviderError> {
-        let view = self.view(address)?;
+        let mut view = self.view(address)?;
+        // The nodes as this run's node policies leave them: a node a policy excludes leaves
+        // the rules once the policy is applied (before the load balancer).
+        let binding = spec.binding.as_ref().expect("controller mode");
+        if let Some(planned) = self.connection(address, &binding.cluster)?.planned_nodes() {
+            view.nodes = planned;
+        }
         Ok(plan(&CcmPlanInput {
             address,
             spec,
             service: view.service.as_ref(),
             nodes: &view.nodes,
             live,
+            scaled_workers,
         }))
     }
 
@@ -141,7 +150,7 @@ impl CcmViews {
         if view.service.is_none() {
             return Ok(DriftCheck::Missing);
         }
-        let change = self.plan(address, applied, live)?;
+        let change = self.plan(address, applied, live, 0)?;
         Ok(DriftCheck::Compared(change.attributes))
     }
 
@@ -166,6 +175,7 @@ impl CcmViews {
         journal: &Journal,
         change: &ResourceChange,
         before: RuleIds,
+        scaled_workers: i64,
     ) -> Result<ResourceState, ProviderError> {
         let address = &change.address;
         if let Some(forbidden) = change
@@ -223,7 +233,22 @@ impl CcmViews {
             let text = op.to_string();
             write_service_journaled(&connection, journal, address, &text, write).await?;
         }
-        let after = wait_for_controller(address, client, &connection, &spec)
+        // After a scale in the same apply the node set must first reach its new size: the
+        // Nodes balanced as planned, plus or minus the workers (a scaled-up worker's Node is
+        // not Ready the moment CKS reports the scale done).
+        let expected_nodes = match scaled_workers {
+            0 => None,
+            scaled => {
+                let nodes = connection
+                    .planned_nodes()
+                    .or_else(|| self.view(address).ok().map(|v| v.nodes))
+                    .unwrap_or_default();
+                let balanced = nodes.iter().filter(|n| lb_candidate(n)).count();
+                let expected = i64::try_from(balanced).unwrap_or(i64::MAX) + scaled;
+                Some(usize::try_from(expected).unwrap_or(0))
+            }
+        };
+        let after = wait_for_controller(address, client, &connection, &spec, expected_nodes)
             .await
             .map_err(|e| error(address, e))?;
         let differences = compare_rule_ids(&before, &after, &actions);
