@@ -61,7 +61,16 @@ impl<'a, 'f> Checker<'a, 'f> {
     }
 
     pub fn port(&mut self, raw: &Spanned<i64>) -> Option<u16> {
-        values::port(*raw.get_ref())
+        self.number(raw, values::port)
+    }
+
+    /// The checked number, or `None` after reporting why it is invalid.
+    pub fn number<T>(
+        &mut self,
+        raw: &Spanned<i64>,
+        check: impl FnOnce(i64) -> Result<T, Invalid>,
+    ) -> Option<T> {
+        check(*raw.get_ref())
             .map_err(|invalid| self.report(raw.span(), invalid))
             .ok()
     }

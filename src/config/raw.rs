@@ -13,7 +13,7 @@ use serde_spanned::Spanned;
 
 use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer};
 use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy};
-use super::schema::{choice, clusters, load_balancers, port};
+use super::schema::{choice, clusters, load_balancers, max_concurrent_requests, port};
 use crate::model::{
     Algorithm, HttpVersion, Impact, IpMode, LbMode, ListenerProtocol, MonitorType, PoolProtocol,
     PortProtocol, TrafficPolicy,
@@ -108,6 +108,10 @@ pub(super) struct RawCloudscale {
     /// https://api.cloudscale.ch/v1. Default: "embedded".
     #[schemars(with = "Option<String>")]
     pub endpoint: Option<Spanned<String>>,
+    /// The most API requests in flight at once, for refresh's reads and apply's calls alike
+    /// (fewer for a while after the API answers 429). 1-256. Default: 16.
+    #[schemars(schema_with = "max_concurrent_requests")]
+    pub max_concurrent_requests: Option<Spanned<i64>>,
     /// Accepted by the parser only to refuse it: secrets do not belong in config files. The
     /// value is never kept.
     #[schemars(skip)]

@@ -10,6 +10,7 @@ use super::parse::{RawConfig, Sourced};
 use super::raw::{RawCloudscale, RawMaintenance};
 use super::types::{
     CloudscaleProvider, Config, Endpoint, Maintenance, Providers, Resource, Settings,
+    DEFAULT_MAX_CONCURRENT_REQUESTS,
 };
 use super::values::{self, Invalid};
 use super::window::{Window, WINDOW_HELP};
@@ -80,10 +81,14 @@ fn cloudscale(raw: &Sourced<'_, RawCloudscale>, problems: &mut Problems) -> Clou
         check.push(problem.with_help(help));
     }
     let endpoint = raw.get().endpoint.as_ref();
+    let concurrency = raw.get().max_concurrent_requests.as_ref();
     CloudscaleProvider {
         endpoint: endpoint
             .and_then(|e| check.text(e, values::endpoint))
             .unwrap_or(Endpoint::Embedded),
+        max_concurrent_requests: concurrency
+            .and_then(|n| check.number(n, values::max_concurrent_requests))
+            .unwrap_or(DEFAULT_MAX_CONCURRENT_REQUESTS),
     }
 }
 

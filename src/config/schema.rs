@@ -83,6 +83,11 @@ pub(super) fn port(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "integer", "minimum": 1, "maximum": 65535 })
 }
 
+/// `[provider.cloudscale] max-concurrent-requests`, checked like a port for the same reason.
+pub(super) fn max_concurrent_requests(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "integer", "minimum": 1, "maximum": 256 })
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;

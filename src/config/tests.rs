@@ -466,6 +466,32 @@ fn endpoints_are_checked() {
 }
 
 #[test]
+fn max_concurrent_requests_defaults_to_16_and_is_checked() {
+    let provider = |config: &Config| config.providers.cloudscale.as_ref().unwrap().clone();
+    let default = load_str(&format!("{PROVIDER}{}", lb(""))).unwrap();
+    assert_eq!(provider(&default).max_concurrent_requests, 16);
+    let set = format!("{PROVIDER}max-concurrent-requests = 64\n{}", lb(""));
+    assert_eq!(
+        provider(&load_str(&set).unwrap()).max_concurrent_requests,
+        64
+    );
+    for bad in ["0", "257", "-3"] {
+        let text = format!("{PROVIDER}max-concurrent-requests = {bad}\n{}", lb(""));
+        assert_eq!(
+            errors(&text),
+            [format!(
+                "a.toml:3:27: {bad} is not a number of requests from 1 to 256"
+            )]
+        );
+    }
+    let text = format!("{PROVIDER}max-concurrent-requests = \"many\"\n{}", lb(""));
+    assert_eq!(
+        errors(&text)[0],
+        "a.toml:3:27: invalid type: string \"many\", expected i64"
+    );
+}
+
+#[test]
 fn maintenance_values_are_checked() {
     let text = "[maintenance]\ntimezone = \"Europe/Zürich\"\nwindows = [\"Sat 2-5\"]\n\
                 inside-window = \"all\"\n";

@@ -71,9 +71,14 @@ pub struct Providers {
     pub cloudstack: Option<CloudstackProvider>,
 }
 
+/// `[provider.cloudscale] max-concurrent-requests` when the config does not set it.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 16;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CloudscaleProvider {
     pub endpoint: Endpoint,
+    /// The most API requests in flight at once (1-256).
+    pub max_concurrent_requests: usize,
 }
 
 /// Where the CloudStack API and its keys come from.

@@ -94,6 +94,20 @@ pub(super) fn port(number: i64) -> Result<u16, Invalid> {
         .ok_or_else(|| Invalid::new(format!("{number} is not a port")).help("ports are 1-65535"))
 }
 
+/// `max-concurrent-requests`: at least one request, and no more than a real API would serve
+/// one client at once.
+pub(super) fn max_concurrent_requests(number: i64) -> Result<usize, Invalid> {
+    usize::try_from(number)
+        .ok()
+        .filter(|n| (1..=256).contains(n))
+        .ok_or_else(|| {
+            Invalid::new(format!(
+                "{number} is not a number of requests from 1 to 256"
+            ))
+            .help("the default is 16; lower it if the API answers 429 often")
+        })
+}
+
 pub(super) fn ip_address(text: &str) -> Result<IpAddr, Invalid> {
     text.parse().map_err(|_| {
         Invalid::new(format!("`{text}` is not an IP address"))
@@ -195,6 +209,15 @@ mod tests {
             cidr("10.0.0/8").unwrap_err().message,
             "`10.0.0/8` is not a CIDR"
         );
+    }
+
+    #[test]
+    fn concurrent_requests_are_1_to_256() {
+        assert_eq!(max_concurrent_requests(1).unwrap(), 1);
+        assert_eq!(max_concurrent_requests(256).unwrap(), 256);
+        for bad in [0, -1, 257] {
+            assert!(max_concurrent_requests(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

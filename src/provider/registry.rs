@@ -29,7 +29,7 @@ pub async fn connect(
     let mut cloudscale_endpoint = None;
     let mut cks_clusters = BTreeMap::new();
     if let Some(cloudscale) = &config.providers.cloudscale {
-        let provider = CloudscaleProvider::connect(&cloudscale.endpoint, state_dir).await?;
+        let provider = CloudscaleProvider::connect(cloudscale, state_dir).await?;
         cloudscale_endpoint = provider.embedded_endpoint();
         providers.insert(provider.name().to_string(), Box::new(provider));
     }

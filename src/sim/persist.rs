@@ -120,6 +120,14 @@ pub struct Writer {
     task: JoinHandle<()>,
 }
 
+/// How long the writer waits after a write that took `took`: the sim's interval, or four
+/// times as long as the write when that is longer, so that a world of tens of thousands of
+/// objects, changed by a long apply, is not serialized over and over (at most a fifth of the
+/// time goes to writing it).
+fn pause_after(took: Duration, interval: Duration) -> Duration {
+    interval.max(took.saturating_mul(4))
+}
+
 impl Writer {
     /// Writes the world after each change, then waits at least the sim's write interval.
     pub fn spawn<S: Persisted>(sim: S, path: PathBuf) -> Self {
@@ -130,12 +138,13 @@ impl Writer {
                     _ = &mut stopped => return,
                     _ = sim.changed() => {}
                 }
+                let started = std::time::Instant::now();
                 if let Err(e) = flush(&sim, &path).await {
                     tracing::warn!("cannot write the simulator world {}: {e}", path.display());
                 }
                 tokio::select! {
                     _ = &mut stopped => return,
-                    _ = tokio::time::sleep(S::WRITE_INTERVAL) => {}
+                    _ = tokio::time::sleep(pause_after(started.elapsed(), S::WRITE_INTERVAL)) => {}
                 }
             }
         });
@@ -153,6 +162,16 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slow_write_spaces_the_next_one_out() {
+        let interval = Duration::from_millis(200);
+        assert_eq!(pause_after(Duration::from_millis(5), interval), interval);
+        assert_eq!(
+            pause_after(Duration::from_millis(300), interval),
+            Duration::from_millis(1200)
+        );
+    }
 
     #[test]
     fn atomic_write_leaves_no_temp_file() {

@@ -33,4 +33,5 @@ mod pg_shared;
 mod pg_support;
 mod saved_plans;
 mod support;
+mod throttled;
 mod windows;

@@ -1,5 +1,6 @@
-//! The HTTP client for the cloudscale API v1: Bearer auth, JSON, one error type, and retries
-//! with exponential backoff for the failures that are safe to retry.
+//! The HTTP client for the cloudscale API v1: Bearer auth, JSON, one error type, retries with
+//! exponential backoff for the failures that are safe to retry, and at most
+//! `max-concurrent-requests` requests in flight, fewer while the API answers 429 (`limiter`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -8,6 +9,9 @@ use rand::Rng;
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+
+use super::limiter::Limiter;
+use crate::config::DEFAULT_MAX_CONCURRENT_REQUESTS;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.cloudscale.ch/v1";
 
@@ -161,6 +165,14 @@ impl Default for WaitPolicy {
     }
 }
 
+/// Attempts of one request the API answers 429, the first included. They do not use up the
+/// retries of `RetryPolicy`: a throttled client waits as told and slows down, and gives up
+/// only when the API keeps refusing for about as long as a request may take.
+const THROTTLED_ATTEMPTS: u32 = 12;
+
+/// The longest `Retry-After` honoured: a larger one (or a date far ahead) waits this long.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
 #[derive(Debug)]
 pub struct CloudscaleClient {
     http: reqwest::Client,
@@ -170,6 +182,22 @@ pub struct CloudscaleClient {
     retry: RetryPolicy,
     lb_wait: WaitPolicy,
     requests: AtomicU64,
+    limiter: Limiter,
+}
+
+/// A failed attempt, with the server's `Retry-After` when it sent one.
+struct Failure {
+    error: Error,
+    retry_after: Option<Duration>,
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Failure {
+        Failure {
+            error,
+            retry_after: None,
+        }
+    }
 }
 
 impl CloudscaleClient {
@@ -187,7 +215,20 @@ impl CloudscaleClient {
             retry: RetryPolicy::default(),
             lb_wait: WaitPolicy::default(),
             requests: AtomicU64::new(0),
+            limiter: Limiter::new(DEFAULT_MAX_CONCURRENT_REQUESTS),
         })
+    }
+
+    /// At most `max` requests in flight (`[provider.cloudscale] max-concurrent-requests`).
+    pub fn with_max_concurrent_requests(mut self, max: usize) -> CloudscaleClient {
+        self.limiter = Limiter::new(max);
+        self
+    }
+
+    /// The configured most requests in flight: callers that fan out (refresh's member reads)
+    /// prepare no more than this at once.
+    pub fn max_concurrent_requests(&self) -> usize {
+        self.limiter.max()
     }
 
     pub fn with_request_timeout(mut self, timeout: Duration) -> CloudscaleClient {
@@ -241,7 +282,9 @@ impl CloudscaleClient {
         Ok(())
     }
 
-    /// Sends the request, retrying what is safe to retry; returns the success body.
+    /// Sends the request when the limiter allows, retrying what is safe to retry; returns the
+    /// success body. A 429 halves the requests in flight and waits as long as `Retry-After`
+    /// says before the request is sent again.
     async fn request(
         &self,
         method: Method,
@@ -249,18 +292,41 @@ impl CloudscaleClient {
         body: Option<Vec<u8>>,
     ) -> Result<Vec<u8>, Error> {
         let mut failures = 0;
+        let mut throttled = 0;
         loop {
-            match self.attempt(&method, path, body.clone()).await {
-                Err(error)
-                    if failures + 1 < self.retry.attempts && is_retryable(&method, &error) =>
-                {
-                    let pause = self.retry.backoff.delay(failures);
-                    tracing::debug!(%method, path, ?pause, "cloudscale API: retrying: {error}");
-                    tokio::time::sleep(pause).await;
-                    failures += 1;
+            let permit = self.limiter.acquire().await;
+            let failure = match self.attempt(&method, path, body.clone()).await {
+                Ok(body) => {
+                    permit.succeeded();
+                    return Ok(body);
                 }
-                outcome => return outcome,
-            }
+                Err(failure) => failure,
+            };
+            let pause = if is_throttled(&failure.error) {
+                permit.throttled();
+                throttled += 1;
+                if throttled >= THROTTLED_ATTEMPTS {
+                    return Err(failure.error);
+                }
+                let backoff = self.retry.backoff.delay(throttled - 1);
+                failure
+                    .retry_after
+                    .map_or(backoff, |after| after.min(MAX_RETRY_AFTER))
+            } else {
+                if matches!(failure.error, Error::Status { .. }) {
+                    // Answered: the API keeps up with this many requests.
+                    permit.succeeded();
+                } else {
+                    drop(permit);
+                }
+                if failures + 1 >= self.retry.attempts || !is_retryable(&method, &failure.error) {
+                    return Err(failure.error);
+                }
+                failures += 1;
+                self.retry.backoff.delay(failures - 1)
+            };
+            tracing::debug!(%method, path, ?pause, "cloudscale API: retrying: {}", failure.error);
+            tokio::time::sleep(pause).await;
         }
     }
 
@@ -269,7 +335,7 @@ impl CloudscaleClient {
         method: &Method,
         path: &str,
         body: Option<Vec<u8>>,
-    ) -> Result<Vec<u8>, Error> {
+    ) -> Result<Vec<u8>, Failure> {
         let transport = |source| Error::Transport {
             method: method.clone(),
             path: path.to_string(),
@@ -290,17 +356,32 @@ impl CloudscaleClient {
         let response = request.send().await.map_err(transport)?;
         let status = response.status();
         tracing::debug!(%method, path, status = status.as_u16(), "cloudscale API request");
+        let retry_after = retry_after(response.headers());
         let body = response.bytes().await.map_err(transport)?;
         if status.is_success() {
-            return Ok(body.to_vec());
+            return Ok(body.into());
         }
-        Err(Error::Status {
-            method: method.clone(),
-            path: path.to_string(),
-            status,
-            detail: error_detail(&body),
+        Err(Failure {
+            error: Error::Status {
+                method: method.clone(),
+                path: path.to_string(),
+                status,
+                detail: error_detail(&body),
+            },
+            retry_after,
         })
     }
+}
+
+fn is_throttled(error: &Error) -> bool {
+    matches!(error, Error::Status { status, .. } if *status == StatusCode::TOO_MANY_REQUESTS)
+}
+
+/// `Retry-After` in seconds, as the cloudscale API (Django REST framework) sends it; the
+/// HTTP-date form is not used by it and falls back to the backoff.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
+    value.trim().parse().ok().map(Duration::from_secs)
 }
 
 /// Whether a failed request may be sent again. A POST that reached the server may have created
@@ -413,6 +494,71 @@ mod tests {
         assert_eq!(body, json!({"ok": true}));
         assert_eq!(calls.load(Ordering::SeqCst), 3);
         assert_eq!(client.request_count(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_429_waits_as_long_as_retry_after_says() {
+        let calls = Arc::new(AtomicU32::new(0));
+        let counter = calls.clone();
+        let handler = move || {
+            let counter = counter.clone();
+            async move {
+                if counter.fetch_add(1, Ordering::SeqCst) == 0 {
+                    let headers = [(reqwest::header::RETRY_AFTER, "1")];
+                    (StatusCode::TOO_MANY_REQUESTS, headers, Json(json!({})))
+                } else {
+                    let headers = [(reqwest::header::CACHE_CONTROL, "no-store")];
+                    (StatusCode::OK, headers, Json(json!({"ok": true})))
+                }
+            }
+        };
+        let client = quick_client(&serve(Router::new().route("/v1/things", get(handler))).await);
+        let start = std::time::Instant::now();
+        let _: Value = client.get("/things").await.unwrap();
+        assert!(
+            start.elapsed() >= Duration::from_millis(950),
+            "{:?}",
+            start.elapsed()
+        );
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn more_429s_than_retries_slow_the_client_down_instead_of_failing_it() {
+        let (app, calls) = flaky(8, StatusCode::TOO_MANY_REQUESTS);
+        let client = quick_client(&serve(app).await);
+        let _: Value = client.get("/things").await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 9);
+        let (app, calls) = flaky(u32::MAX, StatusCode::TOO_MANY_REQUESTS);
+        let client = quick_client(&serve(app).await);
+        let error = client.get::<Value>("/things").await.unwrap_err();
+        assert!(matches!(error, Error::Status { status, .. } if status == 429));
+        assert_eq!(calls.load(Ordering::SeqCst), THROTTLED_ATTEMPTS);
+    }
+
+    #[tokio::test]
+    async fn requests_in_flight_stay_within_the_configured_most() {
+        let in_flight = Arc::new(AtomicU32::new(0));
+        let most = Arc::new(AtomicU32::new(0));
+        let (now, peak) = (in_flight.clone(), most.clone());
+        let handler = move || {
+            let (now, peak) = (now.clone(), peak.clone());
+            async move {
+                let current = now.fetch_add(1, Ordering::SeqCst) + 1;
+                peak.fetch_max(current, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                now.fetch_sub(1, Ordering::SeqCst);
+                Json(json!({"ok": true}))
+            }
+        };
+        let app = Router::new().route("/v1/things", get(handler));
+        let client = quick_client(&serve(app).await).with_max_concurrent_requests(3);
+        let reads = (0..12).map(|_| client.get::<Value>("/things"));
+        for result in futures::future::join_all(reads).await {
+            result.unwrap();
+        }
+        assert_eq!(most.load(Ordering::SeqCst), 3);
+        assert_eq!(client.max_concurrent_requests(), 3);
     }
 
     #[tokio::test]

@@ -9,6 +9,8 @@ pub mod desired;
 pub mod diff;
 pub mod execute;
 pub mod impact;
+mod indexed;
+pub mod limiter;
 pub mod objects;
 pub mod ops;
 pub mod order;

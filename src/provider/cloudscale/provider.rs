@@ -16,10 +16,11 @@ use super::client::{token_from_env, Backoff, CloudscaleClient, Secret, WaitPolic
 use super::desired::desired_objects;
 use super::diff::{diff, DiffInput, PROVIDER};
 use super::execute::{execute, LbIds};
+use super::indexed::IndexedSnapshot;
 use super::objects::{LbObjects, Snapshot, OWNER_TAG};
 use super::refresh::refresh;
 use super::servers::{CloudscaleInstances, ServerCache};
-use crate::config::{Endpoint, Resource, ResourceSpec};
+use crate::config::{self, Endpoint, Resource, ResourceSpec};
 use crate::model::LbMode;
 use crate::model::{Address, LoadBalancerSpec};
 use crate::plan::{Action, ResourceChange};
@@ -31,7 +32,7 @@ use crate::state::ResourceState;
 
 pub struct CloudscaleProvider {
     client: Arc<CloudscaleClient>,
-    snapshot: Mutex<Snapshot>,
+    snapshot: Mutex<IndexedSnapshot>,
     embedded: Mutex<Option<sim::SimHandle>>,
     /// The servers, read once per refresh when a bound load balancer needs them, and shared
     /// with node-metadata drift.
@@ -82,8 +83,11 @@ fn error(address: impl ToString, message: impl ToString) -> ProviderError {
 impl CloudscaleProvider {
     /// Connects to the endpoint; `embedded` starts the built-in simulator on 127.0.0.1 over
     /// the world persisted in `<state-dir>/embedded/cloudscale.json`.
-    pub async fn connect(endpoint: &Endpoint, state_dir: &Path) -> Result<Self, ProviderError> {
-        let (client, embedded) = match endpoint {
+    pub async fn connect(
+        settings: &config::CloudscaleProvider,
+        state_dir: &Path,
+    ) -> Result<Self, ProviderError> {
+        let (client, embedded) = match &settings.endpoint {
             Endpoint::Url(url) => {
                 let token = token_from_env().map_err(|e| error(PROVIDER, e))?;
                 (
@@ -116,9 +120,10 @@ impl CloudscaleProvider {
                 (client, Some(handle))
             }
         };
+        let client = client.with_max_concurrent_requests(settings.max_concurrent_requests);
         Ok(CloudscaleProvider {
             client: Arc::new(client),
-            snapshot: Mutex::new(Snapshot::default()),
+            snapshot: Mutex::new(IndexedSnapshot::default()),
             embedded: Mutex::new(embedded),
             servers: Arc::default(),
             clusters: Mutex::new(None),
@@ -139,7 +144,7 @@ impl CloudscaleProvider {
             })
     }
 
-    fn snapshot(&self) -> std::sync::MutexGuard<'_, Snapshot> {
+    fn snapshot(&self) -> std::sync::MutexGuard<'_, IndexedSnapshot> {
         self.snapshot.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -183,7 +188,7 @@ impl CloudscaleProvider {
         {
             self.servers.set(servers);
         }
-        *self.snapshot() = snapshot;
+        *self.snapshot() = IndexedSnapshot::new(snapshot);
         *self.views.lock().unwrap_or_else(|p| p.into_inner()) = views;
         Ok(())
     }
@@ -299,7 +304,7 @@ impl CloudscaleProvider {
         if controller_mode {
             return self.apply_ccm(change, journal).await.map(Some);
         }
-        let live = find_live(&self.snapshot(), address, prior.map(|p| p.id.as_str()))?;
+        let live = find_live(&self.snapshot(), address, prior.map(|p| p.id.as_str()))?.cloned();
         let mut ids = live.as_ref().map(LbIds::from_live).unwrap_or_default();
         let journal_error = |e: crate::state::StateError| error(address, e);
         for operation in &change.operations {
@@ -502,19 +507,19 @@ fn state_entry(change: &ResourceChange, ids: LbIds) -> Option<ResourceState> {
 
 /// The live load balancer of an address: the one the state names, else the one carrying
 /// skyplan's ownership tag (adopting what an apply created before the state was lost).
-fn find_live(
-    snapshot: &Snapshot,
+fn find_live<'s>(
+    snapshot: &'s IndexedSnapshot,
     address: &Address,
     prior_id: Option<&str>,
-) -> Result<Option<LbObjects>, ProviderError> {
+) -> Result<Option<&'s LbObjects>, ProviderError> {
     if let Some(lb) = prior_id.and_then(|id| snapshot.load_balancer(id)) {
-        return Ok(Some(lb.clone()));
+        return Ok(Some(lb));
     }
     let tag = address.to_string();
     let owned: Vec<&LbObjects> = snapshot.owned_by(&tag).collect();
     match owned.as_slice() {
         [] => Ok(None),
-        [one] => Ok(Some((*one).clone())),
+        [one] => Ok(Some(*one)),
         many => Err(error(
             address,
             format!(
@@ -588,13 +593,13 @@ impl CloudscaleProvider {
             .transpose()
             .map_err(|e| error(address, e))?;
         if let (Some(desired), Purpose::Plan) = (&desired, purpose) {
-            check_floating_ips(&snapshot, address, desired, live.as_ref())?;
+            check_floating_ips(&snapshot, address, desired, live)?;
         }
         Ok(diff(&DiffInput {
             address,
             desired: spec.zip(desired.as_ref()),
             prior,
-            live: live.as_ref(),
+            live,
             replace: options.replace.contains(address),
             allow_delete: options.allow_delete.contains(address),
         }))
@@ -706,6 +711,10 @@ impl Provider for CloudscaleProvider {
 
     fn close(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
         async move {
+            // The snapshot of a large account holds 100,000 objects and more: it is freed on a
+            // thread of its own, so the command does not wait for it before it exits.
+            let snapshot = std::mem::take(&mut *self.snapshot());
+            std::thread::spawn(move || drop(snapshot));
             let handle = self
                 .embedded
                 .lock()

@@ -16,32 +16,54 @@ use super::objects::{
     LbObject, LbObjects, ListenerObject, MemberObject, MonitorObject, PoolObject, PoolSet, Snapshot,
 };
 
-/// Member lists read at once; bounded so a large account does not trip the rate limit.
-const MEMBER_READS_IN_FLIGHT: usize = 16;
-
 /// Reads every load balancer with its pools, monitors, listeners and floating IPs, plus every
-/// floating IP and subnet; members only for load balancers where `want_members` is true.
+/// floating IP and subnet; members only for load balancers where `want_members` is true. The
+/// member reads start as soon as the load balancers and pools are read, while the other
+/// collections are still coming in.
 pub async fn refresh(
     client: &CloudscaleClient,
     want_members: impl Fn(&LbObject) -> bool,
 ) -> Result<Snapshot, Error> {
-    let collections = read_collections(client).await?;
-    let wanted: BTreeSet<String> = collections
-        .load_balancers
+    let with_members = async {
+        let (load_balancers, pools) = tokio::try_join!(
+            client.get::<Vec<api::LoadBalancer>>("/load-balancers"),
+            client.get::<Vec<api::Pool>>("/load-balancers/pools"),
+        )?;
+        let pools_to_read = pools_to_read(&load_balancers, &pools, &want_members);
+        let members = read_members(client, pools_to_read).await?;
+        Ok::<_, Error>((load_balancers, pools, members))
+    };
+    let ((load_balancers, pools, members), (listeners, monitors, floating_ips, subnets)) =
+        tokio::try_join!(with_members, read_other_collections(client))?;
+    let collections = Collections {
+        load_balancers,
+        pools,
+        listeners,
+        monitors,
+        floating_ips,
+        subnets,
+    };
+    Ok(assemble(collections, members))
+}
+
+/// The pools of the load balancers whose members are wanted. Collected into a `Vec` before
+/// the reads: a lazy iterator held across an await would keep the future from being Send for
+/// every lifetime, which boxing it as a provider future requires.
+fn pools_to_read(
+    load_balancers: &[api::LoadBalancer],
+    pools: &[api::Pool],
+    want_members: impl Fn(&LbObject) -> bool,
+) -> Vec<String> {
+    let wanted: BTreeSet<&str> = load_balancers
         .iter()
         .filter(|lb| want_members(&LbObject::from((*lb).clone())))
-        .map(|lb| lb.uuid.clone())
+        .map(|lb| lb.uuid.as_str())
         .collect();
-    // Collected before the await: a lazy iterator held across it would keep the future from
-    // being Send for every lifetime, which boxing it as a provider future requires.
-    let pools_to_read: Vec<String> = collections
-        .pools
+    pools
         .iter()
-        .filter(|pool| wanted.contains(&pool.load_balancer.uuid))
+        .filter(|pool| wanted.contains(pool.load_balancer.uuid.as_str()))
         .map(|pool| pool.uuid.clone())
-        .collect();
-    let members = read_members(client, pools_to_read).await?;
-    Ok(assemble(collections, members))
+        .collect()
 }
 
 struct Collections {
@@ -53,26 +75,24 @@ struct Collections {
     subnets: Vec<api::Subnet>,
 }
 
-async fn read_collections(client: &CloudscaleClient) -> Result<Collections, Error> {
-    let (load_balancers, pools, listeners, monitors, floating_ips, subnets) = tokio::try_join!(
-        client.get("/load-balancers"),
-        client.get("/load-balancers/pools"),
+type OtherCollections = (
+    Vec<api::Listener>,
+    Vec<api::HealthMonitor>,
+    Vec<api::FloatingIp>,
+    Vec<api::Subnet>,
+);
+
+async fn read_other_collections(client: &CloudscaleClient) -> Result<OtherCollections, Error> {
+    tokio::try_join!(
         client.get("/load-balancers/listeners"),
         client.get("/load-balancers/health-monitors"),
         client.get("/floating-ips"),
         client.get("/subnets"),
-    )?;
-    Ok(Collections {
-        load_balancers,
-        pools,
-        listeners,
-        monitors,
-        floating_ips,
-        subnets,
-    })
+    )
 }
 
-/// Members by pool UUID.
+/// Members by pool UUID. As many reads are prepared at once as the client may send at once;
+/// the client's limiter decides how many are in flight (fewer after a 429).
 async fn read_members(
     client: &CloudscaleClient,
     pool_uuids: Vec<String>,
@@ -84,7 +104,7 @@ async fn read_members(
                 .await?;
             Ok::<_, Error>((uuid, members))
         })
-        .buffer_unordered(MEMBER_READS_IN_FLIGHT)
+        .buffer_unordered(client.max_concurrent_requests())
         .try_collect()
         .await
 }
@@ -112,18 +132,22 @@ fn assemble(collections: Collections, mut members: HashMap<String, Vec<api::Memb
         .map(|lb| {
             let pool_sets = pools.remove(&lb.uuid).unwrap_or_default().into_iter();
             let pool_sets = pool_sets.map(|pool| {
-                let uuid = pool.uuid.clone();
-                let pool_members = members.remove(&uuid).unwrap_or_default();
+                let uuid = &pool.uuid;
+                let pool_members = members.remove(uuid).unwrap_or_default();
+                let monitor = monitors.remove(uuid).map(MonitorObject::from);
+                let listener = listeners.remove(uuid).map(ListenerObject::from);
                 let pool_set = PoolSet {
                     pool: PoolObject::from(pool),
                     members: members_by_name(pool_members),
-                    monitor: monitors.remove(&uuid).map(MonitorObject::from),
-                    listener: listeners.remove(&uuid).map(ListenerObject::from),
+                    monitor,
+                    listener,
                 };
-                (pool_set.pool.name.clone(), uuid, pool_set)
+                (pool_set.pool.name.clone(), pool_set)
             });
             LbObjects {
-                pools: unique_keys(pool_sets),
+                pools: unique_keys(pool_sets, |set| {
+                    set.pool.uuid.as_deref().unwrap_or_default()
+                }),
                 floating_ips: floating_ips.remove(&lb.uuid).unwrap_or_default(),
                 lb: LbObject::from(lb),
             }
@@ -158,24 +182,26 @@ fn pools_by_load_balancer(pools: Vec<api::Pool>) -> HashMap<String, Vec<api::Poo
 
 fn members_by_name(mut members: Vec<api::Member>) -> BTreeMap<String, MemberObject> {
     members.sort_by(|a, b| (&a.created_at, &a.uuid).cmp(&(&b.created_at, &b.uuid)));
-    unique_keys(members.into_iter().map(|member| {
-        let object = MemberObject::from(member);
-        (
-            object.name.clone(),
-            object.uuid.clone().unwrap_or_default(),
-            object,
-        )
-    }))
+    unique_keys(
+        members.into_iter().map(|member| {
+            let object = MemberObject::from(member);
+            (object.name.clone(), object)
+        }),
+        |member| member.uuid.as_deref().unwrap_or_default(),
+    )
 }
 
 /// Keys values by name; a name seen before gets the object's UUID appended (`tcp#<uuid>`), so
 /// a duplicate stays visible — and unwanted by any plan — instead of silently replacing the
 /// first.
-fn unique_keys<V>(named: impl Iterator<Item = (String, String, V)>) -> BTreeMap<String, V> {
+fn unique_keys<V>(
+    named: impl Iterator<Item = (String, V)>,
+    uuid: impl Fn(&V) -> &str,
+) -> BTreeMap<String, V> {
     let mut keyed = BTreeMap::new();
-    for (name, uuid, value) in named {
+    for (name, value) in named {
         let key = if keyed.contains_key(&name) {
-            format!("{name}#{uuid}")
+            format!("{name}#{}", uuid(&value))
         } else {
             name
         };

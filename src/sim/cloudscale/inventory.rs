@@ -19,12 +19,18 @@ pub const DEFAULT_NETWORK_UUID: Uuid = uuid!("2db69ba3-1864-4608-853a-0771b6885a
 pub const DEFAULT_SUBNET_UUID: Uuid = uuid!("70d282ab-2a01-4abb-a03e-5c1d0ba29ef2");
 pub const DEFAULT_SUBNET_CIDR: &str = "10.0.0.0/24";
 
-/// The provider's public subnet. Like on the real cloud it is not listed under `/subnets`, but
-/// public VIPs and server addresses reference it.
+/// The provider's public subnets. Like on the real cloud they are not listed under `/subnets`,
+/// but public VIPs and server addresses reference them. Addresses are handed out from the
+/// first, as every world so far has had them, then from the second, a /15 of the benchmarking
+/// range (RFC 2544), so that one account holds as many load balancers as a large real one.
 pub const PUBLIC_SUBNET_UUID: Uuid = uuid!("c0ffee00-4e3d-4b1a-9f2b-5f0e1a2b3c4d");
 pub const PUBLIC_SUBNET_CIDR: &str = "5.102.144.0/22";
-/// Where public VIPs and server public addresses are taken from (inside the public subnet).
-const PUBLIC_HOSTS: &str = "5.102.144.0/22";
+pub const PUBLIC_SUBNET_2_UUID: Uuid = uuid!("c0ffee00-4e3d-4b1a-9f2b-5f0e1a2b3c4e");
+pub const PUBLIC_SUBNET_2_CIDR: &str = "198.18.0.0/15";
+const PUBLIC_SUBNETS: [(Uuid, &str); 2] = [
+    (PUBLIC_SUBNET_UUID, PUBLIC_SUBNET_CIDR),
+    (PUBLIC_SUBNET_2_UUID, PUBLIC_SUBNET_2_CIDR),
+];
 /// Where new single-address floating IPs are taken from; IPv6 `/56` networks are taken from
 /// `2a06:c01:N::/56`, outside this range.
 const FLOATING_V4_HOSTS: &str = "5.102.150.0/24";
@@ -52,20 +58,53 @@ pub fn is_region(slug: &str) -> bool {
     ZONES.iter().any(|zone| region_of(zone) == slug)
 }
 
-pub fn public_subnet_cidr() -> IpNet {
-    PUBLIC_SUBNET_CIDR.parse().expect("constant CIDR")
+/// The CIDR of a public subnet, `None` for any other UUID.
+pub fn public_subnet_cidr(uuid: Uuid) -> Option<IpNet> {
+    PUBLIC_SUBNETS
+        .iter()
+        .find(|(public, _)| *public == uuid)
+        .map(|(_, cidr)| cidr.parse().expect("constant CIDR"))
+}
+
+/// The public subnet holding `address` (the first one for an address outside all of them).
+pub fn public_subnet_of(address: IpAddr) -> Uuid {
+    PUBLIC_SUBNETS
+        .iter()
+        .find(|(_, cidr)| {
+            cidr.parse::<IpNet>()
+                .expect("constant CIDR")
+                .contains(&address)
+        })
+        .map_or(PUBLIC_SUBNET_UUID, |(uuid, _)| *uuid)
+}
+
+/// Host number `n` of the public subnets taken one after the other (network and broadcast
+/// addresses left out); `None` past the last. Constant time, so allocation can keep a cursor.
+pub fn public_host(n: u32) -> Option<IpAddr> {
+    let mut n = n;
+    for (_, cidr) in PUBLIC_SUBNETS {
+        let IpNet::V4(net) = cidr.parse::<IpNet>().expect("constant CIDR") else {
+            continue;
+        };
+        let hosts = (1u32 << (32 - net.prefix_len())) - 2;
+        if n < hosts {
+            return Some(IpAddr::V4((u32::from(net.network()) + 1 + n).into()));
+        }
+        n -= hosts;
+    }
+    None
 }
 
 /// The first host of `range` that is neither taken nor the gateway; deterministic so that
 /// example worlds and tests see the same addresses every time.
-pub fn free_host(range: IpNet, gateway: Option<IpAddr>, used: &[IpAddr]) -> Option<IpAddr> {
+pub fn free_host(
+    range: IpNet,
+    gateway: Option<IpAddr>,
+    taken: impl Fn(&IpAddr) -> bool,
+) -> Option<IpAddr> {
     range
         .hosts()
-        .find(|host| Some(*host) != gateway && !used.contains(host))
-}
-
-pub fn free_public_host(used: &[IpAddr]) -> Option<IpAddr> {
-    free_host(PUBLIC_HOSTS.parse().expect("constant CIDR"), None, used)
+        .find(|host| Some(*host) != gateway && !taken(host))
 }
 
 /// A free floating network of the given prefix length: a single address (`/32`, `/128`) or an
@@ -140,6 +179,8 @@ pub fn default_world(now: Timestamp) -> World {
         servers: vec![],
         networks: vec![network],
         subnets: vec![subnet],
+        index: Default::default(),
+        used_addresses: None,
     }
 }
 
@@ -160,8 +201,29 @@ mod tests {
         let gateway = Some("10.0.0.1".parse().unwrap());
         let used = ["10.0.0.2".parse().unwrap()];
         assert_eq!(
-            free_host(range, gateway, &used),
+            free_host(range, gateway, |host| used.contains(host)),
             Some("10.0.0.3".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn public_hosts_run_through_both_public_subnets() {
+        assert_eq!(public_host(0), Some("5.102.144.1".parse().unwrap()));
+        assert_eq!(public_host(1021), Some("5.102.147.254".parse().unwrap()));
+        assert_eq!(public_host(1022), Some("198.18.0.1".parse().unwrap()));
+        assert_eq!(
+            public_host(1022 + 131_069),
+            Some("198.19.255.254".parse().unwrap())
+        );
+        assert_eq!(public_host(1022 + 131_070), None);
+        let second = public_host(5000).unwrap();
+        assert_eq!(public_subnet_of(second), PUBLIC_SUBNET_2_UUID);
+        assert!(public_subnet_cidr(PUBLIC_SUBNET_2_UUID)
+            .unwrap()
+            .contains(&second));
+        assert_eq!(
+            public_subnet_of(public_host(7).unwrap()),
+            PUBLIC_SUBNET_UUID
         );
     }
 

@@ -4,15 +4,18 @@
 //! against the real API works against it unchanged. The world lives in one JSON file.
 //!
 //! Codemap: `server` starts and stops it; `routes` holds one file per collection; `world` is
-//! the data and its file format, `inventory` what a fresh account holds, `persist` the file
+//! the data and its file format (`index` its lookups for the list endpoints, `address_book`
+//! the taken addresses), `inventory` what a fresh account holds, `persist` the file
 //! writes; `api` the wire conventions (errors, bodies, lookups), `refs` nested references,
 //! `filter` tag filters, `auth` the bearer token, `stats` the request counters, `faults` the
 //! faults injected on purpose.
 
+mod address_book;
 mod api;
 mod auth;
 mod faults;
 mod filter;
+mod index;
 mod inventory;
 mod persist;
 mod refs;

@@ -4,18 +4,18 @@
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use super::inventory::{public_subnet_cidr, PUBLIC_SUBNET_UUID};
+use super::inventory::public_subnet_cidr;
 use super::state::Ctx;
 use super::world::{find, World};
 
 pub fn load_balancer(world: &World, ctx: &Ctx, uuid: Uuid) -> Value {
-    find(&world.load_balancers, uuid).map_or(Value::Null, |lb| {
+    world.load_balancer(uuid).map_or(Value::Null, |lb| {
         json!({"href": ctx.href(format!("load-balancers/{uuid}")), "uuid": uuid, "name": lb.name})
     })
 }
 
 pub fn pool(world: &World, ctx: &Ctx, uuid: Uuid) -> Value {
-    find(&world.pools, uuid).map_or(Value::Null, |pool| {
+    world.pool(uuid).map_or(Value::Null, |pool| {
         json!({"href": ctx.href(format!("load-balancers/pools/{uuid}")), "uuid": uuid, "name": pool.name})
     })
 }
@@ -32,13 +32,9 @@ pub fn network(world: &World, ctx: &Ctx, uuid: Uuid) -> Value {
     })
 }
 
-/// Also resolves the provider's public subnet, which `/subnets` does not list.
+/// Also resolves the provider's public subnets, which `/subnets` does not list.
 pub fn subnet(world: &World, ctx: &Ctx, uuid: Uuid) -> Value {
-    let cidr = if uuid == PUBLIC_SUBNET_UUID {
-        Some(public_subnet_cidr())
-    } else {
-        find(&world.subnets, uuid).map(|subnet| subnet.cidr)
-    };
+    let cidr = public_subnet_cidr(uuid).or_else(|| find(&world.subnets, uuid).map(|s| s.cidr));
     cidr.map_or(
         Value::Null,
         |cidr| json!({"href": ctx.href(format!("subnets/{uuid}")), "uuid": uuid, "cidr": cidr}),

@@ -2,7 +2,7 @@
 //! settle time, the request counters, the fault injector, and the signal that tells the writer
 //! the world changed.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp, Unit};
@@ -18,7 +18,8 @@ use super::world::World;
 pub struct Sim(Arc<Inner>);
 
 struct Inner {
-    world: Mutex<World>,
+    /// Reads (every list of a refresh) run side by side; changes one at a time.
+    world: RwLock<World>,
     base: String,
     settle: SignedDuration,
     token: String,
@@ -56,7 +57,7 @@ impl Sim {
         faults: Faults,
     ) -> Self {
         Sim(Arc::new(Inner {
-            world: Mutex::new(world),
+            world: RwLock::new(world),
             base,
             settle: SignedDuration::try_from(settle).unwrap_or(SignedDuration::MAX),
             token,
@@ -67,13 +68,23 @@ impl Sim {
     }
 
     pub fn read<T>(&self, f: impl FnOnce(&World, &Ctx) -> T) -> T {
-        f(&self.lock(), &self.ctx())
+        f(&self.reading(), &self.ctx())
+    }
+
+    /// A read that looks up many objects by UUID (a list): the world's index is built first,
+    /// unless the world has not changed since it last was.
+    pub fn read_indexed<T>(&self, f: impl FnOnce(&World, &Ctx) -> T) -> T {
+        f(self.reading().indexed(), &self.ctx())
     }
 
     /// Runs a mutation; a successful one wakes the writer. A failing one must not have changed
-    /// the world (handlers validate before they mutate).
+    /// the world (handlers validate before they mutate). The index is dropped first, so the
+    /// mutation's own lookups search the world as it is.
     pub fn write<T>(&self, f: impl FnOnce(&mut World, &Ctx) -> ApiResult<T>) -> ApiResult<T> {
-        let result = f(&mut self.lock(), &self.ctx());
+        let mut world = self.writing();
+        world.unindex();
+        let result = f(&mut world, &self.ctx());
+        drop(world);
         if result.is_ok() {
             self.0.dirty.notify_one();
         }
@@ -82,7 +93,7 @@ impl Sim {
 
     /// The world file's content.
     pub fn world_json(&self) -> String {
-        persist::world_text(&*self.lock())
+        persist::world_text(&*self.reading())
     }
 
     /// Resolves once the world changed since the last call.
@@ -102,11 +113,18 @@ impl Sim {
         &self.0.token
     }
 
-    fn lock(&self) -> MutexGuard<'_, World> {
-        // A handler that panicked mid-change leaves at worst one half-made object: keep serving.
+    // A handler that panicked mid-change leaves at worst one half-made object: keep serving.
+    fn reading(&self) -> RwLockReadGuard<'_, World> {
         self.0
             .world
-            .lock()
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn writing(&self) -> RwLockWriteGuard<'_, World> {
+        self.0
+            .world
+            .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 

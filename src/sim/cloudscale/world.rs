@@ -4,11 +4,15 @@
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
+use std::sync::{Arc, OnceLock};
 
 use ipnet::IpNet;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
+
+use super::address_book::UsedAddresses;
+use super::index::Index;
 
 pub type Tags = BTreeMap<String, String>;
 
@@ -43,6 +47,13 @@ pub struct World {
     pub networks: Vec<Network>,
     #[serde(default)]
     pub subnets: Vec<Subnet>,
+    /// Lookups for the list endpoints; emptied by every change (see `Sim::write`).
+    #[serde(skip)]
+    pub index: OnceLock<Arc<Index>>,
+    /// The addresses taken, kept between creates so that allocation does not rebuild the set;
+    /// `None` after a release (a deleted load balancer or server) until the next allocation.
+    #[serde(skip)]
+    pub used_addresses: Option<UsedAddresses>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -329,13 +340,53 @@ pub fn find_mut<T: Keyed>(items: &mut [T], uuid: Uuid) -> Option<&mut T> {
 }
 
 impl World {
+    /// Builds the lookups the list endpoints need, unless this world already has them.
+    pub fn indexed(&self) -> &World {
+        self.index.get_or_init(|| Arc::new(Index::of(self)));
+        self
+    }
+
+    /// Forgets the lookups: called before every change.
+    pub fn unindex(&mut self) {
+        self.index = OnceLock::new();
+    }
+
+    pub fn load_balancer(&self, uuid: Uuid) -> Option<&LoadBalancer> {
+        match self.index.get() {
+            Some(index) => index.load_balancer(uuid).map(|i| &self.load_balancers[i]),
+            None => find(&self.load_balancers, uuid),
+        }
+    }
+
+    pub fn pool(&self, uuid: Uuid) -> Option<&Pool> {
+        match self.index.get() {
+            Some(index) => index.pool(uuid).map(|i| &self.pools[i]),
+            None => find(&self.pools, uuid),
+        }
+    }
+
+    /// The members of a pool, in creation order.
+    pub fn members_of(&self, pool: Uuid) -> Vec<&Member> {
+        match self.index.get() {
+            Some(index) => index
+                .members_of(pool)
+                .iter()
+                .map(|&i| &self.members[i])
+                .collect(),
+            None => self.members.iter().filter(|m| m.pool == pool).collect(),
+        }
+    }
+
     /// The load balancer a pool belongs to, if both exist.
     pub fn pool_lb(&self, pool: Uuid) -> Option<Uuid> {
-        find(&self.pools, pool).map(|p| p.load_balancer)
+        self.pool(pool).map(|p| p.load_balancer)
     }
 
     pub fn monitor_of(&self, pool: Uuid) -> Option<&HealthMonitor> {
-        self.health_monitors.iter().find(|m| m.pool == pool)
+        match self.index.get() {
+            Some(index) => index.monitor_of(pool).map(|i| &self.health_monitors[i]),
+            None => self.health_monitors.iter().find(|m| m.pool == pool),
+        }
     }
 
     /// Puts a load balancer into `changing` until `until`: the real API applies changes to one
@@ -346,8 +397,8 @@ impl World {
         }
     }
 
-    /// Every address taken in the account (VIPs and server interfaces), for allocation.
-    pub fn used_addresses(&self) -> Vec<IpAddr> {
+    /// Every address taken in the account (VIPs and server interfaces).
+    pub fn taken_addresses(&self) -> impl Iterator<Item = IpAddr> + '_ {
         let vips = self
             .load_balancers
             .iter()
@@ -357,7 +408,25 @@ impl World {
             .iter()
             .flat_map(|s| s.interfaces.iter())
             .flat_map(|i| i.addresses.iter().map(|a| a.address));
-        vips.chain(servers).collect()
+        vips.chain(servers)
+    }
+
+    /// The taken addresses, for a create to claim from; give them back with
+    /// [`World::keep_used_addresses`] once the create succeeded.
+    pub fn take_used_addresses(&mut self) -> UsedAddresses {
+        match self.used_addresses.take() {
+            Some(used) => used,
+            None => UsedAddresses::of(self.taken_addresses()),
+        }
+    }
+
+    pub fn keep_used_addresses(&mut self, used: UsedAddresses) {
+        self.used_addresses = Some(used);
+    }
+
+    /// Called when addresses are released: the next allocation counts them afresh.
+    pub fn forget_used_addresses(&mut self) {
+        self.used_addresses = None;
     }
 }
 

@@ -2,6 +2,9 @@
 
 use std::net::IpAddr;
 
+use uuid::Uuid;
+
+use crate::sim::cloudscale::address_book::UsedAddresses;
 use crate::sim::cloudscale::api::{ApiError, ApiResult};
 use crate::sim::cloudscale::inventory;
 use crate::sim::cloudscale::world::Subnet;
@@ -11,35 +14,38 @@ use crate::sim::cloudscale::world::Subnet;
 pub fn claim(
     subnet: &Subnet,
     requested: Option<IpAddr>,
-    used: &mut Vec<IpAddr>,
+    used: &mut UsedAddresses,
     field: &str,
 ) -> ApiResult<IpAddr> {
-    let address =
-        match requested {
-            Some(address) if !subnet.cidr.contains(&address) => {
-                return Err(ApiError::bad_request(format!(
-                    "{field}: {address} is not in subnet {}.",
-                    subnet.cidr
-                )))
-            }
-            Some(address) if used.contains(&address) => {
-                return Err(ApiError::bad_request(format!(
-                    "{field}: {address} is already in use."
-                )))
-            }
-            Some(address) => address,
-            None => inventory::free_host(subnet.cidr, subnet.gateway_address, used).ok_or_else(
-                || ApiError::bad_request(format!("{field}: subnet {} is full.", subnet.cidr)),
-            )?,
-        };
-    used.push(address);
+    let address = match requested {
+        Some(address) if !subnet.cidr.contains(&address) => {
+            return Err(ApiError::bad_request(format!(
+                "{field}: {address} is not in subnet {}.",
+                subnet.cidr
+            )))
+        }
+        Some(address) if used.contains(&address) => {
+            return Err(ApiError::bad_request(format!(
+                "{field}: {address} is already in use."
+            )))
+        }
+        Some(address) => address,
+        None => inventory::free_host(subnet.cidr, subnet.gateway_address, |host| {
+            used.contains(host)
+        })
+        .ok_or_else(|| {
+            ApiError::bad_request(format!("{field}: subnet {} is full.", subnet.cidr))
+        })?,
+    };
+    used.take(address);
     Ok(address)
 }
 
-/// The next free public address (VIPs without a subnet, public server interfaces).
-pub fn claim_public(used: &mut Vec<IpAddr>, field: &str) -> ApiResult<IpAddr> {
-    let address = inventory::free_public_host(used)
+/// The next free public address (VIPs without a subnet, public server interfaces) and the
+/// public subnet it belongs to.
+pub fn claim_public(used: &mut UsedAddresses, field: &str) -> ApiResult<(IpAddr, Uuid)> {
+    let address = used
+        .next_public()
         .ok_or_else(|| ApiError::bad_request(format!("{field}: no public address left.")))?;
-    used.push(address);
-    Ok(address)
+    Ok((address, inventory::public_subnet_of(address)))
 }

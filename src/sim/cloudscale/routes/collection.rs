@@ -82,7 +82,9 @@ fn position<C: Collection>(world: &World, raw: &str) -> ApiResult<usize> {
 }
 
 async fn list<C: Collection>(State(sim): State<Sim>, filter: TagFilter) -> Json<Vec<Value>> {
-    sim.read(|world, ctx| listing(C::items(world), &filter, |item| C::render(world, ctx, item)))
+    sim.read_indexed(|world, ctx| {
+        listing(C::items(world), &filter, |item| C::render(world, ctx, item))
+    })
 }
 
 async fn show<C: Collection>(

@@ -9,8 +9,9 @@ use uuid::Uuid;
 
 use super::collection::Collection;
 use super::{addresses, pools, NameAndTags};
+use crate::sim::cloudscale::address_book::UsedAddresses;
 use crate::sim::cloudscale::api::{ApiError, ApiResult};
-use crate::sim::cloudscale::inventory::{self, PUBLIC_SUBNET_UUID, ZONES};
+use crate::sim::cloudscale::inventory::{self, ZONES};
 use crate::sim::cloudscale::refs;
 use crate::sim::cloudscale::state::Ctx;
 use crate::sim::cloudscale::world::{find, LoadBalancer, Tags, Vip, World};
@@ -69,7 +70,7 @@ impl Collection for LoadBalancers {
             name: request.name,
             flavor: request.flavor,
             zone,
-            vip_addresses: assign_vips(world, &request.vip_addresses)?,
+            vip_addresses: claim_vips(world, &request.vip_addresses)?,
             tags: request.tags,
             created_at: ctx.now,
             changing_until: Some(ctx.settled_at()),
@@ -84,6 +85,7 @@ impl Collection for LoadBalancers {
 
     /// Takes every sub-object with it and unassigns its floating IPs.
     fn removed(world: &mut World, _: &Ctx, lb: &LoadBalancer) {
+        world.forget_used_addresses();
         let pools: Vec<Uuid> = world
             .pools
             .iter()
@@ -128,24 +130,32 @@ pub fn status(lb: &LoadBalancer, ctx: &Ctx) -> &'static str {
     }
 }
 
+/// [`assign_vips`] with the world's taken addresses, kept for the next create when it succeeds
+/// (a refused create may have claimed some: they are counted afresh next time).
+fn claim_vips(world: &mut World, requests: &[VipRequest]) -> ApiResult<Vec<Vip>> {
+    let mut used = world.take_used_addresses();
+    let vips = assign_vips(world, requests, &mut used)?;
+    world.keep_used_addresses(used);
+    Ok(vips)
+}
+
 /// The requested VIPs, addresses filled in from their subnets; without any request, one
 /// public address, as the real cloud gives.
-fn assign_vips(world: &World, requests: &[VipRequest]) -> ApiResult<Vec<Vip>> {
-    let mut used = world.used_addresses();
+fn assign_vips(
+    world: &World,
+    requests: &[VipRequest],
+    used: &mut UsedAddresses,
+) -> ApiResult<Vec<Vip>> {
     if requests.is_empty() {
-        let address = addresses::claim_public(&mut used, "vip_addresses")?;
-        return Ok(vec![Vip {
-            address,
-            subnet: PUBLIC_SUBNET_UUID,
-        }]);
+        let (address, subnet) = addresses::claim_public(used, "vip_addresses")?;
+        return Ok(vec![Vip { address, subnet }]);
     }
     requests
         .iter()
         .map(|request| {
             let subnet = find(&world.subnets, request.subnet)
                 .ok_or_else(|| ApiError::unknown("vip_addresses.subnet", request.subnet))?;
-            let address =
-                addresses::claim(subnet, request.address, &mut used, "vip_addresses.address")?;
+            let address = addresses::claim(subnet, request.address, used, "vip_addresses.address")?;
             Ok(Vip {
                 address,
                 subnet: subnet.uuid,

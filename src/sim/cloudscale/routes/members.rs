@@ -101,9 +101,11 @@ async fn list(
     Path(pool): Path<String>,
     filter: TagFilter,
 ) -> ApiResult<Json<Vec<Value>>> {
-    sim.read(|world, ctx| {
-        let pool = lookup(&world.pools, &pool)?.uuid;
-        let members = world.members.iter().filter(|member| member.pool == pool);
+    sim.read_indexed(|world, ctx| {
+        let pool = world
+            .pool(path_uuid(&pool)?)
+            .ok_or_else(ApiError::not_found)?;
+        let members = world.members_of(pool.uuid);
         Ok(listing(members, &filter, |member| {
             render(world, ctx, member)
         }))

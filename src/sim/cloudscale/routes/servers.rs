@@ -11,8 +11,9 @@ use uuid::Uuid;
 use super::addresses;
 use super::assign;
 use super::collection::Collection;
+use crate::sim::cloudscale::address_book::UsedAddresses;
 use crate::sim::cloudscale::api::{ApiError, ApiResult};
-use crate::sim::cloudscale::inventory::{self, PUBLIC_SUBNET_UUID, ZONES};
+use crate::sim::cloudscale::inventory::{self, ZONES};
 use crate::sim::cloudscale::refs;
 use crate::sim::cloudscale::state::Ctx;
 use crate::sim::cloudscale::world::{find, Interface, InterfaceAddress, Server, Tags, World};
@@ -56,7 +57,9 @@ impl Collection for Servers {
         if !inventory::is_zone(&zone) {
             return Err(ApiError::unknown("zone", &zone));
         }
-        let interfaces = requested_interfaces(world, &mut request)?;
+        let mut used = world.take_used_addresses();
+        let interfaces = requested_interfaces(world, &mut request, &mut used)?;
+        world.keep_used_addresses(used);
         Ok(Server {
             uuid: Uuid::new_v4(),
             name: request.name,
@@ -86,6 +89,11 @@ impl Collection for Servers {
             }
             server.flavor = flavor;
         }
+        if interfaces.is_some() {
+            // The addresses it held are free again.
+            world.forget_used_addresses();
+        }
+        let server = &mut world.servers[index];
         assign(&mut server.interfaces, interfaces);
         assign(&mut server.name, patch.name);
         assign(&mut server.tags, patch.tags);
@@ -94,6 +102,7 @@ impl Collection for Servers {
 
     /// Its floating IPs stay in the account, unassigned.
     fn removed(world: &mut World, _: &Ctx, server: &Server) {
+        world.forget_used_addresses();
         for floating_ip in &mut world.floating_ips {
             if floating_ip.server == Some(server.uuid) {
                 floating_ip.server = None;
@@ -180,18 +189,15 @@ fn render_interfaces(world: &World, ctx: &Ctx, server: &Server) -> Vec<Value> {
 fn build_interface(
     world: &World,
     request: InterfaceRequest,
-    used: &mut Vec<IpAddr>,
+    used: &mut UsedAddresses,
 ) -> ApiResult<Interface> {
     let field = "interfaces.addresses";
     match (request.network.as_deref(), request.addresses) {
         (Some("public"), None) => {
-            let address = addresses::claim_public(used, field)?;
+            let (address, subnet) = addresses::claim_public(used, field)?;
             Ok(Interface {
                 network: None,
-                addresses: vec![InterfaceAddress {
-                    address,
-                    subnet: PUBLIC_SUBNET_UUID,
-                }],
+                addresses: vec![InterfaceAddress { address, subnet }],
             })
         }
         (Some(network), None) => {
@@ -240,7 +246,11 @@ fn build_interface(
 }
 
 /// The interfaces a create request asks for, addresses claimed from the free ones.
-fn requested_interfaces(world: &World, request: &mut CreateServer) -> ApiResult<Vec<Interface>> {
+fn requested_interfaces(
+    world: &World,
+    request: &mut CreateServer,
+    used: &mut UsedAddresses,
+) -> ApiResult<Vec<Interface>> {
     if request.use_private_network {
         return Err(ApiError::bad_request(
             "use_private_network: not simulated; give interfaces with a network instead.",
@@ -257,10 +267,9 @@ fn requested_interfaces(world: &World, request: &mut CreateServer) -> ApiResult<
             .into_iter()
             .collect()
     });
-    let mut used = world.used_addresses();
     requests
         .into_iter()
-        .map(|interface| build_interface(world, interface, &mut used))
+        .map(|interface| build_interface(world, interface, used))
         .collect()
 }
 
@@ -292,11 +301,11 @@ fn reconnect(
         .flat_map(|s| s.interfaces.iter())
         .flat_map(|i| i.addresses.iter().map(|a| a.address))
         .collect();
-    let mut used: Vec<IpAddr> = world
-        .used_addresses()
-        .into_iter()
-        .filter(|address| !own.contains(address))
-        .collect();
+    let mut used = UsedAddresses::of(
+        world
+            .taken_addresses()
+            .filter(|address| !own.contains(address)),
+    );
     requests
         .into_iter()
         .map(|interface| build_interface(world, interface, &mut used))

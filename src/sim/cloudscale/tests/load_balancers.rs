@@ -162,3 +162,36 @@ async fn lists_filter_on_tag_values_and_tag_presence() {
     );
     assert!(names(h.get("/load-balancers?tag:env=dev").await.1).is_empty());
 }
+
+/// The first /22 holds 1,022 public addresses; the account goes on past it into the second
+/// public subnet, and a deleted load balancer's address is handed out again first.
+#[tokio::test]
+async fn public_addresses_go_on_past_the_first_subnet_and_are_reused() {
+    let h = Harness::start().await;
+    let mut last = json!(null);
+    for i in 0..1025 {
+        let (status, lb) = h
+            .post(
+                "/load-balancers",
+                json!({"name": format!("lb{i}"), "flavor": "lb-standard"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{lb}");
+        last = lb;
+    }
+    let vip = &last["vip_addresses"][0];
+    assert_eq!(vip["address"], "198.18.0.3");
+    assert_eq!(vip["subnet"]["cidr"], "198.18.0.0/15");
+    let listed = h.get("/load-balancers").await.1;
+    let second = listed[1].clone();
+    assert_eq!(second["vip_addresses"][0]["address"], "5.102.144.2");
+    let path = format!("/load-balancers/{}", uuid(&second));
+    assert_eq!(h.delete(&path).await, StatusCode::NO_CONTENT);
+    let (_, again) = h
+        .post(
+            "/load-balancers",
+            json!({"name": "again", "flavor": "lb-standard"}),
+        )
+        .await;
+    assert_eq!(again["vip_addresses"][0]["address"], "5.102.144.2");
+}
