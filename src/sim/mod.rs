@@ -9,3 +9,4 @@ pub mod cloudstack;
 pub mod controllers;
 pub mod kubernetes;
 pub mod persist;
+pub mod request_stats;

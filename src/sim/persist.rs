@@ -98,6 +98,26 @@ pub async fn flush(sim: &impl Persisted, path: &Path) -> io::Result<()> {
         .map_err(io::Error::other)?
 }
 
+/// How long a stopping simulator waits for open connections before closing them.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Tells a simulator's server to stop and waits for it (requests in flight finish, for at most
+/// five seconds); its result says why, if it had already stopped on its own.
+pub async fn stop_server(
+    stop: oneshot::Sender<()>,
+    mut server: JoinHandle<io::Result<()>>,
+) -> io::Result<()> {
+    // Err: the server already stopped on its own; its result says why.
+    let _ = stop.send(());
+    match tokio::time::timeout(SHUTDOWN_GRACE, &mut server).await {
+        Ok(joined) => joined.map_err(io::Error::other)?,
+        Err(_) => {
+            server.abort();
+            Ok(())
+        }
+    }
+}
+
 /// Resolves on SIGINT or SIGTERM: either ends a simulator server, which then writes its
 /// world, so a change it acknowledged is never lost to the signal.
 pub async fn wait_for_signal() -> io::Result<()> {

@@ -2,13 +2,10 @@
 //! the cloud objects, the members are the cluster's nodes' private addresses on the Service's
 //! node ports — so a node added to the cluster shows up in the next plan as members added.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-
 use serde_json::{json, Value};
 
-use crate::support::{curl, Project, SimServer, BINARY, SIM_TOKEN};
+use crate::k8s_nodes::KubeSim;
+use crate::support::{curl, Project, SimServer, SIM_TOKEN};
 
 /// `shop` in controller mode writes the Service `default/shop`; `direct` serves it directly.
 fn config(with_direct: bool) -> String {
@@ -51,50 +48,6 @@ fn created_members(change: &Value) -> Vec<String> {
     names
 }
 
-/// `skyplan sim serve --provider kubernetes` over the embedded cluster's world, for changing
-/// the cluster between runs the way kubectl would.
-struct KubeServer {
-    child: Child,
-    url: String,
-}
-
-impl KubeServer {
-    fn start(world: &Path) -> KubeServer {
-        let mut child = Command::new(BINARY)
-            .args([
-                "sim",
-                "serve",
-                "--provider",
-                "kubernetes",
-                "--listen",
-                "127.0.0.1:0",
-                "--world",
-            ])
-            .arg(world)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start sim serve");
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .expect("sim output");
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .trim_end_matches('/')
-            .to_string();
-        KubeServer { child, url }
-    }
-
-    fn terminate(mut self) {
-        let pid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        let _ = self.child.wait();
-    }
-}
-
 /// A server `node-4` on the private network, and its Node registered by name (the kubelet
 /// does that; the CCM initialises it on the next run).
 fn add_fourth_node(project: &Project) {
@@ -123,18 +76,9 @@ fn add_fourth_node(project: &Project) {
     .expect("create server node-4");
     cloud.terminate();
 
-    let kube = KubeServer::start(&project.path().join("state/embedded/kubernetes/prod.json"));
-    let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-4"}});
-    curl(&[
-        "-X",
-        "POST",
-        "-H",
-        "Content-Type: application/json",
-        "-d",
-        &node.to_string(),
-        &format!("{}/api/v1/nodes", kube.url),
-    ])
-    .expect("register node-4");
+    // `sim serve` over the embedded cluster's world, changing it between runs as kubectl would.
+    let kube = KubeSim::start_on(&project.path().join("state/embedded/kubernetes/prod.json"));
+    kube.add_node(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-4"}}));
     kube.terminate();
 }
 

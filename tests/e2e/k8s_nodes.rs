@@ -17,7 +17,11 @@ pub struct KubeSim {
 
 impl KubeSim {
     pub fn start(project: &Project) -> KubeSim {
-        let world = project.path().join("kube-world.json");
+        KubeSim::start_on(&project.path().join("kube-world.json"))
+    }
+
+    /// The same over the world file `world`.
+    pub fn start_on(world: &std::path::Path) -> KubeSim {
         let mut child = Command::new(BINARY)
             .args([
                 "sim",
@@ -28,7 +32,7 @@ impl KubeSim {
                 "127.0.0.1:0",
                 "--world",
             ])
-            .arg(&world)
+            .arg(world)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

@@ -18,7 +18,7 @@ use super::faults::{self, AbortableListener, ConnectionAbort, Faults};
 use super::persist;
 use super::state::Sim;
 use super::stats::RequestCounts;
-use super::{auth, routes, stats};
+use super::{auth, routes};
 use crate::sim::persist::Writer;
 
 /// The token the simulator accepts unless told otherwise; embedded mode uses it too.
@@ -26,9 +26,6 @@ pub const DEFAULT_TOKEN: &str = "skyplan-sim-cloudscale-token";
 
 /// How long a load balancer stays `changing` after a change unless told otherwise.
 pub const DEFAULT_SETTLE: Duration = Duration::from_millis(300);
-
-/// How long shutdown waits for open connections before closing them.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 #[derive(Clone)]
 pub struct SimOptions {
@@ -99,16 +96,7 @@ impl SimHandle {
 
     /// Stops serving and writes the world file.
     pub async fn shutdown(self) -> io::Result<()> {
-        // Err: the server already stopped on its own; its result says why.
-        let _ = self.stop.send(());
-        let mut server = self.server;
-        let served = match tokio::time::timeout(SHUTDOWN_GRACE, &mut server).await {
-            Ok(joined) => joined.map_err(io::Error::other)?,
-            Err(_) => {
-                server.abort();
-                Ok(())
-            }
-        };
+        let served = crate::sim::persist::stop_server(self.stop, self.server).await;
         self.writer.stop().await;
         persist::flush(&self.sim, &self.world).await?;
         served
@@ -175,8 +163,11 @@ fn router(sim: Sim) -> Router {
     routes::api()
         .route_layer(from_fn_with_state(sim.clone(), auth::require_bearer))
         .route_layer(from_fn_with_state(sim.clone(), faults::inject))
-        .route_layer(from_fn_with_state(sim.clone(), stats::count_request))
-        .merge(stats::routes())
+        .route_layer(from_fn_with_state(
+            sim.clone(),
+            crate::sim::request_stats::count_request::<Sim>,
+        ))
+        .merge(crate::sim::request_stats::routes())
         .fallback(|| async { ApiError::not_found() })
         .with_state(sim)
 }

@@ -1,17 +1,10 @@
 //! Request counters by method and route template (`GET /v1/load-balancers/{uuid}`), so tests
 //! can prove how many calls an operation makes, and the faults injected by kind. Served at
-//! `GET /_sim/requests`, cleared by `POST /_sim/requests/reset`; the `/_sim` routes themselves
-//! are not counted.
+//! `GET /_sim/requests`, cleared by `POST /_sim/requests/reset` (`sim::request_stats`).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::StatusCode;
-use axum::middleware::Next;
-use axum::response::Response;
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use serde::Serialize;
 
 use super::state::Sim;
@@ -82,31 +75,20 @@ impl RequestStats {
     }
 }
 
-/// Middleware (as a route layer, so the matched route is known) counting every API request,
-/// including the ones authentication then refuses.
-pub async fn count_request(State(sim): State<Sim>, request: Request, next: Next) -> Response {
-    let template = request.extensions().get::<MatchedPath>().map_or_else(
-        || request.uri().path().to_owned(),
-        |p| p.as_str().to_owned(),
-    );
-    sim.stats()
-        .record(format!("{} {template}", request.method()));
-    next.run(request).await
-}
+impl crate::sim::request_stats::CountsRequests for Sim {
+    type Counts = RequestCounts;
 
-pub fn routes() -> Router<Sim> {
-    Router::new()
-        .route("/_sim/requests", get(show))
-        .route("/_sim/requests/reset", post(reset))
-}
+    fn record_request(&self, route: String) {
+        self.stats().record(route);
+    }
 
-async fn show(State(sim): State<Sim>) -> Json<RequestCounts> {
-    Json(sim.stats().snapshot())
-}
+    fn request_counts(&self) -> RequestCounts {
+        self.stats().snapshot()
+    }
 
-async fn reset(State(sim): State<Sim>) -> StatusCode {
-    sim.stats().reset();
-    StatusCode::NO_CONTENT
+    fn reset_request_counts(&self) {
+        self.stats().reset();
+    }
 }
 
 #[cfg(test)]

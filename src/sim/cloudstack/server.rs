@@ -34,8 +34,6 @@ use crate::sim::persist::Writer;
 
 /// The API's path, what clients append to the server's address.
 pub const API_PATH: &str = "/client/api";
-/// How long shutdown waits for open connections before closing them.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// A running simulator. Call [`SimHandle::shutdown`] to stop it and write the world file.
 pub struct SimHandle {
@@ -76,16 +74,7 @@ impl SimHandle {
 
     /// Stops serving (letting requests in flight finish) and writes the world file.
     pub async fn shutdown(self) -> io::Result<()> {
-        // Err: the server already stopped on its own; its result says why.
-        let _ = self.stop.send(());
-        let mut server = self.server;
-        let served = match tokio::time::timeout(SHUTDOWN_GRACE, &mut server).await {
-            Ok(joined) => joined.map_err(io::Error::other)?,
-            Err(_) => {
-                server.abort();
-                Ok(())
-            }
-        };
+        let served = crate::sim::persist::stop_server(self.stop, self.server).await;
         self.ticker.abort();
         self.cluster_apis.shutdown().await;
         self.writer.stop().await;

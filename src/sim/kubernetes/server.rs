@@ -4,7 +4,6 @@
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
-use std::time::Duration;
 
 use axum::middleware::from_fn_with_state;
 use axum::Router;
@@ -12,13 +11,10 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::state::KubeSim;
-use super::stats::{self, RequestCounts};
+use super::stats::RequestCounts;
 use super::status::ApiError;
 use super::{persist, routes, KubeSimOptions};
 use crate::sim::persist::{flush, Writer};
-
-/// How long shutdown waits for open connections before closing them.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// A running simulator. Dropping it leaves it serving until the runtime ends; call
 /// [`KubeSimHandle::shutdown`] to stop it and write the world file.
@@ -48,16 +44,7 @@ impl KubeSimHandle {
 
     /// Stops serving and writes the world file.
     pub async fn shutdown(self) -> io::Result<()> {
-        // Err: the server already stopped on its own; its result says why.
-        let _ = self.stop.send(());
-        let mut server = self.server;
-        let served = match tokio::time::timeout(SHUTDOWN_GRACE, &mut server).await {
-            Ok(joined) => joined.map_err(io::Error::other)?,
-            Err(_) => {
-                server.abort();
-                Ok(())
-            }
-        };
+        let served = crate::sim::persist::stop_server(self.stop, self.server).await;
         self.writer.stop().await;
         flush(&self.sim, &self.world).await?;
         served
@@ -111,8 +98,11 @@ pub async fn spawn(options: KubeSimOptions) -> io::Result<KubeSimHandle> {
 /// The `/_sim` control routes are not counted.
 pub fn router(sim: KubeSim) -> Router {
     routes::api()
-        .route_layer(from_fn_with_state(sim.clone(), stats::count_request))
-        .merge(stats::routes())
+        .route_layer(from_fn_with_state(
+            sim.clone(),
+            crate::sim::request_stats::count_request::<KubeSim>,
+        ))
+        .merge(crate::sim::request_stats::routes())
         .fallback(|| async { ApiError::no_route() })
         .with_state(sim)
 }
