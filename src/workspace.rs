@@ -21,6 +21,25 @@ pub enum WorkspaceError {
     Provider(#[from] ProviderError),
     #[error("{address} uses provider `{provider}`, which is not configured: add a [provider.{provider}] table")]
     UnknownProvider { address: Address, provider: String },
+    /// Several resources could not be planned: one line each.
+    #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
+    Plan(Vec<ProviderError>),
+}
+
+/// One error as it was; several as one, in config order (by file and position).
+fn plan_errors(mut errors: Vec<ProviderError>) -> WorkspaceError {
+    if errors.len() == 1 {
+        return WorkspaceError::Provider(errors.remove(0));
+    }
+    errors.sort_by(|a, b| {
+        let at = |e: &ProviderError| {
+            e.location
+                .as_ref()
+                .map(|l| (l.file.clone(), l.line, l.column))
+        };
+        (at(a), &a.address).cmp(&(at(b), &b.address))
+    });
+    WorkspaceError::Plan(errors)
 }
 
 /// What an interrupted apply left, said so the operator knows why the plan looks as it does.
@@ -178,10 +197,18 @@ impl Workspace {
         only: &[Address],
     ) -> Result<Plan, WorkspaceError> {
         let mut changes: Vec<ResourceChange> = Vec::new();
+        // Every resource's error at once, so a user fixes a config in one round.
+        let mut errors = Vec::new();
         for (name, targets) in &self.refresh(only).await? {
             for target in targets {
-                changes.push(self.providers[name].plan(target, options)?);
+                match self.providers[name].plan(target, options) {
+                    Ok(change) => changes.push(change),
+                    Err(e) => errors.push(e),
+                }
             }
+        }
+        if !errors.is_empty() {
+            return Err(plan_errors(errors));
         }
         changes.sort_by(|a, b| a.address.cmp(&b.address));
         Ok(Plan { changes })

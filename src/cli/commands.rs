@@ -110,12 +110,27 @@ async fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<Plan,
     let plan = workspace
         .plan(&options(selection), &selection.targets)
         .await
-        .into_diagnostic()?;
+        .map_err(plan_error)?;
     tracing::info!(
         requests = workspace.request_count(),
         "refresh and plan done"
     );
     Ok(plan)
+}
+
+/// Plan errors about values the config names are printed one `file:line:col: address:
+/// message` line each, unwrapped, so editors and CI can jump to them; the report says how many.
+fn plan_error(error: crate::workspace::WorkspaceError) -> Report {
+    use crate::workspace::WorkspaceError;
+    let errors = match &error {
+        WorkspaceError::Provider(e) if e.location.is_some() => std::slice::from_ref(e),
+        WorkspaceError::Plan(errors) => errors.as_slice(),
+        _ => return Err::<(), _>(error).into_diagnostic().unwrap_err(),
+    };
+    for e in errors {
+        anstream::eprintln!("{e}");
+    }
+    miette!("cannot plan {} resource(s): each is listed above", errors.len())
 }
 
 fn style() -> Style {

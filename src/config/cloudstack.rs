@@ -80,6 +80,7 @@ pub(super) fn cluster(
         address: Address::new(ResourceKind::Cluster, key),
         provider: section.provider.get_ref().clone(),
         location: raw.file.location(&raw.span()),
+        keys: Default::default(),
         spec: ResourceSpec::CloudstackCluster(cluster_spec(key, section, &mut check)),
         depends_on: vec![],
     }
@@ -186,6 +187,7 @@ pub(super) fn load_balancer(
         address: Address::new(ResourceKind::LoadBalancer, key),
         provider: section.provider.get_ref().clone(),
         location: raw.file.location(&raw.span()),
+        keys: Default::default(),
         spec: ResourceSpec::CloudstackLoadBalancer(lb_spec(key, section, &mut check)),
         depends_on,
     }

@@ -49,6 +49,21 @@ impl SourceFile {
         }
     }
 
+    /// Where the key of the value at `value` is written: for `zone = "zz9"` or
+    /// `{ subnet = "…" }` the key's first character, found by reading back over ` = `; a list
+    /// element has no key of its own and is its own position.
+    pub fn key_location(&self, value: &Range<usize>) -> SourceLocation {
+        let before = &self.text[..value.start.min(self.text.len())];
+        let Some(assign) = before.trim_end_matches([' ', '\t']).strip_suffix('=') else {
+            return self.location(value);
+        };
+        let key = assign.trim_end_matches([' ', '\t']);
+        let is_key_char =
+            |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '"' | '\'');
+        let start = key.trim_end_matches(is_key_char).len();
+        self.location(&(start..value.start))
+    }
+
     pub fn named_source(&self) -> NamedSource<Arc<str>> {
         NamedSource::new(self.path.display().to_string(), self.text.clone()).with_language("toml")
     }
@@ -126,6 +141,20 @@ mod tests {
             "the end of a file ending in a newline"
         );
         assert_eq!(file.position(end + 10), (3, 1));
+    }
+
+    #[test]
+    fn a_key_is_found_before_its_value() {
+        let text = "zone = \"zz9\"\nvip-addresses = [{ subnet = \"s\" }]\nips = [\"a\", \"b\"]\n";
+        let file = SourceFile::new("a.toml", text);
+        let at = |needle: &str| {
+            let start = text.find(needle).unwrap();
+            let location = file.key_location(&(start..start + needle.len()));
+            (location.line, location.column)
+        };
+        assert_eq!(at("\"zz9\""), (1, 1));
+        assert_eq!(at("\"s\""), (2, 20), "the key inside an inline table");
+        assert_eq!(at("\"b\""), (3, 13), "a list element is its own position");
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub(super) fn cluster(
         address: Address::new(ResourceKind::Cluster, key),
         provider: PROVIDER.to_string(),
         location: raw.file.location(&raw.span()),
+        keys: Default::default(),
         spec: ResourceSpec::KubernetesCluster(KubeClusterSpec {
             access: access(root, raw.get(), &mut check),
         }),
@@ -84,6 +85,7 @@ pub(super) fn node_policy(
         address: Address::new(ResourceKind::Nodes, key),
         provider: PROVIDER.to_string(),
         location: raw.file.location(&raw.span()),
+        keys: Default::default(),
         spec: ResourceSpec::NodePolicy(spec),
         depends_on: vec![cluster],
     }

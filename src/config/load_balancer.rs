@@ -11,7 +11,8 @@ use super::parse::Sourced;
 use super::raw::{
     RawHealthMonitor, RawHttpCheck, RawLoadBalancer, RawPort, RawTimeouts, RawVipAddress,
 };
-use super::types::{Resource, ResourceSpec};
+use super::files::SourceFile;
+use super::types::{KeyLocations, Resource, ResourceSpec};
 use super::values::{self, Invalid};
 use crate::model::{
     Address, HealthMonitorSpec, HttpCheck, LoadBalancerSpec, MonitorType, PortProtocol, PortSpec,
@@ -31,20 +32,51 @@ pub(super) fn resource(
         address: Address::new(ResourceKind::LoadBalancer, key),
         provider: raw.get().provider.get_ref().clone(),
         location: raw.file.location(&raw.span()),
+        keys: catalog_keys(raw.get(), raw.file),
         spec: ResourceSpec::LoadBalancer(spec),
         depends_on,
     }
 }
 
+/// Where the keys naming catalog objects are written, for plan errors about an unknown zone,
+/// flavor, subnet, floating IP or member address. Lists are indexed as the spec keeps them: a
+/// config with a bad element is refused before any plan, so the indices agree.
+fn catalog_keys(raw: &RawLoadBalancer, file: &SourceFile) -> KeyLocations {
+    let mut keys = KeyLocations::default();
+    keys.insert("zone", file.key_location(&raw.zone.span()));
+    if let Some(flavor) = &raw.flavor {
+        keys.insert("flavor", file.key_location(&flavor.span()));
+    }
+    for (i, vip) in raw.vip_addresses.iter().enumerate() {
+        let path = format!("vip-addresses[{i}].subnet");
+        keys.insert(path, file.key_location(&vip.subnet.span()));
+    }
+    let lists = [
+        ("floating-ips", &raw.floating_ips),
+        ("allowed-subnets", &raw.allowed_subnets),
+        ("members", &raw.members),
+    ];
+    for (name, values) in lists {
+        for (i, value) in values.iter().enumerate() {
+            keys.insert(format!("{name}[{i}]"), file.location(&value.span()));
+        }
+    }
+    keys
+}
+
 fn spec(key: &str, raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) -> LoadBalancerSpec {
     let name = raw.name.clone().unwrap_or_else(|| key.to_string());
-    let defaults = LoadBalancerSpec::with_defaults(name, raw.zone.clone());
+    let defaults = LoadBalancerSpec::with_defaults(name, raw.zone.get_ref().clone());
     let traffic_policy = check.choice(&raw.traffic_policy, defaults.traffic_policy);
     let cidr_text = |text: &str| values::cidr(text).map(|net| net.to_string());
     binding::check_keys(raw, check);
     let binding = binding::binding(raw, check);
     LoadBalancerSpec {
-        flavor: raw.flavor.clone().unwrap_or(defaults.flavor),
+        flavor: raw
+            .flavor
+            .as_ref()
+            .map(|f| f.get_ref().clone())
+            .unwrap_or(defaults.flavor),
         vip_addresses: raw
             .vip_addresses
             .iter()

@@ -149,9 +149,11 @@ pub(super) struct RawLoadBalancer {
     /// The load balancer's name in the cloud. Default: the table key.
     pub name: Option<String>,
     /// Default: "lb-standard".
-    pub flavor: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub flavor: Option<Spanned<String>>,
     /// e.g. "lpg1" or "rma1".
-    pub zone: String,
+    #[schemars(with = "String")]
+    pub zone: Spanned<String>,
     /// Private addresses of the load balancer; default: one public address.
     #[serde(default)]
     pub vip_addresses: Vec<RawVipAddress>,

@@ -121,10 +121,48 @@ pub struct Resource {
     /// The provider name, e.g. `cloudscale`.
     pub provider: String,
     pub location: SourceLocation,
+    /// Where the keys that name catalog objects (zone, flavor, subnets, floating IPs, ...)
+    /// are written, so a plan that finds one unknown can point at it.
+    pub keys: KeyLocations,
     pub spec: ResourceSpec,
     /// Resources this one needs first (a load balancer's cluster): created and updated before
     /// it, deleted after it.
     pub depends_on: Vec<Address>,
+}
+
+impl Resource {
+    /// Where the config writes the key at `path` (`zone`, `vip-addresses[0].subnet`,
+    /// `floating-ips[1]`), when the config stage recorded it.
+    pub fn key_location(&self, path: &str) -> Option<&SourceLocation> {
+        self.keys.get(path)
+    }
+
+    /// The key's position, else the resource's table: where a plan error about the key points.
+    pub fn location_of(&self, path: &str) -> &SourceLocation {
+        self.key_location(path).unwrap_or(&self.location)
+    }
+}
+
+/// Positions of a resource's keys by path, spelled as in the config (`vip-addresses[0].subnet`).
+/// A side table rather than spans in the model types: only the keys that name catalog objects
+/// are recorded, and the model stays free of config positions.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KeyLocations(std::collections::BTreeMap<String, SourceLocation>);
+
+impl KeyLocations {
+    pub fn insert(&mut self, path: impl Into<String>, location: SourceLocation) {
+        self.0.insert(path.into(), location);
+    }
+
+    pub fn get(&self, path: &str) -> Option<&SourceLocation> {
+        self.0.get(path)
+    }
+}
+
+impl std::fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.file.display(), self.line, self.column)
+    }
 }
 
 // One value per configured resource: the size difference costs little, boxing the cloudscale

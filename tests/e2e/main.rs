@@ -34,4 +34,5 @@ mod pg_support;
 mod saved_plans;
 mod support;
 mod throttled;
+mod trust_catalog;
 mod windows;

@@ -23,6 +23,12 @@ pub struct SlugRef {
     pub slug: String,
 }
 
+/// `GET /regions`: each region with its zones.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Region {
+    pub zones: Vec<SlugRef>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct LoadBalancer {
     pub uuid: String,

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod binding;
+pub mod catalog;
 pub mod ccm;
 pub mod client;
 pub mod desired;

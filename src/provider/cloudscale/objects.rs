@@ -129,6 +129,9 @@ pub struct Snapshot {
     pub load_balancers: Vec<LbObjects>,
     pub floating_ips: Vec<FloatingIpObject>,
     pub subnets: Vec<SubnetObject>,
+    /// Zones and flavors, where a target named one no load balancer uses yet.
+    #[serde(default)]
+    pub catalog: super::catalog::Catalog,
 }
 
 impl Snapshot {

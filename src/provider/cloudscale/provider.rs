@@ -17,8 +17,9 @@ use super::desired::desired_objects;
 use super::diff::{diff, DiffInput, PROVIDER};
 use super::execute::{execute, LbIds};
 use super::indexed::IndexedSnapshot;
-use super::objects::{LbObjects, Snapshot, OWNER_TAG};
-use super::refresh::refresh;
+use super::objects::{LbObjects, OWNER_TAG};
+use super::catalog::{self, CatalogWants};
+use super::refresh::refresh_with_catalog;
 use super::servers::{CloudscaleInstances, ServerCache};
 use crate::config::{self, Endpoint, Resource, ResourceSpec};
 use crate::model::LbMode;
@@ -166,15 +167,24 @@ impl CloudscaleProvider {
             }
         }
         let bound = !views.is_empty();
+        let wants = CatalogWants::of(
+            targets
+                .iter()
+                .filter_map(|t| t.resource.and_then(load_balancer_spec)),
+        );
         let (snapshot, servers) = tokio::join!(
-            refresh(&self.client, |lb| {
+            refresh_with_catalog(
+                &self.client,
+                |lb| {
                 lb.uuid.as_ref().is_some_and(|u| known.contains(u))
                     || ccm_names.contains(&lb.name)
-                    || lb
-                        .tags
-                        .get(OWNER_TAG)
-                        .is_some_and(|a| addresses.contains(a))
-            }),
+                        || lb
+                            .tags
+                            .get(OWNER_TAG)
+                            .is_some_and(|a| addresses.contains(a))
+                },
+                &wants
+            ),
             async {
                 match bound {
                     true => super::servers::read_servers(&self.client).await.map(Some),
@@ -591,9 +601,11 @@ impl CloudscaleProvider {
         let desired = spec
             .map(|spec| desired_objects(address, spec, &snapshot.subnets))
             .transpose()
-            .map_err(|e| error(address, e))?;
-        if let (Some(desired), Purpose::Plan) = (&desired, purpose) {
-            check_floating_ips(&snapshot, address, desired, live)?;
+            .map_err(|e| located_desired_error(target, spec, e))?;
+        if let (Some(spec), Purpose::Plan) = (spec, purpose) {
+            let own = live.and_then(|l| l.lb.uuid.as_deref());
+            catalog::check_floating_ips(spec, &snapshot, own)
+                .map_err(|u| u.into_error(address, target.resource))?;
         }
         Ok(diff(&DiffInput {
             address,
@@ -625,6 +637,10 @@ impl Provider for CloudscaleProvider {
     ) -> Result<ResourceChange, ProviderError> {
         let prior = target.prior.and_then(applied_spec);
         let spec = target.resource.and_then(load_balancer_spec);
+        if let Some(spec) = spec {
+            catalog::check_names(spec, &self.snapshot())
+                .map_err(|u| u.into_error(target.address, target.resource))?;
+        }
         self.compare(target, spec, prior.as_ref(), options, Purpose::Plan)
     }
 
@@ -732,28 +748,19 @@ impl Provider for CloudscaleProvider {
     }
 }
 
-/// A floating IP to assign must exist in the account and must not serve another load
-/// balancer: moving it would take the address away from that one.
-fn check_floating_ips(
-    snapshot: &Snapshot,
-    address: &Address,
-    desired: &LbObjects,
-    live: Option<&LbObjects>,
-) -> Result<(), ProviderError> {
-    let own = live.and_then(|l| l.lb.uuid.as_deref());
-    for network in &desired.floating_ips {
-        let Some(ip) = snapshot.floating_ips.iter().find(|f| &f.network == network) else {
-            return Err(error(
-                address,
-                format!("floating IP {network} does not exist in the account"),
-            ));
-        };
-        if let Some(other) = ip.load_balancer.as_deref().filter(|o| Some(*o) != own) {
-            return Err(error(
-                address,
-                format!("floating IP {network} is assigned to another load balancer ({other}); the CCM refuses to move it, to avoid flapping"),
-            ));
-        }
-    }
-    Ok(())
+/// A member in none of the subnets, at its place in the config's `members` (a member chosen
+/// from a cluster's nodes is not written there: the resource's table).
+fn located_desired_error(
+    target: &Target,
+    spec: Option<&LoadBalancerSpec>,
+    e: super::desired::DesiredError,
+) -> ProviderError {
+    let super::desired::DesiredError::MemberWithoutSubnet { address: member, .. } = &e;
+    let index = spec.and_then(|s| s.members.iter().position(|m| m == member));
+    let path = index.map(|i| format!("members[{i}]")).unwrap_or_default();
+    let unusable = catalog::Unusable {
+        path,
+        message: e.to_string(),
+    };
+    unusable.into_error(target.address, target.resource)
 }

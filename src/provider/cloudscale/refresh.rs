@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use futures::{StreamExt, TryStreamExt};
 
 use super::api;
+use super::catalog::{read_catalog, Catalog, CatalogWants};
 use super::client::{CloudscaleClient, Error};
 use super::objects::{
     LbObject, LbObjects, ListenerObject, MemberObject, MonitorObject, PoolObject, PoolSet, Snapshot,
@@ -24,16 +25,30 @@ pub async fn refresh(
     client: &CloudscaleClient,
     want_members: impl Fn(&LbObject) -> bool,
 ) -> Result<Snapshot, Error> {
+    refresh_with_catalog(client, want_members, &CatalogWants::default()).await
+}
+
+/// [`refresh`], plus the zones and flavors of `wants` that no load balancer of the account
+/// uses (one GET per catalog collection, made only when one is left to prove).
+pub async fn refresh_with_catalog(
+    client: &CloudscaleClient,
+    want_members: impl Fn(&LbObject) -> bool,
+    wants: &CatalogWants,
+) -> Result<Snapshot, Error> {
     let with_members = async {
         let (load_balancers, pools) = tokio::try_join!(
             client.get::<Vec<api::LoadBalancer>>("/load-balancers"),
             client.get::<Vec<api::Pool>>("/load-balancers/pools"),
         )?;
         let pools_to_read = pools_to_read(&load_balancers, &pools, &want_members);
-        let members = read_members(client, pools_to_read).await?;
-        Ok::<_, Error>((load_balancers, pools, members))
+        let unproven = wants.unproven(&load_balancers);
+        let (members, catalog) = tokio::try_join!(
+            read_members(client, pools_to_read),
+            read_catalog(client, &unproven)
+        )?;
+        Ok::<_, Error>((load_balancers, pools, members, catalog))
     };
-    let ((load_balancers, pools, members), (listeners, monitors, floating_ips, subnets)) =
+    let ((load_balancers, pools, members, catalog), (listeners, monitors, floating_ips, subnets)) =
         tokio::try_join!(with_members, read_other_collections(client))?;
     let collections = Collections {
         load_balancers,
@@ -43,7 +58,10 @@ pub async fn refresh(
         floating_ips,
         subnets,
     };
-    Ok(assemble(collections, members))
+    Ok(Snapshot {
+        catalog,
+        ..assemble(collections, members)
+    })
 }
 
 /// The pools of the load balancers whose members are wanted. Collected into a `Vec` before
@@ -161,6 +179,7 @@ fn assemble(collections: Collections, mut members: HashMap<String, Vec<api::Memb
             .map(Into::into)
             .collect(),
         subnets: collections.subnets.into_iter().map(Into::into).collect(),
+        catalog: Catalog::default(),
     }
 }
 

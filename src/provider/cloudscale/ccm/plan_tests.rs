@@ -84,6 +84,7 @@ fn world(applied: &LoadBalancerSpec, with_uuid: bool) -> World {
             load_balancers: vec![lb],
             floating_ips: vec![],
             subnets,
+            ..Snapshot::default()
         },
     }
 }

@@ -3,6 +3,7 @@
 
 mod addresses;
 mod collection;
+mod flavors;
 mod floating_ips;
 mod listeners;
 mod load_balancers;
@@ -37,6 +38,7 @@ pub fn api() -> Router<Sim> {
         .merge(collection::routes::<networks::Networks>())
         .merge(collection::routes::<subnets::Subnets>())
         .merge(regions::routes())
+        .merge(flavors::routes())
 }
 
 /// A list response: the objects the filter keeps, rendered, in creation order.
