@@ -130,7 +130,10 @@ fn plan_error(error: crate::workspace::WorkspaceError) -> Report {
     for e in errors {
         anstream::eprintln!("{e}");
     }
-    miette!("cannot plan {} resource(s): each is listed above", errors.len())
+    miette!(
+        "cannot plan {} resource(s): each is listed above",
+        errors.len()
+    )
 }
 
 fn style() -> Style {

@@ -7,11 +7,11 @@ use std::ops::Range;
 use super::binding;
 use super::check::Checker;
 use super::diagnostics::{Problem, Problems};
+use super::files::SourceFile;
 use super::parse::Sourced;
 use super::raw::{
     RawHealthMonitor, RawHttpCheck, RawLoadBalancer, RawPort, RawTimeouts, RawVipAddress,
 };
-use super::files::SourceFile;
 use super::types::{KeyLocations, Resource, ResourceSpec};
 use super::values::{self, Invalid};
 use crate::model::{
@@ -39,7 +39,7 @@ pub(super) fn resource(
 }
 
 /// Where the keys naming catalog objects are written, for plan errors about an unknown zone,
-/// flavor, subnet, floating IP or member address. Lists are indexed as the spec keeps them: a
+/// flavor, VIP subnet, floating IP or a member in no subnet. Lists are indexed as the spec keeps them: a
 /// config with a bad element is refused before any plan, so the indices agree.
 fn catalog_keys(raw: &RawLoadBalancer, file: &SourceFile) -> KeyLocations {
     let mut keys = KeyLocations::default();
@@ -53,7 +53,6 @@ fn catalog_keys(raw: &RawLoadBalancer, file: &SourceFile) -> KeyLocations {
     }
     let lists = [
         ("floating-ips", &raw.floating_ips),
-        ("allowed-subnets", &raw.allowed_subnets),
         ("members", &raw.members),
     ];
     for (name, values) in lists {

@@ -432,6 +432,6 @@ fn zone_is_forbidden_and_refused() {
 
 #[test]
 fn vip_addresses_are_forbidden_and_refused() {
-    let vip = "vip-addresses = [{ subnet = \"00000000-0000-4000-8000-00000000abcd\", address = \"10.9.0.5\" }]";
+    let vip = "vip-addresses = [{ subnet = \"70d282ab-2a01-4abb-a03e-5c1d0ba29ef2\", address = \"10.0.0.5\" }]";
     assert_refused(vip, "vip-addresses");
 }

@@ -70,7 +70,6 @@ impl Account {
     }
 }
 
-
 #[test]
 fn an_unknown_zone_is_a_plan_error_at_its_key() {
     let account = Account::new();

@@ -12,13 +12,13 @@ use futures::FutureExt;
 
 use super::binding::members::node_set;
 use super::binding::{resolve_direct, ClusterView};
+use super::catalog::{self, CatalogWants};
 use super::client::{token_from_env, Backoff, CloudscaleClient, Secret, WaitPolicy};
 use super::desired::desired_objects;
 use super::diff::{diff, DiffInput, PROVIDER};
 use super::execute::{execute, LbIds};
 use super::indexed::IndexedSnapshot;
 use super::objects::{LbObjects, OWNER_TAG};
-use super::catalog::{self, CatalogWants};
 use super::refresh::refresh_with_catalog;
 use super::servers::{CloudscaleInstances, ServerCache};
 use crate::config::{self, Endpoint, Resource, ResourceSpec};
@@ -176,8 +176,8 @@ impl CloudscaleProvider {
             refresh_with_catalog(
                 &self.client,
                 |lb| {
-                lb.uuid.as_ref().is_some_and(|u| known.contains(u))
-                    || ccm_names.contains(&lb.name)
+                    lb.uuid.as_ref().is_some_and(|u| known.contains(u))
+                        || ccm_names.contains(&lb.name)
                         || lb
                             .tags
                             .get(OWNER_TAG)
@@ -755,7 +755,9 @@ fn located_desired_error(
     spec: Option<&LoadBalancerSpec>,
     e: super::desired::DesiredError,
 ) -> ProviderError {
-    let super::desired::DesiredError::MemberWithoutSubnet { address: member, .. } = &e;
+    let super::desired::DesiredError::MemberWithoutSubnet {
+        address: member, ..
+    } = &e;
     let index = spec.and_then(|s| s.members.iter().position(|m| m == member));
     let path = index.map(|i| format!("members[{i}]")).unwrap_or_default();
     let unusable = catalog::Unusable {
