@@ -18,6 +18,7 @@ mod filter;
 mod index;
 mod inventory;
 mod persist;
+mod recreate;
 mod refs;
 mod routes;
 mod server;

@@ -9,7 +9,7 @@ use jiff::{SignedDuration, Timestamp, Unit};
 use tokio::sync::Notify;
 
 use super::api::ApiResult;
-use super::faults::{Faults, Injector};
+use super::faults::{Faults, Injector, Recreate};
 use super::persist;
 use super::stats::RequestStats;
 use super::world::World;
@@ -25,6 +25,7 @@ struct Inner {
     token: String,
     stats: RequestStats,
     injector: Injector,
+    recreate_on_patch: Option<Recreate>,
     dirty: Notify,
 }
 
@@ -34,6 +35,8 @@ pub struct Ctx {
     pub base: String,
     pub now: Timestamp,
     settle: SignedDuration,
+    /// The fault mode in which an in-place PATCH recreates an object.
+    pub recreate_on_patch: Option<Recreate>,
 }
 
 impl Ctx {
@@ -62,6 +65,7 @@ impl Sim {
             settle: SignedDuration::try_from(settle).unwrap_or(SignedDuration::MAX),
             token,
             stats: RequestStats::default(),
+            recreate_on_patch: faults.recreate_on_patch,
             injector: Injector::new(faults),
             dirty: Notify::new(),
         }))
@@ -134,6 +138,7 @@ impl Sim {
             base: self.0.base.clone(),
             now: now.round(Unit::Microsecond).unwrap_or(now),
             settle: self.0.settle,
+            recreate_on_patch: self.0.recreate_on_patch,
         }
     }
 }

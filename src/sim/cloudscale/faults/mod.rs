@@ -9,7 +9,7 @@ mod spec;
 
 pub use abort::{AbortableListener, ConnectionAbort};
 pub use inject::{inject, Injector};
-pub use spec::{Faults, FaultsError};
+pub use spec::{Faults, FaultsError, Recreate};
 
 /// The environment variable holding the fault spec of the embedded simulator.
 pub const FAULTS_ENV: &str = "SKYPLAN_SIM_FAULTS";

@@ -1,6 +1,10 @@
 //! The fault specification, as given on the command line (`skyplan sim serve --faults SPEC`) or
 //! in `SKYPLAN_SIM_FAULTS`: `latency=5-50ms,429=0.05,5xx=0.03,drop=0.02,after-commit=0.02,seed=7`.
 //! Every key is optional; `none` (or nothing) means no faults. Display writes the same syntax.
+//!
+//! `recreate-on-patch=pool` is a cloud that does more than it is asked: a PATCH of a pool, or
+//! of its listener or health monitor, which the real API applies in place, recreates the pool
+//! (new UUIDs for it, its members and its monitor). Apply's verification must notice it.
 
 use std::fmt;
 use std::str::FromStr;
@@ -23,6 +27,19 @@ pub struct Faults {
     pub rate_fail_after_commit: f64,
     /// Makes the draws reproducible (for one client sending one request at a time).
     pub seed: Option<u64>,
+    /// What a PATCH applied in place recreates instead (`recreate-on-patch=pool`).
+    pub recreate_on_patch: Option<Recreate>,
+}
+
+/// The object a misbehaving cloud recreates on an in-place PATCH.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recreate {
+    /// The pool the patched object belongs to.
+    Pool,
+}
+
+impl Recreate {
+    const POOL: &'static str = "pool";
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,6 +52,7 @@ const RATE_5XX: &str = "5xx";
 const RATE_DROP: &str = "drop";
 const RATE_AFTER_COMMIT: &str = "after-commit";
 const SEED: &str = "seed";
+const RECREATE_ON_PATCH: &str = "recreate-on-patch";
 const NONE: &str = "none";
 
 /// Duration units, largest first (Display picks the largest that is exact).
@@ -48,7 +66,7 @@ const UNITS: [(&str, u128); 4] = [
 impl Faults {
     /// True when no request is ever delayed or faulted.
     pub fn is_none(&self) -> bool {
-        self.latency.is_none() && self.total_rate() == 0.0
+        self.latency.is_none() && self.total_rate() == 0.0 && self.recreate_on_patch.is_none()
     }
 
     fn total_rate(&self) -> f64 {
@@ -71,6 +89,10 @@ impl Faults {
             RATE_5XX => self.rate_5xx = parse_rate(key, value)?,
             RATE_DROP => self.rate_drop = parse_rate(key, value)?,
             RATE_AFTER_COMMIT => self.rate_fail_after_commit = parse_rate(key, value)?,
+            RECREATE_ON_PATCH => match value {
+                Recreate::POOL => self.recreate_on_patch = Some(Recreate::Pool),
+                _ => return Err(invalid(key, value, "the one object it recreates is `pool`")),
+            },
             SEED => {
                 let seed = value
                     .parse()
@@ -80,7 +102,7 @@ impl Faults {
             _ => {
                 return Err(FaultsError(format!(
                     "unknown key {key:?} (known: {LATENCY}, {RATE_429}, {RATE_5XX}, {RATE_DROP}, \
-                     {RATE_AFTER_COMMIT}, {SEED})"
+                     {RATE_AFTER_COMMIT}, {SEED}, {RECREATE_ON_PATCH})"
                 )))
             }
         }
@@ -133,6 +155,9 @@ impl fmt::Display for Faults {
         }
         if let Some(seed) = self.seed {
             entries.push(format!("{SEED}={seed}"));
+        }
+        if let Some(Recreate::Pool) = self.recreate_on_patch {
+            entries.push(format!("{RECREATE_ON_PATCH}={}", Recreate::POOL));
         }
         if entries.is_empty() {
             f.write_str(NONE)
@@ -213,6 +238,7 @@ mod tests {
             rate_drop: 0.02,
             rate_fail_after_commit: 0.02,
             seed: Some(7),
+            recreate_on_patch: None,
         };
         assert_eq!(faults, expected);
     }
@@ -226,6 +252,7 @@ mod tests {
             "latency=1500-2000us",
             "drop=1",
             "after-commit=0.5,seed=0",
+            "429=0.1,recreate-on-patch=pool",
             "none",
         ] {
             let faults: Faults = spec.parse().unwrap();
@@ -251,6 +278,9 @@ mod tests {
         let faults: Faults = " 429 = 0.5 , seed = 3 ".parse().unwrap();
         assert_eq!((faults.rate_429, faults.seed), (0.5, Some(3)));
         assert!(!faults.is_none());
+        let recreating: Faults = "recreate-on-patch=pool".parse().unwrap();
+        assert_eq!(recreating.recreate_on_patch, Some(Recreate::Pool));
+        assert!(!recreating.is_none());
     }
 
     #[test]
@@ -269,6 +299,7 @@ mod tests {
             "seed=-1",
             "drop=0.1,drop=0.2",
             "timeout=0.1",
+            "recreate-on-patch=listener",
         ] {
             let error = spec.parse::<Faults>().unwrap_err();
             assert!(

@@ -16,6 +16,7 @@ use uuid::Uuid;
 
 use super::listing;
 use crate::sim::cloudscale::api::{created, parse_create, parse_patch, ApiError, ApiResult};
+use crate::sim::cloudscale::faults::Recreate;
 use crate::sim::cloudscale::filter::TagFilter;
 use crate::sim::cloudscale::state::{Ctx, Sim};
 use crate::sim::cloudscale::world::{Keyed, Tagged, World};
@@ -47,6 +48,12 @@ pub trait Collection: Send + Sync + 'static {
     /// What deleting `removed` (already taken out of its collection) does to the rest of the
     /// world: sub-objects deleted with it, references cleared, a load balancer set `changing`.
     fn removed(_world: &mut World, _ctx: &Ctx, _removed: &Self::Item) {}
+
+    /// The pool an object belongs to: what the `recreate-on-patch=pool` fault recreates when
+    /// the object is patched.
+    fn pool_of(_item: &Self::Item) -> Option<Uuid> {
+        None
+    }
 }
 
 /// How a path names an object: most by UUID, floating IPs by their address.
@@ -119,6 +126,10 @@ async fn update<C: Collection>(
     sim.write(|world, ctx| {
         let index = position::<C>(world, &key)?;
         C::update(world, ctx, index, patch)?;
+        let pool = C::pool_of(&C::items(world)[index]);
+        if let (Some(Recreate::Pool), Some(pool)) = (ctx.recreate_on_patch, pool) {
+            world.recreate_pool(pool, ctx.now, ctx.settled_at());
+        }
         Ok(StatusCode::NO_CONTENT)
     })
 }

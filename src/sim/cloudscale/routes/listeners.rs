@@ -37,6 +37,10 @@ impl Collection for Listeners {
         &mut world.listeners
     }
 
+    fn pool_of(listener: &Listener) -> Option<Uuid> {
+        listener.pool
+    }
+
     fn render(world: &World, ctx: &Ctx, listener: &Listener) -> Value {
         json!({
             "href": ctx.href(format!("load-balancers/listeners/{}", listener.uuid)),

@@ -33,6 +33,10 @@ impl Collection for Monitors {
         &mut world.health_monitors
     }
 
+    fn pool_of(monitor: &HealthMonitor) -> Option<Uuid> {
+        Some(monitor.pool)
+    }
+
     fn render(world: &World, ctx: &Ctx, monitor: &HealthMonitor) -> Value {
         let lb = world.pool_lb(monitor.pool);
         json!({

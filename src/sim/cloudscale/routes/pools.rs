@@ -31,6 +31,10 @@ impl Collection for Pools {
         &mut world.pools
     }
 
+    fn pool_of(pool: &Pool) -> Option<Uuid> {
+        Some(pool.uuid)
+    }
+
     fn render(world: &World, ctx: &Ctx, pool: &Pool) -> Value {
         json!({
             "href": ctx.href(format!("load-balancers/pools/{}", pool.uuid)),

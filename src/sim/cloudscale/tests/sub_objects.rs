@@ -232,3 +232,34 @@ async fn a_member_is_found_only_under_its_own_pool() {
         .await;
     assert_eq!(members, json!([]));
 }
+
+#[tokio::test]
+async fn the_recreate_on_patch_fault_recreates_the_pool_of_a_patched_listener() {
+    let h = Harness::start_with_faults("recreate-on-patch=pool".parse().unwrap()).await;
+    let (lb, pool) = full_lb(&h).await;
+    let (_, listeners) = h.get("/load-balancers/listeners").await;
+    let listener = &listeners[0];
+    let (_, monitors) = h.get("/load-balancers/health-monitors").await;
+    let members_path = |pool: &Value| format!("/load-balancers/pools/{}/members", uuid(pool));
+    let (_, members) = h.get(&members_path(&pool)).await;
+    let path = format!("/load-balancers/listeners/{}", uuid(listener));
+    let (status, _) = h
+        .patch(&path, json!({"allowed_cidrs": ["10.1.0.0/16"]}))
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "the patch itself succeeds");
+    h.wait_running(&lb).await;
+    let (_, pools) = h.get("/load-balancers/pools").await;
+    let recreated = &pools[0];
+    assert_ne!(recreated["uuid"], pool["uuid"], "a new pool");
+    assert_eq!(recreated["name"], pool["name"]);
+    let (_, patched) = h.get(&path).await;
+    assert_eq!(patched["uuid"], listener["uuid"], "the listener stays");
+    assert_eq!(patched["pool"]["uuid"], recreated["uuid"]);
+    assert_eq!(patched["allowed_cidrs"], json!(["10.1.0.0/16"]));
+    let (_, monitors_after) = h.get("/load-balancers/health-monitors").await;
+    assert_ne!(monitors_after[0]["uuid"], monitors[0]["uuid"]);
+    assert_eq!(monitors_after[0]["pool"]["uuid"], recreated["uuid"]);
+    let (_, members_after) = h.get(&members_path(recreated)).await;
+    assert_eq!(members_after[0]["name"], members[0]["name"]);
+    assert_ne!(members_after[0]["uuid"], members[0]["uuid"]);
+}
