@@ -15,7 +15,8 @@ use futures::StreamExt;
 
 use progress::{Event, Progress};
 
-use crate::plan::{Action, Plan, ResourceChange};
+use crate::plan::verification::{record_mismatch, RecordedMismatch};
+use crate::plan::{Action, Plan, ResourceChange, Verification};
 use crate::provider::ProviderError;
 use crate::state::journal::{Entry, Observer, Phase};
 use crate::state::{ResourceState, State};
@@ -50,6 +51,15 @@ pub struct ApplyReport {
     /// Not started because `admit` turned them away (the window closed).
     pub left: Vec<String>,
     pub operations: usize,
+    /// What the providers that verify found, per resource applied, by address.
+    pub verified: Vec<Verification>,
+}
+
+impl ApplyReport {
+    /// The resources where the cloud did more than the plan's class said.
+    pub fn under_predicted(&self) -> impl Iterator<Item = &Verification> {
+        self.verified.iter().filter(|v| v.under_predicted())
+    }
 }
 
 /// Each forbidden change nobody asked for by name, with the attributes that make it forbidden.
@@ -159,6 +169,13 @@ pub async fn run(
                         e
                     });
                     record(&mut state, change, entry);
+                    let provider = ws.provider(&change.provider);
+                    if let Some(verified) =
+                        provider.and_then(|p| p.take_verification(&change.address))
+                    {
+                        record_verification(&mut state, &verified);
+                        report.verified.push(verified);
+                    }
                     if last_save.elapsed() >= SAVE_INTERVAL {
                         ws.store.save(&mut state).map_err(WorkspaceError::from)?;
                         last_save = Instant::now();
@@ -173,6 +190,7 @@ pub async fn run(
             }
         }
     }
+    report.verified.sort_by(|a, b| a.address.cmp(&b.address));
     workspace
         .store
         .save(&mut state)
@@ -256,6 +274,18 @@ fn operation_events(progress: Arc<dyn Progress>) -> Observer {
             }
         }
     })
+}
+
+/// A verification that found a difference is kept in the state, for `skyplan show`.
+fn record_verification(state: &mut State, verified: &Verification) {
+    if verified.as_predicted() {
+        return;
+    }
+    let mismatch = RecordedMismatch {
+        at: jiff::Timestamp::now().to_string(),
+        verification: verified.clone(),
+    };
+    record_mismatch(&mut state.mismatches, mismatch);
 }
 
 fn record(state: &mut State, change: &ResourceChange, entry: Option<ResourceState>) {

@@ -148,6 +148,10 @@ pub struct ApplyArgs {
     /// the maintenance windows.
     #[arg(long, value_name = "RFC3339")]
     pub now: Option<jiff::Timestamp>,
+    /// Print the outcome as one JSON document on stdout (the plan, what was applied, and each
+    /// resource's verification against the plan) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

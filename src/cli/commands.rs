@@ -216,7 +216,9 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
             args.auto_approve,
         ),
     };
-    print_plan(&PlanView::new(&plan));
+    if !args.json {
+        print_plan(&PlanView::new(&plan));
+    }
     if let Some(refused) = refusal(&plan) {
         return Err(refused);
     }
@@ -253,12 +255,33 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
     .await;
     progress.finish();
     let report = result.into_diagnostic()?;
-    println!(
-        "Apply complete: {} resources, {} operations, {} API requests.",
-        report.applied.len(),
-        report.operations,
-        workspace.request_count()
-    );
+    if args.json {
+        let document = apply_json(&plan, &report, workspace.request_count());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&document).into_diagnostic()?
+        );
+    } else {
+        println!(
+            "Apply complete: {} resources, {} operations, {} API requests.",
+            report.applied.len(),
+            report.operations,
+            workspace.request_count()
+        );
+        print_verification(&report);
+    }
+    let under: Vec<String> = report
+        .under_predicted()
+        .map(|v| format!("{}: {}", v.address, v.summary()))
+        .collect();
+    if !under.is_empty() {
+        return Err(miette!(
+            help = "the plan under-predicted: the difference is recorded in the state (`skyplan show`); please report it with the plan",
+            "the cloud did more than the plan said for {} resource(s): {}",
+            under.len(),
+            under.join("; ")
+        ));
+    }
     let untouched: Vec<String> = held
         .iter()
         .map(|h| h.address.clone())
@@ -279,6 +302,44 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
             untouched.join(", ")
         ))
     }
+}
+
+/// Each verified resource: "as predicted" or the difference.
+fn print_verification(report: &crate::apply::ApplyReport) {
+    if report.verified.is_empty() {
+        return;
+    }
+    println!("Verified against the plan:");
+    for verified in &report.verified {
+        println!("  {}: {}", verified.address, verified.summary());
+    }
+}
+
+/// `apply --json`: the plan, what was applied and each resource's verification.
+fn apply_json(plan: &Plan, report: &crate::apply::ApplyReport, requests: u64) -> serde_json::Value {
+    let verification: Vec<serde_json::Value> = report
+        .verified
+        .iter()
+        .map(|v| {
+            serde_json::json!({
+                "address": v.address,
+                "as_predicted": v.as_predicted(),
+                "under_predicted": v.under_predicted(),
+                "predicted": v.predicted,
+                "observed": v.observed,
+                "differences": v.differences,
+                "summary": v.summary(),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "plan": PlanView::new(plan),
+        "applied": report.applied,
+        "left": report.left,
+        "operations": report.operations,
+        "requests": requests,
+        "verification": verification,
+    })
 }
 
 /// Forbidden changes nobody asked for by name: apply refuses before touching anything.
@@ -436,14 +497,15 @@ fn show(
     json: bool,
 ) -> Result<u8, Report> {
     let Some(file) = plan_file else {
-        return state(
-            path,
-            if json {
-                StateCommand::Json
-            } else {
-                StateCommand::List
-            },
-        );
+        if json {
+            return state(path, StateCommand::Json);
+        }
+        let state = load_state(path)?;
+        for address in state.resources.keys() {
+            println!("{address}");
+        }
+        print_mismatches(&state.mismatches);
+        return Ok(exit::SUCCESS);
     };
     let view = PlanView::new(&PlanFile::read(file).into_diagnostic()?.plan);
     if json {
@@ -462,13 +524,18 @@ fn schema() -> Result<u8, Report> {
     Ok(exit::SUCCESS)
 }
 
-fn state(path: &std::path::Path, command: StateCommand) -> Result<u8, Report> {
+/// The state as stored (an empty one when there is none yet), read without the lock.
+fn load_state(path: &std::path::Path) -> Result<crate::state::State, Report> {
     let config = load(path)?;
-    let state = crate::state::open(&config.settings)
+    Ok(crate::state::open(&config.settings)
         .into_diagnostic()?
         .load()
         .into_diagnostic()?
-        .unwrap_or_default();
+        .unwrap_or_default())
+}
+
+fn state(path: &std::path::Path, command: StateCommand) -> Result<u8, Report> {
+    let state = load_state(path)?;
     match command {
         StateCommand::List => {
             for address in state.resources.keys() {
@@ -493,6 +560,32 @@ fn state(path: &std::path::Path, command: StateCommand) -> Result<u8, Report> {
         }
     }
     Ok(exit::SUCCESS)
+}
+
+/// The differences apply's verifications recorded, newest last.
+fn print_mismatches(mismatches: &[crate::plan::verification::RecordedMismatch]) {
+    if mismatches.is_empty() {
+        return;
+    }
+    println!();
+    println!(
+        "Apply found the cloud doing other than the plan said ({}):",
+        mismatches.len()
+    );
+    for mismatch in mismatches {
+        let verified = &mismatch.verification;
+        let mark = if verified.under_predicted() {
+            "under-predicted"
+        } else {
+            "differed"
+        };
+        println!(
+            "  {} {}: {} ({mark})",
+            mismatch.at,
+            verified.address,
+            verified.summary()
+        );
+    }
 }
 
 async fn state_rm(path: &std::path::Path, address: &crate::model::Address) -> Result<u8, Report> {

@@ -3,6 +3,9 @@
 //! carried out by `apply`.
 
 pub mod file;
+pub mod verification;
+
+pub use verification::Verification;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -104,6 +104,13 @@ pub trait Provider: Send + Sync {
         journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>>;
 
+    /// What the cloud showed after `apply` of `address` settled, compared with the plan's
+    /// prediction; taken once. `None` when the provider does not verify (or the change left
+    /// nothing to verify, a deletion).
+    fn take_verification(&self, _address: &Address) -> Option<crate::plan::Verification> {
+        None
+    }
+
     /// A managed cluster's kubeconfig (refreshed first), for `skyplan kubeconfig`. Never
     /// printed: the caller writes it to the file the user named.
     fn kubeconfig<'a>(

@@ -19,6 +19,10 @@ pub struct State {
     /// Incremented on every save.
     pub serial: u64,
     pub resources: BTreeMap<Address, ResourceState>,
+    /// The differences apply's verifications found between the plan and the cloud, newest
+    /// last, at most `MISMATCHES_KEPT`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mismatches: Vec<crate::plan::verification::RecordedMismatch>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -44,6 +48,7 @@ impl State {
             lineage: uuid::Uuid::new_v4().to_string(),
             serial: 0,
             resources: BTreeMap::new(),
+            mismatches: Vec::new(),
         }
     }
 

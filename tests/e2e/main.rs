@@ -35,4 +35,5 @@ mod saved_plans;
 mod support;
 mod throttled;
 mod trust_catalog;
+mod trust_verify;
 mod windows;

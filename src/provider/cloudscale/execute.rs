@@ -366,7 +366,7 @@ async fn delete_if_present(client: &CloudscaleClient, path: &str) -> Result<(), 
     }
 }
 
-async fn wait_until_running(client: &CloudscaleClient, lb: &str) -> Result<(), Error> {
+pub(super) async fn wait_until_running(client: &CloudscaleClient, lb: &str) -> Result<(), Error> {
     #[derive(Deserialize)]
     struct Status {
         status: String,

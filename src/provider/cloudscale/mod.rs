@@ -20,5 +20,6 @@ pub mod refresh;
 pub mod servers;
 #[cfg(test)]
 mod sim_tests;
+pub mod verify;
 
 pub use provider::CloudscaleProvider;

@@ -21,10 +21,11 @@ use super::indexed::IndexedSnapshot;
 use super::objects::{LbObjects, OWNER_TAG};
 use super::refresh::refresh_with_catalog;
 use super::servers::{CloudscaleInstances, ServerCache};
+use super::verify::{compare, observe};
 use crate::config::{self, Endpoint, Resource, ResourceSpec};
 use crate::model::LbMode;
 use crate::model::{Address, LoadBalancerSpec};
-use crate::plan::{Action, ResourceChange};
+use crate::plan::{Action, ResourceChange, Verification};
 use crate::provider::kubernetes::connection::Clusters;
 use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
 use crate::sim::cloudscale as sim;
@@ -43,6 +44,8 @@ pub struct CloudscaleProvider {
     /// What refresh read from the cluster of each Service-bound target (an error to report
     /// when the plan needs it).
     views: Mutex<BTreeMap<Address, Result<ClusterView, String>>>,
+    /// What apply found when it compared the cloud with the plan, by resource, until taken.
+    verifications: Mutex<BTreeMap<Address, Verification>>,
 }
 
 /// How long the embedded cloud's load balancers stay `changing` after a change: 50 ms unless
@@ -129,6 +132,7 @@ impl CloudscaleProvider {
             servers: Arc::default(),
             clusters: Mutex::new(None),
             views: Mutex::new(BTreeMap::new()),
+            verifications: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -342,7 +346,33 @@ impl CloudscaleProvider {
                 .record(address, Phase::Done, &text, Some(recorded), None)
                 .map_err(journal_error)?;
         }
+        self.verify(change, &ids).await;
         Ok(state_entry(change, ids))
+    }
+
+    /// Holds the settled cloud to the plan's prediction (`ids`: what it kept and created) and
+    /// keeps the outcome for [`Provider::take_verification`]. A deletion leaves nothing to
+    /// verify; a failed read is reported, not fatal: the change itself was made.
+    async fn verify(&self, change: &ResourceChange, ids: &LbIds) {
+        if change.operations.is_empty() || change.action == Action::Delete || ids.lb.is_none() {
+            return;
+        }
+        let address = change.address.to_string();
+        let predicted = change.impact();
+        let verification = match observe(&self.client, &address, ids).await {
+            Ok(observed) => compare(&address, predicted, ids, &observed),
+            Err(e) => Verification {
+                address: address.clone(),
+                predicted,
+                observed: predicted,
+                differences: vec![format!("could not be verified: {e}")],
+            },
+        };
+        tracing::info!(%address, "verified: {}", verification.summary());
+        self.verifications
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(change.address.clone(), verification);
     }
 }
 
@@ -708,6 +738,13 @@ impl Provider for CloudscaleProvider {
         journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
         self.apply_change(change, prior, journal).boxed()
+    }
+
+    fn take_verification(&self, address: &Address) -> Option<Verification> {
+        self.verifications
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(address)
     }
 
     fn instances(&self) -> Option<Arc<dyn crate::provider::kubernetes::instances::CloudInstances>> {
