@@ -6,6 +6,7 @@ use jiff::Timestamp;
 
 use super::window::MaintenancePolicy;
 use crate::model::Impact;
+use crate::plan::durations::{seconds, Durations};
 use crate::plan::{Action, Plan, ResourceChange};
 
 /// A change apply does not perform now, and why.
@@ -21,10 +22,35 @@ pub fn estimated_duration(change: &ResourceChange) -> Duration {
     Duration::from_secs(change.downtime().max.into())
 }
 
+/// How long a change needs in a window, and how that was found: the slowest recent runs of its
+/// operations once every kind among them was measured, the estimate otherwise.
+pub fn window_duration(change: &ResourceChange, durations: &Durations) -> (Duration, String) {
+    match durations.of_change(change) {
+        Some(measured) => (
+            Duration::from_millis(measured.worst_ms),
+            format!(
+                "it took up to {} in the last {} run(s)",
+                seconds(measured.worst_ms),
+                measured.runs
+            ),
+        ),
+        None => (
+            estimated_duration(change),
+            format!("it may take up to {}", change.downtime()),
+        ),
+    }
+}
+
 /// Splits `plan` into the changes the policy allows at `now` and those it holds back: a change
-/// above the class allowed now, or one that needs the open window but would outlast it. Each
-/// change is a whole resource, so what remains can be applied on its own.
-pub fn hold_back(plan: &Plan, policy: &MaintenancePolicy, now: Timestamp) -> (Plan, Vec<Held>) {
+/// above the class allowed now, or one that needs the open window but would outlast it (by
+/// its measured duration once there is one, `durations`). Each change is a whole resource, so
+/// what remains can be applied on its own.
+pub fn hold_back(
+    plan: &Plan,
+    policy: &MaintenancePolicy,
+    now: Timestamp,
+    durations: &Durations,
+) -> (Plan, Vec<Held>) {
     let allowed = policy.allowed_at(now);
     let mut runnable = Plan::default();
     let mut held = Vec::new();
@@ -37,13 +63,14 @@ pub fn hold_back(plan: &Plan, policy: &MaintenancePolicy, now: Timestamp) -> (Pl
                 "{impact} is above what apply may do now ({allowed}); {}",
                 policy.describe_next(now)
             ))
-        } else if impact > policy.outside_window() && !policy.fits(now, estimated_duration(change))
-        {
-            Some(format!(
-                "it may take up to {} and would outlast the open window; {}",
-                change.downtime(),
-                policy.describe_next(now)
-            ))
+        } else if impact > policy.outside_window() {
+            let (needs, how_long) = window_duration(change, durations);
+            (!policy.fits(now, needs)).then(|| {
+                format!(
+                    "{how_long} and would outlast the open window; {}",
+                    policy.describe_next(now)
+                )
+            })
         } else {
             None
         };
@@ -108,10 +135,14 @@ mod tests {
         time.parse().unwrap()
     }
 
+    fn none() -> Durations {
+        Durations::default()
+    }
+
     #[test]
     fn outside_a_window_disruptive_changes_wait_for_it() {
         // Friday noon in Zurich.
-        let (runnable, held) = hold_back(&plan(), &policy(), at("2026-11-27T11:00:00Z"));
+        let (runnable, held) = hold_back(&plan(), &policy(), at("2026-11-27T11:00:00Z"), &none());
         assert_eq!(runnable.changes.len(), 1);
         assert_eq!(held[0].address, "load-balancer.pools");
         assert!(
@@ -126,11 +157,41 @@ mod tests {
     #[test]
     fn inside_a_window_they_run_if_they_fit() {
         // Saturday 03:00 Zurich: two hours of window left.
-        let (runnable, held) = hold_back(&plan(), &policy(), at("2026-11-28T02:00:00Z"));
+        let (runnable, held) = hold_back(&plan(), &policy(), at("2026-11-28T02:00:00Z"), &none());
         assert_eq!((runnable.changes.len(), held.len()), (2, 0));
         // Saturday 04:59 Zurich: a minute left, a pool recreation may take two.
-        let (runnable, held) = hold_back(&plan(), &policy(), at("2026-11-28T03:59:00Z"));
+        let (runnable, held) = hold_back(&plan(), &policy(), at("2026-11-28T03:59:00Z"), &none());
         assert_eq!((runnable.changes.len(), held.len()), (1, 1));
         assert!(held[0].reason.contains("outlast"));
+    }
+
+    #[test]
+    fn a_measured_duration_wins_over_the_estimate() {
+        // Saturday 04:58 Zurich: two minutes left, a pool recreation is estimated at two.
+        let now = at("2026-11-28T03:58:00Z");
+        let mut plan = plan();
+        plan.changes[1].operations = vec![crate::provider::Operation::Cloudscale(
+            crate::provider::cloudscale::ops::Op::DeletePool { pool: "tcp".into() },
+        )];
+        let (_, held) = hold_back(&plan, &policy(), now, &none());
+        assert!(held.is_empty(), "the estimate fits");
+        let mut slow = none();
+        slow.record("cloudscale/delete-pool", Duration::from_secs(150));
+        let (_, held) = hold_back(&plan, &policy(), now, &slow);
+        assert_eq!(held.len(), 1);
+        assert!(
+            held[0]
+                .reason
+                .starts_with("it took up to 150.0 s in the last 1 run(s) and would outlast"),
+            "{}",
+            held[0].reason
+        );
+        let mut fast = none();
+        fast.record("cloudscale/delete-pool", Duration::from_secs(3));
+        let (_, held) = hold_back(&plan, &policy(), at("2026-11-28T03:59:30Z"), &fast);
+        assert!(
+            held.is_empty(),
+            "30 s left: the estimate would not fit, 3 s does"
+        );
     }
 }

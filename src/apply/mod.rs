@@ -15,6 +15,7 @@ use futures::StreamExt;
 
 use progress::{Event, Progress};
 
+use crate::plan::durations::operation_kind;
 use crate::plan::verification::{record_mismatch, RecordedMismatch};
 use crate::plan::{Action, Plan, ResourceChange, Verification};
 use crate::provider::ProviderError;
@@ -118,11 +119,12 @@ pub async fn run(
     let mut report = ApplyReport::default();
     let mut failed = Vec::new();
     let mut last_save = Instant::now();
+    let finished: Finished = Arc::default();
     let journal = workspace
         .store
         .start_journal()
         .map_err(WorkspaceError::from)?
-        .observed_by(operation_events(progress.clone()));
+        .observed_by(operation_events(progress.clone(), finished.clone()));
     let waves = waves::waves(&work, |address| order_dependencies(workspace, address));
     let mut failed_addresses: Vec<crate::model::Address> = Vec::new();
     for wave in waves {
@@ -191,6 +193,7 @@ pub async fn run(
         }
     }
     report.verified.sort_by(|a, b| a.address.cmp(&b.address));
+    record_durations(&mut state, plan, &finished);
     workspace
         .store
         .save(&mut state)
@@ -245,9 +248,33 @@ fn order_dependencies(
     needs
 }
 
+/// The operations that finished, as (address, operation text, time taken).
+type Finished = Arc<Mutex<Vec<(String, String, Duration)>>>;
+
+/// Each operation that finished, timed by its kind (`cloudscale/create-pool`), in the state's
+/// rolling durations. An operation the plan does not list under that text is not timed.
+fn record_durations(state: &mut State, plan: &Plan, finished: &Finished) {
+    let kinds: HashMap<(String, String), String> = plan
+        .changes
+        .iter()
+        .flat_map(|change| {
+            change.operations.iter().map(|op| {
+                let key = (change.address.to_string(), op.to_string());
+                (key, operation_kind(op))
+            })
+        })
+        .collect();
+    let finished = finished.lock().unwrap_or_else(|p| p.into_inner());
+    for (address, operation, took) in finished.iter() {
+        if let Some(kind) = kinds.get(&(address.clone(), operation.clone())) {
+            state.durations.record(kind, *took);
+        }
+    }
+}
+
 /// Turns journal entries into operation events: started at the intent, finished at the outcome
-/// with the time in between.
-fn operation_events(progress: Arc<dyn Progress>) -> Observer {
+/// with the time in between; operations done are kept in `finished` to be timed.
+fn operation_events(progress: Arc<dyn Progress>, finished: Finished) -> Observer {
     let started: Mutex<HashMap<(String, String), Instant>> = Mutex::default();
     Box::new(move |entry: &Entry| {
         let address = entry.address.to_string();
@@ -262,10 +289,12 @@ fn operation_events(progress: Arc<dyn Progress>) -> Observer {
                 });
             }
             Phase::Done | Phase::Failed => {
-                let elapsed = started
-                    .remove(&key)
-                    .map(|t| t.elapsed())
-                    .unwrap_or_default();
+                let elapsed = started.remove(&key).map(|t| t.elapsed());
+                if let (Phase::Done, Some(took)) = (entry.phase, elapsed) {
+                    let mut done = finished.lock().unwrap_or_else(|p| p.into_inner());
+                    done.push((address.clone(), entry.operation.clone(), took));
+                }
+                let elapsed = elapsed.unwrap_or_default();
                 progress.event(Event::Finished {
                     address: &address,
                     operation: &entry.operation,

@@ -151,9 +151,10 @@ async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
     let config = load(path)?;
     let mut workspace = open(config, "plan", &args.locking).await?;
     let result = plan_in(&mut workspace, &args).await;
+    let durations = workspace.state.durations.clone();
     workspace.close().await.into_diagnostic()?;
     let plan = result?;
-    let view = PlanView::new(&plan);
+    let view = PlanView::measured(&plan, &durations);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&view).into_diagnostic()?);
     } else {
@@ -217,7 +218,7 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         ),
     };
     if !args.json {
-        print_plan(&PlanView::new(&plan));
+        print_plan(&PlanView::measured(&plan, &workspace.state.durations));
     }
     if let Some(refused) = refusal(&plan) {
         return Err(refused);
@@ -225,7 +226,7 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
     let policy =
         MaintenancePolicy::from_config(workspace.config.maintenance.as_ref()).into_diagnostic()?;
     let started = args.now.unwrap_or_else(jiff::Timestamp::now);
-    let (runnable, held) = hold_back(&plan, &policy, started);
+    let (runnable, held) = hold_back(&plan, &policy, started, &workspace.state.durations);
     for held in &held {
         anstream::eprintln!(
             "held back: {} ({}): {}",

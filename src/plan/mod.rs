@@ -2,6 +2,7 @@
 //! reason and downtime. Pure data; built by the providers' diff, rendered by `render`,
 //! carried out by `apply`.
 
+pub mod durations;
 pub mod file;
 pub mod verification;
 

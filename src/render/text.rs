@@ -9,6 +9,7 @@ use similar::{ChangeTag, TextDiff};
 
 use super::view::{AttributeView, ChangeView, PlanView};
 use crate::model::Impact;
+use crate::plan::durations::seconds;
 use crate::plan::Action;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,11 +78,19 @@ pub fn render_text(view: &PlanView, style: Style) -> String {
 }
 
 fn render_change(out: &mut String, paint: &Painter, change: &ChangeView) {
-    let downtime = if change.impact >= Impact::Minimal {
+    let mut downtime = if change.impact >= Impact::Minimal {
         format!(", downtime {}", change.estimated_downtime_s)
     } else {
         String::new()
     };
+    if let Some(measured) = &change.measured_duration_ms {
+        downtime.push_str(&format!(
+            "; measured typically {}, at most {} (last {} run(s))",
+            seconds(measured.typical_ms),
+            seconds(measured.worst_ms),
+            measured.runs
+        ));
+    }
     let header = paint.paint(
         Ansi::new().bold(),
         format!("{} {}", symbol(change.action), change.address),

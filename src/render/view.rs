@@ -4,6 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::model::{Downtime, Impact};
+use crate::plan::durations::{Durations, Measured};
 use crate::plan::{Action, Plan, ResourceChange};
 
 pub const FORMAT_VERSION: &str = "1.0";
@@ -50,6 +51,9 @@ pub struct ChangeView {
     pub refused: bool,
     pub attributes: Vec<AttributeView>,
     pub operations: Vec<String>,
+    /// How long its operations took in recent applies, once each kind has been measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_duration_ms: Option<Measured>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -89,6 +93,18 @@ impl PlanView {
             drift: vec![],
         }
     }
+
+    /// The view with each change's measured duration beside its estimate, where recent
+    /// applies measured every kind of operation it performs.
+    pub fn measured(plan: &Plan, durations: &Durations) -> PlanView {
+        let mut view = PlanView::new(plan);
+        for (change, shown) in plan.changes.iter().zip(&mut view.changes) {
+            if change.action != Action::NoOp {
+                shown.measured_duration_ms = durations.of_change(change);
+            }
+        }
+        view
+    }
 }
 
 impl ChangeView {
@@ -113,6 +129,7 @@ impl ChangeView {
                 })
                 .collect(),
             operations: change.operations.iter().map(|o| o.to_string()).collect(),
+            measured_duration_ms: None,
         }
     }
 }

@@ -23,6 +23,12 @@ pub struct State {
     /// last, at most `MISMATCHES_KEPT`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mismatches: Vec<crate::plan::verification::RecordedMismatch>,
+    /// How long each kind of operation took in the recent applies (per provider and kind).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::plan::durations::Durations::is_empty"
+    )]
+    pub durations: crate::plan::durations::Durations,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -49,6 +55,7 @@ impl State {
             serial: 0,
             resources: BTreeMap::new(),
             mismatches: Vec::new(),
+            durations: Default::default(),
         }
     }
 

@@ -35,5 +35,6 @@ mod saved_plans;
 mod support;
 mod throttled;
 mod trust_catalog;
+mod trust_durations;
 mod trust_verify;
 mod windows;
