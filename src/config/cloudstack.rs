@@ -9,9 +9,10 @@ use serde_spanned::Spanned;
 
 use super::check::Checker;
 use super::diagnostics::{Problem, Problems};
+use super::files::SourceFile;
 use super::parse::{RawConfig, Sourced};
 use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer, RawCsPort};
-use super::types::{CloudstackEndpoint, CloudstackProvider, Resource, ResourceSpec};
+use super::types::{CloudstackEndpoint, CloudstackProvider, KeyLocations, Resource, ResourceSpec};
 use super::validate::{once, provider_has_table};
 use super::values::{self, Invalid};
 use crate::model::{
@@ -80,10 +81,29 @@ pub(super) fn cluster(
         address: Address::new(ResourceKind::Cluster, key),
         provider: section.provider.get_ref().clone(),
         location: raw.file.location(&raw.span()),
-        keys: Default::default(),
+        keys: cluster_keys(section, raw.file),
         spec: ResourceSpec::CloudstackCluster(cluster_spec(key, section, &mut check)),
         depends_on: vec![],
     }
+}
+
+/// Where the names a cluster takes from the catalog are written, for plan errors about an
+/// unknown one.
+fn cluster_keys(raw: &RawCluster, file: &SourceFile) -> KeyLocations {
+    let mut keys = KeyLocations::default();
+    let named = [
+        ("zone", Some(&raw.zone)),
+        ("kubernetes-version", Some(&raw.kubernetes_version)),
+        ("service-offering", Some(&raw.service_offering)),
+        ("network", raw.network.as_ref()),
+        ("keypair", raw.keypair.as_ref()),
+    ];
+    for (path, value) in named {
+        if let Some(value) = value {
+            keys.insert(path, file.key_location(&value.span()));
+        }
+    }
+    keys
 }
 
 fn cluster_spec(key: &str, raw: &RawCluster, check: &mut Checker<'_, '_>) -> ClusterSpec {
@@ -99,18 +119,18 @@ fn cluster_spec(key: &str, raw: &RawCluster, check: &mut Checker<'_, '_>) -> Clu
     ClusterSpec {
         name: raw.name.clone().unwrap_or_else(|| key.to_string()),
         description: raw.description.clone(),
-        zone: raw.zone.clone(),
+        zone: raw.zone.get_ref().clone(),
         kubernetes_version,
         control_nodes,
         etcd_nodes: count(check, &raw.etcd_nodes, 0, 0, "etcd-nodes"),
         workers: count(check, &raw.workers, 1, 1, "workers"),
-        service_offering: raw.service_offering.clone(),
+        service_offering: raw.service_offering.get_ref().clone(),
         node_offerings: offerings
             .into_iter()
             .filter_map(|(node, offering)| offering.clone().map(|o| (node, o)))
             .collect::<BTreeMap<_, _>>(),
-        network: raw.network.clone(),
-        keypair: raw.keypair.clone(),
+        network: raw.network.as_ref().map(|n| n.get_ref().clone()),
+        keypair: raw.keypair.as_ref().map(|k| k.get_ref().clone()),
         autoscaling: raw.autoscaling.as_ref().and_then(|a| autoscaling(a, check)),
         state: check.choice(&raw.state, ClusterRunState::Running),
     }

@@ -40,7 +40,8 @@ pub(super) struct RawCluster {
     pub name: Option<String>,
     pub description: Option<String>,
     /// Zone name or UUID.
-    pub zone: String,
+    #[schemars(with = "String")]
+    pub zone: Spanned<String>,
     /// An enabled supported version, MAJOR.MINOR.PATCH.
     #[schemars(with = "String")]
     pub kubernetes_version: Spanned<String>,
@@ -54,14 +55,17 @@ pub(super) struct RawCluster {
     #[schemars(with = "Option<u32>")]
     pub workers: Option<Spanned<i64>>,
     /// Service offering name or UUID.
-    pub service_offering: String,
+    #[schemars(with = "String")]
+    pub service_offering: Spanned<String>,
     /// Per node type offerings (CloudStack 4.21 and later), e.g. { worker = "Large Instance" }.
     #[serde(default)]
     pub node_offerings: RawNodeOfferings,
     /// Network name or UUID; default: CKS creates one.
-    pub network: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub network: Option<Spanned<String>>,
     /// SSH keypair name.
-    pub keypair: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub keypair: Option<Spanned<String>>,
     #[schemars(with = "Option<RawAutoscaling>")]
     pub autoscaling: Option<Spanned<RawAutoscaling>>,
     /// Default: "running".

@@ -160,3 +160,28 @@ fn zones_and_flavors_in_use_cost_no_extra_request() {
         "the zone and flavor are proven by the load balancer using them: {requests:#}"
     );
 }
+
+/// CloudStack checked its catalog at plan time already; its unknown names now point at the
+/// key too.
+#[test]
+fn cloudstack_unknown_names_point_at_their_key() {
+    let project = crate::cs_support::CsProject::new();
+    let cluster = |zone: &str, offering: &str| {
+        format!(
+            "[cluster.lab]\nprovider = \"cloudstack\"\nzone = \"{zone}\"\nkubernetes-version = \"1.29.3\"\n\
+             workers = 2\nservice-offering = \"{offering}\"\n"
+        )
+    };
+    for (zone, offering, expected) in [
+        ("zz9", "Medium Instance", "skyplan.toml:6:1: cluster.lab: zone `zz9` does not exist; zones: "),
+        ("zone1", "Huge", "skyplan.toml:9:1: cluster.lab: service offering `Huge` does not exist; service offerings: "),
+    ] {
+        project.config(&cluster(zone, offering));
+        let out = project.run(&["plan"]);
+        assert_eq!(out.code, 1, "{out:?}");
+        assert!(
+            out.stderr.lines().any(|l| l.contains(expected)),
+            "expected {expected:?} in:\n{out:?}"
+        );
+    }
+}

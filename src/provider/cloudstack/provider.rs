@@ -306,7 +306,9 @@ impl CloudstackProvider {
                     allow_delete,
                 };
                 match drift {
-                    false => cluster::plan(&input).map(Outcome::Plan),
+                    false => cluster::plan(&input)
+                        .map(Outcome::Plan)
+                        .map_err(|e| locate_unknown_name(e, target.resource)),
                     true => {
                         let check = cluster::drift(&input)?;
                         drop(inventory);
@@ -532,6 +534,23 @@ fn import_cluster(
         attributes: serde_json::to_value(spec).expect("specs serialize"),
         depends_on: vec![],
     })
+}
+
+/// An unknown catalog name points at the config key that names it (the resource's table for a
+/// per-node offering), so it reads `file:line:col: cluster.lab: zone `zz9` does not exist`.
+fn locate_unknown_name(
+    error: ProviderError,
+    resource: Option<&crate::config::Resource>,
+) -> ProviderError {
+    let Some((resource, spec)) = resource.and_then(|r| Some((r, cluster_spec(r)?))) else {
+        return error;
+    };
+    if !error.message.contains("` does not exist; ") {
+        return error;
+    }
+    let key = cluster::unknown_name_key(&error.message, spec).unwrap_or_default();
+    let location = resource.location_of(key).clone();
+    error.at(&location)
 }
 
 fn cluster_spec(resource: &crate::config::Resource) -> Option<&ClusterSpec> {

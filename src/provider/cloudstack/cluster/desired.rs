@@ -56,6 +56,26 @@ fn unknown(what: &str, plural: &str, wanted: &str, existing: Vec<&str>) -> Strin
     format!("{what} `{wanted}` does not exist; {plural}: {listed}")
 }
 
+/// The config key an unknown-name error of [`resolve`] is about (`zone`, `service-offering`),
+/// so the plan error can point at it; `None` for another error, or a per-node offering (whose
+/// table position stands in).
+pub fn unknown_name_key(message: &str, spec: &ClusterSpec) -> Option<&'static str> {
+    if !message.contains("` does not exist; ") {
+        return None;
+    }
+    let service_offering = format!("service offering `{}`", spec.service_offering);
+    let keys = [
+        ("zone `", "zone"),
+        ("kubernetes-version `", "kubernetes-version"),
+        (service_offering.as_str(), "service-offering"),
+        ("network `", "network"),
+        ("keypair `", "keypair"),
+    ];
+    keys.iter()
+        .find(|(prefix, _)| message.starts_with(prefix))
+        .map(|(_, key)| *key)
+}
+
 pub fn resolve<'a>(
     spec: &'a ClusterSpec,
     inventory: &'a Inventory,
@@ -177,6 +197,23 @@ mod tests {
         );
         assert_eq!(resolved.network.unwrap().id, "n1");
         assert_eq!(resolved.keypair, Some("ops"));
+    }
+
+    #[test]
+    fn an_unknown_name_names_its_key() {
+        let inventory = inventory();
+        let mut zone = spec();
+        zone.zone = "zz9".into();
+        let error = resolve(&zone, &inventory).unwrap_err();
+        assert_eq!(unknown_name_key(&error, &zone), Some("zone"));
+        let mut offering = spec();
+        offering.service_offering = "Huge".into();
+        let error = resolve(&offering, &inventory).unwrap_err();
+        assert_eq!(
+            unknown_name_key(&error, &offering),
+            Some("service-offering")
+        );
+        assert_eq!(unknown_name_key("something else", &offering), None);
     }
 
     #[test]

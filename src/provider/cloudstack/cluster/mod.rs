@@ -14,6 +14,8 @@
 mod checks;
 mod desired;
 mod diff;
+
+pub use desired::unknown_name_key;
 mod execute;
 pub mod impact;
 mod ops;
