@@ -4,6 +4,7 @@
 
 pub mod hold;
 pub mod progress;
+mod timing;
 mod waves;
 pub mod window;
 
@@ -14,8 +15,8 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 
 use progress::{Event, Progress};
+use timing::{record_durations, Timings};
 
-use crate::plan::durations::operation_kind;
 use crate::plan::verification::{record_mismatch, RecordedMismatch};
 use crate::plan::{Action, Plan, ResourceChange, Verification};
 use crate::provider::ProviderError;
@@ -119,18 +120,19 @@ pub async fn run(
     let mut report = ApplyReport::default();
     let mut failed = Vec::new();
     let mut last_save = Instant::now();
-    let finished: Finished = Arc::default();
+    let timings = Timings::default();
     let journal = workspace
         .store
         .start_journal()
         .map_err(WorkspaceError::from)?
-        .observed_by(operation_events(progress.clone(), finished.clone()));
+        .observed_by(operation_events(progress.clone(), timings.clone()));
     let waves = waves::waves(&work, |address| order_dependencies(workspace, address));
     let mut failed_addresses: Vec<crate::model::Address> = Vec::new();
     for wave in waves {
         let ws: &Workspace = workspace;
         let journal = &journal;
         let progress = &progress;
+        let timings = &timings;
         let (blocked, runnable): (Vec<_>, Vec<_>) = wave.into_iter().partition(|change| {
             dependencies(ws, &change.address)
                 .iter()
@@ -154,6 +156,7 @@ pub async fn run(
                     .provider(&change.provider)
                     .expect("planned providers are connected");
                 let result = provider.apply(change, prior, journal).await;
+                timings.resource_done(&change.address.to_string(), Instant::now());
                 progress.event(Event::ResourceDone {
                     address: &change.address.to_string(),
                     ok: result.is_ok(),
@@ -193,7 +196,7 @@ pub async fn run(
         }
     }
     report.verified.sort_by(|a, b| a.address.cmp(&b.address));
-    record_durations(&mut state, plan, &finished);
+    record_durations(&mut state, plan, &timings);
     workspace
         .store
         .save(&mut state)
@@ -248,33 +251,9 @@ fn order_dependencies(
     needs
 }
 
-/// The operations that finished, as (address, operation text, time taken).
-type Finished = Arc<Mutex<Vec<(String, String, Duration)>>>;
-
-/// Each operation that finished, timed by its kind (`cloudscale/create-pool`), in the state's
-/// rolling durations. An operation the plan does not list under that text is not timed.
-fn record_durations(state: &mut State, plan: &Plan, finished: &Finished) {
-    let kinds: HashMap<(String, String), String> = plan
-        .changes
-        .iter()
-        .flat_map(|change| {
-            change.operations.iter().map(|op| {
-                let key = (change.address.to_string(), op.to_string());
-                (key, operation_kind(op))
-            })
-        })
-        .collect();
-    let finished = finished.lock().unwrap_or_else(|p| p.into_inner());
-    for (address, operation, took) in finished.iter() {
-        if let Some(kind) = kinds.get(&(address.clone(), operation.clone())) {
-            state.durations.record(kind, *took);
-        }
-    }
-}
-
 /// Turns journal entries into operation events: started at the intent, finished at the outcome
-/// with the time in between; operations done are kept in `finished` to be timed.
-fn operation_events(progress: Arc<dyn Progress>, finished: Finished) -> Observer {
+/// with the time in between; `timings` sees them too, for the measured durations.
+fn operation_events(progress: Arc<dyn Progress>, timings: Timings) -> Observer {
     let started: Mutex<HashMap<(String, String), Instant>> = Mutex::default();
     Box::new(move |entry: &Entry| {
         let address = entry.address.to_string();
@@ -282,19 +261,22 @@ fn operation_events(progress: Arc<dyn Progress>, finished: Finished) -> Observer
         let mut started = started.lock().unwrap_or_else(|p| p.into_inner());
         match entry.phase {
             Phase::Intent => {
-                started.insert(key, Instant::now());
+                let now = Instant::now();
+                started.insert(key, now);
+                timings.started(&address, &entry.operation, now);
                 progress.event(Event::Started {
                     address: &address,
                     operation: &entry.operation,
                 });
             }
             Phase::Done | Phase::Failed => {
-                let elapsed = started.remove(&key).map(|t| t.elapsed());
-                if let (Phase::Done, Some(took)) = (entry.phase, elapsed) {
-                    let mut done = finished.lock().unwrap_or_else(|p| p.into_inner());
-                    done.push((address.clone(), entry.operation.clone(), took));
+                if entry.phase == Phase::Done {
+                    timings.done(&address, &entry.operation);
                 }
-                let elapsed = elapsed.unwrap_or_default();
+                let elapsed = started
+                    .remove(&key)
+                    .map(|t| t.elapsed())
+                    .unwrap_or_default();
                 progress.event(Event::Finished {
                     address: &address,
                     operation: &entry.operation,
