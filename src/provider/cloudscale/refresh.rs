@@ -344,6 +344,15 @@ mod tests {
                 "/v1/subnets",
                 json!([{"href": "h", "uuid": "sub-1", "cidr": "10.0.0.0/24"}]),
             ),
+            (
+                "/v1/regions",
+                json!([{"slug": "lpg", "zones": [{"slug": "lpg1"}]},
+                       {"slug": "rma", "zones": [{"slug": "rma1"}]}]),
+            ),
+            (
+                "/v1/load-balancers/flavors",
+                json!([{"slug": "lb-standard", "name": "LB-Standard"}]),
+            ),
         ];
         collections
             .into_iter()
@@ -353,6 +362,13 @@ mod tests {
     }
 
     async fn refreshed(want: &'static str) -> (Snapshot, u64, Vec<String>) {
+        refreshed_wanting(want, &CatalogWants::default()).await
+    }
+
+    async fn refreshed_wanting(
+        want: &'static str,
+        wants: &CatalogWants,
+    ) -> (Snapshot, u64, Vec<String>) {
         let members_read = Arc::new(Mutex::new(Vec::new()));
         let log = members_read.clone();
         let app = account().route(
@@ -367,7 +383,9 @@ mod tests {
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         let client =
             CloudscaleClient::new(&format!("http://{address}/v1"), Secret::new("t")).unwrap();
-        let snapshot = refresh(&client, |lb| lb.name == want).await.unwrap();
+        let snapshot = refresh_with_catalog(&client, |lb| lb.name == want, wants)
+            .await
+            .unwrap();
         let mut members_read = members_read.lock().unwrap().clone();
         members_read.sort();
         (snapshot, client.request_count(), members_read)
@@ -378,6 +396,38 @@ mod tests {
         let (_, requests, members_read) = refreshed("web").await;
         assert_eq!(members_read, ["p-1", "p-2"]);
         assert_eq!(requests, 6 + 2);
+    }
+
+    fn wanting(zone: &str, flavor: &str) -> CatalogWants {
+        CatalogWants {
+            zones: [zone.to_string()].into(),
+            flavors: [flavor.to_string()].into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_zone_and_flavor_in_use_need_no_catalog_read() {
+        let (snapshot, requests, _) =
+            refreshed_wanting("web", &wanting("lpg1", "lb-standard")).await;
+        assert_eq!(requests, 6 + 2);
+        assert_eq!(snapshot.catalog, Catalog::default());
+    }
+
+    #[tokio::test]
+    async fn a_zone_or_flavor_no_load_balancer_uses_is_read_once_each() {
+        let (snapshot, requests, _) = refreshed_wanting("web", &wanting("zz9", "lb-huge")).await;
+        assert_eq!(requests, 6 + 2 + 2);
+        assert_eq!(
+            snapshot.catalog.zones,
+            Some(vec!["lpg1".to_string(), "rma1".to_string()])
+        );
+        assert_eq!(
+            snapshot.catalog.flavors,
+            Some(vec!["lb-standard".to_string()])
+        );
+        let (snapshot, requests, _) = refreshed_wanting("web", &wanting("lpg1", "lb-huge")).await;
+        assert_eq!(requests, 6 + 2 + 1, "only the flavors");
+        assert_eq!(snapshot.catalog.zones, None);
     }
 
     #[tokio::test]
