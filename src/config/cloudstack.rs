@@ -191,6 +191,24 @@ fn autoscaling(
     None
 }
 
+/// Where a load balancer names what it takes from the account: its network, public IP and
+/// members, for plan errors about them.
+fn lb_keys(raw: &RawCsLoadBalancer, file: &SourceFile) -> KeyLocations {
+    let mut keys = KeyLocations::default();
+    let spans = [
+        ("network", raw.network.as_ref().map(|n| n.span())),
+        ("public-ip", raw.public_ip.as_ref().map(|p| p.span())),
+        ("members", raw.members.as_ref().map(|m| m.span())),
+        ("cluster", raw.cluster.as_ref().map(|c| c.span())),
+    ];
+    for (path, span) in spans {
+        if let Some(span) = span {
+            keys.insert(path, file.key_location(&span));
+        }
+    }
+    keys
+}
+
 pub(super) fn load_balancer(
     key: &str,
     raw: &Sourced<'_, RawCsLoadBalancer>,
@@ -207,7 +225,7 @@ pub(super) fn load_balancer(
         address: Address::new(ResourceKind::LoadBalancer, key),
         provider: section.provider.get_ref().clone(),
         location: raw.file.location(&raw.span()),
-        keys: Default::default(),
+        keys: lb_keys(section, raw.file),
         spec: ResourceSpec::CloudstackLoadBalancer(lb_spec(key, section, &mut check)),
         depends_on,
     }
@@ -227,7 +245,7 @@ fn lb_spec(key: &str, raw: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) -> C
             .as_ref()
             .and_then(|ip| check.text(ip, public_ip))
             .unwrap_or(PublicIp::Auto),
-        network: raw.network.clone(),
+        network: raw.network.as_ref().map(|n| n.get_ref().clone()),
         members: match (&raw.cluster, &raw.members) {
             (Some(cluster), _) => CsMembers::Cluster(cluster.get_ref().clone()),
             (None, Some(vms)) => CsMembers::Vms(vms.get_ref().clone()),

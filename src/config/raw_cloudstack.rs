@@ -104,7 +104,8 @@ pub(super) struct RawCsLoadBalancer {
     #[schemars(with = "Option<String>")]
     pub public_ip: Option<Spanned<String>>,
     /// Network name or UUID. Default: the cluster's network.
-    pub network: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub network: Option<Spanned<String>>,
     /// Members: every worker VM of this [cluster.NAME].
     #[schemars(with = "Option<String>")]
     pub cluster: Option<Spanned<String>>,

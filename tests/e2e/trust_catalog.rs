@@ -185,3 +185,19 @@ fn cloudstack_unknown_names_point_at_their_key() {
         );
     }
 }
+
+#[test]
+fn a_cloudstack_load_balancer_s_unknown_network_points_at_its_key() {
+    let project = crate::cs_support::CsProject::new();
+    project.config(
+        "[load-balancer.web]\nprovider = \"cloudstack\"\nmembers = [\"web-1\"]\nnetwork = \"nowhere\"\n\n\
+         [[load-balancer.web.ports]]\nport = 80\nnode-port = 30080\n",
+    );
+    let out = project.run(&["plan"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let expected = "skyplan.toml:7:1: load-balancer.web: network: network `nowhere` does not exist; networks: ";
+    assert!(
+        out.stderr.lines().any(|l| l.contains(expected)),
+        "expected {expected:?} in:\n{out:?}"
+    );
+}

@@ -306,9 +306,7 @@ impl CloudstackProvider {
                     allow_delete,
                 };
                 match drift {
-                    false => cluster::plan(&input)
-                        .map(Outcome::Plan)
-                        .map_err(|e| locate_unknown_name(e, target.resource)),
+                    false => cluster::plan(&input).map(Outcome::Plan),
                     true => {
                         let check = cluster::drift(&input)?;
                         drop(inventory);
@@ -536,19 +534,30 @@ fn import_cluster(
     })
 }
 
-/// An unknown catalog name points at the config key that names it (the resource's table for a
-/// per-node offering), so it reads `file:line:col: cluster.lab: zone `zz9` does not exist`.
-fn locate_unknown_name(
-    error: ProviderError,
-    resource: Option<&crate::config::Resource>,
-) -> ProviderError {
-    let Some((resource, spec)) = resource.and_then(|r| Some((r, cluster_spec(r)?))) else {
+/// A plan error about what the config names points at the key that names it, so it reads
+/// `file:line:col: cluster.lab: zone `zz9` does not exist; zones: …`: a cluster's unknown
+/// catalog name (the table for a per-node offering), a load balancer's `network: …`,
+/// `public-ip: …`, `members: …` or `cluster: …`.
+fn locate(error: ProviderError, resource: Option<&crate::config::Resource>) -> ProviderError {
+    let Some(resource) = resource else {
         return error;
     };
-    if !error.message.contains("` does not exist; ") {
-        return error;
-    }
-    let key = cluster::unknown_name_key(&error.message, spec).unwrap_or_default();
+    let key = match cluster_spec(resource) {
+        Some(spec) if error.message.contains("` does not exist; ") => {
+            cluster::unknown_name_key(&error.message, spec).unwrap_or_default()
+        }
+        Some(_) => return error,
+        None => {
+            let keyed = ["network", "public-ip", "members", "cluster"];
+            match keyed
+                .into_iter()
+                .find(|key| error.message.starts_with(&format!("{key}:")))
+            {
+                Some(key) => key,
+                None => return error,
+            }
+        }
+    };
     let location = resource.location_of(key).clone();
     error.at(&location)
 }
@@ -620,7 +629,8 @@ impl Provider for CloudstackProvider {
         target: &Target,
         options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError> {
-        match self.plan_target(target, options, false)? {
+        let planned = self.plan_target(target, options, false);
+        match planned.map_err(|e| locate(e, target.resource))? {
             Outcome::Plan(change) => Ok(change),
             Outcome::Drift(_) => unreachable!("planning gives a plan"),
         }

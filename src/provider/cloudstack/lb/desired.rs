@@ -252,7 +252,16 @@ fn network(
 ) -> Result<NetworkFacts, String> {
     let named = |wanted: &str| {
         live.network(wanted)
-            .ok_or_else(|| format!("network: no network {wanted} in the account"))
+            .ok_or_else(|| {
+                let mut existing: Vec<&str> =
+                    live.networks.iter().map(|n| n.name.as_str()).collect();
+                existing.sort_unstable();
+                let listed = match existing.as_slice() {
+                    [] => "none".to_string(),
+                    _ => existing.join(", "),
+                };
+                format!("network: network `{wanted}` does not exist; networks: {listed}")
+            })
             .and_then(facts)
     };
     if let Some(wanted) = &spec.network {
