@@ -50,6 +50,10 @@ fn catalog_keys(raw: &RawLoadBalancer, file: &SourceFile) -> KeyLocations {
     for (i, vip) in raw.vip_addresses.iter().enumerate() {
         let path = format!("vip-addresses[{i}].subnet");
         keys.insert(path, file.key_location(&vip.subnet.span()));
+        if let Some(address) = &vip.address {
+            let path = format!("vip-addresses[{i}].address");
+            keys.insert(path, file.key_location(&address.span()));
+        }
     }
     let lists = [
         ("floating-ips", &raw.floating_ips),

@@ -104,6 +104,19 @@ fn an_unknown_subnet_is_a_plan_error_at_its_key() {
 }
 
 #[test]
+fn a_fixed_vip_address_outside_its_subnet_is_a_plan_error_at_its_key() {
+    let account = Account::new();
+    let subnet = "70d282ab-2a01-4abb-a03e-5c1d0ba29ef2";
+    let vip = format!("vip-addresses = [{{ subnet = \"{subnet}\", address = \"10.9.0.5\" }}]");
+    account.config(&load_balancer("web", "lpg1", &vip));
+    account.refused(
+        7,
+        69,
+        &format!("address 10.9.0.5 is not in subnet {subnet} (10.0.0.0/24)"),
+    );
+}
+
+#[test]
 fn a_floating_ip_not_in_the_account_is_a_plan_error_listing_the_account_s() {
     let account = Account::new();
     let ips = "floating-ips = [\"5.102.150.123/32\", \"5.102.150.1/32\"]";

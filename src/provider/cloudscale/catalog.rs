@@ -151,6 +151,53 @@ pub fn check_names(spec: &LoadBalancerSpec, snapshot: &Snapshot) -> Result<(), U
     Ok(())
 }
 
+/// A fixed VIP address must lie in its subnet and must not be another load balancer's VIP:
+/// the API refuses both ("is not in subnet", "is already in use"). Addresses servers hold are
+/// not read at plan time (the servers are listed only for bound load balancers).
+pub fn check_vip_addresses(
+    spec: &LoadBalancerSpec,
+    snapshot: &Snapshot,
+    own: Option<&str>,
+) -> Result<(), Unusable> {
+    for (i, vip) in spec.vip_addresses.iter().enumerate() {
+        let Some(address) = &vip.address else {
+            continue;
+        };
+        let path = format!("vip-addresses[{i}].address");
+        let cidr = snapshot
+            .subnets
+            .iter()
+            .find(|s| s.uuid == vip.subnet)
+            .map(|s| s.cidr.as_str());
+        let inside = cidr
+            .and_then(|c| c.parse::<ipnet::IpNet>().ok())
+            .zip(address.parse::<std::net::IpAddr>().ok());
+        if let (Some(cidr), Some((net, ip))) = (cidr, inside) {
+            if !net.contains(&ip) {
+                let message = format!("address {address} is not in subnet {} ({cidr})", vip.subnet);
+                return Err(Unusable::new(path, message));
+            }
+        }
+        let holder = snapshot.load_balancers.iter().find(|lb| {
+            lb.lb.uuid.as_deref() != own
+                && lb
+                    .lb
+                    .vip_addresses
+                    .iter()
+                    .any(|v| v.address.as_deref() == Some(address))
+        });
+        if let Some(holder) = holder {
+            let message = format!(
+                "address {address} is already the VIP of load balancer {} ({})",
+                holder.lb.name,
+                holder.lb.uuid.as_deref().unwrap_or_default()
+            );
+            return Err(Unusable::new(path, message));
+        }
+    }
+    Ok(())
+}
+
 /// A floating IP to assign must exist in the account and must serve nothing else: moving it
 /// would take the address away from that load balancer or server (and the CCM refuses to move
 /// one between load balancers, to avoid flapping). `own` is the live load balancer's UUID.
@@ -299,6 +346,52 @@ mod tests {
         assert_eq!(
             found.message,
             "subnet `nope` does not exist; subnets: sub-1 (10.0.0.0/24)"
+        );
+    }
+
+    #[test]
+    fn a_fixed_vip_address_must_be_in_its_subnet_and_free() {
+        use crate::provider::cloudscale::objects::{LbObject, LbObjects};
+        let vip = |address: &str| crate::model::VipAddress {
+            subnet: "sub-1".into(),
+            address: Some(address.into()),
+        };
+        let mut snapshot = snapshot();
+        snapshot.load_balancers.push(LbObjects {
+            lb: LbObject {
+                uuid: Some("lb-other".into()),
+                name: "other".into(),
+                flavor: "lb-standard".into(),
+                zone: "lpg1".into(),
+                vip_addresses: vec![vip("10.0.0.7")],
+                tags: Default::default(),
+                status: None,
+            },
+            pools: Default::default(),
+            floating_ips: Default::default(),
+        });
+        let mut spec = spec();
+        spec.vip_addresses = vec![vip("10.0.0.5")];
+        assert_eq!(check_vip_addresses(&spec, &snapshot, None), Ok(()));
+        spec.vip_addresses = vec![vip("10.9.0.5")];
+        let outside = check_vip_addresses(&spec, &snapshot, None).unwrap_err();
+        assert_eq!(outside.path, "vip-addresses[0].address");
+        assert_eq!(
+            outside.message,
+            "address 10.9.0.5 is not in subnet sub-1 (10.0.0.0/24)"
+        );
+        spec.vip_addresses = vec![vip("10.0.0.7")];
+        let taken = check_vip_addresses(&spec, &snapshot, None).unwrap_err();
+        assert!(
+            taken
+                .message
+                .contains("already the VIP of load balancer other"),
+            "{taken:?}"
+        );
+        assert_eq!(
+            check_vip_addresses(&spec, &snapshot, Some("lb-other")),
+            Ok(()),
+            "its own VIP"
         );
     }
 

@@ -634,7 +634,8 @@ impl CloudscaleProvider {
             .map_err(|e| located_desired_error(target, spec, e))?;
         if let (Some(spec), Purpose::Plan) = (spec, purpose) {
             let own = live.and_then(|l| l.lb.uuid.as_deref());
-            catalog::check_floating_ips(spec, &snapshot, own)
+            catalog::check_vip_addresses(spec, &snapshot, own)
+                .and_then(|()| catalog::check_floating_ips(spec, &snapshot, own))
                 .map_err(|u| u.into_error(address, target.resource))?;
         }
         Ok(diff(&DiffInput {
