@@ -368,11 +368,15 @@ impl CloudscaleProvider {
                 differences: vec![format!("could not be verified: {e}")],
             },
         };
+        self.keep_verification(&change.address, verification);
+    }
+
+    fn keep_verification(&self, address: &Address, verification: Verification) {
         tracing::info!(%address, "verified: {}", verification.summary());
         self.verifications
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(change.address.clone(), verification);
+            .insert(address.clone(), verification);
     }
 }
 
@@ -478,15 +482,7 @@ impl CloudscaleProvider {
             .map_err(|e| error(address, e))?;
         let uuid = converged.lb.lb.uuid.clone().unwrap_or_default();
         let differences = compare_pool_uuids(before.as_ref(), &converged.lb, &actions);
-        if !differences.is_empty() {
-            return Err(error(
-                address,
-                format!(
-                    "the controller did not do what the plan predicted: {}",
-                    differences.join("; ")
-                ),
-            ));
-        }
+        self.keep_verification(address, ccm_verification(change, differences));
         Ok(ResourceState {
             provider: PROVIDER.to_string(),
             id: uuid.clone(),
@@ -529,6 +525,24 @@ impl CloudscaleProvider {
             })
             .collect();
         Ok(DriftCheck::Compared(changes))
+    }
+}
+
+/// Controller mode's verification: the pools the controller recreated or kept against what the
+/// plan predicted. A pool recreated that the plan said was kept is a pool recreation the plan
+/// did not show.
+fn ccm_verification(change: &ResourceChange, differences: Vec<String>) -> Verification {
+    let predicted = change.impact();
+    let recreated_unpredicted = differences.iter().any(|d| d.contains("was recreated by"));
+    let observed = match recreated_unpredicted {
+        true => predicted.max(super::impact::rule(super::impact::Change::PoolAlgorithm).impact),
+        false => predicted,
+    };
+    Verification {
+        address: change.address.to_string(),
+        predicted,
+        observed,
+        differences,
     }
 }
 
@@ -803,4 +817,28 @@ fn located_desired_error(
         message: e.to_string(),
     };
     unusable.into_error(target.address, target.resource)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Impact, ResourceKind};
+
+    #[test]
+    fn a_pool_the_controller_recreated_unpredicted_is_an_under_prediction() {
+        let change = ResourceChange::no_op(
+            Address::new(ResourceKind::LoadBalancer, "web"),
+            PROVIDER,
+            None,
+        );
+        let same = ccm_verification(&change, vec![]);
+        assert_eq!(same.summary(), "as predicted");
+        let recreated = "pool tcp was recreated by the controller (the plan predicted it kept)";
+        let worse = ccm_verification(&change, vec![recreated.into()]);
+        assert!(worse.under_predicted());
+        assert_eq!(worse.observed, Impact::PoolRecreate);
+        let kept = "pool tcp was predicted to be recreated but kept its UUID";
+        let better = ccm_verification(&change, vec![kept.into()]);
+        assert!(!better.as_predicted() && !better.under_predicted());
+    }
 }
