@@ -506,6 +506,7 @@ fn show(
             println!("{address}");
         }
         print_mismatches(&state.mismatches);
+        print_durations(&state.durations);
         return Ok(exit::SUCCESS);
     };
     let view = PlanView::new(&PlanFile::read(file).into_diagnostic()?.plan);
@@ -585,6 +586,24 @@ fn print_mismatches(mismatches: &[crate::plan::verification::RecordedMismatch]) 
             mismatch.at,
             verified.address,
             verified.summary()
+        );
+    }
+}
+
+/// How long each kind of operation took in the recent applies.
+fn print_durations(durations: &crate::plan::durations::Durations) {
+    use crate::plan::durations::seconds;
+    if durations.is_empty() {
+        return;
+    }
+    println!();
+    println!("Measured operation durations (recent applies):");
+    for (kind, measured) in durations.kinds() {
+        println!(
+            "  {kind}: typically {}, at most {} ({} run(s))",
+            seconds(measured.typical_ms),
+            seconds(measured.worst_ms),
+            measured.runs
         );
     }
 }

@@ -44,6 +44,13 @@ impl Durations {
         samples.drain(..excess);
     }
 
+    /// Every kind measured, with its figure, by kind.
+    pub fn kinds(&self) -> impl Iterator<Item = (&str, Measured)> + '_ {
+        self.0
+            .keys()
+            .filter_map(|kind| Some((kind.as_str(), self.of_kind(kind)?)))
+    }
+
     pub fn of_kind(&self, kind: &str) -> Option<Measured> {
         let mut samples = self.0.get(kind)?.clone();
         if samples.is_empty() {

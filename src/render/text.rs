@@ -83,7 +83,7 @@ fn render_change(out: &mut String, paint: &Painter, change: &ChangeView) {
     } else {
         String::new()
     };
-    if let Some(measured) = &change.measured_duration_ms {
+    if let Some(measured) = &change.measured_duration {
         downtime.push_str(&format!(
             "; measured typically {}, at most {} (last {} run(s))",
             seconds(measured.typical_ms),

@@ -53,7 +53,7 @@ pub struct ChangeView {
     pub operations: Vec<String>,
     /// How long its operations took in recent applies, once each kind has been measured.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub measured_duration_ms: Option<Measured>,
+    pub measured_duration: Option<Measured>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -100,7 +100,7 @@ impl PlanView {
         let mut view = PlanView::new(plan);
         for (change, shown) in plan.changes.iter().zip(&mut view.changes) {
             if change.action != Action::NoOp {
-                shown.measured_duration_ms = durations.of_change(change);
+                shown.measured_duration = durations.of_change(change);
             }
         }
         view
@@ -129,7 +129,7 @@ impl ChangeView {
                 })
                 .collect(),
             operations: change.operations.iter().map(|o| o.to_string()).collect(),
-            measured_duration_ms: None,
+            measured_duration: None,
         }
     }
 }

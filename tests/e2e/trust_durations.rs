@@ -54,7 +54,7 @@ fn apply_records_each_operation_kind_and_plan_shows_it_beside_the_estimate() {
         assert_eq!(runs.len(), 1, "{kind}: {durations:#}");
     }
     let plan = project.plan(&[]);
-    let measured = &plan["changes"][0]["measured_duration_ms"];
+    let measured = &plan["changes"][0]["measured_duration"];
     assert_eq!(measured["runs"], 1, "{plan:#}");
     assert_eq!(
         measured["worst_ms"], durations["cloudscale/create-member"][0],

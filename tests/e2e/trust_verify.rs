@@ -47,7 +47,18 @@ fn an_in_place_change_the_cloud_applies_in_place_is_as_predicted() {
         "{out:?}"
     );
     let shown = project.run(&["show"]);
-    assert_eq!(shown.stdout, "load-balancer.web\n", "nothing recorded");
+    assert!(
+        shown
+            .stdout
+            .starts_with("load-balancer.web\n\nMeasured operation durations"),
+        "no mismatch recorded: {shown:?}"
+    );
+    assert!(
+        shown
+            .stdout
+            .contains("  cloudscale/update-listener: typically "),
+        "{shown:?}"
+    );
 }
 
 #[test]
