@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::sim::cloudscale::{self, SimOptions, DEFAULT_TOKEN};
 use crate::sim::controllers::http::Kube;
-use crate::sim::controllers::{embedded_cluster, CloudscaleEndpoint};
+use crate::sim::controllers::{embedded_cluster, CloudscaleEndpoint, EmbeddedClouds};
 
 #[tokio::test]
 async fn with_a_cloud_the_nodes_are_backed_by_servers_and_initialised() {
@@ -25,7 +25,7 @@ async fn with_a_cloud_the_nodes_are_backed_by_servers_and_initialised() {
         token: DEFAULT_TOKEN.into(),
     };
     let world = dir.path().join("k.json");
-    let cluster = embedded_cluster(world.clone(), Some(endpoint.clone()))
+    let cluster = embedded_cluster(world.clone(), cloudscale(&endpoint))
         .await
         .unwrap();
     let nodes = Kube::new(cluster.url())
@@ -49,7 +49,7 @@ async fn with_a_cloud_the_nodes_are_backed_by_servers_and_initialised() {
     cluster.shutdown().await.unwrap();
 
     // Started again on its world: no new servers, the same nodes.
-    let cluster = embedded_cluster(world, Some(endpoint.clone()))
+    let cluster = embedded_cluster(world, cloudscale(&endpoint))
         .await
         .unwrap();
     let servers = crate::sim::controllers::http::Cloud::new(&endpoint.api, &endpoint.token)
@@ -64,7 +64,7 @@ async fn with_a_cloud_the_nodes_are_backed_by_servers_and_initialised() {
 #[tokio::test]
 async fn without_a_cloud_three_initialised_nodes_and_no_controllers() {
     let dir = tempfile::tempdir().unwrap();
-    let cluster = embedded_cluster(dir.path().join("k.json"), None)
+    let cluster = embedded_cluster(dir.path().join("k.json"), EmbeddedClouds::default())
         .await
         .unwrap();
     let nodes = Kube::new(cluster.url())
@@ -76,4 +76,11 @@ async fn without_a_cloud_three_initialised_nodes_and_no_controllers() {
         .iter()
         .all(|n| n["spec"]["taints"].as_array().is_none_or(Vec::is_empty)));
     cluster.shutdown().await.unwrap();
+}
+
+fn cloudscale(endpoint: &CloudscaleEndpoint) -> EmbeddedClouds {
+    EmbeddedClouds {
+        cloudscale: Some(endpoint.clone()),
+        phoenixnap: None,
+    }
 }
