@@ -38,7 +38,11 @@ pub async fn connect(
             std::fs::create_dir_all(&dir)
                 .map_err(|e| error(format!("cannot create {}: {e}", dir.display())))?;
             let world = dir.join(format!("{}.json", address.name));
-            let cluster = controllers::embedded_cluster(world, cloudscale)
+            let clouds = controllers::EmbeddedClouds {
+                cloudscale,
+                phoenixnap: None,
+            };
+            let cluster = controllers::embedded_cluster(world, clouds)
                 .await
                 .map_err(|e| error(format!("starting the embedded cluster: {e}")))?;
             let url = cluster
