@@ -84,7 +84,7 @@ fn curl_json(url: &str) -> Value {
 }
 
 #[test]
-fn ports_selector_annotations_and_traffic_policy_change_nothing_on_phoenixnap() {
+fn ports_selector_annotations_traffic_policy_and_nodes_change_nothing_on_phoenixnap() {
     let (project, block) = applied();
     with_cluster(&project, |kube| {
         kube.patch_service(
@@ -95,7 +95,21 @@ fn ports_selector_annotations_and_traffic_policy_change_nothing_on_phoenixnap() 
                           "selector": {"app": "other"}, "externalTrafficPolicy": "Local",
                           "loadBalancerSourceRanges": ["192.0.2.0/24"]},
             }),
-        )
+        );
+        // A node joins: the CCM's UpdateLoadBalancer is kube-vip's no-op.
+        let node = json!({"apiVersion": "v1", "kind": "Node",
+                          "metadata": {"name": "node-4"}, "spec": {"providerID": "phoenixnap://elsewhere"}});
+        let url = format!("{}/api/v1/nodes", kube.url);
+        crate::support::curl(&[
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            &node.to_string(),
+            &url,
+        ])
+        .expect("POST node");
     });
     let change = api_change(&project.plan(&[]));
     assert_eq!(change["action"], "no-op", "{change:#}");
@@ -327,4 +341,38 @@ fn another_cluster_gets_a_new_block_and_the_old_one_is_released() {
     let blocks = block_now(&project);
     assert_eq!(blocks.len(), 1, "the old block is released: {blocks:#?}");
     assert_ne!(blocks[0]["id"], block["id"]);
+}
+
+#[test]
+fn a_service_deleted_from_the_cluster_is_drift_and_the_ccm_releases_its_block() {
+    let (project, block) = applied();
+    with_cluster(&project, |kube| {
+        let url = format!("{}/api/v1/namespaces/default/services/api", kube.url);
+        crate::support::curl(&["-X", "DELETE", &url]).expect("DELETE service")
+    });
+    let drift = project.run(&["drift", "--format", "json"]);
+    assert_eq!(drift.code, 2, "{drift:?}");
+    assert!(drift.stdout.contains("pool-recreate"), "{drift:?}");
+    assert!(
+        drift.stdout.contains("Service deleted from the cluster"),
+        "{drift:?}"
+    );
+    // The CCM (running during drift) released the block as its code does: the Service's
+    // tags replaced by delete=true; its reaper detaches and deletes it.
+    let blocks = block_now(&project);
+    let released = blocks.iter().find(|b| b["id"] == block["id"]);
+    if let Some(released) = released {
+        let tags = tags(released);
+        assert!(tags.contains(&"delete=true".to_string()), "{tags:?}");
+        assert!(
+            !tags.iter().any(|t| t.starts_with("serviceName=")),
+            "{tags:?}"
+        );
+    }
+    let plan = project.run(&["plan"]);
+    assert_eq!(plan.code, 1, "plan needs the Service: {plan:?}");
+    assert!(
+        plan.stderr.contains("Service default/api does not exist"),
+        "{plan:?}"
+    );
 }
