@@ -139,7 +139,7 @@ mod tests {
         assert!(schema["properties"]["load-balancer"].is_object());
         assert!(!schema.to_string().contains("null"), "TOML has no null");
         let either = &schema["properties"]["load-balancer"]["additionalProperties"]["anyOf"];
-        assert_eq!(either.as_array().map(Vec::len), Some(2), "{either}");
+        assert_eq!(either.as_array().map(Vec::len), Some(3), "{either}");
         let cluster = &schema["$defs"]["RawCluster"];
         assert_eq!(
             cluster["properties"]["state"]["enum"],
@@ -155,5 +155,11 @@ mod tests {
         assert!(schema["$defs"]["RawCloudstack"]["properties"]
             .get("secret-key")
             .is_none());
+        let pnap = &schema["$defs"]["RawPhoenixnap"]["properties"];
+        assert!(pnap.get("client-secret").is_none());
+        assert_eq!(
+            pnap["location"]["enum"],
+            serde_json::json!(["PHX", "ASH", "SGP", "NLD", "CHI", "SEA", "AUS"])
+        );
     }
 }
