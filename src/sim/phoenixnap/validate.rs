@@ -47,7 +47,7 @@ mod tests {
             "usage",
             "cloud-provider-phoenixnap-auto",
             "a_b",
-            "Zürich",
+            "Genève",
             "x".repeat(100).as_str(),
         ] {
             assert!(is_tag_text(good), "{good}");
@@ -62,8 +62,9 @@ mod tests {
         ] {
             assert!(!is_tag_text(bad), "{bad}");
         }
-        // The literal `A-z` range lets `^` through, as the real pattern does.
+        // The literal ranges: `A-z` lets `^` through, and `À-ú` stops before `û`, `ü`.
         assert!(is_tag_text("a^b"));
+        assert!(!is_tag_text("Zürich"));
     }
 
     #[test]
