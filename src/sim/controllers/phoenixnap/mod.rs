@@ -198,6 +198,9 @@ impl PnapController {
 
     /// One reaper tick; what it did. Nothing without the load balancer or the cluster ID.
     pub(crate) async fn reap(&mut self) -> Vec<String> {
+        if self.lb.is_none() {
+            return Vec::new();
+        }
         let Some(cluster_id) = self.cluster_id().await else {
             return Vec::new();
         };

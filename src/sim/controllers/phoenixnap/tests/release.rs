@@ -112,3 +112,45 @@ async fn the_reaper_detaches_only_the_first_of_several_released_blocks() {
     let unassigned = statuses.iter().filter(|s| *s == "unassigned").count();
     assert_eq!(unassigned, 1, "{statuses:?}");
 }
+
+/// Leak path (b) of research §6.5: the address is cleared, then the re-tagging fails; the retry
+/// finds no address, so Get says "no load balancer", the finalizer goes and the block stays
+/// tagged for the Service. A new Service of the same name adopts it: the same address.
+#[tokio::test]
+async fn a_failed_retag_leaks_the_block_to_the_next_service_of_that_name() {
+    let mut h = Harness::with_faults("tags-put-fail=1").await;
+    h.passes(1).await;
+    h.create_service(json!({})).await;
+    let service = h
+        .passes_until("published", |s| {
+            ingress_ip(s).is_some_and(|ip| !ip.is_empty())
+        })
+        .await;
+    let ip = super::load_balancer_ip(&service).to_owned();
+    h.kube.delete(super::SERVICE).await.unwrap();
+    h.passes(1).await;
+    let error = h.record().await.error.unwrap();
+    assert!(
+        error.starts_with("failed to delete load balancer: unable to add 'delete' tag"),
+        "{error}"
+    );
+    assert_eq!(super::load_balancer_ip(&h.service().await), "");
+    for _ in 0..5 {
+        h.passes(1).await;
+        tokio::time::sleep(super::PASS).await;
+    }
+    let gone = h.kube.get(super::SERVICE).await.unwrap_err();
+    assert!(gone.is_not_found(), "{gone}");
+    let blocks = h.blocks().await;
+    assert_eq!(blocks.len(), 1);
+    assert!(!blocks[0].is_marked_deleted(), "{blocks:?}");
+
+    h.create_service(json!({})).await;
+    let service = h
+        .passes_until("published", |s| {
+            ingress_ip(s).is_some_and(|ip| !ip.is_empty())
+        })
+        .await;
+    assert_eq!(super::load_balancer_ip(&service), ip);
+    assert_eq!(h.blocks().await.len(), 1);
+}
