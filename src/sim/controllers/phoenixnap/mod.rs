@@ -123,7 +123,7 @@ impl PnapController {
         options: &PnapControllerOptions,
         history: Arc<Mutex<Vec<Record>>>,
     ) -> Result<Self, String> {
-        let lb = options.pnap.ccm_config().load_balancer()?;
+        let lb = options.pnap.ccm_config().parse()?;
         let kube = Kube::new(&options.kube_api);
         let credentials = Credentials {
             client_id: options.pnap.client_id.clone(),

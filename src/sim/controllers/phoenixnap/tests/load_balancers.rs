@@ -3,6 +3,7 @@
 
 use serde_json::json;
 
+use super::super::balancer::NIL_IMPLEMENTOR_PANIC;
 use super::super::blocks::service_address;
 use super::{ingress_ip, load_balancer_ip, tag_pairs, Harness};
 use crate::sim::phoenixnap::{ASH_PUBLIC_NETWORK_ID, DEFAULT_PUBLIC_NETWORK_ID};
@@ -172,7 +173,7 @@ async fn another_network_in_the_config_fails_every_existing_service() {
     })
     .await;
 
-    h.restart_with_network(ASH_PUBLIC_NETWORK_ID);
+    h.restart_with_load_balancer(&format!("kube-vip://{ASH_PUBLIC_NETWORK_ID}"));
     h.passes(2).await;
     let error = h.record().await.error.unwrap();
     assert!(
@@ -207,4 +208,28 @@ async fn a_node_without_provider_id_fails_the_update() {
         record.error.as_deref(),
         Some("no provider ID given for node node-4, skipping")
     );
+}
+
+/// A scheme other than kube-vip leaves the implementor nil: the block is made, attached and
+/// its address written before addService dereferences it (the real CCM panics there).
+#[tokio::test]
+async fn another_scheme_than_kube_vip_fails_after_the_block_is_made() {
+    let mut h = Harness::start().await;
+    h.restart_with_load_balancer(&format!("metallb://{DEFAULT_PUBLIC_NETWORK_ID}"));
+    h.passes(1).await;
+    h.create_service(json!({})).await;
+    h.passes(1).await;
+    let record = h.record().await;
+    assert_eq!(
+        record.error,
+        Some(format!(
+            "failed to ensure load balancer: failed to add service web: {NIL_IMPLEMENTOR_PANIC}"
+        ))
+    );
+    assert!(record
+        .actions
+        .iter()
+        .any(|a| a.starts_with("set loadBalancerIP")));
+    assert_eq!(h.blocks().await.len(), 1);
+    assert_eq!(super::ingress_ip(&h.service().await), None);
 }

@@ -101,9 +101,9 @@ impl Harness {
         }
     }
 
-    /// A new CCM on the same simulators with another `PNAP_LOAD_BALANCER` network.
-    fn restart_with_network(&mut self, network: &str) {
-        self.options.pnap.load_balancer = format!("kube-vip://{network}");
+    /// A new CCM on the same simulators with another `PNAP_LOAD_BALANCER`.
+    fn restart_with_load_balancer(&mut self, setting: &str) {
+        self.options.pnap.load_balancer = setting.to_owned();
         self.history = Arc::new(Mutex::new(Vec::new()));
         self.controller = PnapController::new(&self.options, self.history.clone()).unwrap();
     }
