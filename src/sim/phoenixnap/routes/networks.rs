@@ -31,7 +31,7 @@ pub async fn list(
 ) -> ApiResult<Json<Vec<Value>>> {
     if let Some(location) = &query.location {
         let mut v = Validation::default();
-        v.check(is_location(location), || location_error());
+        v.check(is_location(location), location_error);
         v.finish()?;
     }
     Ok(Json(sim.read(|world, ctx| {
