@@ -356,3 +356,28 @@ fn an_exhausted_pool_is_406_and_invalid_fields_are_400_with_validation_errors() 
         "the world is written on SIGTERM"
     );
 }
+
+/// The Python with PhoenixNAP's SDKs installed (CI sets it in .ci/run).
+const PYTHON_VAR: &str = "SKYPLAN_PNAP_PYTHON";
+
+/// PhoenixNAP's own SDKs, generated from the real specs with strict response models, walk the
+/// CCM's flow and the servers against the simulator (`tests/clients/pnap_sdk_check.py`).
+#[test]
+fn phoenixnap_sdks_parse_every_answer() {
+    let Some(python) = std::env::var_os(PYTHON_VAR) else {
+        println!("skipped: set {PYTHON_VAR} to a Python with pnap-ip-api, pnap-network-api, pnap-tag-api and pnap-bmc-api");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let server = PnapServer::start(&dir.path().join("pnap.json"), &[]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/pnap_sdk_check.py");
+    let out = crate::support::run(
+        Command::new(python)
+            .arg(script)
+            .env("PNAP_SIM_ROOT", &server.root)
+            .env_remove("PNAP_CLIENT_ID")
+            .env_remove("PNAP_CLIENT_SECRET"),
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("checks passed"), "{out:?}");
+}
