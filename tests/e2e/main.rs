@@ -31,6 +31,7 @@ mod locking;
 mod pg_crash;
 mod pg_shared;
 mod pg_support;
+mod pnap_sim_wire;
 mod saved_plans;
 mod support;
 mod throttled;
