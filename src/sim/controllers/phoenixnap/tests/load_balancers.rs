@@ -3,6 +3,8 @@
 
 use serde_json::json;
 
+use crate::sim::controllers::http::MERGE_PATCH;
+
 use super::super::balancer::NIL_IMPLEMENTOR_PANIC;
 use super::super::blocks::service_address;
 use super::{ingress_ip, load_balancer_ip, tag_pairs, Harness};
@@ -232,4 +234,27 @@ async fn another_scheme_than_kube_vip_fails_after_the_block_is_made() {
         .any(|a| a.starts_with("set loadBalancerIP")));
     assert_eq!(h.blocks().await.len(), 1);
     assert_eq!(super::ingress_ip(&h.service().await), None);
+}
+
+#[tokio::test]
+async fn an_ensure_without_candidate_nodes_warns_but_still_gets_a_block() {
+    let mut h = Harness::start().await;
+    h.passes(1).await;
+    for name in ["node-1", "node-2", "node-3"] {
+        let label = json!({"metadata": {"labels": {
+            "node.kubernetes.io/exclude-from-external-load-balancers": "true"}}});
+        h.kube
+            .patch(&format!("/api/v1/nodes/{name}"), MERGE_PATCH, &label)
+            .await
+            .unwrap();
+    }
+    h.create_service(json!({})).await;
+    h.passes(1).await;
+    let record = h.record().await;
+    assert_eq!(
+        record.warnings,
+        [super::super::controller::NO_NODES_WARNING.to_owned()]
+    );
+    assert_eq!(record.error, None);
+    assert_eq!(h.blocks().await.len(), 1);
 }
