@@ -258,3 +258,38 @@ async fn an_ensure_without_candidate_nodes_warns_but_still_gets_a_block() {
     assert_eq!(record.error, None);
     assert_eq!(h.blocks().await.len(), 1);
 }
+
+/// Research §7 row 6: a Service created with an address of its own and no block. The CCM makes
+/// a block but never corrects the address (addService writes only an empty one): the status
+/// keeps the empty address, and the next sync errors for good.
+#[tokio::test]
+async fn an_address_set_before_any_block_exists_is_never_corrected() {
+    let mut h = Harness::start().await;
+    h.passes(1).await;
+    h.create_service(json!({"loadBalancerIP": "203.0.113.7"}))
+        .await;
+    h.passes(1).await;
+    let record = h.record().await;
+    assert_eq!(record.error, None);
+    assert!(record
+        .actions
+        .iter()
+        .all(|a| !a.starts_with("set loadBalancerIP")));
+    let service = h.service().await;
+    assert_eq!(super::load_balancer_ip(&service), "203.0.113.7");
+    assert_eq!(ingress_ip(&service), Some(""));
+    assert_eq!(h.blocks().await.len(), 1);
+
+    // Nothing changed, nothing synced; an annotation change syncs it into the error.
+    h.passes(3).await;
+    assert_eq!(h.history().len(), 1);
+    h.merge_service(json!({"metadata": {"annotations": {"team": "web"}}}))
+        .await;
+    h.passes(1).await;
+    let error = h.record().await.error.unwrap();
+    assert!(
+        error.ends_with("does not contain IP 203.0.113.7"),
+        "{error}"
+    );
+    assert_eq!(h.blocks().await.len(), 1, "no second block");
+}
