@@ -270,3 +270,36 @@ async fn one_token_per_api_client_is_fetched_and_reused() {
     let (_, count) = tokens.expect("token requests are counted");
     assert!((4..=8).contains(&count), "{count} token requests");
 }
+
+#[tokio::test]
+async fn refused_credentials_are_tried_both_ways_and_never_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = phoenixnap::spawn(
+        dir.path().join("pnap.json"),
+        "127.0.0.1:0".parse().unwrap(),
+        PnapSimOptions::default(),
+    )
+    .await
+    .unwrap();
+    let credentials = Credentials {
+        client_id: DEFAULT_CLIENT_ID.into(),
+        client_secret: "not-the-secret-7731".into(),
+    };
+    let api = PnapApi::new(&sim.base_url(), &credentials);
+    let error = api.bmc.list("/servers").await.unwrap_err();
+    assert_eq!(error.status, Some(401), "{error}");
+    assert!(
+        error.message.starts_with("oauth2: cannot fetch token"),
+        "{error}"
+    );
+    assert!(!error.to_string().contains("7731"), "{error}");
+    let tokens: u64 = sim
+        .requests()
+        .by_route
+        .iter()
+        .filter(|(route, _)| route.contains("openid-connect/token"))
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(tokens, 2, "HTTP Basic first, then the form fields");
+    sim.shutdown().await.unwrap();
+}
