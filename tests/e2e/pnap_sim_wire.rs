@@ -34,7 +34,20 @@ struct PnapServer {
 
 impl PnapServer {
     fn start(world: &Path, options: &[&str]) -> PnapServer {
-        let mut child = Command::new(BINARY)
+        PnapServer::spawn(world, options, None)
+    }
+
+    fn start_with_env(world: &Path, env: (&str, &str)) -> PnapServer {
+        PnapServer::spawn(world, &[], Some(env))
+    }
+
+    fn spawn(world: &Path, options: &[&str], env: Option<(&str, &str)>) -> PnapServer {
+        let mut command = Command::new(BINARY);
+        command.env_remove("SKYPLAN_SIM_PNAP_TOKEN_TTL_S");
+        if let Some((key, value)) = env {
+            command.env(key, value);
+        }
+        let mut child = command
             .args(["sim", "serve", "--provider", "phoenixnap"])
             .args(["--listen", "127.0.0.1:0", "--transition-ms", "100"])
             .args(options)
@@ -354,6 +367,32 @@ fn an_exhausted_pool_is_406_and_invalid_fields_are_400_with_validation_errors() 
         saved["ip_blocks"].as_array().unwrap().len(),
         2,
         "the world is written on SIGTERM"
+    );
+}
+
+/// `SKYPLAN_SIM_PNAP_TOKEN_TTL_S` shortens the tokens' life, so a client's refresh before
+/// expiry can be tested; an expired token is a 401.
+#[test]
+fn tokens_expire_after_the_configured_lifetime() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = PnapServer::start_with_env(
+        &dir.path().join("pnap.json"),
+        ("SKYPLAN_SIM_PNAP_TOKEN_TTL_S", "1"),
+    );
+    let form = format!(
+        "grant_type=client_credentials&client_id={CLIENT_ID}&client_secret={CLIENT_SECRET}"
+    );
+    let (status, body) = curl(&["-d", &form, &server.url(TOKEN_PATH)]);
+    assert_eq!((status, body["expires_in"].as_u64()), (200, Some(1)));
+    let token = body["access_token"].as_str().unwrap();
+    let (status, _) = server.call(token, "GET", "/ips/v1/ip-blocks", None);
+    assert_eq!(status, 200);
+    std::thread::sleep(Duration::from_millis(1100));
+    let (status, body) = server.call(token, "GET", "/ips/v1/ip-blocks", None);
+    assert_eq!(status, 401);
+    assert!(
+        body["message"].as_str().unwrap().contains("expired"),
+        "{body}"
     );
 }
 

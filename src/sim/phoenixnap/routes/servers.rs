@@ -121,7 +121,7 @@ pub async fn action(
     })
 }
 
-fn find<'a>(world: &'a World, id: &str) -> ApiResult<&'a Server> {
+pub fn find<'a>(world: &'a World, id: &str) -> ApiResult<&'a Server> {
     world.server(id).ok_or_else(|| {
         ApiError::new(
             StatusCode::FORBIDDEN,
