@@ -47,7 +47,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 pub use super::cloudstack::LAST_ERROR_ANNOTATION;
-pub use config::PnapCcmConfig;
+pub use config::{LbSettings, PnapCcmConfig};
 pub(crate) use embedded::cloud_backed_nodes;
 pub use reaper::{reaper_interval, REAPER_ENV};
 
