@@ -56,7 +56,6 @@ use super::objects::Node;
 use super::{ControllersHandle, Record};
 use balancer::Balancer;
 use client::{Credentials, PnapApi};
-use config::LbSettings;
 use controller::ServiceController;
 
 /// Where the simulated PhoenixNAP is, and the CCM's configuration for it.
