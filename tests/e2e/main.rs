@@ -36,6 +36,7 @@ mod pnap_credentials;
 mod pnap_example;
 mod pnap_nodes;
 mod pnap_rows;
+mod pnap_sim_wire;
 mod pnap_support;
 mod saved_plans;
 mod support;

@@ -157,5 +157,26 @@ pub fn server(world: &World, server: &Server) -> Value {
         "clusterId": null,
         "tags": tag_assignments(world, &server.tags),
         "provisionedOn": server.provisioned_on.to_string(),
+        "osConfiguration": null,
+        "networkConfiguration": server_networks(world, server),
+        "storageConfiguration": { "rootPartition": { "raid": "NO_RAID", "size": -1 } },
+    })
+}
+
+/// The server's `networkConfiguration`: the public networks it is a member of, with the
+/// addresses it uses there.
+fn server_networks(world: &World, server: &Server) -> Value {
+    let public: Vec<Value> = world
+        .public_networks
+        .iter()
+        .flat_map(|n| n.memberships.iter().map(move |m| (n, m)))
+        .filter(|(_, m)| m.resource_id == server.id)
+        .map(|(n, m)| json!({ "id": n.id, "ips": m.ips, "statusDescription": "assigned" }))
+        .collect();
+    json!({
+        "gatewayAddress": null,
+        "privateNetworkConfiguration": { "privateNetworks": [] },
+        "ipBlocksConfiguration": { "ipBlocks": [] },
+        "publicNetworkConfiguration": { "publicNetworks": public },
     })
 }

@@ -40,10 +40,14 @@ pub struct LbSettings {
 }
 
 impl PnapCcmConfig {
-    /// `None`: the load balancer is disabled. An error is what the real CCM dies of.
-    pub fn load_balancer(&self) -> Result<Option<LbSettings>, String> {
-        if self.client_id.is_empty() || self.client_secret.is_empty() {
-            return Err("client ID and client secret are required".into());
+    /// `getConfig` then `newLoadBalancers`: the load-balancer settings, `None` when it is
+    /// disabled. An error is what the real CCM dies of, in its words.
+    pub fn parse(&self) -> Result<Option<LbSettings>, String> {
+        if self.client_id.is_empty() {
+            return Err("environment variable \"PNAP_CLIENT_ID\" is required".into());
+        }
+        if self.client_secret.is_empty() {
+            return Err("environment variable \"PNAP_CLIENT_SECRET\" is required".into());
         }
         let setting = self.load_balancer.trim();
         if setting.is_empty() {
@@ -112,7 +116,7 @@ mod tests {
 
     #[test]
     fn the_network_is_the_url_host() {
-        let settings = config("PHX", "kube-vip://net-1").load_balancer().unwrap();
+        let settings = config("PHX", "kube-vip://net-1").parse().unwrap();
         assert_eq!(
             settings,
             Some(LbSettings {
@@ -125,26 +129,31 @@ mod tests {
 
     #[test]
     fn an_empty_setting_disables_the_load_balancer_even_without_location() {
-        assert_eq!(config("", "").load_balancer().unwrap(), None);
+        assert_eq!(config("", "").parse().unwrap(), None);
     }
 
     #[test]
     fn the_readme_form_and_a_missing_location_are_fatal() {
-        let error = config("PHX", "kube-vip:///net-1")
-            .load_balancer()
-            .unwrap_err();
+        let error = config("PHX", "kube-vip:///net-1").parse().unwrap_err();
         assert!(error.contains("no public network provided"), "{error}");
-        let error = config("", "kube-vip://net-1").load_balancer().unwrap_err();
+        let error = config("", "kube-vip://net-1").parse().unwrap_err();
         assert!(error.contains("location"), "{error}");
     }
 
     #[test]
     fn another_scheme_leaves_no_implementor() {
-        let settings = config("PHX", "metallb://x")
-            .load_balancer()
-            .unwrap()
-            .unwrap();
+        let settings = config("PHX", "metallb://x").parse().unwrap().unwrap();
         assert!(!settings.kube_vip);
+    }
+
+    #[test]
+    fn credentials_are_required_even_without_a_load_balancer() {
+        let mut missing = config("PHX", "");
+        missing.client_secret.clear();
+        assert_eq!(
+            missing.parse().unwrap_err(),
+            "environment variable \"PNAP_CLIENT_SECRET\" is required"
+        );
     }
 
     #[test]

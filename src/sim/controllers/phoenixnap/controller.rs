@@ -25,9 +25,14 @@ use serde_json::{json, Value};
 use super::super::cloudstack::LAST_ERROR_ANNOTATION;
 use super::super::http::{Kube, MERGE_PATCH};
 use super::super::objects::{Node, Service};
+use super::super::reconcile::Outcome;
 use super::super::services::fingerprint;
 use super::super::writeback::{self, Record, FINALIZER};
 use super::balancer::{Balancer, LbService};
+
+/// The `UnAvailableLoadBalancer` event of an Ensure without a node passing the predicates.
+pub const NO_NODES_WARNING: &str =
+    "UnAvailableLoadBalancer: There are no available nodes for LoadBalancer";
 
 /// The workqueue's longest backoff, 300 s, in 5 s passes.
 const MAX_BACKOFF_PASSES: u64 = 60;
@@ -183,6 +188,10 @@ impl ServiceController {
         nodes: &[Node],
     ) {
         let mut actions = Vec::new();
+        let warnings = match nodes.is_empty() {
+            true => vec![NO_NODES_WARNING.to_owned()],
+            false => Vec::new(),
+        };
         let result = async {
             writeback::set_finalizer(&self.kube, service, true)
                 .await
@@ -205,7 +214,8 @@ impl ServiceController {
                 },
             );
         }
-        self.record(service, raw, "ensure", actions, result.err())
+        let outcome = Outcome { actions, warnings };
+        self.record(service, raw, "ensure", outcome, result.err())
             .await;
     }
 
@@ -217,7 +227,7 @@ impl ServiceController {
         };
         synced.update_pending = result.is_err();
         let raw = synced.raw.clone();
-        self.record(service, &raw, "update", Vec::new(), result.err())
+        self.record(service, &raw, "update", Outcome::default(), result.err())
             .await;
     }
 
@@ -244,7 +254,11 @@ impl ServiceController {
         if result.is_ok() {
             self.synced.remove(&service.key());
         }
-        self.record(service, raw, "delete", actions, result.err())
+        let outcome = Outcome {
+            actions,
+            warnings: Vec::new(),
+        };
+        self.record(service, raw, "delete", outcome, result.err())
             .await;
     }
 
@@ -262,7 +276,11 @@ impl ServiceController {
         if result.is_ok() {
             self.synced.remove(&service.key());
         }
-        self.record(service, raw, "delete", actions, result.err())
+        let outcome = Outcome {
+            actions,
+            warnings: Vec::new(),
+        };
+        self.record(service, raw, "delete", outcome, result.err())
             .await;
     }
 
@@ -287,7 +305,7 @@ impl ServiceController {
         service: &Service,
         raw: &Value,
         trigger: &str,
-        actions: Vec<String>,
+        outcome: Outcome,
         error: Option<String>,
     ) {
         let key = service.key();
@@ -298,8 +316,8 @@ impl ServiceController {
         let record = Record {
             service: key,
             trigger: trigger.into(),
-            actions,
-            warnings: Vec::new(),
+            actions: outcome.actions,
+            warnings: outcome.warnings,
             error,
         };
         if let Err(e) = writeback::write_record(&self.kube, service, &record).await {

@@ -47,7 +47,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 pub use super::cloudstack::LAST_ERROR_ANNOTATION;
-pub use config::PnapCcmConfig;
+pub use config::{LbSettings, PnapCcmConfig};
 pub(crate) use embedded::cloud_backed_nodes;
 pub use reaper::{reaper_interval, REAPER_ENV};
 
@@ -56,7 +56,6 @@ use super::objects::Node;
 use super::{ControllersHandle, Record};
 use balancer::Balancer;
 use client::{Credentials, PnapApi};
-use config::LbSettings;
 use controller::ServiceController;
 
 /// Where the simulated PhoenixNAP is, and the CCM's configuration for it.
@@ -123,7 +122,7 @@ impl PnapController {
         options: &PnapControllerOptions,
         history: Arc<Mutex<Vec<Record>>>,
     ) -> Result<Self, String> {
-        let lb = options.pnap.ccm_config().load_balancer()?;
+        let lb = options.pnap.ccm_config().parse()?;
         let kube = Kube::new(&options.kube_api);
         let credentials = Credentials {
             client_id: options.pnap.client_id.clone(),
@@ -198,6 +197,9 @@ impl PnapController {
 
     /// One reaper tick; what it did. Nothing without the load balancer or the cluster ID.
     pub(crate) async fn reap(&mut self) -> Vec<String> {
+        if self.lb.is_none() {
+            return Vec::new();
+        }
         let Some(cluster_id) = self.cluster_id().await else {
             return Vec::new();
         };

@@ -3,6 +3,7 @@
 
 mod attach;
 mod ips;
+mod memberships;
 mod networks;
 mod servers;
 mod tags;
@@ -56,7 +57,16 @@ pub fn api() -> Router<Sim> {
             "/bmc/v1/servers/{id}/actions/{action}",
             post(servers::action),
         )
+        .route(MEMBERSHIPS, post(memberships::join))
+        .route(
+            &format!("{MEMBERSHIPS}/{{network_id}}"),
+            delete(memberships::leave),
+        )
 }
+
+/// A server's public network memberships (BMC API).
+const MEMBERSHIPS: &str =
+    "/bmc/v1/servers/{id}/network-configuration/public-network-configuration/public-networks";
 
 /// `TagAssignmentRequest`: a tag name that exists in the tag manager, and a free-form value.
 #[derive(Debug, Deserialize)]

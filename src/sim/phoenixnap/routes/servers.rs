@@ -1,4 +1,4 @@
-//! `/bmc/v1/servers`: list (`?tag=`), show, create (202, powered on at once with a public and a
+//! `/bmc/v1/servers`: list (`?tag=`), show, create (200 as the spec has it, powered on at once with a public and a
 //! private address), delete, and the power actions — enough for tests to make a node's server
 //! gone or shut down. An unknown or deleted id is **403**, as the real API answers for a
 //! deleted server (research §5, CCM commit d84a2c5).
@@ -85,7 +85,7 @@ pub async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<(StatusCod
         server.tags = tags;
         let rendered = render::server(world, &server);
         world.servers.push(server);
-        Ok((StatusCode::ACCEPTED, Json(rendered)))
+        Ok((StatusCode::OK, Json(rendered)))
     })
 }
 
@@ -121,7 +121,7 @@ pub async fn action(
     })
 }
 
-fn find<'a>(world: &'a World, id: &str) -> ApiResult<&'a Server> {
+pub fn find<'a>(world: &'a World, id: &str) -> ApiResult<&'a Server> {
     world.server(id).ok_or_else(|| {
         ApiError::new(
             StatusCode::FORBIDDEN,

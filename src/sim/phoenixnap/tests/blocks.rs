@@ -1,5 +1,5 @@
 use reqwest::{Method, StatusCode};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::*;
 
@@ -217,4 +217,74 @@ async fn a_failing_tags_put_changes_nothing_and_is_counted() {
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
     assert_eq!(h.block(id).await["tags"], block["tags"]);
     assert_eq!(h.sim.requests().faults.tags_put_fail, 1);
+}
+
+#[tokio::test]
+async fn a_change_whose_answer_is_lost_is_made_all_the_same() {
+    let faults: Faults = "after-commit=1,seed=1".parse().unwrap();
+    let h = Harness::start_with(None, faults).await;
+    let body = json!({"location": "PHX", "cidrBlockSize": "/29"});
+    let result = h
+        .client
+        .post(h.url("/ips/v1/ip-blocks"))
+        .bearer_auth(&h.token)
+        .json(&body)
+        .send()
+        .await;
+    // Either a 500 or a dropped connection: the client cannot know the block exists.
+    if let Ok(response) = result {
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+    let blocks = h.get("/ips/v1/ip-blocks").await;
+    assert_eq!(
+        blocks.as_array().unwrap().len(),
+        1,
+        "reads are never faulted after commit"
+    );
+    let counts = h.sim.requests();
+    assert_eq!(counts.faults.after_commit, 1);
+    assert_eq!(counts.by_route["POST /ips/v1/ip-blocks"], 1);
+}
+
+#[tokio::test]
+async fn a_malformed_body_is_400_with_the_error_format() {
+    let h = Harness::start().await;
+    let response = h
+        .client
+        .post(h.url("/ips/v1/ip-blocks"))
+        .bearer_auth(&h.token)
+        .header("Content-Type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let body: Value = response.json().await.unwrap();
+    assert!(body["message"].is_string());
+    assert_eq!(body["validationErrors"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn the_request_counters_are_served_and_reset_under_sim() {
+    let h = Harness::start().await;
+    h.get("/ips/v1/ip-blocks").await;
+    let counts: Value = h
+        .client
+        .get(h.url("/_sim/requests"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(counts["by_route"]["GET /ips/v1/ip-blocks"], 1);
+    assert_eq!(counts["total"], 2, "the token request and the list");
+    let reset = h
+        .client
+        .post(h.url("/_sim/requests/reset"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reset.status(), StatusCode::NO_CONTENT);
+    assert_eq!(h.sim.request_count(), 0);
 }

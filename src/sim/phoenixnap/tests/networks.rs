@@ -208,3 +208,82 @@ impl Harness {
         block
     }
 }
+
+#[tokio::test]
+async fn a_member_using_a_block_keeps_it_from_being_detached_unless_forced() {
+    let h = Harness::start().await;
+    let net = DEFAULT_PUBLIC_NETWORK_ID;
+    let block = h.ccm_block_untagged("PHX").await;
+    let id = block["id"].as_str().unwrap();
+    h.attach(net, id).await;
+    h.settle().await;
+    let servers = h.get("/bmc/v1/servers").await;
+    let server = servers[0]["id"].as_str().unwrap();
+    let join = format!("/bmc/v1/servers/{server}/network-configuration/public-network-configuration/public-networks");
+    let (status, _) = h
+        .call(
+            Method::POST,
+            &join,
+            Some(json!({"id": net, "ips": ["192.0.2.1"]})),
+        )
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "an address outside the network's blocks"
+    );
+    let (status, answer) = h
+        .call(
+            Method::POST,
+            &join,
+            Some(json!({"id": net, "ips": ["198.19.0.3"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+    assert_eq!(
+        (
+            answer["statusDescription"].as_str(),
+            answer["vlanId"].as_u64()
+        ),
+        (Some("assigned"), Some(10))
+    );
+    let (status, _) = h
+        .call(
+            Method::POST,
+            &join,
+            Some(json!({"id": net, "ips": ["198.19.0.4"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "already a member");
+    let listed = network(&h, net).await;
+    assert_eq!(listed["memberships"][0]["resourceId"], server);
+    assert_eq!(listed["ipBlocks"][0]["usedIpsCount"], "1");
+    assert_eq!(
+        h.get(&format!("/bmc/v1/servers/{server}")).await["networkConfiguration"]
+            ["publicNetworkConfiguration"]["publicNetworks"][0]["id"],
+        net
+    );
+
+    let (status, _) = h.detach(net, id).await;
+    assert_eq!(status, StatusCode::CONFLICT, "a member uses the block");
+    let (status, _) = h
+        .call(
+            Method::DELETE,
+            &format!("/networks/v1/public-networks/{net}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "the network has members");
+    let forced = format!("/networks/v1/public-networks/{net}/ip-blocks/{id}?force=true");
+    let (status, _) = h.call(Method::DELETE, &forced, None).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+
+    let (status, _) = h.call(Method::DELETE, &format!("{join}/{net}"), None).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    assert!(network(&h, net).await["memberships"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let (status, _) = h.call(Method::DELETE, &format!("{join}/{net}"), None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "no longer a member");
+}

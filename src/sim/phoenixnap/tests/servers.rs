@@ -30,7 +30,7 @@ async fn servers_are_created_powered_off_and_deleted_and_then_403() {
     let h = Harness::start().await;
     let body = json!({"hostname": "node-4", "type": "s1.c1.small", "location": "PHX", "os": "ubuntu/focal"});
     let (status, server) = h.call(Method::POST, "/bmc/v1/servers", Some(body)).await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{server}");
+    assert_eq!(status, StatusCode::OK, "{server}");
     assert_eq!(server["publicIpAddresses"], json!(["203.0.113.13"]));
     assert_eq!(server["privateIpAddresses"], json!(["10.0.0.13"]));
     let id = server["id"].as_str().unwrap();
@@ -66,7 +66,7 @@ async fn servers_filter_by_tag() {
     h.tag_names(&["role"]).await;
     let body = json!({"hostname": "cp-1", "type": "s1.c1.small", "location": "ASH", "tags": [{"name": "role", "value": "cp"}]});
     let (status, _) = h.call(Method::POST, "/bmc/v1/servers", Some(body)).await;
-    assert_eq!(status, StatusCode::ACCEPTED);
+    assert_eq!(status, StatusCode::OK);
     let tagged = h.get("/bmc/v1/servers?tag=role.cp").await;
     assert_eq!(tagged.as_array().unwrap().len(), 1);
     assert_eq!(tagged[0]["privateIpAddresses"], json!(["10.1.0.10"]));

@@ -3,6 +3,9 @@
 
 use serde_json::json;
 
+use crate::sim::controllers::http::MERGE_PATCH;
+
+use super::super::balancer::NIL_IMPLEMENTOR_PANIC;
 use super::super::blocks::service_address;
 use super::{ingress_ip, load_balancer_ip, tag_pairs, Harness};
 use crate::sim::phoenixnap::{ASH_PUBLIC_NETWORK_ID, DEFAULT_PUBLIC_NETWORK_ID};
@@ -172,7 +175,7 @@ async fn another_network_in_the_config_fails_every_existing_service() {
     })
     .await;
 
-    h.restart_with_network(ASH_PUBLIC_NETWORK_ID);
+    h.restart_with_load_balancer(&format!("kube-vip://{ASH_PUBLIC_NETWORK_ID}"));
     h.passes(2).await;
     let error = h.record().await.error.unwrap();
     assert!(
@@ -207,4 +210,86 @@ async fn a_node_without_provider_id_fails_the_update() {
         record.error.as_deref(),
         Some("no provider ID given for node node-4, skipping")
     );
+}
+
+/// A scheme other than kube-vip leaves the implementor nil: the block is made, attached and
+/// its address written before addService dereferences it (the real CCM panics there).
+#[tokio::test]
+async fn another_scheme_than_kube_vip_fails_after_the_block_is_made() {
+    let mut h = Harness::start().await;
+    h.restart_with_load_balancer(&format!("metallb://{DEFAULT_PUBLIC_NETWORK_ID}"));
+    h.passes(1).await;
+    h.create_service(json!({})).await;
+    h.passes(1).await;
+    let record = h.record().await;
+    assert_eq!(
+        record.error,
+        Some(format!(
+            "failed to ensure load balancer: failed to add service web: {NIL_IMPLEMENTOR_PANIC}"
+        ))
+    );
+    assert!(record
+        .actions
+        .iter()
+        .any(|a| a.starts_with("set loadBalancerIP")));
+    assert_eq!(h.blocks().await.len(), 1);
+    assert_eq!(super::ingress_ip(&h.service().await), None);
+}
+
+#[tokio::test]
+async fn an_ensure_without_candidate_nodes_warns_but_still_gets_a_block() {
+    let mut h = Harness::start().await;
+    h.passes(1).await;
+    for name in ["node-1", "node-2", "node-3"] {
+        let label = json!({"metadata": {"labels": {
+            "node.kubernetes.io/exclude-from-external-load-balancers": "true"}}});
+        h.kube
+            .patch(&format!("/api/v1/nodes/{name}"), MERGE_PATCH, &label)
+            .await
+            .unwrap();
+    }
+    h.create_service(json!({})).await;
+    h.passes(1).await;
+    let record = h.record().await;
+    assert_eq!(
+        record.warnings,
+        [super::super::controller::NO_NODES_WARNING.to_owned()]
+    );
+    assert_eq!(record.error, None);
+    assert_eq!(h.blocks().await.len(), 1);
+}
+
+/// Research §7 row 6: a Service created with an address of its own and no block. The CCM makes
+/// a block but never corrects the address (addService writes only an empty one): the status
+/// keeps the empty address, and the next sync errors for good.
+#[tokio::test]
+async fn an_address_set_before_any_block_exists_is_never_corrected() {
+    let mut h = Harness::start().await;
+    h.passes(1).await;
+    h.create_service(json!({"loadBalancerIP": "203.0.113.7"}))
+        .await;
+    h.passes(1).await;
+    let record = h.record().await;
+    assert_eq!(record.error, None);
+    assert!(record
+        .actions
+        .iter()
+        .all(|a| !a.starts_with("set loadBalancerIP")));
+    let service = h.service().await;
+    assert_eq!(super::load_balancer_ip(&service), "203.0.113.7");
+    assert_eq!(ingress_ip(&service), Some(""));
+    assert_eq!(h.blocks().await.len(), 1);
+
+    // Nothing changed, nothing synced; an annotation change syncs it into the error.
+    h.passes(3).await;
+    assert_eq!(h.history().len(), 1);
+    h.merge_service(json!({"metadata": {"annotations": {"team": "web"}}}))
+        .await;
+    h.passes(1).await;
+    let error = h.record().await.error.unwrap();
+    assert!(
+        error.ends_with("does not contain IP 203.0.113.7"),
+        "{error}"
+    );
+    assert_eq!(h.blocks().await.len(), 1, "no second block");
 }

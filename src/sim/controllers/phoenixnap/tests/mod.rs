@@ -21,8 +21,8 @@ use crate::sim::controllers::http::{Kube, MERGE_PATCH};
 use crate::sim::controllers::{Record, RECORD_ANNOTATION};
 use crate::sim::kubernetes::{self, KubeSimHandle, KubeSimOptions};
 use crate::sim::phoenixnap::{
-    self, PnapSimHandle, PnapSimOptions, ASH_PUBLIC_NETWORK_ID, DEFAULT_CLIENT_ID,
-    DEFAULT_CLIENT_SECRET, DEFAULT_PUBLIC_NETWORK_ID,
+    self, PnapSimHandle, PnapSimOptions, DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET,
+    DEFAULT_PUBLIC_NETWORK_ID,
 };
 
 const PASS: Duration = Duration::from_millis(20);
@@ -36,7 +36,7 @@ struct Harness {
     options: PnapControllerOptions,
     controller: PnapController,
     history: Arc<Mutex<Vec<Record>>>,
-    _cloud_sim: PnapSimHandle,
+    cloud_sim: PnapSimHandle,
     _kube_sim: KubeSimHandle,
     _dir: TempDir,
 }
@@ -53,12 +53,18 @@ fn endpoint(base_url: &str, network: &str) -> PnapEndpoint {
 
 impl Harness {
     async fn start() -> Harness {
+        Self::with_faults("").await
+    }
+
+    /// With faults injected by the simulated cloud (`tags-put-fail=1`).
+    async fn with_faults(faults: &str) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let cloud_sim = phoenixnap::spawn(
             dir.path().join("pnap.json"),
             "127.0.0.1:0".parse().unwrap(),
             PnapSimOptions {
                 transition: TRANSITION,
+                faults: faults.parse().unwrap(),
                 ..PnapSimOptions::default()
             },
         )
@@ -89,15 +95,15 @@ impl Harness {
             controller: PnapController::new(&options, history.clone()).unwrap(),
             options,
             history,
-            _cloud_sim: cloud_sim,
+            cloud_sim,
             _kube_sim: kube_sim,
             _dir: dir,
         }
     }
 
-    /// A new CCM on the same simulators with another `PNAP_LOAD_BALANCER` network.
-    fn restart_with_network(&mut self, network: &str) {
-        self.options.pnap.load_balancer = format!("kube-vip://{network}");
+    /// A new CCM on the same simulators with another `PNAP_LOAD_BALANCER`.
+    fn restart_with_load_balancer(&mut self, setting: &str) {
+        self.options.pnap.load_balancer = setting.to_owned();
         self.history = Arc::new(Mutex::new(Vec::new()));
         self.controller = PnapController::new(&self.options, self.history.clone()).unwrap();
     }
@@ -240,5 +246,60 @@ async fn a_configuration_the_real_ccm_dies_of_is_refused_with_its_reason() {
     options.pnap.load_balancer.clear();
     options.pnap.location.clear();
     assert!(PnapController::new(&options, history).is_ok());
-    let _ = ASH_PUBLIC_NETWORK_ID;
+}
+
+#[tokio::test]
+async fn one_token_per_api_client_is_fetched_and_reused() {
+    let mut h = Harness::start().await;
+    h.passes(1).await;
+    h.create_service(json!({})).await;
+    h.passes_until("published", |s| {
+        ingress_ip(s).is_some_and(|ip| !ip.is_empty())
+    })
+    .await;
+    h.passes(5).await;
+    h.controller.reap().await;
+    let tokens = h
+        .cloud_sim
+        .requests()
+        .by_route
+        .into_iter()
+        .find(|(route, _)| route.contains("openid-connect/token"));
+    // The harness's own client and the node setup took theirs too; the CCM's four clients
+    // (bmc, ips, networks, tag-manager) one each, however many calls they made.
+    let (_, count) = tokens.expect("token requests are counted");
+    assert!((4..=8).contains(&count), "{count} token requests");
+}
+
+#[tokio::test]
+async fn refused_credentials_are_tried_both_ways_and_never_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = phoenixnap::spawn(
+        dir.path().join("pnap.json"),
+        "127.0.0.1:0".parse().unwrap(),
+        PnapSimOptions::default(),
+    )
+    .await
+    .unwrap();
+    let credentials = Credentials {
+        client_id: DEFAULT_CLIENT_ID.into(),
+        client_secret: "not-the-secret-7731".into(),
+    };
+    let api = PnapApi::new(&sim.base_url(), &credentials);
+    let error = api.bmc.list("/servers").await.unwrap_err();
+    assert_eq!(error.status, Some(401), "{error}");
+    assert!(
+        error.message.starts_with("oauth2: cannot fetch token"),
+        "{error}"
+    );
+    assert!(!error.to_string().contains("7731"), "{error}");
+    let tokens: u64 = sim
+        .requests()
+        .by_route
+        .iter()
+        .filter(|(route, _)| route.contains("openid-connect/token"))
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(tokens, 2, "HTTP Basic first, then the form fields");
+    sim.shutdown().await.unwrap();
 }

@@ -112,3 +112,84 @@ async fn the_reaper_detaches_only_the_first_of_several_released_blocks() {
     let unassigned = statuses.iter().filter(|s| *s == "unassigned").count();
     assert_eq!(unassigned, 1, "{statuses:?}");
 }
+
+/// Leak path (b) of research §6.5: the address is cleared, then the re-tagging fails; the retry
+/// finds no address, so Get says "no load balancer", the finalizer goes and the block stays
+/// tagged for the Service. A new Service of the same name adopts it: the same address.
+#[tokio::test]
+async fn a_failed_retag_leaks_the_block_to_the_next_service_of_that_name() {
+    let mut h = Harness::with_faults("tags-put-fail=1").await;
+    h.passes(1).await;
+    h.create_service(json!({})).await;
+    let service = h
+        .passes_until("published", |s| {
+            ingress_ip(s).is_some_and(|ip| !ip.is_empty())
+        })
+        .await;
+    let ip = super::load_balancer_ip(&service).to_owned();
+    h.kube.delete(super::SERVICE).await.unwrap();
+    h.passes(1).await;
+    let error = h.record().await.error.unwrap();
+    assert!(
+        error.starts_with("failed to delete load balancer: unable to add 'delete' tag"),
+        "{error}"
+    );
+    assert_eq!(super::load_balancer_ip(&h.service().await), "");
+    for _ in 0..5 {
+        h.passes(1).await;
+        tokio::time::sleep(super::PASS).await;
+    }
+    let gone = h.kube.get(super::SERVICE).await.unwrap_err();
+    assert!(gone.is_not_found(), "{gone}");
+    let blocks = h.blocks().await;
+    assert_eq!(blocks.len(), 1);
+    assert!(!blocks[0].is_marked_deleted(), "{blocks:?}");
+
+    h.create_service(json!({})).await;
+    let service = h
+        .passes_until("published", |s| {
+            ingress_ip(s).is_some_and(|ip| !ip.is_empty())
+        })
+        .await;
+    assert_eq!(super::load_balancer_ip(&service), ip);
+    assert_eq!(h.blocks().await.len(), 1);
+}
+
+/// Research §7 row 7: type LoadBalancer → ClusterIP releases the block; back to LoadBalancer
+/// is a new block and a new address.
+#[tokio::test]
+async fn a_type_change_releases_the_block_and_switching_back_gets_a_new_one() {
+    let mut h = Harness::start().await;
+    h.passes(1).await;
+    h.create_service(json!({})).await;
+    let service = h
+        .passes_until("published", |s| {
+            ingress_ip(s).is_some_and(|ip| !ip.is_empty())
+        })
+        .await;
+    let first_ip = super::load_balancer_ip(&service).to_owned();
+    let first = h.blocks().await[0].id.clone();
+
+    h.merge_service(json!({"spec": {"type": "ClusterIP"}}))
+        .await;
+    h.passes(1).await;
+    let service = h.service().await;
+    assert_eq!(super::load_balancer_ip(&service), "");
+    assert_eq!(ingress_ip(&service), None, "{service}");
+    assert!(service["metadata"]["finalizers"]
+        .as_array()
+        .is_none_or(|f| f.is_empty()));
+    assert!(h.block(&first).await.is_marked_deleted());
+
+    h.merge_service(json!({"spec": {"type": "LoadBalancer"}}))
+        .await;
+    let service = h
+        .passes_until("published again", |s| {
+            ingress_ip(s).is_some_and(|ip| !ip.is_empty())
+        })
+        .await;
+    assert_ne!(super::load_balancer_ip(&service), first_ip);
+    let blocks = h.blocks().await;
+    assert_eq!(blocks.len(), 2);
+    assert_eq!(blocks.iter().filter(|b| b.is_marked_deleted()).count(), 1);
+}
