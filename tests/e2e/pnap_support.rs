@@ -2,14 +2,13 @@
 //! `default/api` of the embedded cluster beside an embedded PhoenixNAP, and readers of the
 //! simulated cloud and cluster through their APIs (`sim serve` and curl), never the world files.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 use serde_json::{json, Value};
 
 use crate::k8s_nodes::KubeSim;
-use crate::support::{curl, Project, BINARY};
+use crate::support::{curl, serving, sim_serve, Project};
 
 pub const USAGE: &str = "cloud-provider-phoenixnap-auto";
 
@@ -127,31 +126,8 @@ pub struct Pnap {
 
 impl Pnap {
     pub fn start(world: &std::path::Path) -> Pnap {
-        let mut child = Command::new(BINARY)
-            .args([
-                "sim",
-                "serve",
-                "--provider",
-                "phoenixnap",
-                "--listen",
-                "127.0.0.1:0",
-                "--world",
-            ])
-            .arg(world)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start sim serve");
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .expect("sim output");
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .trim_end_matches('/')
-            .to_string();
+        let (child, url) = serving(&mut sim_serve("phoenixnap", world));
+        let url = url.trim_end_matches('/').to_string();
         let body = curl(&[
             "-u",
             "skyplan-sim-pnap-client:skyplan-sim-pnap-secret",
