@@ -101,6 +101,27 @@ impl Kube {
         assert!(result.is_ok(), "POST service: {result:?}");
     }
 
+    /// A full replace (PUT) of the Service as read, without `spec.loadBalancerIP`: what a
+    /// tool that owns the whole object and never knew the field does.
+    pub fn replace_service_without_address(&self, name: &str) {
+        let mut service = self.service(name);
+        service["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("loadBalancerIP");
+        let url = format!("{}/api/v1/namespaces/default/services/{name}", self.url);
+        let result = curl(&[
+            "-X",
+            "PUT",
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            &service.to_string(),
+            &url,
+        ]);
+        assert!(result.is_ok(), "PUT service: {result:?}");
+    }
+
     /// A JSON merge patch of the Service, as `kubectl patch --type merge` sends it.
     pub fn patch_service(&self, name: &str, patch: Value) {
         let url = format!("{}/api/v1/namespaces/default/services/{name}", self.url);
