@@ -95,6 +95,12 @@ pub async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<Response> 
     });
     v.finish()?;
     sim.write(|world, ctx| {
+        if world.public_networks.iter().any(|n| n.name == request.name) {
+            return Err(ApiError::conflict(format!(
+                "A Public Network named {} already exists.",
+                request.name
+            )));
+        }
         let vlan_id = vlan_for(world, &request)?;
         let id = new_id();
         for block in &request.ip_blocks {

@@ -166,6 +166,15 @@ async fn networks_are_created_patched_and_deleted_freeing_their_blocks() {
     let (status, _) = h
         .call(Method::POST, "/networks/v1/public-networks", Some(body))
         .await;
+    assert_eq!(status, StatusCode::CONFLICT, "the name is taken");
+    let same_vlan = json!({"name": "other", "location": "PHX", "vlanId": 20});
+    let (status, _) = h
+        .call(
+            Method::POST,
+            "/networks/v1/public-networks",
+            Some(same_vlan),
+        )
+        .await;
     assert_eq!(status, StatusCode::CONFLICT, "VLAN 20 is taken");
     let bad = json!({"name": "1234", "location": "PHX", "vlanId": 1});
     let (status, answer) = h
