@@ -75,8 +75,7 @@ pub fn check_attachable(
             block.location
         )));
     }
-    let mut probe = block.clone();
-    probe.begin_assign("probe", now, now)
+    block.check_assignable(now)
 }
 
 #[derive(Debug, Deserialize)]
