@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::raw::{RawDocument, RawLoadBalancer};
 use super::raw_cloudstack::{RawCluster, RawCsLoadBalancer};
 use super::raw_kubernetes::RawKubeCluster;
+use super::raw_phoenixnap::RawPnapLoadBalancer;
 use super::values::Choice;
 
 pub fn json_schema() -> serde_json::Value {
@@ -61,9 +62,10 @@ pub(super) fn choice<T: Choice>(_: &mut SchemaGenerator) -> Schema {
 pub(super) fn load_balancers(generator: &mut SchemaGenerator) -> Schema {
     let cloudscale = generator.subschema_for::<RawLoadBalancer>();
     let cloudstack = generator.subschema_for::<RawCsLoadBalancer>();
+    let phoenixnap = generator.subschema_for::<RawPnapLoadBalancer>();
     json_schema!({
         "type": "object",
-        "additionalProperties": { "anyOf": [cloudscale, cloudstack] }
+        "additionalProperties": { "anyOf": [cloudscale, cloudstack, phoenixnap] }
     })
 }
 
