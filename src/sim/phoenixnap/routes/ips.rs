@@ -3,7 +3,7 @@
 //! blocks) and the tag overwrite `PUT /ip-blocks/{id}/tags`.
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{check_tag_format, tag_refs, TagAssignmentRequest};
-use crate::sim::phoenixnap::api::{parse_body, ApiError, ApiResult, Validation};
+use crate::sim::phoenixnap::api::{parse_body, ApiError, ApiQuery, ApiResult, Validation};
 use crate::sim::phoenixnap::faults::simulated;
 use crate::sim::phoenixnap::filter::{matches_all, tag_filters};
 use crate::sim::phoenixnap::ids::new_id;
@@ -27,7 +27,7 @@ const NO_BLOCKS: &str = "No IP Blocks available of provided cidr block size";
 
 pub async fn list(
     State(sim): State<Sim>,
-    Query(query): Query<Vec<(String, String)>>,
+    ApiQuery(query): ApiQuery<Vec<(String, String)>>,
 ) -> Json<Vec<Value>> {
     let filters = tag_filters(&query);
     Json(sim.read(|world, ctx| {

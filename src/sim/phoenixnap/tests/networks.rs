@@ -296,3 +296,20 @@ async fn a_member_using_a_block_keeps_it_from_being_detached_unless_forced() {
     let (status, _) = h.call(Method::DELETE, &format!("{join}/{net}"), None).await;
     assert_eq!(status, StatusCode::CONFLICT, "no longer a member");
 }
+
+#[tokio::test]
+async fn a_bad_query_string_is_400_in_the_error_format() {
+    let h = Harness::start().await;
+    let path =
+        format!("/networks/v1/public-networks/{DEFAULT_PUBLIC_NETWORK_ID}/ip-blocks/x?force=yes");
+    let (status, answer) = h.call(Method::DELETE, &path, None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(answer["message"].is_string());
+    assert!(
+        answer["validationErrors"][0]
+            .as_str()
+            .unwrap()
+            .contains("force"),
+        "{answer}"
+    );
+}
