@@ -139,9 +139,45 @@ def check_servers(access_token):
     expect_status(403, lambda: servers.servers_server_id_get(first.id))
 
 
+def check_memberships(access_token):
+    """A network of its own with a block, a server joining it with an address of the block."""
+    ips = pnap_ip_api.IPBlocksApi(client(pnap_ip_api, "/ips/v1", access_token))
+    networks = pnap_network_api.PublicNetworksApi(
+        client(pnap_network_api, "/networks/v1", access_token)
+    )
+    servers = pnap_bmc_api.ServersApi(client(pnap_bmc_api, "/bmc/v1", access_token))
+    block = ips.ip_blocks_post(pnap_ip_api.IpBlockCreate(location="PHX", cidr_block_size="/29"))
+    network = networks.public_networks_post(
+        pnap_network_api.PublicNetworkCreate(
+            name="members", location="PHX", vlan_id=20,
+            ip_blocks=[pnap_network_api.PublicNetworkIpBlockCreate(id=block.id)],
+        )
+    )
+    assert network.vlan_id == 20 and [b.id for b in network.ip_blocks] == [block.id]
+    wait_for(ips, block.id, "assigned")
+    server = servers.servers_get()[1]
+    base, last = block.cidr.split("/")[0].rsplit(".", 1)
+    address = f"{base}.{int(last) + 3}"
+    joined = servers.servers_server_id_public_networks_post(
+        server.id, pnap_bmc_api.ServerPublicNetwork(id=network.id, ips=[address])
+    )
+    assert joined.id == network.id and joined.ips == [address]
+    members = networks.public_networks_network_id_get(network.id).memberships
+    assert [(m.resource_id, m.ips) for m in members] == [(server.id, [address])]
+    listed = servers.servers_server_id_get(server.id)
+    public = listed.network_configuration.public_network_configuration.public_networks
+    assert public[0].id == network.id
+    expect_status(409, lambda: networks.public_networks_network_id_delete(network.id))
+    servers.servers_server_id_public_networks_delete(server.id, network.id)
+    networks.public_networks_network_id_ip_blocks_ip_block_id_delete(network.id, block.id)
+    wait_for(ips, block.id, "unassigned")
+    assert networks.public_networks_network_id_delete(network.id) is None
+
+
 def main():
     access_token = token()
     check_load_balancer_flow(access_token)
+    check_memberships(access_token)
     check_servers(access_token)
     print("all PhoenixNAP SDK checks passed")
 

@@ -3,6 +3,8 @@
 //! spec), and JSON bodies that do not parse are 400s naming what is wrong.
 
 use axum::body::Bytes;
+use axum::extract::{FromRequestParts, Query};
+use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -71,6 +73,25 @@ pub fn parse_body<T: DeserializeOwned>(body: &Bytes) -> ApiResult<T> {
         message: "The request body is invalid.".into(),
         validation_errors: vec![e.to_string()],
     })
+}
+
+/// A query string parsed as axum's `Query` does, refused (400) in the APIs' error format
+/// rather than axum's plain text (`?force=yes` on a detach, say).
+pub struct ApiQuery<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        match Query::<T>::from_request_parts(parts, state).await {
+            Ok(Query(value)) => Ok(ApiQuery(value)),
+            Err(rejection) => Err(ApiError {
+                status: StatusCode::BAD_REQUEST,
+                message: "The query string is invalid.".into(),
+                validation_errors: vec![rejection.body_text()],
+            }),
+        }
+    }
 }
 
 /// Collects the invalid fields of one request, to refuse them all in one 400.

@@ -58,19 +58,25 @@ impl IpBlock {
         done_at: Timestamp,
     ) -> ApiResult<()> {
         self.settle(now);
-        if self.status_at(now) != BlockStatus::Unassigned {
-            return Err(ApiError::conflict(format!(
-                "The resource is in an incompatible state: IP Block {} is {}.",
-                self.id,
-                self.status_at(now).as_str()
-            )));
-        }
+        self.check_assignable(now)?;
         self.assigned_network = Some(network.to_owned());
         self.transition = Some(Transition {
             kind: TransitionKind::Assign,
             done_at,
         });
         Ok(())
+    }
+
+    /// Only an `unassigned` block can be attached (409 otherwise).
+    pub fn check_assignable(&self, now: Timestamp) -> ApiResult<()> {
+        match self.status_at(now) {
+            BlockStatus::Unassigned => Ok(()),
+            status => Err(ApiError::conflict(format!(
+                "The resource is in an incompatible state: IP Block {} is {}.",
+                self.id,
+                status.as_str()
+            ))),
+        }
     }
 
     /// Accepts a detach from `network`; refuses a block not `assigned` to it (409).

@@ -144,8 +144,13 @@ pub async fn inject(
     }
 }
 
-pub fn simulated_error(status: StatusCode) -> Response {
-    ApiError::new(status, "Simulated server error (fault injection).").into_response()
+/// The error a fault answers with.
+pub fn simulated(status: StatusCode) -> ApiError {
+    ApiError::new(status, "Simulated server error (fault injection).")
+}
+
+fn simulated_error(status: StatusCode) -> Response {
+    simulated(status).into_response()
 }
 
 /// Trips the connection's switch; the response returned is never written.

@@ -50,6 +50,6 @@ pub use inventory::{
 pub use render::PUBLIC_NETWORK_RESOURCE_TYPE;
 pub use server::{
     spawn, PnapSimHandle, PnapSimOptions, DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET,
-    DEFAULT_TRANSITION, TOKEN_TTL_ENV,
+    DEFAULT_TRANSITION, TOKEN_TTL_ENV, TRANSITION_ENV,
 };
 pub use stats::{FaultCounts, RequestCounts};

@@ -31,6 +31,10 @@ pub const DEFAULT_CLIENT_SECRET: &str = "skyplan-sim-pnap-secret";
 /// How long an attach or detach takes unless told otherwise.
 pub const DEFAULT_TRANSITION: Duration = Duration::from_millis(300);
 
+/// The environment variable `sim serve` reads the transition time from, in milliseconds; an
+/// embedded caller may read it too (spawn does not).
+pub const TRANSITION_ENV: &str = "SKYPLAN_SIM_PNAP_TRANSITION_MS";
+
 /// The lifetime of the tokens handed out, in seconds (default 3600, as PhoenixNAP's), so that
 /// tests can watch a client refresh before expiry.
 pub const TOKEN_TTL_ENV: &str = "SKYPLAN_SIM_PNAP_TOKEN_TTL_S";

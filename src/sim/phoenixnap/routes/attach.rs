@@ -5,7 +5,7 @@
 //! location, 409 for every state conflict.
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use jiff::Timestamp;
@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::networks::find as find_network;
-use crate::sim::phoenixnap::api::{parse_body, ApiError, ApiResult};
+use crate::sim::phoenixnap::api::{parse_body, ApiError, ApiQuery, ApiResult};
 use crate::sim::phoenixnap::render::{self, blocks_on, is_busy};
 use crate::sim::phoenixnap::state::Sim;
 use crate::sim::phoenixnap::world::{IpBlock, World};
@@ -75,8 +75,7 @@ pub fn check_attachable(
             block.location
         )));
     }
-    let mut probe = block.clone();
-    probe.begin_assign("probe", now, now)
+    block.check_assignable(now)
 }
 
 #[derive(Debug, Deserialize)]
@@ -88,7 +87,7 @@ pub struct DetachQuery {
 pub async fn detach(
     State(sim): State<Sim>,
     Path((network_id, block_id)): Path<(String, String)>,
-    Query(query): Query<DetachQuery>,
+    ApiQuery(query): ApiQuery<DetachQuery>,
 ) -> ApiResult<(StatusCode, Json<&'static str>)> {
     sim.write(|world, ctx| {
         let network = find_network(world, &network_id)?;

@@ -3,7 +3,7 @@
 //! blocks) and the tag overwrite `PUT /ip-blocks/{id}/tags`.
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{check_tag_format, tag_refs, TagAssignmentRequest};
-use crate::sim::phoenixnap::api::{parse_body, ApiError, ApiResult, Validation};
-use crate::sim::phoenixnap::faults::simulated_error;
+use crate::sim::phoenixnap::api::{parse_body, ApiError, ApiQuery, ApiResult, Validation};
+use crate::sim::phoenixnap::faults::simulated;
 use crate::sim::phoenixnap::filter::{matches_all, tag_filters};
 use crate::sim::phoenixnap::ids::new_id;
 use crate::sim::phoenixnap::pool::{allocate, ipv4_prefix};
@@ -27,7 +27,7 @@ const NO_BLOCKS: &str = "No IP Blocks available of provided cidr block size";
 
 pub async fn list(
     State(sim): State<Sim>,
-    Query(query): Query<Vec<(String, String)>>,
+    ApiQuery(query): ApiQuery<Vec<(String, String)>>,
 ) -> Json<Vec<Value>> {
     let filters = tag_filters(&query);
     Json(sim.read(|world, ctx| {
@@ -164,23 +164,21 @@ pub async fn put_tags(
     State(sim): State<Sim>,
     Path(id): Path<String>,
     body: Bytes,
-) -> Result<Json<Value>, Response> {
+) -> ApiResult<Json<Value>> {
     if sim.injector().tags_put_fails() {
         sim.stats().record_fault(FaultKind::TagsPutFail);
-        return Err(simulated_error(StatusCode::INTERNAL_SERVER_ERROR));
+        return Err(simulated(StatusCode::INTERNAL_SERVER_ERROR));
     }
-    let requests: Vec<TagAssignmentRequest> =
-        parse_body(&body).map_err(IntoResponse::into_response)?;
+    let requests: Vec<TagAssignmentRequest> = parse_body(&body)?;
     let mut v = Validation::default();
     check_tag_format(&mut v, "tags", &requests);
-    v.finish().map_err(IntoResponse::into_response)?;
+    v.finish()?;
     sim.write(|world, ctx| {
         find(world, &id)?;
         let tags = tag_refs(world, &requests)?;
         find_mut(world, &id)?.tags = tags;
         Ok(Json(render::ip_block(world, find(world, &id)?, ctx.now)))
     })
-    .map_err(IntoResponse::into_response)
 }
 
 fn find<'a>(world: &'a World, id: &str) -> ApiResult<&'a IpBlock> {

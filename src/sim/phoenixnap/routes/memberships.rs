@@ -9,7 +9,7 @@
 use std::net::Ipv4Addr;
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use super::networks::find as find_network;
 use super::servers::find as find_server;
-use crate::sim::phoenixnap::api::{parse_body, ApiError, ApiResult};
+use crate::sim::phoenixnap::api::{parse_body, ApiError, ApiQuery, ApiResult};
 use crate::sim::phoenixnap::render::blocks_on;
 use crate::sim::phoenixnap::state::Sim;
 use crate::sim::phoenixnap::world::{Membership, World};
@@ -41,7 +41,7 @@ pub struct ForceQuery {
 pub async fn join(
     State(sim): State<Sim>,
     Path(server_id): Path<String>,
-    Query(query): Query<ForceQuery>,
+    ApiQuery(query): ApiQuery<ForceQuery>,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let request: JoinRequest = parse_body(&body)?;

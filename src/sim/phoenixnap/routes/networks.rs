@@ -3,7 +3,7 @@
 //! is busy; its blocks are freed at once).
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::attach::{check_attachable, MAX_IPV4_BLOCKS};
-use crate::sim::phoenixnap::api::{parse_body, ApiError, ApiResult, Validation};
+use crate::sim::phoenixnap::api::{parse_body, ApiError, ApiQuery, ApiResult, Validation};
 use crate::sim::phoenixnap::ids::new_id;
 use crate::sim::phoenixnap::render::{self, blocks_on, is_busy};
 use crate::sim::phoenixnap::state::Sim;
@@ -27,7 +27,7 @@ pub struct ListQuery {
 
 pub async fn list(
     State(sim): State<Sim>,
-    Query(query): Query<ListQuery>,
+    ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Vec<Value>>> {
     if let Some(location) = &query.location {
         let mut v = Validation::default();
@@ -95,6 +95,12 @@ pub async fn create(State(sim): State<Sim>, body: Bytes) -> ApiResult<Response> 
     });
     v.finish()?;
     sim.write(|world, ctx| {
+        if world.public_networks.iter().any(|n| n.name == request.name) {
+            return Err(ApiError::conflict(format!(
+                "A Public Network named {} already exists.",
+                request.name
+            )));
+        }
         let vlan_id = vlan_for(world, &request)?;
         let id = new_id();
         for block in &request.ip_blocks {

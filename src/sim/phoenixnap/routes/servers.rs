@@ -4,14 +4,14 @@
 //! deleted server (research §5, CCM commit d84a2c5).
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{check_tag_format, tag_refs, TagAssignmentRequest};
-use crate::sim::phoenixnap::api::{parse_body, ApiError, ApiResult, Validation};
+use crate::sim::phoenixnap::api::{parse_body, ApiError, ApiQuery, ApiResult, Validation};
 use crate::sim::phoenixnap::filter::{matches_all, tag_filters};
 use crate::sim::phoenixnap::ids::new_id;
 use crate::sim::phoenixnap::inventory::new_server;
@@ -22,7 +22,7 @@ use crate::sim::phoenixnap::world::{Server, World};
 
 pub async fn list(
     State(sim): State<Sim>,
-    Query(query): Query<Vec<(String, String)>>,
+    ApiQuery(query): ApiQuery<Vec<(String, String)>>,
 ) -> Json<Vec<Value>> {
     let filters = tag_filters(&query);
     Json(sim.read(|world, _| {

@@ -2,14 +2,14 @@
 //! case-sensitive), show, patch and delete. Deleting a tag unassigns it from every resource.
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::sim::phoenixnap::api::{parse_body, ApiError, ApiResult, Validation};
+use crate::sim::phoenixnap::api::{parse_body, ApiError, ApiQuery, ApiResult, Validation};
 use crate::sim::phoenixnap::ids::new_id;
 use crate::sim::phoenixnap::render;
 use crate::sim::phoenixnap::state::Sim;
@@ -21,7 +21,10 @@ pub struct ListQuery {
     name: Option<String>,
 }
 
-pub async fn list(State(sim): State<Sim>, Query(query): Query<ListQuery>) -> Json<Vec<Value>> {
+pub async fn list(
+    State(sim): State<Sim>,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> Json<Vec<Value>> {
     Json(sim.read(|world, _| {
         world
             .tags

@@ -166,6 +166,15 @@ async fn networks_are_created_patched_and_deleted_freeing_their_blocks() {
     let (status, _) = h
         .call(Method::POST, "/networks/v1/public-networks", Some(body))
         .await;
+    assert_eq!(status, StatusCode::CONFLICT, "the name is taken");
+    let same_vlan = json!({"name": "other", "location": "PHX", "vlanId": 20});
+    let (status, _) = h
+        .call(
+            Method::POST,
+            "/networks/v1/public-networks",
+            Some(same_vlan),
+        )
+        .await;
     assert_eq!(status, StatusCode::CONFLICT, "VLAN 20 is taken");
     let bad = json!({"name": "1234", "location": "PHX", "vlanId": 1});
     let (status, answer) = h
@@ -286,4 +295,21 @@ async fn a_member_using_a_block_keeps_it_from_being_detached_unless_forced() {
         .is_empty());
     let (status, _) = h.call(Method::DELETE, &format!("{join}/{net}"), None).await;
     assert_eq!(status, StatusCode::CONFLICT, "no longer a member");
+}
+
+#[tokio::test]
+async fn a_bad_query_string_is_400_in_the_error_format() {
+    let h = Harness::start().await;
+    let path =
+        format!("/networks/v1/public-networks/{DEFAULT_PUBLIC_NETWORK_ID}/ip-blocks/x?force=yes");
+    let (status, answer) = h.call(Method::DELETE, &path, None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(answer["message"].is_string());
+    assert!(
+        answer["validationErrors"][0]
+            .as_str()
+            .unwrap()
+            .contains("force"),
+        "{answer}"
+    );
 }
