@@ -380,3 +380,31 @@ fn a_service_deleted_from_the_cluster_is_drift_and_the_ccm_releases_its_block() 
         "{plan:?}"
     );
 }
+
+#[test]
+fn several_services_applied_in_parallel_wait_for_the_busy_network() {
+    let project = project_with_service();
+    let names = ["b", "c", "d"];
+    with_cluster(&project, |kube| {
+        for name in names {
+            kube.create_service(name, &[80]);
+        }
+    });
+    let mut text = config("");
+    for name in names {
+        text.push_str(&format!(
+            "\n[load-balancer.{name}]\nprovider = \"phoenixnap\"\ncluster = \"prod\"\n\
+             service = \"default/{name}\"\npublic-network = \"k8s-public\"\n"
+        ));
+    }
+    project.config(&text);
+    // The network is BUSY while one block is attached: the others' attaches get 409 and wait.
+    let mut command = project.command(&["apply", "--auto-approve", "--parallelism", "4"]);
+    command.env("SKYPLAN_SIM_PNAP_TRANSITION_MS", "300");
+    let apply = crate::support::run(&mut command);
+    assert_eq!(apply.code, 0, "{apply:?}");
+    let blocks = block_now(&project);
+    assert_eq!(blocks.len(), 4, "{blocks:#?}");
+    assert!(blocks.iter().all(|b| b["status"] == "assigned"), "{blocks:#?}");
+    assert_eq!(project.run(&["plan", "--detailed-exitcode"]).code, 0);
+}

@@ -45,6 +45,11 @@ pub struct Executor<'a> {
     pub poll: Duration,
 }
 
+/// 409 "The resource is in an incompatible state": the network is busy with another block.
+fn is_conflict(error: &Error) -> bool {
+    error.status().map(|s| s.as_u16()) == Some(409)
+}
+
 fn failure(e: &Error) -> Option<String> {
     Some(e.to_string())
 }
@@ -183,20 +188,29 @@ impl Executor<'_> {
         }
     }
 
-    /// Attaches (a 409 for a block already on this network is success) and waits until the
-    /// block is `assigned`.
+    /// Attaches and waits until the block is `assigned`. A block already on this network is
+    /// done; a 409 while the network is busy with another block's attach or detach (several
+    /// load balancers applied in parallel) is tried again once it settles.
     async fn attach(&mut self, text: &str, network: &str, block: &BlockRef) -> Result<(), String> {
         let id = self.block_id(block)?;
-        let current = self.client.ip_block(&id).await.map_err(|e| e.to_string())?;
-        if current.public_network() != Some(network) && current.status != "assigning" {
-            let result = self
+        let started = Instant::now();
+        loop {
+            let current = self.client.ip_block(&id).await.map_err(|e| e.to_string())?;
+            match current.public_network() {
+                Some(on) if on == network => break,
+                Some(other) => return Err(format!("block {id} is on public network {other}")),
+                None if current.status == "assigning" => break,
+                None => {}
+            }
+            match self
                 .journaled(text, self.client.attach(network, &id))
-                .await?;
-            if let Err(e) = result {
-                let now = self.client.ip_block(&id).await.map_err(|e| e.to_string())?;
-                if now.public_network() != Some(network) {
-                    return Err(e.to_string());
+                .await?
+            {
+                Ok(()) => break,
+                Err(e) if is_conflict(&e) && started.elapsed() < SETTLE_TIMEOUT => {
+                    self.wait_busy(&e).await
                 }
+                Err(e) => return Err(e.to_string()),
             }
         }
         let settled = self.settle(&id, &["assigning"], "assigned").await?;
@@ -207,31 +221,41 @@ impl Executor<'_> {
     }
 
     /// Detaches (a block already unassigned or unassigning is fine: the CCM's reaper may have
-    /// been first) and waits until it is `unassigned`.
+    /// been first) and waits until it is `unassigned`; a busy network as for [`Self::attach`].
     async fn detach(&self, text: &str, network: &str, id: &str) -> Result<(), String> {
-        let current = match self.client.ip_block(id).await {
-            Ok(block) => block,
-            Err(e) if e.is_not_found() => return Ok(()),
-            Err(e) => return Err(e.to_string()),
-        };
-        if current.status != "unassigned" && current.status != "unassigning" {
-            let network = current
+        let started = Instant::now();
+        loop {
+            let current = match self.client.ip_block(id).await {
+                Ok(block) => block,
+                Err(e) if e.is_not_found() => return Ok(()),
+                Err(e) => return Err(e.to_string()),
+            };
+            if matches!(current.status.as_str(), "unassigned" | "unassigning") {
+                break;
+            }
+            let assigned = current
                 .assigned_resource_id
                 .clone()
-                .unwrap_or(network.to_owned());
-            let result = self
-                .journaled(text, self.client.detach(&network, id))
-                .await?;
-            if let Err(e) = result {
-                let now = self.client.ip_block(id).await.map_err(|e| e.to_string())?;
-                if !matches!(now.status.as_str(), "unassigned" | "unassigning") {
-                    return Err(e.to_string());
+                .unwrap_or_else(|| network.to_owned());
+            match self
+                .journaled(text, self.client.detach(&assigned, id))
+                .await?
+            {
+                Ok(()) => break,
+                Err(e) if is_conflict(&e) && started.elapsed() < SETTLE_TIMEOUT => {
+                    self.wait_busy(&e).await
                 }
+                Err(e) => return Err(e.to_string()),
             }
         }
         self.settle(id, &["unassigning"], "unassigned")
             .await
             .map(drop)
+    }
+
+    async fn wait_busy(&self, error: &Error) {
+        tracing::info!(address = %self.address, "network busy, trying again: {error}");
+        tokio::time::sleep(self.poll.max(Duration::from_millis(100))).await;
     }
 
     /// Reads the block until its status leaves `pending`; it must then be `target`.
