@@ -405,6 +405,9 @@ fn several_services_applied_in_parallel_wait_for_the_busy_network() {
     assert_eq!(apply.code, 0, "{apply:?}");
     let blocks = block_now(&project);
     assert_eq!(blocks.len(), 4, "{blocks:#?}");
-    assert!(blocks.iter().all(|b| b["status"] == "assigned"), "{blocks:#?}");
+    assert!(
+        blocks.iter().all(|b| b["status"] == "assigned"),
+        "{blocks:#?}"
+    );
     assert_eq!(project.run(&["plan", "--detailed-exitcode"]).code, 0);
 }
