@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::model::{Address, Impact};
+use crate::model::{Address, Impact, Secret};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -234,12 +234,24 @@ pub struct SimServeArgs {
     /// CloudStack: how long an async job stays pending, in milliseconds.
     #[arg(long, env = "SKYPLAN_SIM_JOB_MS", default_value_t = 300)]
     pub job_ms: u64,
+    /// PhoenixNAP: the OAuth2 client id the token endpoint accepts (default: the embedded
+    /// mode's fixed client).
+    #[arg(long)]
+    pub client_id: Option<String>,
+    /// PhoenixNAP: the client secret the token endpoint accepts (default: the embedded mode's
+    /// fixed secret). Never echoed.
+    #[arg(long, value_parser = parse_secret, hide_default_value = true)]
+    pub client_secret: Option<Secret>,
+    /// PhoenixNAP: how long attaching or detaching an IP block takes, in milliseconds.
+    #[arg(long, env = "SKYPLAN_SIM_PNAP_TRANSITION_MS", default_value_t = 300)]
+    pub transition_ms: u64,
     /// Kubernetes: the version `/version` and the kubelets report, MAJOR.MINOR.
     #[arg(long, default_value = "1.33", value_parser = parse_kube_version)]
     pub kube_version: (u32, u32),
     /// Faults to inject into API requests, e.g.
     /// `latency=5-50ms,429=0.05,5xx=0.03,drop=0.02,after-commit=0.02,seed=7`; CloudStack also
-    /// takes `job-fail=P` (a share of async jobs fail). Checked against the provider's syntax.
+    /// takes `job-fail=P` (a share of async jobs fail), PhoenixNAP `tags-put-fail=P` (a share
+    /// of IP block tag overwrites fail with 500). Checked against the provider's syntax.
     #[arg(
         long,
         value_name = "SPEC",
@@ -254,6 +266,12 @@ pub enum SimProvider {
     Cloudscale,
     Cloudstack,
     Kubernetes,
+    Phoenixnap,
+}
+
+/// Wraps a secret given on the command line at once, so no Debug of the arguments shows it.
+fn parse_secret(text: &str) -> Result<Secret, String> {
+    Ok(Secret::new(text))
 }
 
 /// `1.33` → (1, 33): the cloudscale CCM reads major and minor as integers, so both must be.

@@ -755,6 +755,24 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
             );
             handle.serve_until_ctrl_c().await.into_diagnostic()?;
         }
+        SimProvider::Phoenixnap => {
+            use crate::sim::phoenixnap as sim;
+            let options = sim::PnapSimOptions {
+                client_id: args.client_id,
+                client_secret: args.client_secret.map(|s| s.expose().to_owned()),
+                transition: std::time::Duration::from_millis(args.transition_ms),
+                faults: args.faults.parse().into_diagnostic()?,
+            };
+            let handle = sim::spawn(args.world.clone(), args.listen, options)
+                .await
+                .into_diagnostic()?;
+            eprintln!(
+                "phoenixnap simulator listening on {} (world {})",
+                handle.base_url(),
+                args.world.display()
+            );
+            handle.serve_until_ctrl_c().await.into_diagnostic()?;
+        }
         SimProvider::Kubernetes => {
             use crate::sim::kubernetes as sim;
             let options = sim::KubeSimOptions {

@@ -4,7 +4,7 @@
 //!
 //! Pipeline: `files` reads the file or directory, `parse` deserializes each section into the
 //! `raw` serde types and merges the files, `validate` checks rules across values, `resolve`
-//! (with `load_balancer` and `cloudstack`) parses values and applies defaults. Every stage records problems
+//! (with `load_balancer`, `cloudstack`, `kubernetes` and `phoenixnap`) parses values and applies defaults. Every stage records problems
 //! and goes on, so one run reports everything that is wrong.
 
 mod backend;
@@ -16,9 +16,11 @@ mod files;
 mod kubernetes;
 mod load_balancer;
 mod parse;
+mod phoenixnap;
 mod raw;
 mod raw_cloudstack;
 mod raw_kubernetes;
+mod raw_phoenixnap;
 mod resolve;
 mod schema;
 mod types;
@@ -56,3 +58,5 @@ mod tests;
 mod tests_cloudstack;
 #[cfg(test)]
 mod tests_kubernetes;
+#[cfg(test)]
+mod tests_phoenixnap;

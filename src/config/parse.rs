@@ -17,6 +17,7 @@ use super::raw::{
 };
 use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer};
 use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy};
+use super::raw_phoenixnap::{RawPhoenixnap, RawPnapLoadBalancer};
 
 /// A raw section with the file it came from; its span is its table header.
 pub(super) struct Sourced<'f, T> {
@@ -41,10 +42,12 @@ pub(super) struct RawConfig<'f> {
     pub postgres: Option<Sourced<'f, RawPostgres>>,
     pub cloudscale: Option<Sourced<'f, RawCloudscale>>,
     pub cloudstack: Option<Sourced<'f, RawCloudstack>>,
+    pub phoenixnap: Option<Sourced<'f, RawPhoenixnap>>,
     pub maintenance: Option<Sourced<'f, RawMaintenance>>,
     /// cloudscale load balancers.
     pub load_balancers: BTreeMap<String, Sourced<'f, RawLoadBalancer>>,
     pub cloudstack_load_balancers: BTreeMap<String, Sourced<'f, RawCsLoadBalancer>>,
+    pub phoenixnap_load_balancers: BTreeMap<String, Sourced<'f, RawPnapLoadBalancer>>,
     /// CloudStack clusters (and any other provider but kubernetes, for validation to refuse).
     pub clusters: BTreeMap<String, Sourced<'f, RawCluster>>,
     /// `[cluster.NAME]` with provider = "kubernetes".
@@ -58,6 +61,7 @@ impl RawConfig<'_> {
         match name {
             "cloudscale" => self.cloudscale.is_some(),
             "cloudstack" => self.cloudstack.is_some(),
+            "phoenixnap" => self.phoenixnap.is_some(),
             _ => false,
         }
     }
@@ -70,6 +74,9 @@ const NAMED_SECTIONS: [&str; 4] = ["cluster", "load-balancer", "nodes", "provide
 /// not a cloudscale load balancer's.
 const CLOUDSTACK_LOAD_BALANCER: &str = "load-balancer (cloudstack)";
 
+/// Where a `[load-balancer.NAME]` table with `provider = "phoenixnap"` is parsed.
+const PHOENIXNAP_LOAD_BALANCER: &str = "load-balancer (phoenixnap)";
+
 /// Where a `[cluster.NAME]` table with `provider = "kubernetes"` is parsed: a cluster skyplan
 /// connects to has other keys than one it creates.
 const KUBERNETES_CLUSTER: &str = "cluster (kubernetes)";
@@ -78,6 +85,7 @@ const KUBERNETES_CLUSTER: &str = "cluster (kubernetes)";
 fn routed_section(section: &str, entry: &Spanned<DeValue<'_>>) -> Option<&'static str> {
     match section {
         "load-balancer" if names_provider(entry, "cloudstack") => Some(CLOUDSTACK_LOAD_BALANCER),
+        "load-balancer" if names_provider(entry, "phoenixnap") => Some(PHOENIXNAP_LOAD_BALANCER),
         "cluster" if names_provider(entry, "kubernetes") => Some(KUBERNETES_CLUSTER),
         _ => None,
     }
@@ -161,6 +169,7 @@ impl<'f> RawConfig<'f> {
             maintenance,
             load_balancer,
             cloudstack_load_balancer,
+            phoenixnap_load_balancer,
             cluster,
             kubernetes_cluster,
             nodes,
@@ -190,6 +199,14 @@ impl<'f> RawConfig<'f> {
             "[provider.cloudstack]",
             problems,
         );
+        let phoenixnap = provider.phoenixnap;
+        place(
+            &mut self.phoenixnap,
+            file,
+            phoenixnap,
+            "[provider.phoenixnap]",
+            problems,
+        );
         place(
             &mut self.maintenance,
             file,
@@ -197,29 +214,26 @@ impl<'f> RawConfig<'f> {
             "[maintenance]",
             problems,
         );
-        // A load balancer of either provider may be defined once across them.
+        // A load balancer of any provider may be defined once across them.
         for (name, value) in load_balancer {
-            if let Some(first) = self.cloudstack_load_balancers.get(&name) {
-                let what = format!("load-balancer.{name}");
-                problems.push(defined_twice(&what, first, file, value.span()));
+            if self.load_balancer_defined(&name, file, value.span(), problems) {
                 continue;
             }
-            insert_named(
-                &mut self.load_balancers,
-                "load-balancer",
-                name,
-                file,
-                value,
-                problems,
-            );
+            let section = &mut self.load_balancers;
+            insert_named(section, "load-balancer", name, file, value, problems);
         }
         for (name, value) in cloudstack_load_balancer {
-            if let Some(first) = self.load_balancers.get(&name) {
-                let what = format!("load-balancer.{name}");
-                problems.push(defined_twice(&what, first, file, value.span()));
+            if self.load_balancer_defined(&name, file, value.span(), problems) {
                 continue;
             }
             let section = &mut self.cloudstack_load_balancers;
+            insert_named(section, "load-balancer", name, file, value, problems);
+        }
+        for (name, value) in phoenixnap_load_balancer {
+            if self.load_balancer_defined(&name, file, value.span(), problems) {
+                continue;
+            }
+            let section = &mut self.phoenixnap_load_balancers;
             insert_named(section, "load-balancer", name, file, value, problems);
         }
         // A cluster of either kind may be defined once across them.
@@ -264,6 +278,42 @@ impl<'f> RawConfig<'f> {
                 problems,
             );
         }
+    }
+}
+
+impl RawConfig<'_> {
+    /// Whether `[load-balancer.NAME]` was already defined (for another provider: one of the
+    /// same provider is reported by `insert_named`); reports the second definition.
+    fn load_balancer_defined(
+        &self,
+        name: &str,
+        file: &SourceFile,
+        span: Range<usize>,
+        problems: &mut Problems,
+    ) -> bool {
+        let found = self
+            .load_balancers
+            .get(name)
+            .map(|s| (s.file, s.span()))
+            .or_else(|| {
+                self.cloudstack_load_balancers
+                    .get(name)
+                    .map(|s| (s.file, s.span()))
+            })
+            .or_else(|| {
+                self.phoenixnap_load_balancers
+                    .get(name)
+                    .map(|s| (s.file, s.span()))
+            });
+        let Some((first_file, first_span)) = found else {
+            return false;
+        };
+        problems.push(
+            Problem::at(file, span, format!("load-balancer.{name} is defined twice"))
+                .with_help("keep one definition")
+                .with_note(Problem::at(first_file, first_span, "first defined here")),
+        );
+        true
     }
 }
 

@@ -14,7 +14,7 @@ use super::types::{
 };
 use super::values::{self, Invalid};
 use super::window::{Window, WINDOW_HELP};
-use super::{backend, cloudstack, kubernetes, load_balancer};
+use super::{backend, cloudstack, kubernetes, load_balancer, phoenixnap};
 use crate::model::Impact;
 
 const DEFAULT_STATE_DIR: &str = "state";
@@ -40,6 +40,10 @@ pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problem
                 .cloudstack
                 .as_ref()
                 .map(|p| cloudstack::provider(&root, p, problems)),
+            phoenixnap: raw
+                .phoenixnap
+                .as_ref()
+                .map(|p| phoenixnap::provider(&root, p, problems)),
         },
         maintenance: raw.maintenance.as_ref().map(|m| maintenance(m, problems)),
         resources: resources(&root, raw, problems),
@@ -56,6 +60,14 @@ fn resources(root: &Path, raw: &RawConfig<'_>, problems: &mut Problems) -> Vec<R
         .collect();
     for (key, lb) in &raw.cloudstack_load_balancers {
         resources.push(cloudstack::load_balancer(key, lb, problems));
+    }
+    let pnap_location = raw
+        .phoenixnap
+        .as_ref()
+        .and_then(|p| p.get().location.as_ref())
+        .and_then(|l| crate::model::PnapLocation::parse(l.get_ref()));
+    for (key, lb) in &raw.phoenixnap_load_balancers {
+        resources.push(phoenixnap::load_balancer(key, lb, pnap_location, problems));
     }
     for (key, cluster) in &raw.clusters {
         resources.push(cloudstack::cluster(key, cluster, problems));

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::raw::{RawDocument, RawLoadBalancer};
 use super::raw_cloudstack::{RawCluster, RawCsLoadBalancer};
 use super::raw_kubernetes::RawKubeCluster;
+use super::raw_phoenixnap::RawPnapLoadBalancer;
 use super::values::Choice;
 
 pub fn json_schema() -> serde_json::Value {
@@ -61,9 +62,10 @@ pub(super) fn choice<T: Choice>(_: &mut SchemaGenerator) -> Schema {
 pub(super) fn load_balancers(generator: &mut SchemaGenerator) -> Schema {
     let cloudscale = generator.subschema_for::<RawLoadBalancer>();
     let cloudstack = generator.subschema_for::<RawCsLoadBalancer>();
+    let phoenixnap = generator.subschema_for::<RawPnapLoadBalancer>();
     json_schema!({
         "type": "object",
-        "additionalProperties": { "anyOf": [cloudscale, cloudstack] }
+        "additionalProperties": { "anyOf": [cloudscale, cloudstack, phoenixnap] }
     })
 }
 
@@ -137,7 +139,7 @@ mod tests {
         assert!(schema["properties"]["load-balancer"].is_object());
         assert!(!schema.to_string().contains("null"), "TOML has no null");
         let either = &schema["properties"]["load-balancer"]["additionalProperties"]["anyOf"];
-        assert_eq!(either.as_array().map(Vec::len), Some(2), "{either}");
+        assert_eq!(either.as_array().map(Vec::len), Some(3), "{either}");
         let cluster = &schema["$defs"]["RawCluster"];
         assert_eq!(
             cluster["properties"]["state"]["enum"],
@@ -153,5 +155,11 @@ mod tests {
         assert!(schema["$defs"]["RawCloudstack"]["properties"]
             .get("secret-key")
             .is_none());
+        let pnap = &schema["$defs"]["RawPhoenixnap"]["properties"];
+        assert!(pnap.get("client-secret").is_none());
+        assert_eq!(
+            pnap["location"]["enum"],
+            serde_json::json!(["PHX", "ASH", "SGP", "NLD", "CHI", "SEA", "AUS"])
+        );
     }
 }

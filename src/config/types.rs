@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::model::{
     Address, ClusterSpec, CsLoadBalancerSpec, Impact, KubeClusterSpec, LoadBalancerSpec,
-    NodePolicySpec,
+    NodePolicySpec, PnapLoadBalancerSpec, PnapLocation,
 };
 
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +69,7 @@ pub enum Endpoint {
 pub struct Providers {
     pub cloudscale: Option<CloudscaleProvider>,
     pub cloudstack: Option<CloudstackProvider>,
+    pub phoenixnap: Option<PhoenixnapProvider>,
 }
 
 /// `[provider.cloudscale] max-concurrent-requests` when the config does not set it.
@@ -94,6 +95,19 @@ pub enum CloudstackEndpoint {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CloudstackProvider {
     pub endpoint: CloudstackEndpoint,
+}
+
+/// `[provider.phoenixnap]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhoenixnapProvider {
+    /// The API root (`https://api.phoenixnap.com`), or the built-in simulator.
+    pub endpoint: Endpoint,
+    /// The OAuth2 token URL; `None`: PhoenixNAP's for its API, else the endpoint's.
+    pub token_url: Option<String>,
+    /// Where new blocks are made unless a load balancer says.
+    pub location: Option<PnapLocation>,
+    /// The CCM's `cloud-sa.json` (`clientID`, `clientSecret`); the environment wins over it.
+    pub cloud_sa_json: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -180,4 +194,6 @@ pub enum ResourceSpec {
     KubernetesCluster(KubeClusterSpec),
     /// A policy over the nodes of a cluster: labels and taints.
     NodePolicy(NodePolicySpec),
+    /// A PhoenixNAP /29 public IP block for a kube-vip Service.
+    PnapLoadBalancer(PnapLoadBalancerSpec),
 }

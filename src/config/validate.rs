@@ -23,6 +23,7 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
     floating_ips_are_claimed_once(raw, problems);
     super::binding::validate(raw, problems);
     super::cloudstack::validate(raw, problems);
+    super::phoenixnap::validate(raw, problems);
     super::kubernetes::validate(raw, problems);
 }
 

@@ -8,7 +8,8 @@ use ipnet::IpNet;
 use super::types::Endpoint;
 use crate::model::{
     Algorithm, ClusterRunState, CsAlgorithm, CsProtocol, HttpVersion, Impact, IpMode, LbMode,
-    ListenerProtocol, MonitorType, PoolProtocol, PortProtocol, TaintEffect, TrafficPolicy,
+    ListenerProtocol, MonitorType, PnapLocation, PoolProtocol, PortProtocol, TaintEffect,
+    TrafficPolicy,
 };
 
 /// Why a value was rejected, and how to fix it.
@@ -70,6 +71,7 @@ choices!(
     CsAlgorithm => "algorithm",
     CsProtocol => "protocol",
     TaintEffect => "taint effect",
+    PnapLocation => "location",
 );
 
 pub(super) fn choice<T: Choice>(text: &str) -> Result<T, Invalid> {

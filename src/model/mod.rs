@@ -39,6 +39,7 @@ mod impact;
 mod kubernetes;
 pub mod labels;
 mod load_balancer;
+mod phoenixnap;
 mod secret;
 
 pub use address::{Address, AddressParseError, ResourceKind};
@@ -46,4 +47,5 @@ pub use cloudstack::*;
 pub use impact::{Downtime, Impact};
 pub use kubernetes::*;
 pub use load_balancer::*;
+pub use phoenixnap::*;
 pub use secret::Secret;

@@ -9,6 +9,7 @@ pub mod cloudscale;
 pub mod cloudstack;
 pub mod impact_table;
 pub mod kubernetes;
+pub mod phoenixnap;
 pub mod registry;
 mod traits;
 
@@ -23,6 +24,7 @@ pub enum Operation {
     Cloudscale(cloudscale::ops::Op),
     Cloudstack(cloudstack::ops::Op),
     Kubernetes(kubernetes::ops::Op),
+    Phoenixnap(phoenixnap::ops::Op),
 }
 
 impl fmt::Display for Operation {
@@ -31,6 +33,7 @@ impl fmt::Display for Operation {
             Operation::Cloudscale(op) => op.fmt(f),
             Operation::Cloudstack(op) => op.fmt(f),
             Operation::Kubernetes(op) => op.fmt(f),
+            Operation::Phoenixnap(op) => op.fmt(f),
         }
     }
 }

@@ -12,10 +12,12 @@ use crate::provider::cloudscale::CloudscaleProvider;
 use crate::provider::cloudstack::{self, provider::CloudstackProvider};
 use crate::provider::kubernetes::connection::ClusterConnection;
 use crate::provider::kubernetes::{self, KubernetesProvider};
+use crate::provider::phoenixnap::{self, PhoenixnapProvider};
 use crate::provider::{Provider, ProviderError};
+use crate::sim::controllers::EmbeddedClouds;
 
 /// The providers a config may name, in the order `validate` lists them.
-pub const PROVIDERS: [&str; 2] = ["cloudscale", "cloudstack"];
+pub const PROVIDERS: [&str; 3] = ["cloudscale", "cloudstack", "phoenixnap"];
 
 /// Connects every provider the config has a table for: the clouds first, then — when the
 /// config has `provider = "kubernetes"` clusters — the Kubernetes provider (an embedded
@@ -38,6 +40,12 @@ pub async fn connect(
         cks_clusters = connect_cks_clusters(config, &provider).await?;
         providers.insert(provider.name().to_string(), Box::new(provider));
     }
+    let mut phoenixnap_endpoint = None;
+    if let Some(settings) = &config.providers.phoenixnap {
+        let provider = PhoenixnapProvider::connect(settings, state_dir).await?;
+        phoenixnap_endpoint = provider.embedded_endpoint().await?;
+        providers.insert(provider.name().to_string(), Box::new(provider));
+    }
     let has_clusters = !cks_clusters.is_empty()
         || config.resources.iter().any(|r| {
             matches!(
@@ -47,8 +55,12 @@ pub async fn connect(
         });
     if has_clusters {
         let clouds = providers.values().filter_map(|p| p.instances()).collect();
+        let embedded = EmbeddedClouds {
+            cloudscale: cloudscale_endpoint,
+            phoenixnap: phoenixnap_endpoint,
+        };
         let kubernetes =
-            KubernetesProvider::connect(config, cloudscale_endpoint, clouds, cks_clusters).await?;
+            KubernetesProvider::connect(config, embedded, clouds, cks_clusters).await?;
         let clusters = kubernetes.clusters();
         for provider in providers.values() {
             provider.attach_clusters(Arc::clone(&clusters));
@@ -117,6 +129,9 @@ pub fn graph(config: &Config) -> ObjectGraph {
                 cloudstack::graph::add_load_balancer(&mut graph, address, spec, cluster);
             }
             // Clusters skyplan only connects to, and node policies, have no cloud objects.
+            ResourceSpec::PnapLoadBalancer(spec) => {
+                phoenixnap::add_to_graph(&mut graph, address, spec)
+            }
             ResourceSpec::CloudstackCluster(_)
             | ResourceSpec::KubernetesCluster(_)
             | ResourceSpec::NodePolicy(_) => {}

@@ -9,4 +9,5 @@ pub mod cloudstack;
 pub mod controllers;
 pub mod kubernetes;
 pub mod persist;
+pub mod phoenixnap;
 pub mod request_stats;

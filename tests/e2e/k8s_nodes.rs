@@ -2,12 +2,11 @@
 //! reached through a kubeconfig file, the nodes checked through the simulator's HTTP API (curl,
 //! not skyplan's client).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 use serde_json::Value;
 
-use crate::support::{curl, Project, BINARY};
+use crate::support::{curl, serving, sim_serve, Project};
 
 /// `skyplan sim serve --provider kubernetes` on a free port; killed on drop.
 pub struct KubeSim {
@@ -22,30 +21,7 @@ impl KubeSim {
 
     /// The same over the world file `world`.
     pub fn start_on(world: &std::path::Path) -> KubeSim {
-        let mut child = Command::new(BINARY)
-            .args([
-                "sim",
-                "serve",
-                "--provider",
-                "kubernetes",
-                "--listen",
-                "127.0.0.1:0",
-                "--world",
-            ])
-            .arg(world)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start sim serve");
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .expect("sim output");
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_string();
+        let (child, url) = serving(&mut sim_serve("kubernetes", world));
         KubeSim { child, url }
     }
 

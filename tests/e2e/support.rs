@@ -160,6 +160,42 @@ impl World {
     }
 }
 
+/// `skyplan sim serve --provider P --listen 127.0.0.1:0 --world W`, to be started by [`serving`].
+pub fn sim_serve(provider: &str, world: &Path) -> Command {
+    let mut command = Command::new(BINARY);
+    command
+        .args([
+            "sim",
+            "serve",
+            "--provider",
+            provider,
+            "--listen",
+            "127.0.0.1:0",
+            "--world",
+        ])
+        .arg(world);
+    command
+}
+
+/// Starts a `sim serve` command and returns it with the URL it announces on its first line.
+pub fn serving(command: &mut Command) -> (Child, String) {
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start sim serve");
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .expect("sim output");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    (child, url)
+}
+
 /// `skyplan sim serve` on a free port; killed on drop.
 pub struct SimServer {
     child: Child,
@@ -178,32 +214,11 @@ impl SimServer {
 
     /// `faults`: what to inject, as `skyplan sim serve --faults` takes it.
     pub fn start_with(world: &Path, settle_ms: u64, faults: &str) -> SimServer {
-        let mut child = Command::new(BINARY)
-            .args([
-                "sim",
-                "serve",
-                "--provider",
-                "cloudscale",
-                "--listen",
-                "127.0.0.1:0",
-                "--world",
-            ])
-            .arg(world)
+        let mut command = sim_serve("cloudscale", world);
+        command
             .env("SKYPLAN_SIM_SETTLE_MS", settle_ms.to_string())
-            .env("SKYPLAN_SIM_FAULTS", faults)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start sim serve");
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .expect("sim output");
-        let base_url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_string();
+            .env("SKYPLAN_SIM_FAULTS", faults);
+        let (child, base_url) = serving(&mut command);
         SimServer { child, base_url }
     }
 

@@ -11,14 +11,14 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use super::connection::ClusterConnection;
 use crate::model::{Address, KubeAccess, Secret};
 use crate::provider::ProviderError;
-use crate::sim::controllers::{self, CloudscaleEndpoint};
+use crate::sim::controllers::{self, EmbeddedClouds};
 
 /// Connects to the cluster at `address` the way its config says.
 pub async fn connect(
     address: &Address,
     access: &KubeAccess,
     state_dir: &Path,
-    cloudscale: Option<CloudscaleEndpoint>,
+    clouds: EmbeddedClouds,
 ) -> Result<ClusterConnection, ProviderError> {
     let error = |message: String| ProviderError::new(address, message);
     let (config, embedded) = match access {
@@ -38,7 +38,7 @@ pub async fn connect(
             std::fs::create_dir_all(&dir)
                 .map_err(|e| error(format!("cannot create {}: {e}", dir.display())))?;
             let world = dir.join(format!("{}.json", address.name));
-            let cluster = controllers::embedded_cluster(world, cloudscale)
+            let cluster = controllers::embedded_cluster(world, clouds)
                 .await
                 .map_err(|e| error(format!("starting the embedded cluster: {e}")))?;
             let url = cluster

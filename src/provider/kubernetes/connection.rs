@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use k8s_openapi::api::core::v1::{Node, Service};
+use k8s_openapi::api::core::v1::{Namespace, Node, Service};
 use tokio::sync::OnceCell;
 
 use crate::model::Address;
@@ -18,6 +18,8 @@ pub struct ClusterConnection {
     nodes: OnceCell<Vec<Node>>,
     /// Every node port the cluster's Services hold, read at most once per run.
     node_ports: OnceCell<BTreeMap<u16, String>>,
+    /// The kube-system namespace UID, read at most once per run.
+    uid: OnceCell<String>,
     /// The nodes as this run's node policies will leave them, set while the Kubernetes
     /// provider refreshes (the clouds plan after every refresh, so they see it).
     planned: Mutex<Option<Vec<Node>>>,
@@ -35,6 +37,7 @@ impl ClusterConnection {
             client,
             nodes: OnceCell::new(),
             node_ports: OnceCell::new(),
+            uid: OnceCell::new(),
             planned: Mutex::new(None),
             requests: Arc::default(),
             embedded: Mutex::new(None),
@@ -128,6 +131,24 @@ impl ClusterConnection {
                 format!("reading Service {namespace}/{name}: {e}"),
             )
         })
+    }
+
+    /// The kube-system namespace's UID: the cluster's identity to cloud controllers that tag
+    /// what they make (the PhoenixNAP CCM's cluster id). Read once per run.
+    pub async fn cluster_uid(&self) -> Result<&str, ProviderError> {
+        let uid = self
+            .uid
+            .get_or_try_init(|| async {
+                let api: kube::Api<Namespace> = kube::Api::all(self.client.clone());
+                let namespace = api.get("kube-system").await.map_err(|e| {
+                    ProviderError::new(&self.address, format!("reading namespace kube-system: {e}"))
+                })?;
+                namespace.metadata.uid.ok_or_else(|| {
+                    ProviderError::new(&self.address, "namespace kube-system has no uid")
+                })
+            })
+            .await?;
+        Ok(uid)
     }
 
     /// Every node port (health-check node ports included) that a Service of the cluster

@@ -22,7 +22,7 @@ use crate::config::{Config, ResourceSpec};
 use crate::model::{Address, NodePolicySpec, ResourceKind};
 use crate::plan::{Action, AttributeChange, ResourceChange};
 use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
-use crate::sim::controllers::CloudscaleEndpoint;
+use crate::sim::controllers::EmbeddedClouds;
 use crate::state::journal::{Journal, Phase};
 use crate::state::ResourceState;
 
@@ -37,11 +37,12 @@ pub struct KubernetesProvider {
 
 impl KubernetesProvider {
     /// Connects every `[cluster.*]` of provider kubernetes in the config. An embedded cluster's
-    /// nodes are backed by the embedded cloudscale beside it (`cloudscale`). `clouds_clusters`
+    /// nodes are backed by the embedded cloud beside it (`clouds_embedded`), whose simulated
+    /// controller runs in it. `clouds_clusters`
     /// are the clusters a cloud created and gave the kubeconfig of (CKS), already connected.
     pub async fn connect(
         config: &Config,
-        cloudscale: Option<CloudscaleEndpoint>,
+        clouds_embedded: EmbeddedClouds,
         clouds: Vec<Arc<dyn CloudInstances>>,
         clouds_clusters: BTreeMap<Address, ClusterConnection>,
     ) -> Result<KubernetesProvider, ProviderError> {
@@ -58,7 +59,7 @@ impl KubernetesProvider {
                 &resource.address,
                 &spec.access,
                 state_dir,
-                cloudscale.clone(),
+                clouds_embedded.clone(),
             )
             .await?;
             connections.insert(resource.address.clone(), Arc::new(connection));

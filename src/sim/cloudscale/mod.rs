@@ -29,6 +29,8 @@ mod world;
 #[cfg(test)]
 mod tests;
 
+/// Shared with the PhoenixNAP simulator, which draws its transport faults the same way.
+pub(crate) use faults::{draw as draw_transport_fault, Fault as TransportFault};
 /// Shared with the CloudStack simulator, which drops connections the same way.
 pub(crate) use faults::{AbortableListener, ConnectionAbort};
 pub use faults::{Faults, FaultsError, FAULTS_ENV};

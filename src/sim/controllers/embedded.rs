@@ -1,5 +1,6 @@
 //! The embedded `provider = "kubernetes"` cluster: the Kubernetes simulator, and beside an
-//! embedded cloudscale, three servers backing its nodes and the simulated CCM.
+//! embedded cloud (cloudscale or PhoenixNAP), three servers backing its nodes and that
+//! cloud's simulated CCM.
 
 use std::io;
 use std::path::PathBuf;
@@ -10,7 +11,10 @@ use serde_json::{json, Value};
 use super::http::{Cloud, Kube};
 use super::nodes::UNINITIALIZED_TAINT;
 use super::objects::Node;
-use super::{start, CloudscaleEndpoint, ControllerOptions, ControllersHandle};
+use super::phoenixnap::{self, PnapControllerOptions};
+use super::{
+    start, CloudscaleEndpoint, ControllerOptions, ControllersHandle, EmbeddedClouds, PnapEndpoint,
+};
 use crate::sim::kubernetes::{self, FreshNode, KubeSimHandle, KubeSimOptions};
 
 /// The pass interval of the embedded CCM in milliseconds (default 200).
@@ -30,12 +34,28 @@ pub struct EmbeddedCluster {
     url: String,
     api: KubeSimHandle,
     controllers: Option<ControllersHandle>,
+    /// Why the cloud's CCM did not start (a configuration the real one dies of).
+    controller_error: Option<String>,
 }
 
 impl EmbeddedCluster {
     /// The simulated cluster's API root, `http://127.0.0.1:PORT`.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Why the backing cloud's controller refused to start, if it did: the real CCM would
+    /// crash-loop, leaving nodes uninitialised and LoadBalancer Services pending.
+    pub fn controller_error(&self) -> Option<&str> {
+        self.controller_error.as_deref()
+    }
+
+    /// Every reconcile record of the cluster's CCM so far, oldest first.
+    pub fn history(&self) -> Vec<super::Record> {
+        self.controllers
+            .as_ref()
+            .map(ControllersHandle::history)
+            .unwrap_or_default()
     }
 
     /// Stops the controllers, then the API, writing the world file.
@@ -59,20 +79,22 @@ pub(super) fn pass_interval() -> Duration {
 const FIRST_PASS_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Starts the embedded cluster over `world` (`<state-dir>/embedded/kubernetes/<cluster>.json`).
-/// With an embedded cloudscale beside it, a fresh world's three nodes are backed by three
-/// servers of that cloud (created there if missing, with a private interface on the default
-/// subnet), and the simulated cloudscale CCM initialises the nodes and reconciles LoadBalancer
-/// Services into that cloud.
+/// With an embedded cloud beside it, a fresh world's three nodes are backed by three servers
+/// of that cloud (created there if missing: cloudscale ones with a private interface on the
+/// default subnet, PhoenixNAP BMC servers `node-1`..`node-3`), and that cloud's simulated CCM
+/// initialises the nodes and reconciles LoadBalancer Services into it. One cloud backs a
+/// cluster: cloudscale when both are given.
 pub async fn embedded_cluster(
     world: PathBuf,
-    cloudscale: Option<CloudscaleEndpoint>,
+    clouds: EmbeddedClouds,
 ) -> io::Result<EmbeddedCluster> {
     if let Some(dir) = world.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let fresh = !world.exists();
-    let fresh_nodes = match (&cloudscale, fresh) {
-        (Some(endpoint), true) => cloud_backed_nodes(endpoint).await?,
+    let cloud = Backing::of(clouds);
+    let fresh_nodes = match (&cloud, world.exists()) {
+        (Backing::Cloudscale(endpoint), false) => cloud_backed_nodes(endpoint).await?,
+        (Backing::Phoenixnap(endpoint), false) => phoenixnap::cloud_backed_nodes(endpoint).await?,
         _ => kubernetes::default_fresh_nodes(),
     };
     let api = kubernetes::spawn(KubeSimOptions {
@@ -82,25 +104,68 @@ pub async fn embedded_cluster(
     })
     .await?;
     let url = api.url().to_owned();
-    let controllers = match cloudscale {
-        Some(endpoint) => {
-            let handle = start(ControllerOptions {
-                kube_api: url.clone(),
-                cloudscale: Some(endpoint),
-                pass: pass_interval(),
-            })
-            .await;
-            wait_until_initialised(&Kube::new(&url)).await;
-            handle.first_pass(FIRST_PASS_LIMIT).await;
-            Some(handle)
-        }
-        None => None,
+    let (controllers, controller_error) = match start_controllers(&url, cloud).await {
+        Ok(handle) => (handle, None),
+        Err(reason) => (None, Some(reason)),
     };
+    if let Some(handle) = &controllers {
+        wait_until_initialised(&Kube::new(&url)).await;
+        handle.first_pass(FIRST_PASS_LIMIT).await;
+    }
     Ok(EmbeddedCluster {
         url,
         api,
         controllers,
+        controller_error,
     })
+}
+
+/// The one cloud behind the cluster's nodes.
+enum Backing {
+    None,
+    Cloudscale(CloudscaleEndpoint),
+    Phoenixnap(PnapEndpoint),
+}
+
+impl Backing {
+    fn of(clouds: EmbeddedClouds) -> Backing {
+        match (clouds.cloudscale, clouds.phoenixnap) {
+            (Some(endpoint), _) => Backing::Cloudscale(endpoint),
+            (None, Some(endpoint)) => Backing::Phoenixnap(endpoint),
+            (None, None) => Backing::None,
+        }
+    }
+}
+
+/// The backing cloud's CCM; an error is a configuration its real CCM would die of.
+async fn start_controllers(url: &str, cloud: Backing) -> Result<Option<ControllersHandle>, String> {
+    match cloud {
+        Backing::None => Ok(None),
+        Backing::Cloudscale(endpoint) => Ok(Some(
+            start(ControllerOptions {
+                kube_api: url.to_owned(),
+                cloudscale: Some(endpoint),
+                pass: pass_interval(),
+            })
+            .await,
+        )),
+        Backing::Phoenixnap(pnap) => {
+            let pass = pass_interval();
+            let options = PnapControllerOptions {
+                kube_api: url.to_owned(),
+                pnap,
+                pass,
+                reaper: phoenixnap::reaper_interval(pass),
+            };
+            match phoenixnap::start(options).await {
+                Ok(handle) => Ok(Some(handle)),
+                Err(reason) => {
+                    tracing::warn!(%reason, "the simulated PhoenixNAP CCM does not start");
+                    Err(reason)
+                }
+            }
+        }
+    }
 }
 
 /// The servers `node-1`..`node-3` (created if missing) as kubelets with

@@ -57,7 +57,7 @@ fn client() -> reqwest::Client {
 }
 
 /// Sends and decodes: a body that is empty (204, DELETE) comes back as `Value::Null`.
-async fn send(request: reqwest::RequestBuilder) -> CallResult<Value> {
+pub(super) async fn send(request: reqwest::RequestBuilder) -> CallResult<Value> {
     let response = request
         .send()
         .await

@@ -7,8 +7,8 @@
 //! Public surface:
 //! - [`ControllerOptions`], [`start`] → [`ControllersHandle`] (`stop()`, `history()`).
 //! - [`embedded_cluster`]: the embedded `provider = "kubernetes"` cluster: the Kubernetes
-//!   simulator plus, when an embedded cloud runs beside it, VMs in that cloud backing its nodes
-//!   and that cloud's controller.
+//!   simulator plus, when an embedded cloud runs beside it ([`EmbeddedClouds`]: cloudscale or
+//!   [`PnapEndpoint`]), servers in that cloud backing its nodes and that cloud's controller.
 //! - [`Record`] and [`RECORD_ANNOTATION`]: what a reconcile of a Service did. Every
 //!   reconcile (Ensure, Update, delete) that called the cloud, and every new error, is written
 //!   as JSON to the Service's `sim.skyplan.dev/last-reconcile` annotation (a quiet success
@@ -20,7 +20,8 @@
 //! server; `services` the service controller, `balancer` Ensure/Update/Delete, `config` the
 //! annotations, `selector` label selectors, `desired`/`actual` the two states (`lbstate`),
 //! `plan` the actions between them, `reconcile` running them, `writeback` what goes back
-//! on the Service; `embedded` the embedded cluster.
+//! on the Service; `embedded` the embedded cluster. `cloudstack` and `phoenixnap` are the
+//! other two CCMs, each in its own folder.
 
 mod actual;
 mod balancer;
@@ -33,6 +34,7 @@ mod kubelet;
 mod lbstate;
 mod nodes;
 mod objects;
+pub mod phoenixnap;
 mod plan;
 mod reconcile;
 mod selector;
@@ -50,6 +52,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use embedded::{embedded_cluster, EmbeddedCluster, PASS_ENV};
+pub use phoenixnap::PnapEndpoint;
 pub use writeback::{Record, RECORD_ANNOTATION};
 
 /// Where the embedded cloud beside a cluster is served.
@@ -58,6 +61,14 @@ pub struct CloudscaleEndpoint {
     /// `http://127.0.0.1:PORT/v1`
     pub api: String,
     pub token: String,
+}
+
+/// The embedded clouds beside an embedded cluster: the one given backs its nodes and runs its
+/// controller (cloudscale first when both are given).
+#[derive(Debug, Clone, Default)]
+pub struct EmbeddedClouds {
+    pub cloudscale: Option<CloudscaleEndpoint>,
+    pub phoenixnap: Option<PnapEndpoint>,
 }
 
 #[derive(Debug, Clone)]

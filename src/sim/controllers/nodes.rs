@@ -13,7 +13,7 @@ use super::servers::{provider_id, server_of};
 pub const UNINITIALIZED_TAINT: &str = "node.cloudprovider.kubernetes.io/uninitialized";
 pub const SHUTDOWN_TAINT: &str = "node.cloudprovider.kubernetes.io/shutdown";
 /// client-go's `retry.DefaultRetry` steps.
-const CONFLICT_RETRIES: usize = 5;
+pub(super) const CONFLICT_RETRIES: usize = 5;
 
 /// `InstanceMetadata` of a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +85,7 @@ pub fn initialised(node: &Value, metadata: &Metadata) -> Value {
     node
 }
 
-fn node_path(name: &str) -> String {
+pub(super) fn node_path(name: &str) -> String {
     format!("/api/v1/nodes/{name}")
 }
 
@@ -138,7 +138,11 @@ async fn initialise(kube: &Kube, cloud: &Cloud, name: &str) -> Result<bool, Stri
 
 /// `updateNodeAddress`: the status subresource; a server without one takes it on the node.
 /// A merge patch, because addresses of one type share the strategic merge key.
-async fn patch_addresses(kube: &Kube, name: &str, addresses: &[Value]) -> Result<(), String> {
+pub(super) async fn patch_addresses(
+    kube: &Kube,
+    name: &str,
+    addresses: &[Value],
+) -> Result<(), String> {
     let body = json!({"status": {"addresses": addresses}});
     let status = format!("{}/status", node_path(name));
     match kube.patch(&status, MERGE_PATCH, &body).await {
@@ -187,7 +191,11 @@ async fn monitor_unready(kube: &Kube, cloud: &Cloud, node: &Node) -> Result<(), 
 
 /// The taint list with or without the shutdown taint, written whole with the resourceVersion
 /// read (cloud-provider `PatchNodeTaints`), retried on conflict.
-async fn set_shutdown_taint(kube: &Kube, name: &str, wanted: bool) -> Result<(), String> {
+pub(super) async fn set_shutdown_taint(
+    kube: &Kube,
+    name: &str,
+    wanted: bool,
+) -> Result<(), String> {
     for _ in 0..CONFLICT_RETRIES {
         let current = kube
             .get(&node_path(name))

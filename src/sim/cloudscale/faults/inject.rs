@@ -31,9 +31,10 @@ pub struct Injector {
     rng: Mutex<StdRng>,
 }
 
-/// What happens to one request.
+/// What happens to one request (shared with the PhoenixNAP simulator, whose transport faults
+/// are the same).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fault {
+pub(crate) enum Fault {
     Throttle,
     ServerError(StatusCode),
     Drop,
@@ -65,7 +66,11 @@ impl Injector {
 
 /// The delay and the fault for one request. Draws the same number of values whatever the
 /// outcome, so a seeded sequence of requests always meets the same faults.
-fn draw(faults: &Faults, rng: &mut impl Rng, mutating: bool) -> (Duration, Option<Fault>) {
+pub(crate) fn draw(
+    faults: &Faults,
+    rng: &mut impl Rng,
+    mutating: bool,
+) -> (Duration, Option<Fault>) {
     let delay = faults
         .latency
         .map_or(Duration::ZERO, |(low, high)| rng.random_range(low..=high));

@@ -8,6 +8,7 @@ mod inject;
 mod spec;
 
 pub use abort::{AbortableListener, ConnectionAbort};
+pub(crate) use inject::{draw, Fault};
 pub use inject::{inject, Injector};
 pub use spec::{Faults, FaultsError, Recreate};
 
