@@ -7,9 +7,10 @@ use std::path::Path;
 use super::check::Checker;
 use super::cloudstack::expand_path;
 use super::diagnostics::{Problem, Problems};
+use super::files::SourceFile;
 use super::parse::{RawConfig, Sourced};
 use super::raw_phoenixnap::{RawPhoenixnap, RawPnapLoadBalancer};
-use super::types::{Endpoint, PhoenixnapProvider, Resource, ResourceSpec};
+use super::types::{Endpoint, KeyLocations, PhoenixnapProvider, Resource, ResourceSpec};
 use super::validate::provider_has_table;
 use super::values::{self, Invalid};
 use crate::model::{Address, PnapLoadBalancerSpec, PnapLocation, ResourceKind};
@@ -61,6 +62,20 @@ fn web_url(text: &str) -> Result<String, Invalid> {
     }
 }
 
+/// Where the names taken from the PhoenixNAP catalog are written (`public-network`,
+/// `location`), for plan errors about an unknown one (`Resource::location_of`).
+fn catalog_keys(raw: &RawPnapLoadBalancer, file: &SourceFile) -> KeyLocations {
+    let mut keys = KeyLocations::default();
+    keys.insert(
+        "public-network",
+        file.key_location(&raw.public_network.span()),
+    );
+    if let Some(location) = &raw.location {
+        keys.insert("location", file.key_location(&location.span()));
+    }
+    keys
+}
+
 pub(super) fn load_balancer(
     key: &str,
     raw: &Sourced<'_, RawPnapLoadBalancer>,
@@ -81,6 +96,7 @@ pub(super) fn load_balancer(
         address: Address::new(ResourceKind::LoadBalancer, key),
         provider: section.provider.get_ref().clone(),
         location: raw.file.location(&raw.span()),
+        keys: catalog_keys(section, raw.file),
         spec: ResourceSpec::PnapLoadBalancer(PnapLoadBalancerSpec {
             cluster: cluster.clone(),
             namespace,
