@@ -313,3 +313,69 @@ async fn deletes_remove_everything_and_repeat_harmlessly() {
     )
     .await;
 }
+
+/// The ops of `build_ops` with no tags anywhere: objects made by hand, then imported.
+fn untagged_ops() -> Vec<Op> {
+    build_ops()
+        .into_iter()
+        .map(|op| match op {
+            Op::CreateLb { mut lb } => {
+                lb.tags.clear();
+                Op::CreateLb { lb }
+            }
+            Op::CreatePool { mut pool } => {
+                pool.tags.clear();
+                Op::CreatePool { pool }
+            }
+            Op::CreateMember { pool, mut member } => {
+                member.tags.clear();
+                Op::CreateMember { pool, member }
+            }
+            Op::CreateMonitor { pool, mut monitor } => {
+                monitor.tags.clear();
+                Op::CreateMonitor { pool, monitor }
+            }
+            Op::CreateListener { pool, mut listener } => {
+                listener.tags.clear();
+                Op::CreateListener { pool, listener }
+            }
+            other => other,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn verification_finds_tagged_and_untagged_objects_under_their_uuids() {
+    use super::verify::{compare, observe};
+    use crate::model::Impact;
+    for ops in [build_ops(), untagged_ops()] {
+        let cloud = cloud().await;
+        let mut ids = LbIds::default();
+        run(&cloud.client, &mut ids, &ops).await;
+        let observed = observe(&cloud.client, "lb.web", &ids).await.unwrap();
+        assert_eq!(observed.status.as_deref(), Some("running"));
+        assert_eq!(observed.ids, ids);
+        let verified = compare("lb.web", Impact::None, &ids, &observed);
+        assert_eq!(verified.summary(), "as predicted");
+    }
+}
+
+#[tokio::test]
+async fn verification_sees_a_pool_the_cloud_recreated() {
+    use super::verify::{compare, observe};
+    use crate::model::Impact;
+    let cloud = cloud().await;
+    let mut ids = LbIds::default();
+    run(&cloud.client, &mut ids, &build_ops()).await;
+    let pool = ids.pools["tcp"].clone();
+    let recreated = LbIds {
+        pools: BTreeMap::from([("tcp".to_string(), format!("{pool}-was"))]),
+        ..ids.clone()
+    };
+    let observed = observe(&cloud.client, "lb.web", &recreated).await.unwrap();
+    let verified = compare("lb.web", Impact::Minimal, &recreated, &observed);
+    assert_eq!(
+        verified.summary(),
+        "predicted minimal, but pool tcp was recreated"
+    );
+}
