@@ -120,3 +120,32 @@ fn apply_json_carries_the_verification() {
     assert_eq!(report["applied"], serde_json::json!(["load-balancer.web"]));
     assert_eq!(report["plan"]["impact"], "minimal");
 }
+
+/// CloudStack's direct-mode load balancers are verified too: the rules on the IP under the
+/// IDs apply kept and created.
+#[test]
+fn a_cloudstack_load_balancer_is_verified_by_its_rule_ids() {
+    let project = crate::cs_support::CsProject::new();
+    let lb = |port: u16| {
+        format!(
+            "[load-balancer.web]\nprovider = \"cloudstack\"\nnetwork = \"k8s-net\"\nmembers = [\"web-1\", \"web-2\"]\n\n\
+             [[load-balancer.web.ports]]\nport = 80\nnode-port = 30080\n\n\
+             [[load-balancer.web.ports]]\nport = {port}\nnode-port = 30443\n"
+        )
+    };
+    project.config(&lb(443));
+    let out = project.apply(&[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("Verified against the plan:\n  load-balancer.web: as predicted"),
+        "{out:?}"
+    );
+    project.config(&lb(8443));
+    let out = project.apply(&[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout.contains("  load-balancer.web: as predicted"),
+        "a public port moved: a new rule, as the plan said: {out:?}"
+    );
+}

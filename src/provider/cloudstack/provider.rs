@@ -48,6 +48,8 @@ pub struct CloudstackProvider {
     embedded: Mutex<Option<sim::SimHandle>>,
     /// Controller-mode load balancers: the attached clusters and the Services read.
     ccm: lb::ccm::views::CcmViews,
+    /// What apply found when it compared a load balancer's rules with the plan, until taken.
+    verifications: Mutex<BTreeMap<Address, crate::plan::Verification>>,
 }
 
 fn error(address: impl ToString, message: impl ToString) -> ProviderError {
@@ -141,6 +143,7 @@ impl CloudstackProvider {
             untagged_associations: Mutex::new(BTreeMap::new()),
             embedded: Mutex::new(embedded),
             ccm: Default::default(),
+            verifications: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -442,7 +445,16 @@ impl CloudstackProvider {
             .and_then(|r| serde_json::from_value::<CsLoadBalancerSpec>(r.clone()).ok())
             .is_some_and(|s| lb::ccm::views::is_ccm(&s));
         if !controller_mode {
-            return lb::apply(context, change, prior).await;
+            let entry = lb::apply(context, change, prior).await?;
+            if let (Some(entry), false) = (&entry, change.operations.is_empty()) {
+                let verified = lb::verify::verify(context.client, change, entry).await;
+                tracing::info!(address = %change.address, "verified: {}", verified.summary());
+                self.verifications
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(change.address.clone(), verified);
+            }
+            return Ok(entry);
         }
         let (before, scaled) = {
             let inventory = self.inventory();
@@ -668,6 +680,13 @@ impl Provider for CloudstackProvider {
             .map(|r| r.depends_on.clone())
             .unwrap_or_default();
         Ok(entry)
+    }
+
+    fn take_verification(&self, address: &Address) -> Option<crate::plan::Verification> {
+        self.verifications
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(address)
     }
 
     fn apply<'a>(

@@ -23,6 +23,7 @@ pub mod ops;
 pub mod request;
 #[cfg(test)]
 mod tests;
+pub mod verify;
 
 use super::live::{ApplyContext, ClusterRef, PlanInput};
 use crate::model::CsLoadBalancerSpec;
