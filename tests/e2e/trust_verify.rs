@@ -149,3 +149,25 @@ fn a_cloudstack_load_balancer_is_verified_by_its_rule_ids() {
         "a public port moved: a new rule, as the plan said: {out:?}"
     );
 }
+
+/// A CKS cluster is held to its ID, its run state and its worker count after apply.
+#[test]
+fn a_cloudstack_cluster_is_verified_by_id_state_and_size() {
+    let project = crate::cs_support::CsProject::new();
+    let cluster = |workers: u32| {
+        format!(
+            "[cluster.lab]\nprovider = \"cloudstack\"\nzone = \"zone1\"\nkubernetes-version = \"1.29.3\"\n\
+             workers = {workers}\nservice-offering = \"Medium Instance\"\nnetwork = \"k8s-net\"\n"
+        )
+    };
+    for workers in [2, 3] {
+        project.config(&cluster(workers));
+        let out = project.apply(&[]);
+        assert_eq!(out.code, 0, "{out:?}");
+        assert!(
+            out.stdout
+                .contains("Verified against the plan:\n  cluster.lab: as predicted"),
+            "{out:?}"
+        );
+    }
+}

@@ -448,11 +448,7 @@ impl CloudstackProvider {
             let entry = lb::apply(context, change, prior).await?;
             if let (Some(entry), false) = (&entry, change.operations.is_empty()) {
                 let verified = lb::verify::verify(context.client, change, entry).await;
-                tracing::info!(address = %change.address, "verified: {}", verified.summary());
-                self.verifications
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(change.address.clone(), verified);
+                self.keep_verification(&change.address, verified);
             }
             return Ok(entry);
         }
@@ -469,6 +465,15 @@ impl CloudstackProvider {
             .apply(context.client, context.journal, change, before, scaled)
             .await
             .map(Some)
+    }
+
+    /// What apply found verifying `address`, until [`Provider::take_verification`].
+    fn keep_verification(&self, address: &Address, verified: crate::plan::Verification) {
+        tracing::info!(%address, "verified: {}", verified.summary());
+        self.verifications
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(address.clone(), verified);
     }
 
     /// A compared cluster's drift, with its nodes' metadata drift after it.
@@ -701,7 +706,14 @@ impl Provider for CloudstackProvider {
                 journal,
             };
             match change.address.kind {
-                ResourceKind::Cluster => cluster::apply(&context, change, prior).await,
+                ResourceKind::Cluster => {
+                    let entry = cluster::apply(&context, change, prior).await?;
+                    if let (Some(entry), false) = (&entry, change.operations.is_empty()) {
+                        let verified = cluster::verify::verify(&self.client, change, entry).await;
+                        self.keep_verification(&change.address, verified);
+                    }
+                    Ok(entry)
+                }
                 ResourceKind::LoadBalancer => self.apply_lb(&context, change, prior).await,
                 ResourceKind::Nodes => Err(not_cloudstack(change.address.to_string())),
             }

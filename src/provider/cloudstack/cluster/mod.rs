@@ -21,6 +21,7 @@ pub mod impact;
 mod ops;
 #[cfg(test)]
 pub(crate) mod tests;
+pub mod verify;
 
 pub use execute::{apply, kubeconfig};
 pub use ops::ClusterOp;
