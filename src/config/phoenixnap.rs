@@ -62,8 +62,9 @@ fn web_url(text: &str) -> Result<String, Invalid> {
     }
 }
 
-/// Where the names taken from the PhoenixNAP catalog are written (`public-network`,
-/// `location`), for plan errors about an unknown one (`Resource::location_of`).
+/// Where the names taken from the PhoenixNAP catalog and the cluster are written
+/// (`public-network`, `location`, `cluster`, `service`), for plan errors about an unknown or
+/// unusable one (`Resource::location_of`).
 fn catalog_keys(raw: &RawPnapLoadBalancer, file: &SourceFile) -> KeyLocations {
     let mut keys = KeyLocations::default();
     keys.insert(
@@ -73,6 +74,8 @@ fn catalog_keys(raw: &RawPnapLoadBalancer, file: &SourceFile) -> KeyLocations {
     if let Some(location) = &raw.location {
         keys.insert("location", file.key_location(&location.span()));
     }
+    keys.insert("cluster", file.key_location(&raw.cluster.span()));
+    keys.insert("service", file.key_location(&raw.service.span()));
     keys
 }
 

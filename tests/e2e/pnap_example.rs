@@ -54,6 +54,12 @@ fn pnap_example_applies_a_block_the_ccm_adopts() {
     ] {
         let out = run(&mut project.command_with_config(&example, args));
         assert_eq!(out.code, 0, "{args:?}: {out:?}");
+        if args[1] == "apply" {
+            assert!(
+                out.stdout.contains("load-balancer.api: as predicted"),
+                "apply verifies itself: {out:?}"
+            );
+        }
         all_output.push_str(&out.stdout);
         all_output.push_str(&out.stderr);
     }

@@ -411,3 +411,17 @@ fn several_services_applied_in_parallel_wait_for_the_busy_network() {
     );
     assert_eq!(project.run(&["plan", "--detailed-exitcode"]).code, 0);
 }
+
+#[test]
+fn an_unknown_public_network_is_a_plan_error_at_its_key_listing_the_networks() {
+    let project = project_with_service();
+    project.config(&config("").replace("\"k8s-public\"", "\"k8s-pub\""));
+    let plan = project.run(&["plan"]);
+    assert_eq!(plan.code, 1, "{plan:?}");
+    // public-network is the key on line 13 of the config.
+    assert!(
+        plan.stderr.contains("skyplan.toml:13:1: load-balancer.api: public network `k8s-pub` does not exist; public networks: k8s-public ("),
+        "{plan:?}"
+    );
+    assert!(block_now(&project).is_empty(), "nothing was made");
+}

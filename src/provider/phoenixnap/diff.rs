@@ -50,28 +50,39 @@ impl Found {
     }
 }
 
-pub fn plan(input: &PlanInput<'_>) -> Result<ResourceChange, String> {
+/// Why a load balancer cannot be planned, and the config key that names the culprit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanError {
+    pub key: &'static str,
+    pub message: String,
+}
+
+fn at(key: &'static str) -> impl Fn(String) -> PlanError {
+    move |message| PlanError { key, message }
+}
+
+pub fn plan(input: &PlanInput<'_>) -> Result<ResourceChange, PlanError> {
     let Some(spec) = input.spec else {
         return Ok(plan_removal(input));
     };
     let cluster = input.cluster.ok_or_else(|| {
-        format!(
+        at("cluster")(format!(
             "{} is not connected: the Service's cluster must be reachable to plan its address",
             spec.cluster
-        )
+        ))
     })?;
     let service = cluster.service.as_ref().ok_or_else(|| {
-        format!(
+        at("service")(format!(
             "Service {} does not exist in {}: create it first (skyplan writes only its type and loadBalancerIP)",
             spec.service_ref(),
             spec.cluster
-        )
+        ))
     })?;
     if let Some(class) = &service.load_balancer_class {
-        return Err(format!(
+        return Err(at("service")(format!(
             "Service {} has loadBalancerClass `{class}`: the CCM ignores it, and the class cannot change once set",
             spec.service_ref()
-        ));
+        )));
     }
     let owner = Owner {
         cluster_uid: &cluster.uid,
@@ -79,11 +90,14 @@ pub fn plan(input: &PlanInput<'_>) -> Result<ResourceChange, String> {
         name: &spec.name,
     };
     if let Some(bad) = owner.invalid_tag_value() {
-        return Err(format!(
+        return Err(at("service")(format!(
             "`{bad}` is not a valid PhoenixNAP tag value ([A-zÀ-ú0-9_-], 1-100 characters)"
-        ));
+        )));
     }
-    let network = input.inventory.network(&spec.public_network)?;
+    let network = input
+        .inventory
+        .network(&spec.public_network)
+        .map_err(at("public-network"))?;
     let tagged: Vec<&IpBlock> = input
         .inventory
         .blocks
@@ -92,11 +106,11 @@ pub fn plan(input: &PlanInput<'_>) -> Result<ResourceChange, String> {
         .collect();
     if tagged.len() > 1 {
         let ids: Vec<&str> = tagged.iter().map(|b| b.id.as_str()).collect();
-        return Err(format!(
+        return Err(at("service")(format!(
             "more than one active block carries Service {}'s tags ({}): the CCM errors on every sync; release all but one",
             spec.service_ref(),
             ids.join(", ")
-        ));
+        )));
     }
     let ours = input
         .prior
@@ -157,19 +171,19 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
-    fn check_room(&self, network: &super::api::PublicNetwork) -> Result<(), String> {
+    fn check_room(&self, network: &super::api::PublicNetwork) -> Result<(), PlanError> {
         if network.location != self.spec.location.as_str() {
-            return Err(format!(
+            return Err(at("location")(format!(
                 "public network {} is in {}, but the block would be made in {}: the API refuses to attach a block of another location",
                 network.name, network.location, self.spec.location
-            ));
+            )));
         }
         if network.ip_blocks.len() >= MAX_BLOCKS_PER_NETWORK {
-            return Err(format!(
+            return Err(at("public-network")(format!(
                 "public network {} already holds {} IP blocks, the most one network takes",
                 network.name,
                 network.ip_blocks.len()
-            ));
+            )));
         }
         Ok(())
     }

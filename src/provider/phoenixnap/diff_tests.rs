@@ -1,7 +1,5 @@
 //! Each row of the impact table at the diff level: the row found, its class and the operations.
 
-use serde_json::json;
-
 use super::api::{IpBlock, NetworkBlock, PublicNetwork, TagAssignment};
 use super::ccm::{Owner, TAG_NAMES};
 use super::diff::{plan, PlanInput};
@@ -112,6 +110,10 @@ struct Case {
 
 impl Case {
     fn run(&self) -> Result<ResourceChange, String> {
+        self.plan().map_err(|e| e.message)
+    }
+
+    fn plan(&self) -> Result<ResourceChange, super::diff::PlanError> {
         let address = Address::new(ResourceKind::LoadBalancer, "api");
         plan(&PlanInput {
             address: &address,
@@ -411,6 +413,7 @@ fn plan_time_checks_name_what_exists() {
         requested: false,
     };
     case.spec.as_mut().unwrap().public_network = "nope".into();
+    assert_eq!(case.plan().unwrap_err().key, "public-network");
     let error = case.run().unwrap_err();
     assert!(
         error.contains("public networks: k8s-public (net-phx, PHX)"),
@@ -419,6 +422,7 @@ fn plan_time_checks_name_what_exists() {
     case.spec = Some(spec());
     case.spec.as_mut().unwrap().location = PnapLocation::Ash;
     assert!(case.run().unwrap_err().contains("is in PHX"));
+    assert_eq!(case.plan().unwrap_err().key, "location");
     case.spec = Some(spec());
     case.inventory.networks[0].ip_blocks = (0..10)
         .map(|i| NetworkBlock {
@@ -429,5 +433,5 @@ fn plan_time_checks_name_what_exists() {
     case.cluster.service = None;
     let error = case.run().unwrap_err();
     assert!(error.contains("does not exist in cluster.prod"), "{error}");
-    let _ = json!(null);
+    assert_eq!(case.plan().unwrap_err().key, "service");
 }

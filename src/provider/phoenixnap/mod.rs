@@ -18,6 +18,7 @@ pub mod live;
 pub mod ops;
 pub mod provider;
 mod refresh;
+mod verify;
 
 #[cfg(test)]
 mod diff_tests;

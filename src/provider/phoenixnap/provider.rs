@@ -18,10 +18,11 @@ use super::execute::Executor;
 use super::instances::PnapInstances;
 use super::live::{ClusterFacts, Inventory, Record};
 use super::refresh;
+use super::verify;
 use crate::config::{Endpoint, PhoenixnapProvider as Settings, ResourceSpec};
 use crate::model::{Address, PnapLoadBalancerSpec, Secret};
-use crate::plan::ResourceChange;
-use crate::provider::kubernetes::connection::Clusters;
+use crate::plan::{ResourceChange, Verification};
+use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
 use crate::provider::kubernetes::instances::CloudInstances;
 use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
 use crate::sim::controllers::PnapEndpoint;
@@ -52,6 +53,8 @@ pub struct PhoenixnapProvider {
     clusters: Mutex<BTreeMap<Address, ClusterFacts>>,
     services: Mutex<BTreeMap<Address, Service>>,
     embedded: Mutex<Option<sim::PnapSimHandle>>,
+    /// What apply found verifying each load balancer, until `take_verification`.
+    verifications: Mutex<BTreeMap<Address, Verification>>,
     location: String,
     /// How often a settling block is read.
     poll: Duration,
@@ -100,6 +103,7 @@ impl PhoenixnapProvider {
             clusters: Mutex::default(),
             services: Mutex::default(),
             embedded: Mutex::new(embedded),
+            verifications: Mutex::default(),
             location: settings
                 .location
                 .map_or_else(|| "PHX".to_owned(), |l| l.to_string()),
@@ -194,6 +198,15 @@ fn targets_specs<'a>(targets: &'a [Target<'a>]) -> Vec<(&'a Address, PnapLoadBal
         .collect()
 }
 
+/// A plan error at the config key that names its culprit (`file:line:col`).
+fn located(target: &Target, error: diff::PlanError) -> ProviderError {
+    let plain = ProviderError::new(target.address, error.message);
+    match target.resource {
+        Some(resource) => plain.at(resource.location_of(error.key)),
+        None => plain,
+    }
+}
+
 fn config_spec<'a>(target: &Target<'a>) -> Option<&'a PnapLoadBalancerSpec> {
     match target.resource.map(|r| &r.spec) {
         Some(ResourceSpec::PnapLoadBalancer(spec)) => Some(spec),
@@ -258,7 +271,7 @@ impl Provider for PhoenixnapProvider {
             clusters.get(target.address),
             requested,
         );
-        diff::plan(&input).map_err(|e| error(target.address, e))
+        diff::plan(&input).map_err(|e| located(target, e))
     }
 
     fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError> {
@@ -272,7 +285,7 @@ impl Provider for PhoenixnapProvider {
             return Ok(DriftCheck::Compared(vec![diff::service_deleted(&record)]));
         }
         let input = self.plan_input(target, Some(&record.spec), &inventory, cluster, false);
-        let change = diff::plan(&input).map_err(|e| error(target.address, e))?;
+        let change = diff::plan(&input).map_err(|e| located(target, e))?;
         Ok(DriftCheck::Compared(change.attributes))
     }
 
@@ -303,6 +316,10 @@ impl Provider for PhoenixnapProvider {
         journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
         async move { self.apply_change(change, prior, journal).await }.boxed()
+    }
+
+    fn take_verification(&self, address: &Address) -> Option<Verification> {
+        lock(&self.verifications).remove(address)
     }
 
     fn instances(&self) -> Option<Arc<dyn CloudInstances>> {
@@ -389,9 +406,50 @@ impl PhoenixnapProvider {
                     ),
                 )
             })?;
+        let kept = verify::kept_block(change, prior_record.as_ref().map(|r| r.block.as_str()));
+        self.verify(change, kept, &block, connection.as_deref(), spec)
+            .await;
         let before = prior_record.map(|r| r.service_type_before);
         let before = before.or_else(|| service_type(service.as_ref()));
         Ok(Some(state_entry(&record_for(spec, &block, facts, before))))
+    }
+}
+
+impl PhoenixnapProvider {
+    /// Compares the cloud and the Service with the plan and keeps the outcome for
+    /// [`Provider::take_verification`]. A failed read is reported, not fatal: the change itself
+    /// was made.
+    async fn verify(
+        &self,
+        change: &ResourceChange,
+        kept: Option<&str>,
+        block: &super::api::IpBlock,
+        connection: Option<&ClusterConnection>,
+        spec: &PnapLoadBalancerSpec,
+    ) {
+        if change.operations.is_empty() {
+            return;
+        }
+        let network = lock(&self.inventory)
+            .network(&spec.public_network)
+            .map(|n| n.id.clone())
+            .unwrap_or_default();
+        let service = match connection {
+            Some(c) => c.service(&spec.namespace, &spec.name).await.ok().flatten(),
+            None => None,
+        };
+        let address = service
+            .as_ref()
+            .and_then(|s| s.spec.as_ref())
+            .and_then(|s| s.load_balancer_ip.clone());
+        let observed = verify::Observed {
+            block: Some(block),
+            network: &network,
+            service_address: address.as_deref(),
+        };
+        let verification = verify::compare(change, kept, &observed);
+        tracing::info!(address = %change.address, "verified: {}", verification.summary());
+        lock(&self.verifications).insert(change.address.clone(), verification);
     }
 }
 
