@@ -115,16 +115,22 @@ impl Executor<'_> {
         Ok(result)
     }
 
-    /// A name another run (or the CCM) created meanwhile is a 409: already there is fine.
+    /// The tag names the CCM needs, as one journalled step: each is created or already there,
+    /// so a repeat after any interruption is harmless.
     async fn create_tag_names(&self, text: &str, names: &[String]) -> Result<(), String> {
+        let result = self.journaled(text, self.create_each_tag(names)).await?;
+        result.map_err(|e| e.to_string())
+    }
+
+    /// A name another run (or the CCM) created meanwhile is a 409: already there is fine.
+    async fn create_each_tag(&self, names: &[String]) -> Result<(), Error> {
         for name in names {
-            let text = format!("{text}: {name}");
-            let result = self.journaled(&text, self.client.create_tag(name)).await?;
-            match result {
+            match self.client.create_tag(name).await {
                 Ok(_) => {}
-                Err(e) if e.status().map(|s| s.as_u16()) == Some(409) => {}
-                Err(e) => return Err(e.to_string()),
+                Err(e) if is_conflict(&e) => {}
+                Err(e) => return Err(e),
             }
+            self.journal.checkpoint("call");
         }
         Ok(())
     }
