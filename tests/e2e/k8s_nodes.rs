@@ -152,7 +152,12 @@ fn a_policy_is_planned_applied_and_then_converged() {
         .unwrap();
     assert_eq!(cluster["action"], "no-op");
 
-    project.apply_ok();
+    let apply = project.apply(&[]);
+    assert_eq!(apply.code, 0, "{apply:?}");
+    assert!(
+        apply.stdout.contains("nodes.web: as predicted"),
+        "apply checks each patched node: {apply:?}"
+    );
     for name in ["node-1", "node-2"] {
         let node = sim.node(name);
         assert_eq!(node["metadata"]["labels"]["tier"], "web", "{node}");

@@ -17,6 +17,7 @@ use super::metadata::{self, Cloud};
 use super::nodes::impact::{rule, Change};
 use super::nodes::live::LiveNode;
 use super::nodes::{self, patch, PolicyInput};
+use super::ops as kube_ops;
 use super::{connect, PROVIDER};
 use crate::config::{Config, ResourceSpec};
 use crate::model::{Address, NodePolicySpec, ResourceKind};
@@ -33,6 +34,8 @@ pub struct KubernetesProvider {
     clouds: Vec<Arc<dyn CloudInstances>>,
     /// Read at refresh when a cluster is among the targets.
     instances: Mutex<Vec<(&'static str, Vec<CloudInstance>)>>,
+    /// What apply found verifying each node policy, until `take_verification`.
+    verifications: Mutex<BTreeMap<Address, crate::plan::Verification>>,
 }
 
 impl KubernetesProvider {
@@ -71,6 +74,7 @@ impl KubernetesProvider {
             clusters,
             clouds,
             instances: Mutex::new(Vec::new()),
+            verifications: Mutex::default(),
         })
     }
 
@@ -178,7 +182,7 @@ impl KubernetesProvider {
         change: &ResourceChange,
         prior: Option<&ResourceState>,
         journal: &Journal,
-    ) -> Result<Vec<Node>, ProviderError> {
+    ) -> Result<Vec<(kube_ops::Op, Node)>, ProviderError> {
         let address = &change.address;
         let cluster = self.policy_cluster(change, prior)?;
         let api: kube::Api<Node> = kube::Api::all(cluster.client());
@@ -201,7 +205,7 @@ impl KubernetesProvider {
                     journal
                         .record(address, Phase::Done, &text, Some(ids), None)
                         .map_err(journal_error)?;
-                    patched.push(node);
+                    patched.push((op.clone(), node));
                 }
                 Err(e) => {
                     journal
@@ -354,9 +358,17 @@ impl Provider for KubernetesProvider {
                 true => vec![],
                 false => self.apply_policy(change, prior, journal).await?,
             };
+            if !patched.is_empty() {
+                let verified = nodes::verify::verify(change, &patched);
+                tracing::info!(address = %change.address, "verified: {}", verified.summary());
+                self.verifications
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(change.address.clone(), verified);
+            }
             let names: Vec<String> = patched
                 .iter()
-                .filter_map(|n| n.metadata.name.clone())
+                .filter_map(|(_, n)| n.metadata.name.clone())
                 .collect();
             let ids = match names.is_empty() {
                 true => serde_json::Value::Null,
@@ -367,6 +379,13 @@ impl Provider for KubernetesProvider {
                 .clone()
                 .map(|record| state_entry(&change.address, record, ids)))
         })
+    }
+
+    fn take_verification(&self, address: &Address) -> Option<crate::plan::Verification> {
+        self.verifications
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(address)
     }
 
     fn request_count(&self) -> u64 {

@@ -6,6 +6,7 @@ pub mod diff;
 pub mod impact;
 pub mod live;
 pub mod patch;
+pub mod verify;
 
 use std::collections::BTreeMap;
 
