@@ -7,7 +7,8 @@
 //! simulator's latency fault). Apply is measured once, at `SKYPLAN_BENCH_APPLY` load
 //! balancers (default 100), building the template the larger worlds are copied from (see
 //! `world`). `SKYPLAN_BENCH_BINARY` measures another build of skyplan (e.g. an older one) with
-//! this same bench. `SKYPLAN_BENCH_SIZES=1000,5000` picks the sizes; `SKYPLAN_BENCH_KEEP=1` keeps each size's project (config and world file).
+//! this same bench. `SKYPLAN_BENCH_SIZES=1000,5000` picks the sizes; `SKYPLAN_BENCH_KEEP=1` keeps each size's project (config and world file);
+//! `SKYPLAN_BENCH_LATENCY=0` measures only the rows without latency.
 
 mod floor;
 mod run;
@@ -64,7 +65,14 @@ fn main() {
             .filter_map(|n| n.trim().parse().ok())
             .collect();
     }
-    for faults in ["none", LATENCY] {
+    // `SKYPLAN_BENCH_LATENCY=0` leaves out the rows with latency, for a quicker loopback run.
+    let with_latency = std::env::var("SKYPLAN_BENCH_LATENCY").map_or(true, |v| v != "0");
+    let faults: &[&'static str] = if with_latency {
+        &["none", LATENCY]
+    } else {
+        &["none"]
+    };
+    for &faults in faults {
         for &count in &sizes {
             let row = measure(&template, count, faults, &runtime);
             println!("{}", row.line());
