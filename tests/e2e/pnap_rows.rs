@@ -425,3 +425,42 @@ fn an_unknown_public_network_is_a_plan_error_at_its_key_listing_the_networks() {
     );
     assert!(block_now(&project).is_empty(), "nothing was made");
 }
+
+#[test]
+fn a_block_deleted_by_hand_is_forbidden() {
+    let (project, block) = applied();
+    let id = block["id"].as_str().unwrap().to_string();
+    let network = block["assignedResourceId"].as_str().unwrap().to_string();
+    with_cloud(&project, |cloud| {
+        let detach = format!("/networks/v1/public-networks/{network}/ip-blocks/{id}");
+        cloud.send("DELETE", &detach, None).expect("detach");
+        for _ in 0..50 {
+            if cloud.get(&format!("/ips/v1/ip-blocks/{id}"))["status"] == "unassigned" {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        cloud
+            .send("DELETE", &format!("/ips/v1/ip-blocks/{id}"), None)
+            .expect("delete block");
+        // Someone else's block takes the freed range, so the CCM's new one has other addresses
+        // (the simulator hands out the lowest free range first).
+        let body = json!({"location": "PHX", "cidrBlockSize": "/29"});
+        cloud
+            .send("POST", "/ips/v1/ip-blocks", Some(body))
+            .expect("another block")
+    });
+    // As the row says, the CCM (running during this plan) makes a new block but keeps the old
+    // address on the Service.
+    let change = api_change(&project.plan(&[]));
+    assert_eq!(change["impact"], "forbidden", "{change:#}");
+    let service = with_cluster(&project, |kube| kube.service("api"));
+    assert_eq!(
+        service["spec"]["loadBalancerIP"],
+        third_address(block["cidr"].as_str().unwrap()).as_str()
+    );
+    let before = block_now(&project);
+    assert_eq!(before.len(), 1, "the CCM's new block: {before:#?}");
+    assert_ne!(before[0]["id"], block["id"]);
+    assert_refused(&project, "block", &before);
+}

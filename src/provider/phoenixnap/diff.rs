@@ -130,6 +130,9 @@ pub fn plan(input: &PlanInput<'_>) -> Result<ResourceChange, PlanError> {
         (Some(current), Some(old)) if old.id != current.id => {
             context.superseded(&mut found, old, current)
         }
+        (Some(current), None) if input.prior.is_some() => {
+            context.replaced_after_deletion(&mut found, current)
+        }
         (Some(current), _) => context.existing(&mut found, current, None),
         (None, Some(old)) => context.lost(&mut found, old),
         (None, None) => match &input.prior {
@@ -214,6 +217,34 @@ impl Context<'_> {
         );
         release_remaining(found, old);
         self.existing(found, current, stale);
+    }
+
+    /// skyplan's block is gone and the CCM made another for the Service. Its reaper deleting a
+    /// released block leaves the Service on the new block's address (pool-recreate, already
+    /// happened: adopted); a block deleted by hand leaves the old address, which the CCM then
+    /// errors on forever (forbidden).
+    fn replaced_after_deletion(&self, found: &mut Found, current: &IpBlock) {
+        let prior = self.input.prior.as_ref().expect("checked by the caller");
+        let third = ccm::service_address(&current.cidr).map(|a| a.to_string());
+        if self.address.is_some() && self.address == third.as_deref() {
+            found.change(
+                Change::ReleasedByController,
+                "block",
+                json!(prior.cidr),
+                json!(current.cidr),
+            );
+            self.existing(found, current, None);
+            return;
+        }
+        found.change(
+            Change::BlockDeleted,
+            "block",
+            json!(prior.cidr),
+            json!(current.cidr),
+        );
+        if self.input.requested {
+            self.existing(found, current, Some(&prior.address));
+        }
     }
 
     /// The block with the Service's four tags: adopted, and checked against the config.

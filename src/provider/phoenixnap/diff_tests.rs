@@ -435,3 +435,25 @@ fn plan_time_checks_name_what_exists() {
     assert!(error.contains("does not exist in cluster.prod"), "{error}");
     assert_eq!(case.plan().unwrap_err().key, "service");
 }
+
+#[test]
+fn a_block_deleted_by_hand_then_remade_by_the_ccm_is_forbidden_unless_the_service_moved_along() {
+    let gone = owner_block("b1", ASSIGNED, Some(NET));
+    let remade = owner_block("b2", "198.51.100.16/29", Some(NET));
+    let mut case = applied(gone, cluster("LoadBalancer", Some("198.51.100.10")));
+    case.inventory.blocks = vec![remade];
+    let change = case.run().unwrap();
+    assert_eq!(change.impact(), Impact::Forbidden);
+    assert_eq!(
+        change.attributes[0].reason.split(':').next(),
+        Some("block deleted by hand")
+    );
+    assert!(change.operations.is_empty());
+    case.requested = true;
+    assert_eq!(ops(&case.run().unwrap()), ["write-service"]);
+    case.requested = false;
+    case.cluster = cluster("LoadBalancer", Some("198.51.100.18"));
+    let change = case.run().unwrap();
+    assert_eq!(change.impact(), Impact::PoolRecreate, "{change:?}");
+    assert!(change.operations.is_empty());
+}
