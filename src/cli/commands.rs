@@ -163,7 +163,13 @@ async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
             out.display()
         );
     }
-    Ok(plan_exit_code(&plan, &args))
+    let code = plan_exit_code(&plan, &args);
+    // The process ends with this command, and the system takes its memory back at once:
+    // freeing a plan of 5,000 load balancers object by object (each change records its spec
+    // as JSON) took a good part of the 80 ms between the plan and the exit.
+    std::mem::forget(view);
+    std::mem::forget(plan);
+    Ok(code)
 }
 
 async fn plan_in(workspace: &mut Workspace, args: &PlanArgs) -> Result<Plan, Report> {
