@@ -8,7 +8,8 @@
 //! balancers (default 100), building the template the larger worlds are copied from (see
 //! `world`). `SKYPLAN_BENCH_BINARY` measures another build of skyplan (e.g. an older one) with
 //! this same bench. `SKYPLAN_BENCH_SIZES=1000,5000` picks the sizes; `SKYPLAN_BENCH_KEEP=1` keeps each size's project (config and world file);
-//! `SKYPLAN_BENCH_LATENCY=0` measures only the rows without latency.
+//! `SKYPLAN_BENCH_LATENCY=0` measures only the rows without latency;
+//! `SKYPLAN_BENCH_SIM_BINARY` serves the simulator from another build than the one measured.
 
 mod floor;
 mod run;
@@ -33,6 +34,7 @@ fn main() {
     let apply_count = env_number("SKYPLAN_BENCH_APPLY", 100);
     let (template, apply) = build_template(apply_count);
     println!("binary: {}", run::binary());
+    println!("simulator: {}", run::sim_binary());
     println!(
         "apply of {apply_count} load balancers (2 ports, 10 members each) from an empty \
          account, --parallelism 20, no latency: {:.1} s",

@@ -10,6 +10,13 @@ pub fn binary() -> String {
     std::env::var("SKYPLAN_BENCH_BINARY").unwrap_or_else(|_| env!("CARGO_BIN_EXE_skyplan").into())
 }
 
+/// The binary that serves the simulator: the measured one unless `SKYPLAN_BENCH_SIM_BINARY`
+/// names another, so that a before/after comparison can hold the simulator (and with it the
+/// raw-fetch floor) fixed and measure only the client.
+pub fn sim_binary() -> String {
+    std::env::var("SKYPLAN_BENCH_SIM_BINARY").unwrap_or_else(|_| binary())
+}
+
 /// The simulator's default token, accepted by `sim serve` without `--token`.
 pub const SIM_TOKEN: &str = "skyplan-sim-cloudscale-token";
 

@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use super::run::binary;
+use super::run::sim_binary;
 
 pub struct SimServer {
     child: Child,
@@ -17,7 +17,7 @@ impl SimServer {
     /// Serves `world` (created fresh if missing) with the given fault spec (`none`, or e.g.
     /// `latency=20-40ms`).
     pub fn start(world: &Path, faults: &str) -> SimServer {
-        let mut child = Command::new(binary())
+        let mut child = Command::new(sim_binary())
             .args(["sim", "serve", "--provider", "cloudscale"])
             .args(["--listen", "127.0.0.1:0", "--faults", faults, "--world"])
             .arg(world)

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -34,7 +34,9 @@ use crate::state::ResourceState;
 
 pub struct CloudscaleProvider {
     client: Arc<CloudscaleClient>,
-    snapshot: Mutex<IndexedSnapshot>,
+    /// Read-locked by each target's comparison, so that a plan compares targets on several
+    /// threads at once; written by refresh and close.
+    snapshot: RwLock<IndexedSnapshot>,
     embedded: Mutex<Option<sim::SimHandle>>,
     /// The servers, read once per refresh when a bound load balancer needs them, and shared
     /// with node-metadata drift.
@@ -127,7 +129,7 @@ impl CloudscaleProvider {
         let client = client.with_max_concurrent_requests(settings.max_concurrent_requests);
         Ok(CloudscaleProvider {
             client: Arc::new(client),
-            snapshot: Mutex::new(IndexedSnapshot::default()),
+            snapshot: RwLock::new(IndexedSnapshot::default()),
             embedded: Mutex::new(embedded),
             servers: Arc::default(),
             clusters: Mutex::new(None),
@@ -149,8 +151,12 @@ impl CloudscaleProvider {
             })
     }
 
-    fn snapshot(&self) -> std::sync::MutexGuard<'_, IndexedSnapshot> {
-        self.snapshot.lock().unwrap_or_else(|p| p.into_inner())
+    fn snapshot(&self) -> RwLockReadGuard<'_, IndexedSnapshot> {
+        self.snapshot.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn snapshot_mut(&self) -> RwLockWriteGuard<'_, IndexedSnapshot> {
+        self.snapshot.write().unwrap_or_else(|p| p.into_inner())
     }
 
     async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<(), ProviderError> {
@@ -202,7 +208,7 @@ impl CloudscaleProvider {
         {
             self.servers.set(servers);
         }
-        *self.snapshot() = IndexedSnapshot::new(snapshot);
+        *self.snapshot_mut() = IndexedSnapshot::new(snapshot);
         *self.views.lock().unwrap_or_else(|p| p.into_inner()) = views;
         Ok(())
     }
@@ -781,7 +787,7 @@ impl Provider for CloudscaleProvider {
         async move {
             // The snapshot of a large account holds 100,000 objects and more: it is freed on a
             // thread of its own, so the command does not wait for it before it exits.
-            let snapshot = std::mem::take(&mut *self.snapshot());
+            let snapshot = std::mem::take(&mut *self.snapshot_mut());
             std::thread::spawn(move || drop(snapshot));
             let handle = self
                 .embedded
