@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod graph;
 pub mod model;
+pub mod parallel;
 pub mod plan;
 pub mod provider;
 pub mod render;

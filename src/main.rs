@@ -4,9 +4,28 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> std::process::ExitCode {
+fn main() {
     disable_transparent_huge_pages();
-    skyplan::cli::main()
+    let code = skyplan::cli::main();
+    exit_without_freeing(code)
+}
+
+/// Ends the process once the command is done: its files are written and closed, its locks
+/// released, the runtime shut down. What `exit` would still do is free the heap for the system
+/// to take back anyway — mimalloc's exit-time collection of a 5,000 load-balancer plan was
+/// 16 ms of madvise — so only the standard streams are flushed.
+fn exit_without_freeing(code: u8) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    #[cfg(unix)]
+    // SAFETY: _exit takes a plain integer; every buffer skyplan writes through is flushed
+    // above or was dropped (and flushed) when the command returned.
+    unsafe {
+        libc::_exit(code.into())
+    }
+    #[cfg(not(unix))]
+    std::process::exit(code.into())
 }
 
 /// mimalloc asks for transparent huge pages; the kernel then zeroes 2 MiB at each first touch.

@@ -72,7 +72,14 @@ async fn on_worker(
 }
 
 fn load(path: &std::path::Path) -> Result<Config, Report> {
-    config::load(path).map_err(Report::new)
+    let started = std::time::Instant::now();
+    let config = config::load(path).map_err(Report::new)?;
+    tracing::info!(
+        resources = config.resources.len(),
+        ms = started.elapsed().as_millis(),
+        "config loaded"
+    );
+    Ok(config)
 }
 
 fn validate(path: &std::path::Path) -> Result<u8, Report> {
@@ -491,10 +498,7 @@ fn drift_report(outcomes: Vec<DriftOutcome>) -> DriftReport {
             // Annotations point at the file as the repository sees it.
             let (file, line, column) = match outcome.location {
                 Some(at) => (
-                    at.file
-                        .strip_prefix(&cwd)
-                        .map(|p| p.to_path_buf())
-                        .unwrap_or(at.file),
+                    at.file.strip_prefix(&cwd).unwrap_or(&at.file).to_path_buf(),
                     at.line,
                     at.column,
                 ),

@@ -6,14 +6,12 @@ mod commands;
 pub mod exit;
 mod progress;
 
-use std::process::ExitCode;
-
 use clap::Parser;
 
 pub use args::Cli;
 
-/// The binary's whole main: parse, run, report.
-pub fn main() -> ExitCode {
+/// The binary's whole main: parse, run, report; returns the exit code.
+pub fn main() -> u8 {
     let cli = Cli::parse();
     init_tracing(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -23,14 +21,14 @@ pub fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(exit::ERROR);
+            return exit::ERROR;
         }
     };
     match runtime.block_on(commands::run(cli)) {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => code,
         Err(report) => {
             anstream::eprintln!("{report:?}");
-            ExitCode::from(exit::ERROR)
+            exit::ERROR
         }
     }
 }

@@ -77,7 +77,7 @@ impl Problem {
             source_code: Some(file.named_source()),
             labels: vec![LabeledSpan::new_primary_with_span(None, span)],
             notes: vec![],
-            file: file.path.clone(),
+            file: file.path.to_path_buf(),
             position: Some((line, column)),
         }
     }
@@ -127,7 +127,7 @@ impl Problem {
 
     pub fn location(&self) -> Option<SourceLocation> {
         self.position.map(|(line, column)| SourceLocation {
-            file: self.file.clone(),
+            file: self.file.as_path().into(),
             line,
             column,
         })
@@ -163,6 +163,11 @@ pub(super) struct Problems(Vec<Problem>);
 impl Problems {
     pub fn push(&mut self, problem: Problem) {
         self.0.push(problem);
+    }
+
+    /// Takes `other`'s problems (found on another thread).
+    pub fn append(&mut self, mut other: Problems) {
+        self.0.append(&mut other.0);
     }
 
     /// `value` when nothing was wrong, else every problem found, in file order.

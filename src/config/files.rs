@@ -12,7 +12,8 @@ use super::types::SourceLocation;
 /// One config file's text, kept for positions and for showing snippets in errors.
 #[derive(Debug, Clone)]
 pub(super) struct SourceFile {
-    pub path: PathBuf,
+    /// Shared with every location in the file (a large config records tens of thousands).
+    pub path: Arc<Path>,
     pub text: Arc<str>,
     /// The byte offset where each line starts, so that a position costs a binary search
     /// instead of a scan from the top of the file (every resource asks for one).
@@ -25,7 +26,7 @@ impl SourceFile {
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
         SourceFile {
-            path: path.into(),
+            path: Arc::from(path.into()),
             text: text.into(),
             line_starts,
         }

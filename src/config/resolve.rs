@@ -16,8 +16,12 @@ use super::values::{self, Invalid};
 use super::window::{Window, WINDOW_HELP};
 use super::{backend, cloudstack, kubernetes, load_balancer, phoenixnap};
 use crate::model::Impact;
+use crate::parallel::map_in_parallel;
 
 const DEFAULT_STATE_DIR: &str = "state";
+
+/// Load balancers resolved on one thread before the work is split across cores.
+const RESOURCES_PER_THREAD: usize = 256;
 
 pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problems) -> Config {
     let state_dir = raw
@@ -53,11 +57,17 @@ pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problem
 
 /// Every resource, sorted by address.
 fn resources(root: &Path, raw: &RawConfig<'_>, problems: &mut Problems) -> Vec<Resource> {
-    let mut resources: Vec<Resource> = raw
-        .load_balancers
-        .iter()
-        .map(|(key, lb)| load_balancer::resource(key, lb, problems))
-        .collect();
+    // The bulk of a large config: resolved on every core, each with its own problems.
+    let load_balancers: Vec<_> = raw.load_balancers.iter().collect();
+    let resolved = map_in_parallel(load_balancers, RESOURCES_PER_THREAD, |(key, lb)| {
+        let mut found = Problems::default();
+        (load_balancer::resource(key, lb, &mut found), found)
+    });
+    let mut resources = Vec::with_capacity(resolved.len());
+    for (resource, found) in resolved {
+        resources.push(resource);
+        problems.append(found);
+    }
     for (key, lb) in &raw.cloudstack_load_balancers {
         resources.push(cloudstack::load_balancer(key, lb, problems));
     }

@@ -76,7 +76,7 @@ fn a_minimal_load_balancer_gets_the_ccm_defaults() {
     assert_eq!(
         resource.location,
         SourceLocation {
-            file: "a.toml".into(),
+            file: Path::new("a.toml").into(),
             line: 1,
             column: 1
         }
@@ -208,7 +208,7 @@ fn a_local_traffic_policy_checks_kube_proxy_livez() {
 #[test]
 fn a_directory_of_files_is_merged() {
     let config = load_files(&[("a.toml", PROVIDER), ("b.toml", &lb(""))]).unwrap();
-    assert_eq!(config.resources[0].location.file, PathBuf::from("b.toml"));
+    assert_eq!(&*config.resources[0].location.file, Path::new("b.toml"));
 }
 
 #[test]

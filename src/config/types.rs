@@ -1,7 +1,8 @@
 //! The resolved configuration: what the rest of skyplan works from once the TOML has been
 //! parsed, validated and given its defaults.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::model::{
     Address, ClusterSpec, CsLoadBalancerSpec, Impact, KubeClusterSpec, LoadBalancerSpec,
@@ -122,7 +123,8 @@ pub struct Maintenance {
 /// Where a resource's table starts, for messages and CI annotations.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceLocation {
-    pub file: PathBuf,
+    /// Shared by every location in one file.
+    pub file: Arc<Path>,
     /// 1-based.
     pub line: usize,
     /// 1-based.

@@ -290,7 +290,7 @@ impl CloudscaleClient {
         method: Method,
         path: &str,
         body: Option<Vec<u8>>,
-    ) -> Result<Vec<u8>, Error> {
+    ) -> Result<bytes::Bytes, Error> {
         let mut failures = 0;
         let mut throttled = 0;
         loop {
@@ -335,7 +335,7 @@ impl CloudscaleClient {
         method: &Method,
         path: &str,
         body: Option<Vec<u8>>,
-    ) -> Result<Vec<u8>, Failure> {
+    ) -> Result<bytes::Bytes, Failure> {
         let transport = |source| Error::Transport {
             method: method.clone(),
             path: path.to_string(),
@@ -359,7 +359,7 @@ impl CloudscaleClient {
         let retry_after = retry_after(response.headers());
         let body = response.bytes().await.map_err(transport)?;
         if status.is_success() {
-            return Ok(body.into());
+            return Ok(body);
         }
         Err(Failure {
             error: Error::Status {

@@ -785,10 +785,6 @@ impl Provider for CloudscaleProvider {
 
     fn close(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
         async move {
-            // The snapshot of a large account holds 100,000 objects and more: it is freed on a
-            // thread of its own, so the command does not wait for it before it exits.
-            let snapshot = std::mem::take(&mut *self.snapshot_mut());
-            std::thread::spawn(move || drop(snapshot));
             let handle = self
                 .embedded
                 .lock()

@@ -35,33 +35,58 @@ pub async fn refresh_with_catalog(
     want_members: impl Fn(&LbObject) -> bool,
     wants: &CatalogWants,
 ) -> Result<Snapshot, Error> {
-    let with_members = async {
-        let (load_balancers, pools) = tokio::try_join!(
-            client.get::<Vec<api::LoadBalancer>>("/load-balancers"),
-            client.get::<Vec<api::Pool>>("/load-balancers/pools"),
-        )?;
-        let pools_to_read = pools_to_read(&load_balancers, &pools, &want_members);
-        let unproven = wants.unproven(&load_balancers);
-        let (members, catalog) = tokio::try_join!(
-            read_members(client, pools_to_read),
+    let started = std::time::Instant::now();
+    // The member reads wait only for the load balancers and pools, not for the other
+    // collections; a failure before that closes the channel and is reported by `objects`.
+    let (to_read_tx, to_read_rx) = tokio::sync::oneshot::channel();
+    let objects = async {
+        let lists = async {
+            let (load_balancers, pools) = tokio::try_join!(
+                client.get::<Vec<api::LoadBalancer>>("/load-balancers"),
+                client.get::<Vec<api::Pool>>("/load-balancers/pools"),
+            )?;
+            let to_read = pools_to_read(&load_balancers, &pools, &want_members);
+            let _ = to_read_tx.send((to_read, wants.unproven(&load_balancers)));
+            Ok::<_, Error>((load_balancers, pools))
+        };
+        let ((load_balancers, pools), (listeners, monitors, floating_ips, subnets)) =
+            tokio::try_join!(lists, read_other_collections(client))?;
+        let collections = Collections {
+            load_balancers,
+            pools,
+            listeners,
+            monitors,
+            floating_ips,
+            subnets,
+        };
+        // Assembled on a blocking thread while the member reads go on: at thousands of load
+        // balancers it is tens of milliseconds that would otherwise follow the last answer.
+        let assembled = tokio::task::spawn_blocking(move || assemble(collections)).await;
+        Ok::<_, Error>(
+            assembled.unwrap_or_else(|failed| match failed.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                Err(cancelled) => panic!("the runtime shut down during a refresh: {cancelled}"),
+            }),
+        )
+    };
+    let members = async {
+        let Ok((to_read, unproven)) = to_read_rx.await else {
+            return Ok((HashMap::new(), Catalog::default()));
+        };
+        tokio::try_join!(
+            read_members(client, to_read),
             read_catalog(client, &unproven)
-        )?;
-        Ok::<_, Error>((load_balancers, pools, members, catalog))
+        )
     };
-    let ((load_balancers, pools, members, catalog), (listeners, monitors, floating_ips, subnets)) =
-        tokio::try_join!(with_members, read_other_collections(client))?;
-    let collections = Collections {
-        load_balancers,
-        pools,
-        listeners,
-        monitors,
-        floating_ips,
-        subnets,
-    };
-    Ok(Snapshot {
-        catalog,
-        ..assemble(collections, members)
-    })
+    let (mut snapshot, (members, catalog)) = tokio::try_join!(objects, members)?;
+    tracing::debug!(
+        ms = started.elapsed().as_millis(),
+        pools = members.len(),
+        "cloudscale: collections and members read"
+    );
+    fill_members(&mut snapshot, members);
+    snapshot.catalog = catalog;
+    Ok(snapshot)
 }
 
 /// The pools of the load balancers whose members are wanted. Collected into a `Vec` before
@@ -109,25 +134,29 @@ async fn read_other_collections(client: &CloudscaleClient) -> Result<OtherCollec
     )
 }
 
-/// Members by pool UUID. As many reads are prepared at once as the client may send at once;
-/// the client's limiter decides how many are in flight (fewer after a 429).
+/// Each pool's members by name, by pool UUID. As many reads are prepared at once as the
+/// client may send at once; the client's limiter decides how many are in flight (fewer after
+/// a 429). Each answer is keyed as it comes in, while the others are still on their way,
+/// rather than all of them after the last.
 async fn read_members(
     client: &CloudscaleClient,
     pool_uuids: Vec<String>,
-) -> Result<HashMap<String, Vec<api::Member>>, Error> {
+) -> Result<HashMap<String, BTreeMap<String, MemberObject>>, Error> {
     futures::stream::iter(pool_uuids)
         .map(|uuid| async move {
             let members = client
                 .get(&format!("/load-balancers/pools/{uuid}/members"))
                 .await?;
-            Ok::<_, Error>((uuid, members))
+            Ok::<_, Error>((uuid, members_by_name(members)))
         })
         .buffer_unordered(client.max_concurrent_requests())
         .try_collect()
         .await
 }
 
-fn assemble(collections: Collections, mut members: HashMap<String, Vec<api::Member>>) -> Snapshot {
+/// Every load balancer with its pools, monitors, listeners and floating IPs; the members are
+/// filled in by [`fill_members`].
+fn assemble(collections: Collections) -> Snapshot {
     let mut pools = pools_by_load_balancer(collections.pools);
     let mut monitors = first_per_pool(collections.monitors, |m| Some(&m.pool.uuid), "monitor");
     let mut listeners = first_per_pool(
@@ -151,12 +180,11 @@ fn assemble(collections: Collections, mut members: HashMap<String, Vec<api::Memb
             let pool_sets = pools.remove(&lb.uuid).unwrap_or_default().into_iter();
             let pool_sets = pool_sets.map(|pool| {
                 let uuid = &pool.uuid;
-                let pool_members = members.remove(uuid).unwrap_or_default();
                 let monitor = monitors.remove(uuid).map(MonitorObject::from);
                 let listener = listeners.remove(uuid).map(ListenerObject::from);
                 let pool_set = PoolSet {
                     pool: PoolObject::from(pool),
-                    members: members_by_name(pool_members),
+                    members: BTreeMap::new(),
                     monitor,
                     listener,
                 };
@@ -180,6 +208,22 @@ fn assemble(collections: Collections, mut members: HashMap<String, Vec<api::Memb
             .collect(),
         subnets: collections.subnets.into_iter().map(Into::into).collect(),
         catalog: Catalog::default(),
+    }
+}
+
+/// Puts each pool's members, read by pool UUID, into its pool set.
+fn fill_members(
+    snapshot: &mut Snapshot,
+    mut members: HashMap<String, BTreeMap<String, MemberObject>>,
+) {
+    let pool_sets = snapshot
+        .load_balancers
+        .iter_mut()
+        .flat_map(|lb| lb.pools.values_mut());
+    for set in pool_sets {
+        if let Some(read) = set.pool.uuid.as_ref().and_then(|uuid| members.remove(uuid)) {
+            set.members = read;
+        }
     }
 }
 
