@@ -7,8 +7,7 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-
-use futures::{StreamExt, TryStreamExt};
+use std::sync::Arc;
 
 use super::api;
 use super::catalog::{read_catalog, Catalog, CatalogWants};
@@ -22,7 +21,7 @@ use super::objects::{
 /// member reads start as soon as the load balancers and pools are read, while the other
 /// collections are still coming in.
 pub async fn refresh(
-    client: &CloudscaleClient,
+    client: &Arc<CloudscaleClient>,
     want_members: impl Fn(&LbObject) -> bool,
 ) -> Result<Snapshot, Error> {
     refresh_with_catalog(client, want_members, &CatalogWants::default()).await
@@ -31,7 +30,7 @@ pub async fn refresh(
 /// [`refresh`], plus the zones and flavors of `wants` that no load balancer of the account
 /// uses (one GET per catalog collection, made only when one is left to prove).
 pub async fn refresh_with_catalog(
-    client: &CloudscaleClient,
+    client: &Arc<CloudscaleClient>,
     want_members: impl Fn(&LbObject) -> bool,
     wants: &CatalogWants,
 ) -> Result<Snapshot, Error> {
@@ -62,12 +61,7 @@ pub async fn refresh_with_catalog(
         // Assembled on a blocking thread while the member reads go on: at thousands of load
         // balancers it is tens of milliseconds that would otherwise follow the last answer.
         let assembled = tokio::task::spawn_blocking(move || assemble(collections)).await;
-        Ok::<_, Error>(
-            assembled.unwrap_or_else(|failed| match failed.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                Err(cancelled) => panic!("the runtime shut down during a refresh: {cancelled}"),
-            }),
-        )
+        Ok::<_, Error>(joined(assembled))
     };
     let members = async {
         let Ok((to_read, unproven)) = to_read_rx.await else {
@@ -134,24 +128,38 @@ async fn read_other_collections(client: &CloudscaleClient) -> Result<OtherCollec
     )
 }
 
-/// Each pool's members by name, by pool UUID. As many reads are prepared at once as the
-/// client may send at once; the client's limiter decides how many are in flight (fewer after
-/// a 429). Each answer is keyed as it comes in, while the others are still on their way,
-/// rather than all of them after the last.
+/// The outcome of a task refresh waits for; its panic is the caller's.
+fn joined<T>(outcome: Result<T, tokio::task::JoinError>) -> T {
+    outcome.unwrap_or_else(|failed| match failed.try_into_panic() {
+        Ok(panic) => std::panic::resume_unwind(panic),
+        Err(cancelled) => panic!("the runtime shut down during a refresh: {cancelled}"),
+    })
+}
+
+/// Each pool's members by name, by pool UUID: one task per pool, so that the runtime runs them
+/// on every worker and decoding one answer does not hold back the sending of the next request
+/// (as one task polling them all did); the client's limiter decides how many are in flight
+/// (fewer after a 429). Each answer is keyed as it comes in. The first failure ends the reads.
 async fn read_members(
-    client: &CloudscaleClient,
+    client: &Arc<CloudscaleClient>,
     pool_uuids: Vec<String>,
 ) -> Result<HashMap<String, BTreeMap<String, MemberObject>>, Error> {
-    futures::stream::iter(pool_uuids)
-        .map(|uuid| async move {
+    let mut reads = tokio::task::JoinSet::new();
+    for uuid in pool_uuids {
+        let client = client.clone();
+        reads.spawn(async move {
             let members = client
                 .get(&format!("/load-balancers/pools/{uuid}/members"))
                 .await?;
             Ok::<_, Error>((uuid, members_by_name(members)))
-        })
-        .buffer_unordered(client.max_concurrent_requests())
-        .try_collect()
-        .await
+        });
+    }
+    let mut by_pool = HashMap::with_capacity(reads.len());
+    while let Some(read) = reads.join_next().await {
+        let (uuid, members) = joined(read)?;
+        by_pool.insert(uuid, members);
+    }
+    Ok(by_pool)
 }
 
 /// Every load balancer with its pools, monitors, listeners and floating IPs; the members are
@@ -427,6 +435,7 @@ mod tests {
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         let client =
             CloudscaleClient::new(&format!("http://{address}/v1"), Secret::new("t")).unwrap();
+        let client = Arc::new(client);
         let snapshot = refresh_with_catalog(&client, |lb| lb.name == want, wants)
             .await
             .unwrap();

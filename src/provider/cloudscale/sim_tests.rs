@@ -2,6 +2,7 @@
 //! execute creates, refresh reads back under the same names and UUIDs.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -20,7 +21,7 @@ use crate::sim::cloudscale::{spawn, SimHandle, SimOptions, DEFAULT_SUBNET_UUID, 
 
 struct Cloud {
     sim: SimHandle,
-    client: CloudscaleClient,
+    client: Arc<CloudscaleClient>,
     _dir: TempDir,
 }
 
@@ -47,7 +48,7 @@ async fn cloud() -> Cloud {
         .with_lb_wait(lb_wait);
     Cloud {
         sim,
-        client,
+        client: Arc::new(client),
         _dir: dir,
     }
 }

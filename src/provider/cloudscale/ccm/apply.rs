@@ -45,7 +45,7 @@ pub struct Converged {
 /// from the Service as written (its node ports are now known).
 pub async fn wait_for_controller(
     address: &Address,
-    client: &CloudscaleClient,
+    client: &Arc<CloudscaleClient>,
     connection: &Arc<ClusterConnection>,
     spec: &LoadBalancerSpec,
 ) -> Result<Converged, String> {
@@ -76,7 +76,7 @@ pub async fn wait_for_controller(
 /// `Ok(Ok(..))` converged; `Ok(Err(why))` not yet; `Err` a failure worth stopping for.
 async fn check_once(
     address: &Address,
-    client: &CloudscaleClient,
+    client: &Arc<CloudscaleClient>,
     connection: &ClusterConnection,
     spec: &LoadBalancerSpec,
     servers: &[super::super::servers::ServerObject],
