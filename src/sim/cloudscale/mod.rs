@@ -36,4 +36,4 @@ pub(crate) use faults::{AbortableListener, ConnectionAbort};
 pub use faults::{Faults, FaultsError, FAULTS_ENV};
 pub use inventory::{DEFAULT_NETWORK_UUID, DEFAULT_SUBNET_UUID, PUBLIC_SUBNET_UUID};
 pub use server::{spawn, SimHandle, SimOptions, DEFAULT_SETTLE, DEFAULT_TOKEN};
-pub use stats::{FaultCounts, RequestCounts};
+pub use stats::{FaultCounts, FaultKind, RequestCounts};

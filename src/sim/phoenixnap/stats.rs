@@ -6,22 +6,18 @@
 use serde::Serialize;
 
 use super::state::Sim;
+use crate::sim::cloudscale::{FaultCounts as TransportFaults, FaultKind as TransportFault};
 use crate::sim::request_stats::{self, KeepsRequestStats, Tally};
 
 pub type RequestStats = request_stats::RequestStats<FaultCounts>;
 pub type RequestCounts = request_stats::RequestCounts<FaultCounts>;
 
-/// Faults injected, by kind, spelled on the wire as in the fault spec.
+/// Faults injected, by kind, spelled on the wire as in the fault spec: cloudscale's transport
+/// faults, plus the tag write the CCM's release leaks a block on.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
 pub struct FaultCounts {
-    #[serde(rename = "429")]
-    pub throttled: u64,
-    #[serde(rename = "5xx")]
-    pub server_error: u64,
-    #[serde(rename = "drop")]
-    pub dropped: u64,
-    #[serde(rename = "after-commit")]
-    pub after_commit: u64,
+    #[serde(flatten)]
+    pub transport: TransportFaults,
     #[serde(rename = "tags-put-fail")]
     pub tags_put_fail: u64,
 }
@@ -39,14 +35,17 @@ impl Tally for FaultCounts {
     type Kind = FaultKind;
 
     fn count(&mut self, kind: FaultKind) {
-        let count = match kind {
-            FaultKind::Throttled => &mut self.throttled,
-            FaultKind::ServerError => &mut self.server_error,
-            FaultKind::Dropped => &mut self.dropped,
-            FaultKind::AfterCommit => &mut self.after_commit,
-            FaultKind::TagsPutFail => &mut self.tags_put_fail,
+        let transport = match kind {
+            FaultKind::Throttled => TransportFault::Throttled,
+            FaultKind::ServerError => TransportFault::ServerError,
+            FaultKind::Dropped => TransportFault::Dropped,
+            FaultKind::AfterCommit => TransportFault::AfterCommit,
+            FaultKind::TagsPutFail => {
+                self.tags_put_fail += 1;
+                return;
+            }
         };
-        *count += 1;
+        self.transport.count(transport);
     }
 }
 

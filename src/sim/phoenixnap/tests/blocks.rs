@@ -242,7 +242,7 @@ async fn a_change_whose_answer_is_lost_is_made_all_the_same() {
         "reads are never faulted after commit"
     );
     let counts = h.sim.requests();
-    assert_eq!(counts.faults.after_commit, 1);
+    assert_eq!(counts.faults.transport.after_commit, 1);
     assert_eq!(counts.by_route["POST /ips/v1/ip-blocks"], 1);
 }
 
