@@ -63,7 +63,7 @@ mod tests {
     use crate::provider::cloudscale::objects::LbObject;
 
     fn lb(uuid: &str, owner: Option<&str>) -> LbObjects {
-        let mut tags = std::collections::BTreeMap::new();
+        let mut tags = crate::provider::cloudscale::objects::Tags::new();
         if let Some(owner) = owner {
             tags.insert(OWNER_TAG.to_string(), owner.to_string());
         }

@@ -20,6 +20,7 @@ pub mod refresh;
 pub mod servers;
 #[cfg(test)]
 mod sim_tests;
+mod tags;
 pub mod verify;
 
 pub use provider::CloudscaleProvider;

@@ -14,7 +14,7 @@ use crate::model::VipAddress;
 /// adopt what an earlier apply created when the state was lost, instead of creating duplicates.
 pub const OWNER_TAG: &str = "skyplan.address";
 
-pub type Tags = BTreeMap<String, String>;
+pub use super::tags::Tags;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LbObject {
