@@ -17,6 +17,7 @@ mod kubernetes;
 mod load_balancer;
 mod parse;
 mod phoenixnap;
+mod pieces;
 mod raw;
 mod raw_cloudstack;
 mod raw_kubernetes;

@@ -104,6 +104,23 @@ pub(super) fn parse<'f>(files: &'f [SourceFile], problems: &mut Problems) -> Raw
 
 /// The file as partial documents, one per section or named entry that parsed.
 fn parse_file(file: &SourceFile, problems: &mut Problems) -> Vec<RawDocument> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    parse_file_on(cores, file, problems)
+}
+
+/// [`parse_file`] on up to `cores` pieces.
+fn parse_file_on(cores: usize, file: &SourceFile, problems: &mut Problems) -> Vec<RawDocument> {
+    let pieces = super::pieces::cut(&file.text, cores, &NAMED_SECTIONS);
+    if pieces.len() > 1 {
+        if let Some(parsed) = parse_in_pieces(&file.text, pieces) {
+            return keep_parsed(file, parsed, problems);
+        }
+    }
+    parse_whole(file, problems)
+}
+
+/// The file parsed whole, on one thread; its sections and entries deserialized on every core.
+fn parse_whole(file: &SourceFile, problems: &mut Problems) -> Vec<RawDocument> {
     let (root, errors) = DeTable::parse_recoverable(&file.text);
     if !errors.is_empty() {
         for error in &errors {
@@ -113,9 +130,24 @@ fn parse_file(file: &SourceFile, problems: &mut Problems) -> Vec<RawDocument> {
     }
     let span = root.span();
     let documents = map_in_parallel(split(root.into_inner()), PARTS_PER_THREAD, |part| {
-        RawDocument::deserialize(Deserializer::from(Spanned::new(span.clone(), part)))
+        deserialize(&span, part)
     });
-    documents
+    keep_parsed(file, documents, problems)
+}
+
+type Parsed = Result<RawDocument, toml::de::Error>;
+
+fn deserialize(root_span: &Range<usize>, part: DeTable<'_>) -> Parsed {
+    RawDocument::deserialize(Deserializer::from(Spanned::new(root_span.clone(), part)))
+}
+
+/// The documents that deserialized; each error a problem.
+fn keep_parsed(
+    file: &SourceFile,
+    parsed: Vec<Parsed>,
+    problems: &mut Problems,
+) -> Vec<RawDocument> {
+    parsed
         .into_iter()
         .filter_map(|document| {
             document
@@ -123,6 +155,60 @@ fn parse_file(file: &SourceFile, problems: &mut Problems) -> Vec<RawDocument> {
                 .ok()
         })
         .collect()
+}
+
+/// The file parsed piece by piece, each on a core of its own with its sections and entries
+/// deserialized there; None — parse it whole — when a piece is not valid TOML on its own
+/// (the whole file's errors are the ones to report) or when two pieces write into the same
+/// table (which only the whole file's parse merges, or refuses, as TOML says).
+///
+/// Each piece is parsed at its place in the file, behind blanks standing for the text before
+/// it, so that every span the parser records is an offset in the file.
+fn parse_in_pieces(text: &str, pieces: Vec<Range<usize>>) -> Option<Vec<Parsed>> {
+    let parsed = map_in_parallel(pieces, 1, |piece| {
+        let placed = " ".repeat(piece.start) + &text[piece];
+        let (root, errors) = DeTable::parse_recoverable(&placed);
+        if !errors.is_empty() {
+            return None;
+        }
+        let span = root.span();
+        let root = root.into_inner();
+        let tables = tables_written(&root);
+        let documents: Vec<Parsed> = split(root)
+            .into_iter()
+            .map(|part| deserialize(&span, part))
+            .collect();
+        Some((tables, documents))
+    });
+    let mut seen = std::collections::HashSet::new();
+    let mut documents = Vec::new();
+    for (tables, parsed) in parsed.into_iter().collect::<Option<Vec<_>>>()? {
+        for table in tables {
+            if !seen.insert(table) {
+                return None;
+            }
+        }
+        documents.extend(parsed);
+    }
+    Some(documents)
+}
+
+/// The tables a piece writes into: each top-level table, or for a named section each of its
+/// entries (`load-balancer.web`).
+fn tables_written(root: &DeTable<'_>) -> Vec<(String, String)> {
+    let mut tables = Vec::new();
+    for (key, value) in root {
+        let key = key.get_ref().to_string();
+        match value.get_ref() {
+            DeValue::Table(entries) if NAMED_SECTIONS.contains(&key.as_str()) => {
+                for name in entries.keys() {
+                    tables.push((key.clone(), name.get_ref().to_string()));
+                }
+            }
+            _ => tables.push((key, String::new())),
+        }
+    }
+    tables
 }
 
 /// Parts deserialized on one thread before the work is split across cores (a config of
@@ -368,4 +454,80 @@ fn defined_twice<T>(
     Problem::at(file, span, format!("{what} is defined twice"))
         .with_help("keep one definition")
         .with_note(Problem::at(first.file, first.span(), "first defined here"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `count` load balancers, then the provider: large enough to be cut.
+    fn large(count: usize, extra: &str) -> String {
+        let mut text = String::new();
+        for i in 0..count {
+            text.push_str(&format!(
+                "[load-balancer.lb{i}]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\n\
+                 members = [\"10.0.0.1\", \"10.0.0.2\"]\n\
+                 [[load-balancer.lb{i}.ports]]\nport = 80\nnode-port = 30080\n"
+            ));
+        }
+        text + extra + "[provider.cloudscale]\nendpoint = \"embedded\"\n"
+    }
+
+    /// The documents (sorted, as their merge does) and the problems of `text` parsed on
+    /// `cores` pieces.
+    fn parsed(cores: usize, text: &str) -> (Vec<String>, Vec<String>) {
+        let file = SourceFile::new("a.toml", text);
+        let mut problems = Problems::default();
+        let mut documents: Vec<String> = parse_file_on(cores, &file, &mut problems)
+            .iter()
+            .map(|d| format!("{d:?}"))
+            .collect();
+        documents.sort();
+        let problems = match problems.into_result(()) {
+            Ok(()) => vec![],
+            Err(error) => error.lines(),
+        };
+        (documents, problems)
+    }
+
+    #[test]
+    fn a_large_file_reads_the_same_in_pieces_as_whole() {
+        let text = large(3000, "");
+        assert!(crate::config::pieces::cut(&text, 4, &NAMED_SECTIONS).len() == 4);
+        let whole = parsed(1, &text);
+        assert_eq!(whole.0.len(), 3001);
+        assert!(whole.1.is_empty());
+        assert_eq!(parsed(4, &text), whole);
+    }
+
+    #[test]
+    fn errors_in_a_later_piece_point_at_their_place_in_the_file() {
+        let text = large(3000, "").replace(
+            "[load-balancer.lb2500]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\n",
+            "[load-balancer.lb2500]\nprovider = \"cloudscale\"\nbogus = 1\n",
+        );
+        let (_, problems) = parsed(4, &text);
+        assert_eq!(problems, parsed(1, &text).1);
+        let line = text.lines().position(|l| l == "bogus = 1").unwrap() + 1;
+        assert!(
+            problems[0].starts_with(&format!("a.toml:{line}:1: unknown field `bogus`")),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn a_table_written_in_two_pieces_is_read_as_the_whole_file_reads_it() {
+        // lb5's ports again at the end: legal TOML only whole (an array of tables grows), and
+        // lb5 twice: a duplicate only the whole file's parser reports.
+        for extra in [
+            "[[load-balancer.lb5.ports]]\nport = 81\nnode-port = 30081\n",
+            "[load-balancer.lb5]\nzone = \"rma1\"\n",
+            "[provider.cloudscale]\nendpoint = \"embedded\"\n",
+        ] {
+            let text = large(3000, extra);
+            assert_eq!(parsed(4, &text), parsed(1, &text), "{extra}");
+        }
+        let (_, problems) = parsed(4, &large(3000, "[load-balancer.lb5]\nzone = \"rma1\"\n"));
+        assert!(problems[0].contains("duplicate key"), "{problems:?}");
+    }
 }

@@ -1,0 +1,262 @@
+//! Where a large config file can be cut so that its pieces parse on every core.
+//!
+//! A TOML parser reads a file from its first byte to its last, one thread: for a file of
+//! thousands of load balancers that was the largest part of loading it, before any request
+//! could go out (issue 9). A piece starts at a table header of a named section,
+//! `[load-balancer.NAME]`: everything up to the next such cut belongs to that entry or to
+//! another top-level table. The scan here only finds the candidates; the parser
+//! (`parse::parse_in_pieces`) checks that no table is split between two pieces and otherwise
+//! parses the file whole, so a cut in the wrong place can cost time but never change meaning.
+
+/// A file smaller than this parses faster whole than cut (a thread costs more).
+const MIN_PIECE_BYTES: usize = 64 * 1024;
+
+/// The byte ranges of the pieces `text` is cut into: at most `cores`, each at least
+/// [`MIN_PIECE_BYTES`] long (bar the last), each but the first starting at a header of a
+/// `named_sections` entry. One range (the whole text) when it should not be cut — including
+/// when a header names a named section itself (`[load-balancer]`), whose entries could then
+/// be written in any piece.
+pub fn cut(text: &str, cores: usize, named_sections: &[&str]) -> Vec<std::ops::Range<usize>> {
+    let whole = std::iter::once(0..text.len()).collect();
+    let pieces = cores.min(text.len() / MIN_PIECE_BYTES);
+    if pieces < 2 {
+        return whole;
+    }
+    let Some(headers) = table_headers(text) else {
+        return whole;
+    };
+    let mut candidates = Vec::new();
+    for &start in &headers {
+        let path = header_path(text, start);
+        match path.as_slice() {
+            [section] if named_sections.contains(section) => return whole,
+            [section, _, ..] if named_sections.contains(section) => candidates.push(start),
+            _ => {}
+        }
+    }
+    let mut starts = vec![0];
+    for k in 1..pieces {
+        let target = text.len() * k / pieces;
+        let at = candidates.partition_point(|&start| start < target);
+        if let Some(&start) = candidates.get(at) {
+            if start > *starts.last().expect("starts with 0") {
+                starts.push(start);
+            }
+        }
+    }
+    let ends = starts.iter().skip(1).copied().chain([text.len()]);
+    starts.iter().zip(ends).map(|(&s, e)| s..e).collect()
+}
+
+/// The offsets of the lines that start a standard table header (`[a.b]`, not `[[a.b]]`):
+/// a `[` first on its line, outside strings and outside an array or inline table left open
+/// by an earlier line. None when the text ends inside a string or with brackets unbalanced
+/// (the parser will say what is wrong).
+fn table_headers(text: &str) -> Option<Vec<usize>> {
+    let bytes = text.as_bytes();
+    let mut headers = Vec::new();
+    let mut depth: i64 = 0;
+    let mut i = 0;
+    let mut line_start = true;
+    while i < bytes.len() {
+        if line_start {
+            line_start = false;
+            let indent = bytes[i..]
+                .iter()
+                .take_while(|&&b| b == b' ' || b == b'\t')
+                .count();
+            let first = i + indent;
+            if depth == 0 && bytes.get(first) == Some(&b'[') && bytes.get(first + 1) != Some(&b'[')
+            {
+                headers.push(i);
+            }
+            i = first;
+            continue;
+        }
+        match bytes[i] {
+            b'\n' => {
+                line_start = true;
+                i += 1;
+            }
+            b'#' => i = end_of_line(bytes, i),
+            b'"' if bytes[i..].starts_with(b"\"\"\"") => i = end_of_multiline(bytes, i, b'"')?,
+            b'\'' if bytes[i..].starts_with(b"'''") => i = end_of_multiline(bytes, i, b'\'')?,
+            b'"' => i = end_of_string(bytes, i, true)?,
+            b'\'' => i = end_of_string(bytes, i, false)?,
+            b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b']' | b'}' => {
+                depth -= 1;
+                if depth < 0 {
+                    return None;
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    (depth == 0).then_some(headers)
+}
+
+/// The offset of the newline ending the line at `from` (or the end of the text).
+fn end_of_line(bytes: &[u8], from: usize) -> usize {
+    bytes[from..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |at| from + at)
+}
+
+/// Past the closing quote of the one-line string opening at `from`; a basic string (`"`)
+/// has escapes. None if the line ends first.
+fn end_of_string(bytes: &[u8], from: usize, escapes: bool) -> Option<usize> {
+    let quote = bytes[from];
+    let mut i = from + 1;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'\\' if escapes => i += 2,
+            b'\n' => return None,
+            _ if b == quote => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Past the closing delimiter of the multi-line string opening at `from` (`"""` or `'''`):
+/// the first run of three or more quotes, of which up to two more belong to the string.
+fn end_of_multiline(bytes: &[u8], from: usize, quote: u8) -> Option<usize> {
+    let mut i = from + 3;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'\\' && quote == b'"' {
+            i += 2;
+            continue;
+        }
+        if b == quote {
+            let run = bytes[i..].iter().take_while(|&&c| c == quote).count();
+            if run >= 3 {
+                return Some(i + run);
+            }
+            i += run;
+            continue;
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The dotted key of the header at `line`, for a header of bare keys (`[load-balancer.web]`);
+/// empty for any other (quoted keys, spaces): such a header is never a cut.
+fn header_path(text: &str, line: usize) -> Vec<&str> {
+    let header = text[line..].trim_start_matches([' ', '\t']);
+    let Some(inner) = header.strip_prefix('[').and_then(|h| h.split(']').next()) else {
+        return Vec::new();
+    };
+    let bare = |key: &&str| {
+        !key.is_empty()
+            && key
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    let path: Vec<&str> = inner.split('.').collect();
+    if path.iter().all(bare) {
+        path
+    } else {
+        loose_path(inner)
+    }
+}
+
+/// A header written with quotes or spaces (`[ "load-balancer" ]`), read loosely: enough to
+/// recognise a named section's own header, never used as a cut.
+fn loose_path(inner: &str) -> Vec<&str> {
+    let key = inner.trim().trim_matches(['"', '\'']);
+    if key.contains(['.', '"', '\'']) {
+        Vec::new()
+    } else {
+        vec![key]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAMED: [&str; 2] = ["load-balancer", "cluster"];
+
+    fn whole(text: &str) -> Vec<std::ops::Range<usize>> {
+        std::iter::once(0..text.len()).collect()
+    }
+
+    fn entries(count: usize, extra: &str) -> String {
+        let mut text = String::from("[settings]\nstate-dir = \"state\"\n");
+        for i in 0..count {
+            text.push_str(&format!(
+                "[load-balancer.lb{i}]\nzone = \"lpg1\"\n{extra}\n[[load-balancer.lb{i}.ports]]\nport = 80\n"
+            ));
+        }
+        text
+    }
+
+    #[test]
+    fn a_small_file_is_one_piece() {
+        let text = entries(10, "");
+        assert_eq!(cut(&text, 4, &NAMED), whole(&text));
+    }
+
+    #[test]
+    fn a_large_file_is_cut_at_entry_headers_into_one_piece_per_core() {
+        let text = entries(10_000, "");
+        let pieces = cut(&text, 4, &NAMED);
+        assert_eq!(pieces.len(), 4);
+        assert_eq!(pieces[0].start, 0);
+        assert_eq!(pieces.last().unwrap().end, text.len());
+        for pair in pieces.windows(2) {
+            assert_eq!(pair[0].end, pair[1].start);
+            assert!(text[pair[1].start..].starts_with("[load-balancer.lb"));
+        }
+    }
+
+    #[test]
+    fn headers_inside_strings_and_open_arrays_are_not_cuts() {
+        let inside = "note = \"\"\"\n[load-balancer.fake]\n\"\"\"\nlit = '''\n[load-balancer.fake]'''\nxs = [\n[1],\n]\nq = \"[x]\" # [load-balancer.fake]\n";
+        let text = entries(10_000, inside);
+        let headers = table_headers(&text).unwrap();
+        assert!(headers
+            .iter()
+            .all(|&h| !text[h..].starts_with("[load-balancer.fake]")
+                && !text[h..].starts_with("[1]")));
+        for piece in cut(&text, 2, &NAMED).iter().skip(1) {
+            assert!(text[piece.start..].starts_with("[load-balancer.lb"));
+        }
+    }
+
+    #[test]
+    fn quotes_at_the_end_of_a_multiline_string_belong_to_it() {
+        let text = "a = \"\"\"x\"\"\"\"\"\n[b.c]\nd = '''y'''''\n[e.f]\n";
+        let headers = table_headers(text).unwrap();
+        assert_eq!(
+            headers
+                .iter()
+                .map(|&h| header_path(text, h))
+                .collect::<Vec<_>>(),
+            [vec!["b", "c"], vec!["e", "f"]]
+        );
+    }
+
+    #[test]
+    fn a_named_section_header_of_its_own_keeps_the_file_whole() {
+        for header in ["[load-balancer]", "[ \"load-balancer\" ]"] {
+            let text = format!("{}{header}\nx.zone = \"lpg1\"\n", entries(10_000, ""));
+            assert_eq!(cut(&text, 2, &NAMED), whole(&text), "{header}");
+        }
+    }
+
+    #[test]
+    fn an_unterminated_string_or_bracket_keeps_the_file_whole() {
+        for broken in ["x = \"open\n", "x = '''open\n", "x = [1, 2\n", "x = 1]\n"] {
+            let text = format!("{}{broken}", entries(10_000, ""));
+            assert_eq!(cut(&text, 2, &NAMED), whole(&text), "{broken}");
+        }
+    }
+}
