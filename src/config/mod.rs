@@ -46,10 +46,17 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
 }
 
 fn load_sources(root: PathBuf, files: &[SourceFile]) -> Result<Config, ConfigError> {
+    let started = std::time::Instant::now();
     let mut problems = Problems::default();
     let raw = parse::parse(files, &mut problems);
+    let parsed = started.elapsed();
     validate::validate(&raw, &mut problems);
     let config = resolve::resolve(root, &raw, &mut problems);
+    tracing::debug!(
+        parse_ms = parsed.as_millis(),
+        resolve_ms = (started.elapsed() - parsed).as_millis(),
+        "config: parsed and resolved"
+    );
     problems.into_result(config)
 }
 

@@ -104,13 +104,7 @@ pub(super) fn parse<'f>(files: &'f [SourceFile], problems: &mut Problems) -> Raw
 
 /// The file as partial documents, one per section or named entry that parsed.
 fn parse_file(file: &SourceFile, problems: &mut Problems) -> Vec<RawDocument> {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    parse_file_on(cores, file, problems)
-}
-
-/// [`parse_file`] on up to `cores` pieces.
-fn parse_file_on(cores: usize, file: &SourceFile, problems: &mut Problems) -> Vec<RawDocument> {
-    let pieces = super::pieces::cut(&file.text, cores, &NAMED_SECTIONS);
+    let pieces = super::pieces::cut(&file.text, &NAMED_SECTIONS);
     if pieces.len() > 1 {
         if let Some(parsed) = parse_in_pieces(&file.text, pieces) {
             return keep_parsed(file, parsed, problems);
@@ -157,22 +151,20 @@ fn keep_parsed(
         .collect()
 }
 
-/// The file parsed piece by piece, each on a core of its own with its sections and entries
-/// deserialized there; None — parse it whole — when a piece is not valid TOML on its own
-/// (the whole file's errors are the ones to report) or when two pieces write into the same
-/// table (which only the whole file's parse merges, or refuses, as TOML says).
-///
-/// Each piece is parsed at its place in the file, behind blanks standing for the text before
-/// it, so that every span the parser records is an offset in the file.
+/// The file parsed piece by piece on every core, each piece's sections and entries
+/// deserialized where it was parsed; None — parse it whole — when a piece is not valid TOML
+/// on its own (the whole file's errors are the ones to report) or when two pieces write into
+/// the same table (which only the whole file's parse merges, or refuses, as TOML says).
 fn parse_in_pieces(text: &str, pieces: Vec<Range<usize>>) -> Option<Vec<Parsed>> {
     let parsed = map_in_parallel(pieces, 1, |piece| {
-        let placed = " ".repeat(piece.start) + &text[piece];
-        let (root, errors) = DeTable::parse_recoverable(&placed);
+        let offset = piece.start;
+        let (root, errors) = DeTable::parse_recoverable(&text[piece]);
         if !errors.is_empty() {
             return None;
         }
         let span = root.span();
-        let root = root.into_inner();
+        let span = span.start + offset..span.end + offset;
+        let root = super::pieces::placed_at(root.into_inner(), offset);
         let tables = tables_written(&root);
         let documents: Vec<Parsed> = split(root)
             .into_iter()
@@ -313,21 +305,21 @@ impl<'f> RawConfig<'f> {
                 continue;
             }
             let section = &mut self.load_balancers;
-            insert_named(section, "load-balancer", name, file, value, problems);
+            insert_named(section, "load-balancer", name, file, *value, problems);
         }
         for (name, value) in cloudstack_load_balancer {
             if self.load_balancer_defined(&name, file, value.span(), problems) {
                 continue;
             }
             let section = &mut self.cloudstack_load_balancers;
-            insert_named(section, "load-balancer", name, file, value, problems);
+            insert_named(section, "load-balancer", name, file, *value, problems);
         }
         for (name, value) in phoenixnap_load_balancer {
             if self.load_balancer_defined(&name, file, value.span(), problems) {
                 continue;
             }
             let section = &mut self.phoenixnap_load_balancers;
-            insert_named(section, "load-balancer", name, file, value, problems);
+            insert_named(section, "load-balancer", name, file, *value, problems);
         }
         // A cluster of either kind may be defined once across them.
         for (name, value) in cluster {
@@ -340,7 +332,7 @@ impl<'f> RawConfig<'f> {
                 ));
                 continue;
             }
-            insert_named(&mut self.clusters, "cluster", name, file, value, problems);
+            insert_named(&mut self.clusters, "cluster", name, file, *value, problems);
         }
         for (name, value) in kubernetes_cluster {
             if let Some(first) = self.clusters.get(&name) {
@@ -357,7 +349,7 @@ impl<'f> RawConfig<'f> {
                 "cluster",
                 name,
                 file,
-                value,
+                *value,
                 problems,
             );
         }
@@ -367,7 +359,7 @@ impl<'f> RawConfig<'f> {
                 "nodes",
                 name,
                 file,
-                value,
+                *value,
                 problems,
             );
         }
@@ -473,12 +465,13 @@ mod tests {
         text + extra + "[provider.cloudscale]\nendpoint = \"embedded\"\n"
     }
 
-    /// The documents (sorted, as their merge does) and the problems of `text` parsed on
-    /// `cores` pieces.
-    fn parsed(cores: usize, text: &str) -> (Vec<String>, Vec<String>) {
+    /// The documents (sorted, as their merge does) and the problems of `text` parsed whole or
+    /// (when it is large enough) in pieces.
+    fn parsed(in_pieces: bool, text: &str) -> (Vec<String>, Vec<String>) {
         let file = SourceFile::new("a.toml", text);
         let mut problems = Problems::default();
-        let mut documents: Vec<String> = parse_file_on(cores, &file, &mut problems)
+        let parse = if in_pieces { parse_file } else { parse_whole };
+        let mut documents: Vec<String> = parse(&file, &mut problems)
             .iter()
             .map(|d| format!("{d:?}"))
             .collect();
@@ -493,11 +486,11 @@ mod tests {
     #[test]
     fn a_large_file_reads_the_same_in_pieces_as_whole() {
         let text = large(3000, "");
-        assert!(crate::config::pieces::cut(&text, 4, &NAMED_SECTIONS).len() == 4);
-        let whole = parsed(1, &text);
+        assert!(crate::config::pieces::cut(&text, &NAMED_SECTIONS).len() > 10);
+        let whole = parsed(false, &text);
         assert_eq!(whole.0.len(), 3001);
         assert!(whole.1.is_empty());
-        assert_eq!(parsed(4, &text), whole);
+        assert_eq!(parsed(true, &text), whole);
     }
 
     #[test]
@@ -506,8 +499,8 @@ mod tests {
             "[load-balancer.lb2500]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\n",
             "[load-balancer.lb2500]\nprovider = \"cloudscale\"\nbogus = 1\n",
         );
-        let (_, problems) = parsed(4, &text);
-        assert_eq!(problems, parsed(1, &text).1);
+        let (_, problems) = parsed(true, &text);
+        assert_eq!(problems, parsed(false, &text).1);
         let line = text.lines().position(|l| l == "bogus = 1").unwrap() + 1;
         assert!(
             problems[0].starts_with(&format!("a.toml:{line}:1: unknown field `bogus`")),
@@ -525,9 +518,9 @@ mod tests {
             "[provider.cloudscale]\nendpoint = \"embedded\"\n",
         ] {
             let text = large(3000, extra);
-            assert_eq!(parsed(4, &text), parsed(1, &text), "{extra}");
+            assert_eq!(parsed(true, &text), parsed(false, &text), "{extra}");
         }
-        let (_, problems) = parsed(4, &large(3000, "[load-balancer.lb5]\nzone = \"rma1\"\n"));
+        let (_, problems) = parsed(true, &large(3000, "[load-balancer.lb5]\nzone = \"rma1\"\n"));
         assert!(problems[0].contains("duplicate key"), "{problems:?}");
     }
 }

@@ -1,24 +1,32 @@
 //! Where a large config file can be cut so that its pieces parse on every core.
 //!
-//! A TOML parser reads a file from its first byte to its last, one thread: for a file of
-//! thousands of load balancers that was the largest part of loading it, before any request
-//! could go out (issue 9). A piece starts at a table header of a named section,
-//! `[load-balancer.NAME]`: everything up to the next such cut belongs to that entry or to
-//! another top-level table. The scan here only finds the candidates; the parser
-//! (`parse::parse_in_pieces`) checks that no table is split between two pieces and otherwise
-//! parses the file whole, so a cut in the wrong place can cost time but never change meaning.
+//! A TOML parser reads a file from its first byte to its last on one thread, and this one
+//! first lexes the whole file into a vector of tokens and then of events: for a file of
+//! thousands of load balancers that was the largest part of loading it (issue 9), most of it
+//! the kernel handing out fresh pages for those vectors as they grew. Cut into pieces of a few
+//! tens of kilobytes, the file parses on every core, and each thread reuses the memory of its
+//! previous piece. A piece starts at a table header of a named section,
+//! `[load-balancer.NAME]`: everything up to the next cut belongs to that entry or to another
+//! top-level table. The scan here only finds the cuts; the parser (`parse::parse_in_pieces`)
+//! checks that no table is split between two pieces and otherwise parses the file whole, so a
+//! cut in the wrong place can cost time but never change meaning.
 
-/// A file smaller than this parses faster whole than cut (a thread costs more).
-const MIN_PIECE_BYTES: usize = 64 * 1024;
+use std::ops::Range;
 
-/// The byte ranges of the pieces `text` is cut into: at most `cores`, each at least
-/// [`MIN_PIECE_BYTES`] long (bar the last), each but the first starting at a header of a
-/// `named_sections` entry. One range (the whole text) when it should not be cut — including
-/// when a header names a named section itself (`[load-balancer]`), whose entries could then
-/// be written in any piece.
-pub fn cut(text: &str, cores: usize, named_sections: &[&str]) -> Vec<std::ops::Range<usize>> {
+use serde_spanned::Spanned;
+use toml::de::{DeTable, DeValue};
+
+/// About how long a piece is: small enough that its token vectors stay in memory the
+/// allocator already has, large enough that a piece's fixed costs do not count.
+const PIECE_BYTES: usize = 32 * 1024;
+
+/// The byte ranges of the pieces `text` is cut into, each but the first starting at a header
+/// of a `named_sections` entry. One range (the whole text) when it should not be cut: it is
+/// short, or a header names a named section itself (`[load-balancer]`), whose entries could
+/// then be written in any piece.
+pub fn cut(text: &str, named_sections: &[&str]) -> Vec<Range<usize>> {
     let whole = std::iter::once(0..text.len()).collect();
-    let pieces = cores.min(text.len() / MIN_PIECE_BYTES);
+    let pieces = text.len() / PIECE_BYTES;
     if pieces < 2 {
         return whole;
     }
@@ -46,6 +54,38 @@ pub fn cut(text: &str, cores: usize, named_sections: &[&str]) -> Vec<std::ops::R
     }
     let ends = starts.iter().skip(1).copied().chain([text.len()]);
     starts.iter().zip(ends).map(|(&s, e)| s..e).collect()
+}
+
+/// A table parsed from the piece that starts `offset` bytes into the file, with every span
+/// moved by `offset`: the parser counts from the start of the piece, errors and locations
+/// from the start of the file.
+pub fn placed_at(table: DeTable<'_>, offset: usize) -> DeTable<'_> {
+    table
+        .into_iter()
+        .map(|(key, value)| (moved(key, offset), value_placed_at(value, offset)))
+        .collect()
+}
+
+fn value_placed_at(value: Spanned<DeValue<'_>>, offset: usize) -> Spanned<DeValue<'_>> {
+    let span = value.span();
+    let inner = match value.into_inner() {
+        DeValue::Table(table) => DeValue::Table(placed_at(table, offset)),
+        DeValue::Array(mut items) => {
+            // In place: the array keeps whether it is an array of tables.
+            for item in items.iter_mut() {
+                let taken = std::mem::replace(item, Spanned::new(0..0, DeValue::Boolean(false)));
+                *item = value_placed_at(taken, offset);
+            }
+            DeValue::Array(items)
+        }
+        scalar => scalar,
+    };
+    Spanned::new(span.start + offset..span.end + offset, inner)
+}
+
+fn moved<T>(spanned: Spanned<T>, offset: usize) -> Spanned<T> {
+    let span = spanned.span();
+    Spanned::new(span.start + offset..span.end + offset, spanned.into_inner())
 }
 
 /// The offsets of the lines that start a standard table header (`[a.b]`, not `[[a.b]]`):
@@ -201,14 +241,14 @@ mod tests {
     #[test]
     fn a_small_file_is_one_piece() {
         let text = entries(10, "");
-        assert_eq!(cut(&text, 4, &NAMED), whole(&text));
+        assert_eq!(cut(&text, &NAMED), whole(&text));
     }
 
     #[test]
-    fn a_large_file_is_cut_at_entry_headers_into_one_piece_per_core() {
+    fn a_large_file_is_cut_at_entry_headers_into_pieces_of_tens_of_kilobytes() {
         let text = entries(10_000, "");
-        let pieces = cut(&text, 4, &NAMED);
-        assert_eq!(pieces.len(), 4);
+        let pieces = cut(&text, &NAMED);
+        assert_eq!(pieces.len(), text.len() / PIECE_BYTES);
         assert_eq!(pieces[0].start, 0);
         assert_eq!(pieces.last().unwrap().end, text.len());
         for pair in pieces.windows(2) {
@@ -226,7 +266,7 @@ mod tests {
             .iter()
             .all(|&h| !text[h..].starts_with("[load-balancer.fake]")
                 && !text[h..].starts_with("[1]")));
-        for piece in cut(&text, 2, &NAMED).iter().skip(1) {
+        for piece in cut(&text, &NAMED).iter().skip(1) {
             assert!(text[piece.start..].starts_with("[load-balancer.lb"));
         }
     }
@@ -248,7 +288,7 @@ mod tests {
     fn a_named_section_header_of_its_own_keeps_the_file_whole() {
         for header in ["[load-balancer]", "[ \"load-balancer\" ]"] {
             let text = format!("{}{header}\nx.zone = \"lpg1\"\n", entries(10_000, ""));
-            assert_eq!(cut(&text, 2, &NAMED), whole(&text), "{header}");
+            assert_eq!(cut(&text, &NAMED), whole(&text), "{header}");
         }
     }
 
@@ -256,7 +296,7 @@ mod tests {
     fn an_unterminated_string_or_bracket_keeps_the_file_whole() {
         for broken in ["x = \"open\n", "x = '''open\n", "x = [1, 2\n", "x = 1]\n"] {
             let text = format!("{}{broken}", entries(10_000, ""));
-            assert_eq!(cut(&text, 2, &NAMED), whole(&text), "{broken}");
+            assert_eq!(cut(&text, &NAMED), whole(&text), "{broken}");
         }
     }
 }
