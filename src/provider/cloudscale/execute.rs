@@ -408,7 +408,7 @@ mod tests {
 
     use super::*;
     use crate::provider::cloudscale::client::{Backoff, Secret, WaitPolicy};
-    use crate::provider::cloudscale::objects::{HttpObject, PoolSet, Tags};
+    use crate::provider::cloudscale::objects::{HttpObject, PoolSet, SmallMap, Tags};
 
     /// A fake API that records every write, answers creates with fresh UUIDs, reports the load
     /// balancer `changing` for the first `changing_polls` polls, and 404 for `missing` paths.
@@ -551,7 +551,7 @@ mod tests {
                 uuid: with_uuid("lb-1"),
                 ..lb()
             },
-            pools: BTreeMap::from([(
+            pools: SmallMap::from([(
                 "tcp".to_string(),
                 PoolSet {
                     pool: PoolObject {

@@ -20,7 +20,7 @@ pub mod refresh;
 pub mod servers;
 #[cfg(test)]
 mod sim_tests;
-mod tags;
+mod small_map;
 pub mod verify;
 
 pub use provider::CloudscaleProvider;

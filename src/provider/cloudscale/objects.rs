@@ -14,7 +14,10 @@ use crate::model::VipAddress;
 /// adopt what an earlier apply created when the state was lost, instead of creating duplicates.
 pub const OWNER_TAG: &str = "skyplan.address";
 
-pub use super::tags::Tags;
+pub use super::small_map::SmallMap;
+
+/// An object's tags (each object skyplan creates has one: [`OWNER_TAG`]).
+pub type Tags = SmallMap<String>;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LbObject {
@@ -96,12 +99,15 @@ pub struct PoolSet {
     pub listener: Option<ListenerObject>,
 }
 
+/// A load balancer's pool sets by pool name.
+pub type PoolSets = SmallMap<PoolSet>;
+
 /// A load balancer with everything under it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LbObjects {
     pub lb: LbObject,
     /// By pool name (`tcp`, `tcp/http`).
-    pub pools: BTreeMap<String, PoolSet>,
+    pub pools: PoolSets,
     /// Floating IP networks (CIDR) assigned to this load balancer.
     pub floating_ips: BTreeSet<String>,
 }

@@ -201,7 +201,9 @@ fn assemble(collections: Collections) -> Snapshot {
             LbObjects {
                 pools: unique_keys(pool_sets, |set| {
                     set.pool.uuid.as_deref().unwrap_or_default()
-                }),
+                })
+                .into_iter()
+                .collect(),
                 floating_ips: floating_ips.remove(&lb.uuid).unwrap_or_default(),
                 lb: LbObject::from(lb),
             }
