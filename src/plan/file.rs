@@ -100,7 +100,10 @@ impl PlanFile {
     }
 
     pub fn write(&self, path: &Path) -> Result<(), PlanFileError> {
-        let mut text = serde_json::to_string_pretty(self).expect("a plan file serializes");
+        // Through a `Value`, so that each change's record (kept as compact JSON text) is
+        // indented like the rest of the file.
+        let json = serde_json::to_value(self).expect("a plan file serializes");
+        let mut text = serde_json::to_string_pretty(&json).expect("a value serializes");
         text.push('\n');
         std::fs::write(path, text).map_err(|source| PlanFileError::Write {
             path: path.display().to_string(),
@@ -238,6 +241,28 @@ mod tests {
             file.check_state(&other(|s| s.content_hash = "def".into())),
             Err(PlanFileError::ContentHash)
         ));
+    }
+
+    #[test]
+    fn a_change_s_record_is_saved_indented_and_read_back_equal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plan.json");
+        let mut plan = Plan::default();
+        plan.changes.push(crate::plan::ResourceChange::no_op(
+            "load-balancer.x".parse().unwrap(),
+            "cloudscale",
+            Some(crate::plan::Record::of(
+                &serde_json::json!({"zone": "lpg1", "ports": [80]}),
+            )),
+        ));
+        let written = PlanFile::new(plan.clone(), PlanRequest::default(), state());
+        written.write(&path).unwrap();
+        assert!(std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("\"record\": {\n"));
+        let file = PlanFile::read(&path).unwrap();
+        assert_eq!(file.checksum, written.checksum);
+        file.check_fresh(&plan).unwrap();
     }
 
     #[test]

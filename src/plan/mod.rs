@@ -4,12 +4,15 @@
 
 pub mod durations;
 pub mod file;
+mod record;
 pub mod verification;
 
 pub use verification::Verification;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use record::Record;
 
 use crate::model::{Address, Downtime, Impact};
 use crate::provider::Operation;
@@ -60,13 +63,13 @@ pub struct ResourceChange {
     /// The cloud operations, in apply order.
     pub operations: Vec<Operation>,
     /// The desired attributes to record in the state once applied (`None` when deleted).
-    pub record: Option<Value>,
+    pub record: Option<Record>,
     /// The user asked for this destructive change by name (`--replace`, `--allow-delete`).
     pub requested: bool,
 }
 
 impl ResourceChange {
-    pub fn no_op(address: Address, provider: &str, record: Option<Value>) -> Self {
+    pub fn no_op(address: Address, provider: &str, record: Option<Record>) -> Self {
         ResourceChange {
             address,
             provider: provider.to_string(),

@@ -12,7 +12,7 @@ use super::objects::{LbObjects, ListenerObject, MonitorObject, PoolSet};
 use super::ops::Op;
 use super::order::order_operations;
 use crate::model::{Address, LoadBalancerSpec, VipAddress};
-use crate::plan::{Action, AttributeChange, ResourceChange};
+use crate::plan::{Action, AttributeChange, Record, ResourceChange};
 use crate::provider::Operation;
 
 pub const PROVIDER: &str = "cloudscale";
@@ -91,9 +91,7 @@ pub fn diff_classified(input: &DiffInput) -> (ResourceChange, Vec<Change>, Vec<O
             .into_iter()
             .map(Operation::Cloudscale)
             .collect(),
-        record: input
-            .desired
-            .map(|(spec, _)| serde_json::to_value(spec).expect("specs serialize")),
+        record: input.desired.map(|(spec, _)| Record::of(spec)),
     };
     (change, diff.changes, diff.ops)
 }

@@ -318,7 +318,7 @@ impl CloudscaleProvider {
     ) -> Result<Option<ResourceState>, ProviderError> {
         let address = &change.address;
         let controller_mode = change.record.as_ref().is_some_and(|r| {
-            serde_json::from_value::<LoadBalancerSpec>(r.clone())
+            r.parse::<LoadBalancerSpec>()
                 .is_ok_and(|s| s.binding.is_some_and(|b| b.mode == LbMode::Ccm))
         });
         if controller_mode {
@@ -438,8 +438,7 @@ impl CloudscaleProvider {
             .record
             .clone()
             .expect("a controller-mode change records its spec");
-        let spec: LoadBalancerSpec =
-            serde_json::from_value(record.clone()).map_err(|e| error(address, e))?;
+        let spec: LoadBalancerSpec = record.parse().map_err(|e| error(address, e))?;
         let binding = spec.binding.clone().expect("bound");
         let connection = self.connection(address, &binding.cluster)?;
         let live_service = {
@@ -493,7 +492,7 @@ impl CloudscaleProvider {
             provider: PROVIDER.to_string(),
             id: uuid.clone(),
             ids: serde_json::json!({"lb": uuid, "service_uid": converged.service_uid}),
-            attributes: record,
+            attributes: record.to_value(),
             depends_on: vec![],
         })
     }
@@ -555,12 +554,12 @@ fn ccm_verification(change: &ResourceChange, differences: Vec<String>) -> Verifi
 /// The new state entry after a change: the load balancer's IDs and the applied spec.
 fn state_entry(change: &ResourceChange, ids: LbIds) -> Option<ResourceState> {
     let id = ids.lb.clone()?;
-    let record = change.record.clone()?;
+    let record = change.record.as_ref()?;
     Some(ResourceState {
         provider: PROVIDER.to_string(),
         id,
         ids: serde_json::to_value(&ids).expect("ids serialize"),
-        attributes: record,
+        attributes: record.to_value(),
         depends_on: vec![],
     })
 }

@@ -442,7 +442,7 @@ impl CloudstackProvider {
         }) || change
             .record
             .as_ref()
-            .and_then(|r| serde_json::from_value::<CsLoadBalancerSpec>(r.clone()).ok())
+            .and_then(|r| r.parse::<CsLoadBalancerSpec>().ok())
             .is_some_and(|s| lb::ccm::views::is_ccm(&s));
         if !controller_mode {
             let entry = lb::apply(context, change, prior).await?;
@@ -457,7 +457,7 @@ impl CloudstackProvider {
             let spec = change
                 .record
                 .as_ref()
-                .and_then(|r| serde_json::from_value::<CsLoadBalancerSpec>(r.clone()).ok());
+                .and_then(|r| r.parse::<CsLoadBalancerSpec>().ok());
             let scaled = spec.map_or(0, |s| self.scaled_workers(&s, &inventory));
             (self.ccm.rules_before(&change.address, &inventory), scaled)
         };

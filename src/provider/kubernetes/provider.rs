@@ -21,7 +21,7 @@ use super::ops as kube_ops;
 use super::{connect, PROVIDER};
 use crate::config::{Config, ResourceSpec};
 use crate::model::{Address, NodePolicySpec, ResourceKind};
-use crate::plan::{Action, AttributeChange, ResourceChange};
+use crate::plan::{Action, AttributeChange, Record, ResourceChange};
 use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
 use crate::sim::controllers::EmbeddedClouds;
 use crate::state::journal::{Journal, Phase};
@@ -228,7 +228,7 @@ impl KubernetesProvider {
         let spec = |value: Option<serde_json::Value>| {
             value.and_then(|v| serde_json::from_value::<NodePolicySpec>(v).ok())
         };
-        let cluster = spec(change.record.clone())
+        let cluster = spec(change.record.as_ref().map(Record::to_value))
             .or_else(|| spec(prior.map(|p| p.attributes.clone())))
             .map(|s| s.cluster);
         cluster
@@ -248,11 +248,9 @@ fn applied_policy(target: &Target<'_>) -> Option<NodePolicySpec> {
     serde_json::from_value(target.prior?.attributes.clone()).ok()
 }
 
-fn cluster_record(target: &Target<'_>) -> Option<serde_json::Value> {
+fn cluster_record(target: &Target<'_>) -> Option<Record> {
     match &target.resource?.spec {
-        ResourceSpec::KubernetesCluster(spec) => {
-            Some(serde_json::to_value(spec).expect("specs serialize"))
-        }
+        ResourceSpec::KubernetesCluster(spec) => Some(Record::of(spec)),
         _ => None,
     }
 }
@@ -376,8 +374,8 @@ impl Provider for KubernetesProvider {
             };
             Ok(change
                 .record
-                .clone()
-                .map(|record| state_entry(&change.address, record, ids)))
+                .as_ref()
+                .map(|record| state_entry(&change.address, record.to_value(), ids)))
         })
     }
 

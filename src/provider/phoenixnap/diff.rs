@@ -10,7 +10,7 @@ use super::impact::{rule, Change};
 use super::live::{ClusterFacts, Inventory, Record};
 use super::ops::{BlockRef, Op};
 use crate::model::{Address, PnapLoadBalancerSpec};
-use crate::plan::{Action, AttributeChange, ResourceChange};
+use crate::plan::{self, Action, AttributeChange, ResourceChange};
 use crate::provider::Operation;
 
 pub const PROVIDER: &str = "phoenixnap";
@@ -523,10 +523,10 @@ fn plan_removal(input: &PlanInput<'_>) -> ResourceChange {
 }
 
 fn finish(input: &PlanInput<'_>, found: Found, spec: &PnapLoadBalancerSpec) -> ResourceChange {
-    to_change(input, found, Some(json!(spec)))
+    to_change(input, found, Some(plan::Record::of(spec)))
 }
 
-fn to_change(input: &PlanInput<'_>, found: Found, record: Option<Value>) -> ResourceChange {
+fn to_change(input: &PlanInput<'_>, found: Found, record: Option<plan::Record>) -> ResourceChange {
     let creates = found
         .ops
         .iter()

@@ -356,10 +356,8 @@ impl PhoenixnapProvider {
         journal: &Journal,
     ) -> Result<Option<ResourceState>, ProviderError> {
         let address = &change.address;
-        let spec: Option<PnapLoadBalancerSpec> = change
-            .record
-            .as_ref()
-            .and_then(|r| serde_json::from_value(r.clone()).ok());
+        let spec: Option<PnapLoadBalancerSpec> =
+            change.record.as_ref().and_then(|r| r.parse().ok());
         let prior_record = prior.and_then(|p| Record::from_json(&p.attributes));
         let cluster_spec = spec.as_ref().or(prior_record.as_ref().map(|r| &r.spec));
         let facts = lock(&self.clusters).get(address).cloned();

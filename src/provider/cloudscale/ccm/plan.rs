@@ -18,7 +18,7 @@ use super::impact::{from_direct, rule, Change};
 use super::predict::{find_ccm_lb, node_ports_free, predicted_spec, Found, UNKNOWN_PORT};
 use super::service::{desired_body, service_changes};
 use crate::model::{Address, LoadBalancerSpec};
-use crate::plan::{Action, AttributeChange, ResourceChange};
+use crate::plan::{Action, AttributeChange, Record, ResourceChange};
 use crate::provider::Operation;
 
 pub struct CcmInput<'a> {
@@ -217,7 +217,7 @@ impl Outcome {
             action,
             attributes: self.attributes,
             operations,
-            record: Some(serde_json::to_value(input.spec).expect("specs serialize")),
+            record: Some(Record::of(input.spec)),
             requested: false,
         }
     }

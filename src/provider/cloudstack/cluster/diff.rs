@@ -13,7 +13,7 @@ use super::desired::{node_types, resolve, Resolved};
 use super::impact::{rule, Change};
 use super::ops::{ClusterOp, CreateCluster, Named, NodeOffering, Target};
 use crate::model::{Address, ClusterRunState, ClusterSpec, NodeType};
-use crate::plan::{Action, AttributeChange, ResourceChange};
+use crate::plan::{Action, AttributeChange, Record, ResourceChange};
 use crate::provider::cloudstack::api::{KubernetesCluster, ServiceOffering};
 use crate::provider::cloudstack::live::Inventory;
 use crate::provider::cloudstack::ops::Op;
@@ -87,9 +87,7 @@ pub fn diff(input: &DiffInput) -> Result<ResourceChange, String> {
             .into_iter()
             .map(|op| Operation::Cloudstack(Op::Cluster(op)))
             .collect(),
-        record: input
-            .desired
-            .map(|spec| serde_json::to_value(spec).expect("specs serialize")),
+        record: input.desired.map(Record::of),
         requested,
     })
 }

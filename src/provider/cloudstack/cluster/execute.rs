@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::ops::{ClusterOp, CreateCluster, NodeOffering, Target};
-use crate::plan::ResourceChange;
+use crate::plan::{Record, ResourceChange};
 use crate::provider::cloudstack::client::{CloudstackClient, Error as ClientError, Params};
 use crate::provider::cloudstack::live::ApplyContext;
 use crate::provider::cloudstack::ops::Op;
@@ -49,7 +49,7 @@ pub async fn apply(
             .record(address, Phase::Done, &text, Some(json!({ "id": id })), None)
             .map_err(journal_error)?;
     }
-    let Some(record) = change.record.clone() else {
+    let Some(record) = change.record.as_ref().map(Record::to_value) else {
         return Ok(None);
     };
     let id = match id {

@@ -14,7 +14,7 @@ use super::found::Found;
 use super::impact::{cidrs_change, rule, Change, Version, CIDRLIST_CREATE_SINCE};
 use super::ops::{LbOp, MemberVm, NewRule, RuleUpdate};
 use crate::model::{Address, CsLoadBalancerSpec, CsProtocol, PublicIp};
-use crate::plan::{Action, AttributeChange, ResourceChange};
+use crate::plan::{Action, AttributeChange, Record, ResourceChange};
 use crate::provider::cloudstack::ops::Op;
 use crate::provider::cloudstack::PROVIDER;
 use crate::provider::Operation;
@@ -76,9 +76,7 @@ pub fn diff(input: &DiffInput) -> Result<ResourceChange, String> {
             .into_iter()
             .map(|op| Operation::Cloudstack(Op::Lb(op)))
             .collect(),
-        record: input
-            .desired
-            .map(|(spec, _)| serde_json::to_value(spec).expect("specs serialize")),
+        record: input.desired.map(|(spec, _)| Record::of(spec)),
     })
 }
 

@@ -20,7 +20,7 @@ use super::request::{
     vm_ids,
 };
 use crate::model::{CsLoadBalancerSpec, PublicIp};
-use crate::plan::ResourceChange;
+use crate::plan::{Record, ResourceChange};
 use crate::provider::cloudstack::ops::Op;
 use crate::provider::{Operation, ProviderError};
 use crate::state::journal::{Journal, Phase};
@@ -102,8 +102,8 @@ pub(super) async fn apply_with<A: Api>(
     let fail = |message: String| ProviderError::new(address, message);
     let spec: Option<CsLoadBalancerSpec> = change
         .record
-        .clone()
-        .and_then(|record| serde_json::from_value(record).ok());
+        .as_ref()
+        .and_then(|record| record.parse().ok());
     let ops: Vec<&LbOp> = change
         .operations
         .iter()
@@ -149,7 +149,7 @@ fn state_entry(
     spec: Option<&CsLoadBalancerSpec>,
     mut ids: LbIds,
 ) -> Result<Option<ResourceState>, String> {
-    let (Some(record), Some(spec)) = (change.record.clone(), spec) else {
+    let (Some(record), Some(spec)) = (change.record.as_ref().map(Record::to_value), spec) else {
         return Ok(None);
     };
     let names: BTreeSet<String> = spec.ports.iter().map(|p| spec.rule_name(p)).collect();

@@ -330,7 +330,7 @@ fn an_added_load_balancer_is_created_with_ip_rules_members_and_firewall() {
             "create firewall rule tcp/80 from 0.0.0.0/0",
         ]
     );
-    assert_eq!(change.record, Some(serde_json::to_value(&spec).unwrap()));
+    assert_eq!(change.record, Some(crate::plan::Record::of(&spec)));
 }
 
 #[test]

@@ -16,7 +16,7 @@ use live::{selected, LiveNode};
 
 use super::ops::Op;
 use crate::model::{Address, NodePolicySpec};
-use crate::plan::{Action, AttributeChange, ResourceChange};
+use crate::plan::{Action, AttributeChange, Record, ResourceChange};
 use crate::provider::{DriftCheck, Operation};
 
 /// One policy target, with the cluster's nodes (`None`: the cluster is not connected).
@@ -28,9 +28,7 @@ pub struct PolicyInput<'a> {
 }
 
 pub fn plan(input: &PolicyInput<'_>) -> ResourceChange {
-    let record = input
-        .desired
-        .map(|d| serde_json::to_value(d).expect("specs serialize"));
+    let record = input.desired.map(Record::of);
     let mut change = ResourceChange::no_op(input.address.clone(), super::PROVIDER, record);
     let Some(policy) = input.desired.or(input.applied.as_ref()) else {
         return change;

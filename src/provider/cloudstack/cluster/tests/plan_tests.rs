@@ -82,7 +82,7 @@ fn a_cluster_added_is_created_with_no_impact() {
         ops(&change),
         ["create cluster lab (Kubernetes 1.29.3, 1 control + 3 workers, Medium Instance)"]
     );
-    assert_eq!(change.record, Some(serde_json::to_value(spec()).unwrap()));
+    assert_eq!(change.record, Some(crate::plan::Record::of(&spec())));
 }
 
 #[test]

@@ -12,7 +12,7 @@ use super::impact::{never_applied, rule, Change};
 use super::predict::{predict, Finding, PredictInput};
 use super::service::{desired_body, service_changes};
 use crate::model::{Address, CsLoadBalancerSpec};
-use crate::plan::{Action, AttributeChange, ResourceChange};
+use crate::plan::{Action, AttributeChange, Record, ResourceChange};
 use crate::provider::cloudstack::live::Inventory;
 use crate::provider::cloudstack::ops::Op;
 use crate::provider::cloudstack::PROVIDER;
@@ -117,7 +117,7 @@ pub fn plan(input: &CcmPlanInput) -> ResourceChange {
         action,
         attributes,
         operations,
-        record: Some(serde_json::to_value(spec).expect("specs serialize")),
+        record: Some(Record::of(spec)),
         requested: false,
     }
 }

@@ -195,8 +195,7 @@ impl CcmViews {
             .record
             .clone()
             .expect("a controller-mode change records its spec");
-        let spec: CsLoadBalancerSpec =
-            serde_json::from_value(record.clone()).map_err(|e| error(address, e))?;
+        let spec: CsLoadBalancerSpec = record.parse().map_err(|e| error(address, e))?;
         let binding = spec.binding.clone().expect("bound");
         let connection = self.connection(address, &binding.cluster)?;
         // The Service as refresh read it: a 409 is retried only if what skyplan manages is
@@ -266,7 +265,7 @@ impl CcmViews {
             provider: PROVIDER.to_string(),
             id,
             ids: serde_json::json!({ "rules": after }),
-            attributes: record,
+            attributes: record.to_value(),
             depends_on: vec![],
         })
     }
