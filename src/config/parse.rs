@@ -20,10 +20,12 @@ use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy};
 use super::raw_phoenixnap::{RawPhoenixnap, RawPnapLoadBalancer};
 use crate::parallel::map_in_parallel;
 
-/// A raw section with the file it came from; its span is its table header.
+/// A raw section with the file it came from; its span is its table header. Boxed: a raw
+/// load balancer is a kilobyte, and the sections map them by name (a `BTreeMap` node holds
+/// eleven).
 pub(super) struct Sourced<'f, T> {
     pub file: &'f SourceFile,
-    pub value: Spanned<T>,
+    pub value: Box<Spanned<T>>,
 }
 
 impl<T> Sourced<'_, T> {
@@ -96,25 +98,29 @@ pub(super) fn parse<'f>(files: &'f [SourceFile], problems: &mut Problems) -> Raw
     let mut config = RawConfig::default();
     for file in files {
         for document in parse_file(file, problems) {
-            config.merge(file, document, problems);
+            match document {
+                Ok(document) => config.merge(file, document, problems),
+                Err(error) => problems.push_toml(file, &error),
+            }
         }
     }
     config
 }
 
-/// The file as partial documents, one per section or named entry that parsed.
-fn parse_file(file: &SourceFile, problems: &mut Problems) -> Vec<RawDocument> {
+/// The file as partial documents, one per section or named entry; a syntax error is a
+/// problem and no document.
+fn parse_file(file: &SourceFile, problems: &mut Problems) -> Vec<Parsed> {
     let pieces = super::pieces::cut(&file.text, &NAMED_SECTIONS);
     if pieces.len() > 1 {
         if let Some(parsed) = parse_in_pieces(&file.text, pieces) {
-            return keep_parsed(file, parsed, problems);
+            return parsed;
         }
     }
     parse_whole(file, problems)
 }
 
 /// The file parsed whole, on one thread; its sections and entries deserialized on every core.
-fn parse_whole(file: &SourceFile, problems: &mut Problems) -> Vec<RawDocument> {
+fn parse_whole(file: &SourceFile, problems: &mut Problems) -> Vec<Parsed> {
     let (root, errors) = DeTable::parse_recoverable(&file.text);
     if !errors.is_empty() {
         for error in &errors {
@@ -123,32 +129,15 @@ fn parse_whole(file: &SourceFile, problems: &mut Problems) -> Vec<RawDocument> {
         return vec![];
     }
     let span = root.span();
-    let documents = map_in_parallel(split(root.into_inner()), PARTS_PER_THREAD, |part| {
+    map_in_parallel(split(root.into_inner()), PARTS_PER_THREAD, |part| {
         deserialize(&span, part)
-    });
-    keep_parsed(file, documents, problems)
+    })
 }
 
 type Parsed = Result<RawDocument, toml::de::Error>;
 
 fn deserialize(root_span: &Range<usize>, part: DeTable<'_>) -> Parsed {
     RawDocument::deserialize(Deserializer::from(Spanned::new(root_span.clone(), part)))
-}
-
-/// The documents that deserialized; each error a problem.
-fn keep_parsed(
-    file: &SourceFile,
-    parsed: Vec<Parsed>,
-    problems: &mut Problems,
-) -> Vec<RawDocument> {
-    parsed
-        .into_iter()
-        .filter_map(|document| {
-            document
-                .map_err(|error| problems.push_toml(file, &error))
-                .ok()
-        })
-        .collect()
 }
 
 /// The file parsed piece by piece on every core, each piece's sections and entries
@@ -172,9 +161,10 @@ fn parse_in_pieces(text: &str, pieces: Vec<Range<usize>>) -> Option<Vec<Parsed>>
             .collect();
         Some((tables, documents))
     });
+    let parsed = parsed.into_iter().collect::<Option<Vec<_>>>()?;
     let mut seen = std::collections::HashSet::new();
-    let mut documents = Vec::new();
-    for (tables, parsed) in parsed.into_iter().collect::<Option<Vec<_>>>()? {
+    let mut documents = Vec::with_capacity(parsed.iter().map(|(_, d)| d.len()).sum());
+    for (tables, parsed) in parsed {
         for table in tables {
             if !seen.insert(table) {
                 return None;
@@ -305,21 +295,21 @@ impl<'f> RawConfig<'f> {
                 continue;
             }
             let section = &mut self.load_balancers;
-            insert_named(section, "load-balancer", name, file, *value, problems);
+            insert_named(section, "load-balancer", name, file, value, problems);
         }
         for (name, value) in cloudstack_load_balancer {
             if self.load_balancer_defined(&name, file, value.span(), problems) {
                 continue;
             }
             let section = &mut self.cloudstack_load_balancers;
-            insert_named(section, "load-balancer", name, file, *value, problems);
+            insert_named(section, "load-balancer", name, file, value, problems);
         }
         for (name, value) in phoenixnap_load_balancer {
             if self.load_balancer_defined(&name, file, value.span(), problems) {
                 continue;
             }
             let section = &mut self.phoenixnap_load_balancers;
-            insert_named(section, "load-balancer", name, file, *value, problems);
+            insert_named(section, "load-balancer", name, file, value, problems);
         }
         // A cluster of either kind may be defined once across them.
         for (name, value) in cluster {
@@ -332,7 +322,7 @@ impl<'f> RawConfig<'f> {
                 ));
                 continue;
             }
-            insert_named(&mut self.clusters, "cluster", name, file, *value, problems);
+            insert_named(&mut self.clusters, "cluster", name, file, value, problems);
         }
         for (name, value) in kubernetes_cluster {
             if let Some(first) = self.clusters.get(&name) {
@@ -349,7 +339,7 @@ impl<'f> RawConfig<'f> {
                 "cluster",
                 name,
                 file,
-                *value,
+                value,
                 problems,
             );
         }
@@ -359,7 +349,7 @@ impl<'f> RawConfig<'f> {
                 "nodes",
                 name,
                 file,
-                *value,
+                value,
                 problems,
             );
         }
@@ -408,7 +398,7 @@ fn insert_named<'f, T>(
     section: &str,
     name: String,
     file: &'f SourceFile,
-    value: Spanned<T>,
+    value: Box<Spanned<T>>,
     problems: &mut Problems,
 ) {
     match entries.entry(name) {
@@ -433,7 +423,12 @@ fn place<'f, T>(
     let Some(value) = section else { return };
     match slot {
         Some(first) => problems.push(defined_twice(what, first, file, value.span())),
-        None => *slot = Some(Sourced { file, value }),
+        None => {
+            *slot = Some(Sourced {
+                file,
+                value: Box::new(value),
+            })
+        }
     }
 }
 
@@ -471,10 +466,13 @@ mod tests {
         let file = SourceFile::new("a.toml", text);
         let mut problems = Problems::default();
         let parse = if in_pieces { parse_file } else { parse_whole };
-        let mut documents: Vec<String> = parse(&file, &mut problems)
-            .iter()
-            .map(|d| format!("{d:?}"))
-            .collect();
+        let mut documents = Vec::new();
+        for document in parse(&file, &mut problems) {
+            match document {
+                Ok(document) => documents.push(format!("{document:?}")),
+                Err(error) => problems.push_toml(&file, &error),
+            }
+        }
         documents.sort();
         let problems = match problems.into_result(()) {
             Ok(()) => vec![],
