@@ -439,8 +439,42 @@ mod tests {
         assert_eq!(client.request_count(), 1);
     }
 
+    /// A subscriber that keeps every callsite open and records nothing, alive for the whole
+    /// test binary. tracing caches each callsite's interest process-wide, computed by the
+    /// first thread to reach it: with one subscriber registered, a test thread without one
+    /// caches `never`, and the capture below then missed the client's debug lines (a flaky
+    /// failure). With this one registered too, interest is asked of every subscriber and is
+    /// never `never`; each event is then offered to the thread's own.
+    struct KeepCallsitesOpen;
+
+    impl tracing::Subscriber for KeepCallsitesOpen {
+        fn register_callsite(
+            &self,
+            _: &'static tracing::Metadata<'static>,
+        ) -> tracing::subscriber::Interest {
+            tracing::subscriber::Interest::sometimes()
+        }
+        fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {
+            Some(tracing::level_filters::LevelFilter::TRACE)
+        }
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            false
+        }
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, _: &tracing::Event<'_>) {}
+        fn enter(&self, _: &tracing::span::Id) {}
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+
+    static CALLSITES_OPEN: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+
     /// Everything the client logs, at every level, while `work` runs.
     async fn logs_of<F: std::future::Future<Output = ()>>(work: F) -> String {
+        CALLSITES_OPEN.get_or_init(|| tracing::Dispatch::new(KeepCallsitesOpen));
         let buffer = Arc::new(std::sync::Mutex::new(Vec::new()));
         let sink = buffer.clone();
         let subscriber = tracing_subscriber::fmt()
