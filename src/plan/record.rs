@@ -32,22 +32,10 @@ impl Record {
     }
 }
 
-impl From<Value> for Record {
-    fn from(value: Value) -> Record {
-        Record::of(&value)
-    }
-}
-
 /// Equal when the JSON is, however it is spaced (a saved plan may be pretty-printed).
 impl PartialEq for Record {
     fn eq(&self, other: &Record) -> bool {
         self.0.get() == other.0.get() || self.to_value() == other.to_value()
-    }
-}
-
-impl PartialEq<Value> for Record {
-    fn eq(&self, other: &Value) -> bool {
-        self.to_value() == *other
     }
 }
 
