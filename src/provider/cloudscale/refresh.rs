@@ -13,7 +13,8 @@ use super::api;
 use super::catalog::{read_catalog, Catalog, CatalogWants};
 use super::client::{CloudscaleClient, Error};
 use super::objects::{
-    LbObject, LbObjects, ListenerObject, MemberObject, MonitorObject, PoolObject, PoolSet, Snapshot,
+    LbObject, LbObjects, ListenerObject, MemberObject, MonitorObject, PoolObject, PoolSet,
+    SmallMap, Snapshot,
 };
 
 /// Reads every load balancer with its pools, monitors, listeners and floating IPs, plus every
@@ -201,9 +202,7 @@ fn assemble(collections: Collections) -> Snapshot {
             LbObjects {
                 pools: unique_keys(pool_sets, |set| {
                     set.pool.uuid.as_deref().unwrap_or_default()
-                })
-                .into_iter()
-                .collect(),
+                }),
                 floating_ips: floating_ips.remove(&lb.uuid).unwrap_or_default(),
                 lb: LbObject::from(lb),
             }
@@ -267,20 +266,45 @@ fn members_by_name(mut members: Vec<api::Member>) -> BTreeMap<String, MemberObje
 /// Keys values by name; a name seen before gets the object's UUID appended (`tcp#<uuid>`), so
 /// a duplicate stays visible — and unwanted by any plan — instead of silently replacing the
 /// first.
-fn unique_keys<V>(
+fn unique_keys<V, M: NamedMap<V>>(
     named: impl Iterator<Item = (String, V)>,
     uuid: impl Fn(&V) -> &str,
-) -> BTreeMap<String, V> {
-    let mut keyed = BTreeMap::new();
+) -> M {
+    let mut keyed = M::default();
     for (name, value) in named {
-        let key = if keyed.contains_key(&name) {
+        let key = if keyed.has(&name) {
             format!("{name}#{}", uuid(&value))
         } else {
             name
         };
-        keyed.insert(key, value);
+        keyed.put(key, value);
     }
     keyed
+}
+
+/// A map [`unique_keys`] fills in place: a pool's members (`BTreeMap`), a load balancer's
+/// pool sets (`SmallMap`).
+trait NamedMap<V>: Default {
+    fn has(&self, name: &str) -> bool;
+    fn put(&mut self, name: String, value: V);
+}
+
+impl<V> NamedMap<V> for BTreeMap<String, V> {
+    fn has(&self, name: &str) -> bool {
+        self.contains_key(name)
+    }
+    fn put(&mut self, name: String, value: V) {
+        self.insert(name, value);
+    }
+}
+
+impl<V> NamedMap<V> for SmallMap<V> {
+    fn has(&self, name: &str) -> bool {
+        self.contains_key(name)
+    }
+    fn put(&mut self, name: String, value: V) {
+        self.insert(name, value);
+    }
 }
 
 /// One object per pool UUID. `PoolSet` holds one monitor and one listener, as the cloudscale

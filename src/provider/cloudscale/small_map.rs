@@ -6,7 +6,6 @@
 //! plan holds 135,000 tagged objects read from the cloud and as many derived from the config,
 //! and those nodes were a third of its memory (issue 9).
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut, Index};
@@ -66,12 +65,6 @@ impl<V> FromIterator<(String, V)> for SmallMap<V> {
 
 impl<V, const N: usize> From<[(String, V); N]> for SmallMap<V> {
     fn from(entries: [(String, V); N]) -> Self {
-        entries.into_iter().collect()
-    }
-}
-
-impl<V> From<BTreeMap<String, V>> for SmallMap<V> {
-    fn from(entries: BTreeMap<String, V>) -> Self {
         entries.into_iter().collect()
     }
 }
