@@ -38,6 +38,8 @@ mod pnap_nodes;
 mod pnap_rows;
 mod pnap_sim_wire;
 mod pnap_support;
+mod real_nodes;
+mod real_support;
 mod saved_plans;
 mod support;
 mod throttled;

@@ -4,6 +4,7 @@
 //! the Service) and tell node-metadata drift what their cloud knows about each VM through
 //! [`instances::CloudInstances`].
 
+pub mod conflict;
 pub mod connect;
 pub mod connection;
 pub mod instances;
@@ -16,5 +17,8 @@ pub mod service_write;
 
 /// The provider name of `[cluster.*]` tables with provider = "kubernetes" and of node policies.
 pub const PROVIDER: &str = "kubernetes";
+
+/// skyplan's field manager on every object it writes (managedFields name it).
+pub const FIELD_MANAGER: &str = "skyplan";
 
 pub use provider::KubernetesProvider;

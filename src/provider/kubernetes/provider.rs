@@ -11,6 +11,7 @@ use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::Node;
 use serde_json::json;
 
+use super::conflict::Backoff;
 use super::connection::{ClusterConnection, Clusters};
 use super::instances::{CloudInstance, CloudInstances};
 use super::metadata::{self, Cloud};
@@ -177,6 +178,9 @@ impl KubernetesProvider {
         DriftCheck::Compared(metadata::drift(nodes, &clouds))
     }
 
+    /// Patches each node of the change. A node that cannot be patched — changed since the plan
+    /// in a key the policy manages, or refused by the API — does not stop the others: each is
+    /// tried, and the failures are reported together.
     async fn apply_policy(
         &self,
         change: &ResourceChange,
@@ -187,6 +191,7 @@ impl KubernetesProvider {
         let cluster = self.policy_cluster(change, prior)?;
         let api: kube::Api<Node> = kube::Api::all(cluster.client());
         let mut patched = Vec::new();
+        let mut failures = Vec::new();
         for operation in &change.operations {
             let Operation::Kubernetes(op) = operation else {
                 return Err(ProviderError::new(
@@ -199,7 +204,7 @@ impl KubernetesProvider {
             journal
                 .record(address, Phase::Intent, &text, None, None)
                 .map_err(journal_error)?;
-            match patch::patch_node(&api, op).await {
+            match patch::patch_node(&api, op, Backoff::default()).await {
                 Ok(node) => {
                     let ids = json!({ "node": op.node, "resourceVersion": node.metadata.resource_version });
                     journal
@@ -209,13 +214,16 @@ impl KubernetesProvider {
                 }
                 Err(e) => {
                     journal
-                        .record(address, Phase::Failed, &text, None, Some(e.clone()))
+                        .record(address, Phase::Failed, &text, None, Some(e.to_string()))
                         .map_err(journal_error)?;
-                    return Err(ProviderError::new(address, e));
+                    failures.push(e.to_string());
                 }
             }
         }
-        Ok(patched)
+        match failures.is_empty() {
+            true => Ok(patched),
+            false => Err(ProviderError::new(address, failures.join("\n"))),
+        }
     }
 
     /// The connection of the cluster whose nodes a policy change patches: the policy's as

@@ -9,13 +9,13 @@ use k8s_openapi::api::core::v1::Service;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
 
+use super::conflict::Backoff;
 use super::connection::ClusterConnection;
 use crate::model::Address;
 use crate::provider::ProviderError;
 use crate::state::journal::{Journal, Phase};
 
-/// skyplan's field manager on the Services it writes.
-pub const FIELD_MANAGER: &str = "skyplan";
+pub use super::FIELD_MANAGER;
 
 /// One controller-mode Service write, as a step of apply.
 pub struct ServiceWrite<'a> {
@@ -63,14 +63,12 @@ pub async fn write_service_journaled(
     written.map_err(|e| ProviderError::new(address, e))
 }
 
-/// How often a 409 is retried on a fresh read when only others' fields changed.
-const CONFLICT_RETRIES: usize = 5;
-
 /// Creates the Service, or merge-patches it with the resourceVersion read at refresh. A 409
 /// means someone wrote the Service since: when what skyplan manages (`planned`, the Service as
 /// refreshed) is unchanged — the controller wrote its own annotations, status or finalizer —
-/// the patch is sent again with the fresh resourceVersion; otherwise the prediction is stale
-/// and the user must plan again. Never a blind overwrite.
+/// the patch is sent again with the fresh resourceVersion, after a backoff (a busy writer
+/// delays skyplan, it does not fail it); otherwise the prediction is stale and the user must
+/// plan again. Never a blind overwrite.
 pub async fn write_service(
     connection: &ClusterConnection,
     namespace: &str,
@@ -84,9 +82,13 @@ pub async fn write_service(
     let Some(mut version) = resource_version.map(str::to_owned) else {
         return create_service(&api, namespace, name, body).await;
     };
-    for _ in 0..CONFLICT_RETRIES {
+    let mut backoff = Backoff::default();
+    loop {
         match patch_service(&api, name, body, &version).await {
             Err(kube::Error::Api(status)) if status.is_conflict() => {
+                backoff.conflicted().await.map_err(|exhausted| {
+                    format!("writing Service {namespace}/{name}: another writer kept changing it ({exhausted})")
+                })?;
                 let fresh = api
                     .get_opt(name)
                     .await
@@ -105,7 +107,6 @@ pub async fn write_service(
             }
         }
     }
-    Err(stale(namespace, name))
 }
 
 fn stale(namespace: &str, name: &str) -> String {

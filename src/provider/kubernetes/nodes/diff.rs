@@ -11,7 +11,7 @@ use super::impact::{rule, Change};
 use super::live::LiveNode;
 use crate::model::{TaintEffect, TaintSpec};
 use crate::plan::AttributeChange;
-use crate::provider::kubernetes::ops::{Op, TaintId};
+use crate::provider::kubernetes::ops::{ManagedKeys, Op, TaintId};
 
 /// What a policy keeps on its nodes, now (`desired`) and as last applied (`before`).
 pub struct Wanted<'a> {
@@ -101,7 +101,27 @@ pub fn diff_node(wanted: &Wanted<'_>, node: &LiveNode) -> (Vec<AttributeChange>,
         ));
         op.remove_taints.push(old.id());
     }
+    if !op.is_empty() {
+        op.read = Some(managed_keys(wanted, node));
+    }
     (changes, op)
+}
+
+/// Every label and taint the policy manages on `node` — those it lists and those it set
+/// before — as the node holds them now: what apply checks is unchanged before it writes.
+fn managed_keys(wanted: &Wanted<'_>, node: &LiveNode) -> ManagedKeys {
+    let labels = wanted
+        .labels
+        .keys()
+        .chain(wanted.before_labels.into_iter().flat_map(|l| l.keys()))
+        .cloned();
+    let taints = wanted
+        .taints
+        .iter()
+        .chain(wanted.before_taints.into_iter().flatten())
+        .map(TaintSpec::id)
+        .collect();
+    ManagedKeys::read(labels, taints, node)
 }
 
 fn label_path(key: &str) -> String {

@@ -1,43 +1,89 @@
-//! Applying one node patch with optimistic concurrency: read the node (its resourceVersion),
-//! compute the labels and the WHOLE new taint list from what it holds now, and send one
-//! strategic-merge patch carrying `metadata.resourceVersion`. `spec.taints` is an atomic list
-//! (strategic merge replaces it whole), so without the resourceVersion a concurrent taint would
-//! be silently dropped; with it the apiserver answers 409 and the patch is recomputed from a
-//! fresh read. Never a blind overwrite.
+//! Applying one node patch with optimistic concurrency. The node is read; if a label or taint
+//! the policy manages differs from what the plan read, the node is refused ("changed since the
+//! plan"): the plan's `blue → green` no longer describes it, and writing `green` over someone's
+//! `orange` would be an overwrite the user never saw. Otherwise the labels and the WHOLE new
+//! taint list are computed from the node as read and sent in one strategic-merge patch carrying
+//! its `metadata.resourceVersion`. `spec.taints` is an atomic list (strategic merge replaces it
+//! whole), so without the resourceVersion a concurrent taint would be silently dropped; with it
+//! the apiserver answers 409, and after a backoff the node is read and checked again.
 
 use k8s_openapi::api::core::v1::{Node, Taint};
 use kube::api::{Patch, PatchParams};
 use kube::Api;
 use serde_json::{json, Map, Value};
 
+use super::live::LiveNode;
+use crate::provider::kubernetes::conflict::Backoff;
 use crate::provider::kubernetes::ops::Op;
+use crate::provider::kubernetes::FIELD_MANAGER;
 
-/// How often a patch is recomputed after a 409 before giving up (kubectl apply: 5).
-pub const MAX_ATTEMPTS: usize = 5;
+/// Why a node was not patched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatchError {
+    /// A key the policy manages changed since the plan: the node is left as it is.
+    ChangedSincePlan { node: String, changed: Vec<String> },
+    /// Anything else: the API refused, or could not be reached.
+    Failed(String),
+}
 
-/// Applies `op` to its node; returns the patched node.
-pub async fn patch_node(api: &Api<Node>, op: &Op) -> Result<Node, String> {
-    let mut last_conflict = String::new();
-    for _ in 0..MAX_ATTEMPTS {
-        let node = api
-            .get(&op.node)
-            .await
-            .map_err(|e| format!("reading node {}: {e}", op.node))?;
+impl std::fmt::Display for PatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PatchError::ChangedSincePlan { node, changed } => write!(
+                f,
+                "node {node} changed since the plan ({}): not patched; plan again",
+                changed.join("; ")
+            ),
+            PatchError::Failed(message) => f.write_str(message),
+        }
+    }
+}
+
+/// Applies `op` to its node; returns the patched node. `backoff` paces the attempts after a
+/// 409.
+pub async fn patch_node(
+    api: &Api<Node>,
+    op: &Op,
+    mut backoff: Backoff,
+) -> Result<Node, PatchError> {
+    let failed =
+        |what: &str, e: kube::Error| PatchError::Failed(format!("{what} node {}: {e}", op.node));
+    let params = PatchParams {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..PatchParams::default()
+    };
+    loop {
+        let node = api.get(&op.node).await.map_err(|e| failed("reading", e))?;
+        refuse_if_changed(op, &node)?;
         let body = patch_body(&node, op);
-        let params = PatchParams::default();
         match api.patch(&op.node, &params, &Patch::Strategic(body)).await {
             Ok(node) => return Ok(node),
             Err(kube::Error::Api(status)) if status.is_conflict() => {
-                // Someone changed the node since the read: recompute from fresh state.
-                last_conflict = status.message.clone();
+                backoff.conflicted().await.map_err(|exhausted| {
+                    PatchError::Failed(format!(
+                        "patching node {}: another writer kept changing it ({exhausted})",
+                        op.node
+                    ))
+                })?;
             }
-            Err(e) => return Err(format!("patching node {}: {e}", op.node)),
+            Err(e) => return Err(failed("patching", e)),
         }
     }
-    Err(format!(
-        "patching node {}: still conflicting after {MAX_ATTEMPTS} attempts ({last_conflict})",
-        op.node
-    ))
+}
+
+/// `Err` when a key the policy manages differs on `node` from what the plan read.
+fn refuse_if_changed(op: &Op, node: &Node) -> Result<(), PatchError> {
+    let Some(read) = &op.read else {
+        return Ok(());
+    };
+    let changed = read.changed_in(&read.reread(&LiveNode::from_node(node)));
+    match changed.is_empty() {
+        true => Ok(()),
+        false => Err(PatchError::ChangedSincePlan {
+            node: op.node.clone(),
+            changed,
+        }),
+    }
 }
 
 /// The strategic-merge patch for `op` on `node` as read: labels key by key (null removes),
@@ -113,9 +159,10 @@ fn new_taints(node: &Node, op: &Op) -> Vec<Taint> {
 mod tests {
     use super::*;
     use crate::model::{TaintEffect, TaintSpec};
-    use crate::provider::kubernetes::ops::TaintId;
+    use crate::provider::kubernetes::ops::{ManagedKeys, TaintId};
     use http::{Request, Response};
     use kube::client::Body;
+    use std::time::Duration;
 
     type Handle = tower_test::mock::Handle<Request<Body>, Response<Body>>;
 
@@ -163,7 +210,30 @@ mod tests {
                 key: "drain".into(),
                 effect: TaintEffect::NoExecute,
             }],
+            read: Some(read_at_plan()),
         }
+    }
+
+    /// What the plan read of node-1: label old=1, the NoExecute taint drain, no dedicated.
+    fn read_at_plan() -> ManagedKeys {
+        let planned: Node =
+            serde_json::from_value(node("10", json!([{"key": "drain", "effect": "NoExecute"}])))
+                .unwrap();
+        let ids = vec![
+            TaintId {
+                key: "dedicated".into(),
+                effect: TaintEffect::NoSchedule,
+            },
+            TaintId {
+                key: "drain".into(),
+                effect: TaintEffect::NoExecute,
+            },
+        ];
+        ManagedKeys::read(
+            ["tier".into(), "old".into()],
+            ids,
+            &LiveNode::from_node(&planned),
+        )
     }
 
     fn respond(send: tower_test::mock::SendResponse<Response<Body>>, code: u16, body: Value) {
@@ -218,6 +288,15 @@ mod tests {
 
             let (request, send, body) = next(&mut handle).await;
             assert_eq!(request.method(), "PATCH");
+            assert!(
+                request
+                    .uri()
+                    .query()
+                    .unwrap_or_default()
+                    .contains("fieldManager=skyplan"),
+                "{:?}",
+                request.uri()
+            );
             assert_eq!(
                 request.headers()["content-type"],
                 "application/strategic-merge-patch+json"
@@ -252,29 +331,82 @@ mod tests {
             );
             respond(send, 200, node("12", json!([])));
         });
-        let patched = patch_node(&api, &op()).await.unwrap();
+        let patched = patch_node(&api, &op(), Backoff::default()).await.unwrap();
         assert_eq!(patched.metadata.resource_version.as_deref(), Some("12"));
         server.await.unwrap();
     }
 
     #[tokio::test]
-    async fn conflicts_give_up_after_the_bounded_retries() {
+    async fn conflicts_give_up_once_the_backoff_budget_is_spent() {
         let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
         let api: Api<Node> = Api::all(kube::Client::new(service, "default"));
         let server = tokio::spawn(async move {
-            for attempt in 0..MAX_ATTEMPTS {
-                let (_, send, _) = next(&mut handle).await;
-                respond(send, 200, node(&attempt.to_string(), json!([])));
-                let (_, send, _) = next(&mut handle).await;
-                respond(send, 409, conflict());
+            let mut version = 10;
+            // The writer never stops: every read shows a new version, every patch conflicts.
+            while let Some((request, send)) = handle.next_request().await {
+                match request.method().as_str() {
+                    "GET" => {
+                        let drain = json!([{"key": "drain", "effect": "NoExecute"}]);
+                        respond(send, 200, node(&version.to_string(), drain))
+                    }
+                    _ => respond(send, 409, conflict()),
+                }
+                version += 1;
             }
+            version
         });
-        let error = patch_node(&api, &op()).await.unwrap_err();
+        let budget = Duration::from_millis(300);
+        let error = patch_node(&api, &op(), Backoff::within(budget))
+            .await
+            .unwrap_err();
+        let PatchError::Failed(message) = &error else {
+            panic!("{error:?}");
+        };
         assert!(
-            error.contains("still conflicting after 5 attempts"),
+            message.contains("another writer kept changing it"),
+            "{message}"
+        );
+        drop(api);
+        let requests = server.await.unwrap() - 10;
+        assert!(
+            (6..=12).contains(&requests),
+            "3-5 attempts in 300 ms, not 5 at once: {requests}"
+        );
+    }
+
+    /// The scenario of issue 19: the plan read no `dedicated` taint; someone set it since.
+    /// The node is refused, and nothing is written.
+    #[tokio::test]
+    async fn a_managed_key_changed_since_the_plan_is_refused_without_a_write() {
+        let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+        let api: Api<Node> = Api::all(kube::Client::new(service, "default"));
+        let server = tokio::spawn(async move {
+            let theirs = json!([{"key": "drain", "effect": "NoExecute"},
+                                {"key": "dedicated", "value": "orange", "effect": "NoSchedule"}]);
+            let (request, send, _) = next(&mut handle).await;
+            assert_eq!(request.method(), "GET");
+            respond(send, 200, node("11", theirs));
+            assert!(handle.next_request().await.is_none(), "no write follows");
+        });
+        let error = patch_node(&api, &op(), Backoff::default())
+            .await
+            .unwrap_err();
+        drop(api);
+        server.await.unwrap();
+        assert_eq!(
+            error,
+            PatchError::ChangedSincePlan {
+                node: "node-1".into(),
+                changed: vec![
+                    "taints.dedicated:NoSchedule: (none) then, \"dedicated=orange:NoSchedule\" now"
+                        .into()
+                ],
+            }
+        );
+        assert!(
+            error.to_string().contains("changed since the plan"),
             "{error}"
         );
-        server.await.unwrap();
     }
 
     #[test]

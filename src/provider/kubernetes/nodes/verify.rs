@@ -83,6 +83,7 @@ mod tests {
                 effect: TaintEffect::NoSchedule,
             }],
             remove_taints: vec![],
+            read: None,
         }
     }
 

@@ -1,0 +1,35 @@
+# Sourced by .ci/run (and usable by hand: `source .ci/kube-apiserver.sh && kube_start`): the
+# real kube-apiserver (v1.28.4 on etcd) of ../shared/tools/kube-apiserver/, on loopback, for the
+# real_* tests (tests/e2e/real_support.rs). kube_start exports SKYPLAN_TEST_KUBECONFIG and
+# prints how long the server took to become ready; kube_stop stops it.
+
+KUBE_TOOLS="${SKYPLAN_KUBE_TOOLS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/tools/kube-apiserver}"
+
+kube_install_if_missing() {
+  if command -v etcd >/dev/null 2>&1; then
+    return
+  fi
+  echo "etcd is missing: installing the etcd-server Debian package"
+  apt-get update -qq || sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null ||
+    DEBIAN_FRONTEND=noninteractive sudo apt-get install -y -qq etcd-server >/dev/null
+}
+
+kube_start() {
+  if [ ! -x "$KUBE_TOOLS/start.sh" ]; then
+    echo "no kube-apiserver tools at $KUBE_TOOLS (set SKYPLAN_KUBE_TOOLS)" >&2
+    return 1
+  fi
+  kube_install_if_missing
+  KUBE_TEST_DIR="$(mktemp -d /tmp/skyplan-kube.XXXXXX)"
+  local started=$SECONDS
+  "$KUBE_TOOLS/start.sh" "$KUBE_TEST_DIR" >/dev/null
+  echo "kube-apiserver ready in $((SECONDS - started)) s ($KUBE_TEST_DIR)"
+  export SKYPLAN_TEST_KUBECONFIG="$KUBE_TEST_DIR/kubeconfig"
+}
+
+kube_stop() {
+  if [ -n "${KUBE_TEST_DIR:-}" ]; then
+    "$KUBE_TOOLS/stop.sh" "$KUBE_TEST_DIR" || true
+  fi
+}
