@@ -39,6 +39,7 @@ mod pnap_rows;
 mod pnap_sim_wire;
 mod pnap_support;
 mod real_nodes;
+mod real_services;
 mod real_support;
 mod saved_plans;
 mod support;

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use crate::real_support::RealCluster;
+use crate::real_support::{unwrapped, RealCluster};
 use crate::support::{Project, BINARY};
 
 /// A policy over this test's nodes `node-*`.
@@ -68,7 +68,7 @@ fn a_policy_is_applied_as_planned_and_then_converged() {
             ["dedicated=web:NoSchedule", "drain:NoExecute"]
         );
         // managedFields name who wrote what: skyplan, not "unknown".
-        let managers = cluster.managers("node", node);
+        let managers = cluster.node_managers(node);
         assert!(managers.contains(&"skyplan".to_string()), "{managers:?}");
         assert!(!managers.contains(&"unknown".to_string()), "{managers:?}");
     }
@@ -103,7 +103,7 @@ fn nodes_at_blue(cluster: &RealCluster) -> (Vec<String>, Project) {
 }
 
 fn assert_node_3_refused_and_kept(cluster: &RealCluster, nodes: &[String], apply: &str) {
-    let apply = &RealCluster::unwrapped(apply);
+    let apply = &unwrapped(apply);
     assert!(apply.contains("changed since the plan"), "{apply}");
     assert!(apply.contains(&nodes[2]), "names the node: {apply}");
     assert_eq!(
@@ -124,7 +124,9 @@ fn a_saved_plan_whose_node_changed_since_is_refused_whole() {
         return;
     };
     let (nodes, project) = nodes_at_blue(&cluster);
-    let planned = project.run(&["plan", "--out", "web.plan"]);
+    let saved = project.path().join("web.plan");
+    let saved = saved.to_str().unwrap();
+    let planned = project.run(&["plan", "--out", saved]);
     assert_eq!(planned.code, 0, "{planned:?}");
     cluster.kubectl_ok(&[
         "taint",
@@ -133,7 +135,7 @@ fn a_saved_plan_whose_node_changed_since_is_refused_whole() {
         "dedicated=orange:NoSchedule",
         "--overwrite",
     ]);
-    let apply = project.run(&["apply", "web.plan"]);
+    let apply = project.run(&["apply", saved]);
     assert_eq!(apply.code, 1, "{apply:?}");
     assert!(apply.stderr.contains("changed since the plan"), "{apply:?}");
     assert_eq!(cluster.taints(&nodes[2]), ["dedicated=orange:NoSchedule"]);
@@ -204,11 +206,13 @@ fn a_change_to_keys_skyplan_does_not_manage_is_re_read_and_kept() {
         return;
     };
     let (nodes, project) = nodes_at_blue(&cluster);
-    let planned = project.run(&["plan", "--out", "web.plan"]);
+    let saved = project.path().join("web.plan");
+    let saved = saved.to_str().unwrap();
+    let planned = project.run(&["plan", "--out", saved]);
     assert_eq!(planned.code, 0, "{planned:?}");
     cluster.kubectl_ok(&["label", "node", &nodes[2], "team=theirs"]);
     cluster.kubectl_ok(&["taint", "node", &nodes[2], "theirs=1:PreferNoSchedule"]);
-    let apply = project.run(&["apply", "web.plan"]);
+    let apply = project.run(&["apply", saved]);
     assert_eq!(apply.code, 0, "{apply:?}");
     assert_eq!(
         cluster.taints(&nodes[2]),

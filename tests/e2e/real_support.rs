@@ -145,22 +145,22 @@ impl RealCluster {
         full
     }
 
-    /// The object as the server holds it (managedFields included).
-    pub fn object(&self, kind: &str, name: &str) -> Value {
-        let out = self.kubectl_ok(&["get", kind, name, "-o", "json", "--show-managed-fields"]);
-        serde_json::from_str(&out).expect("kubectl's JSON")
+    /// The object as the server holds it (managedFields included); `args` name it as kubectl
+    /// takes them (`node NAME`, `service NAME -n NAMESPACE`).
+    pub fn object(&self, args: &[&str]) -> Value {
+        let mut command = vec!["get"];
+        command.extend_from_slice(args);
+        command.extend_from_slice(&["-o", "json", "--show-managed-fields"]);
+        serde_json::from_str(&self.kubectl_ok(&command)).expect("kubectl's JSON")
     }
 
     pub fn node(&self, name: &str) -> Value {
-        self.object("node", name)
+        self.object(&["node", name])
     }
 
-    /// skyplan's report with miette's line wrapping and frame undone: one line per message.
-    pub fn unwrapped(text: &str) -> String {
-        let lines = text
-            .lines()
-            .map(|l| l.trim_start_matches([' ', '│', '×']).trim());
-        lines.collect::<Vec<_>>().join(" ")
+    /// The Service `namespace/name`.
+    pub fn service(&self, namespace: &str, name: &str) -> Value {
+        self.object(&["service", name, "-n", namespace])
     }
 
     /// A node's taints as `key=value:Effect` (or `key:Effect`), sorted.
@@ -180,15 +180,9 @@ impl RealCluster {
             .collect()
     }
 
-    /// The field managers that wrote the object.
-    pub fn managers(&self, kind: &str, name: &str) -> Vec<String> {
-        let object = self.object(kind, name);
-        let fields = object["metadata"]["managedFields"].as_array().cloned();
-        fields
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|f| f["manager"].as_str().map(str::to_owned))
-            .collect()
+    /// The field managers that wrote the node.
+    pub fn node_managers(&self, name: &str) -> Vec<String> {
+        managers(&self.node(name))
     }
 
     /// A project whose `[cluster.prod]` is this server, followed by `rest`.
@@ -210,4 +204,22 @@ impl Drop for RealCluster {
             let _ = self.kubectl(&["delete", "namespace", &namespace, "--wait=false"]);
         }
     }
+}
+
+/// The field managers that wrote `object` (as [`RealCluster::object`] read it).
+pub fn managers(object: &Value) -> Vec<String> {
+    let fields = object["metadata"]["managedFields"].as_array().cloned();
+    fields
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|f| f["manager"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// skyplan's report with miette's line wrapping and frame undone: one line per message.
+pub fn unwrapped(text: &str) -> String {
+    let lines = text
+        .lines()
+        .map(|l| l.trim_start_matches([' ', '│', '×']).trim());
+    lines.collect::<Vec<_>>().join(" ")
 }

@@ -456,6 +456,7 @@ impl CloudscaleProvider {
             }
         };
         let mut actions = Vec::new();
+        let mut wrote_service = false;
         for operation in &change.operations {
             let Operation::Cloudscale(op) = operation else {
                 continue;
@@ -477,6 +478,7 @@ impl CloudscaleProvider {
                     };
                     let text = op.to_string();
                     write_service_journaled(&connection, journal, address, &text, write).await?;
+                    wrote_service = true;
                 }
                 Op::Controller { action } => actions.push(action.clone()),
                 other => return Err(error(address, format!("{other} in a controller-mode plan"))),
@@ -484,7 +486,22 @@ impl CloudscaleProvider {
         }
         let converged = wait_for_controller(address, &self.client, &connection, &spec)
             .await
-            .map_err(|e| error(address, e))?;
+            .map_err(|e| {
+                let failed = error(address, e);
+                if !wrote_service {
+                    return failed;
+                }
+                // The Service is written: the state keeps it, so the next plan shows the load
+                // balancer still to come, and removing it from the config plans its removal.
+                let written = ResourceState {
+                    provider: PROVIDER.to_string(),
+                    id: String::new(),
+                    ids: serde_json::json!({"lb": null, "service": format!("{}/{}", binding.namespace, binding.name)}),
+                    attributes: record.to_value(),
+                    depends_on: vec![],
+                };
+                failed.leaving(written)
+            })?;
         let uuid = converged.lb.lb.uuid.clone().unwrap_or_default();
         let differences = compare_pool_uuids(before.as_ref(), &converged.lb, &actions);
         self.keep_verification(address, ccm_verification(change, differences));

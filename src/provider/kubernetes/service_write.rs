@@ -29,6 +29,20 @@ pub struct ServiceWrite<'a> {
     pub managed: &'a ManagedAnnotations,
 }
 
+/// The annotation naming the resource of skyplan's config a Kubernetes object belongs to:
+/// whoever finds the object (an operator, a later plan) knows whose it is.
+pub const OWNER_ANNOTATION: &str = "skyplan.address";
+
+/// `body` marked as `address`'s, unless it sets the annotation itself (a release clears it).
+fn owned(body: &serde_json::Value, address: &Address) -> serde_json::Value {
+    let mut body = body.clone();
+    let annotations = &mut body["metadata"]["annotations"];
+    if annotations.get(OWNER_ANNOTATION).is_none() {
+        annotations[OWNER_ANNOTATION] = json!(address.to_string());
+    }
+    body
+}
+
 /// [`write_service`] recorded in the journal before and after the call, as every mutating call
 /// of an apply is; `text` is the plan's operation.
 pub async fn write_service_journaled(
@@ -42,11 +56,12 @@ pub async fn write_service_journaled(
     journal
         .record(address, Phase::Intent, text, None, None)
         .map_err(journal_error)?;
+    let body = owned(write.body, address);
     let written = write_service(
         connection,
         write.namespace,
         write.name,
-        write.body,
+        &body,
         write.resource_version,
         write.planned,
         write.managed,
@@ -207,6 +222,25 @@ mod tests {
 
     fn service_json() -> serde_json::Value {
         json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "shop", "namespace": "default", "resourceVersion": "8"}})
+    }
+
+    #[test]
+    fn every_write_is_marked_as_the_resource_s_unless_it_says_otherwise() {
+        let address = Address::new(ResourceKind::LoadBalancer, "shop");
+        let marked = owned(&json!({"spec": {"type": "LoadBalancer"}}), &address);
+        assert_eq!(
+            marked["metadata"]["annotations"][OWNER_ANNOTATION],
+            "load-balancer.shop"
+        );
+        assert_eq!(marked["spec"]["type"], "LoadBalancer");
+        let theirs = json!({"metadata": {"annotations": {"a": "1"}}});
+        assert_eq!(
+            owned(&theirs, &address)["metadata"]["annotations"]["a"],
+            "1"
+        );
+        // A release clears the mark: an explicit null is kept.
+        let released = json!({"metadata": {"annotations": {OWNER_ANNOTATION: null}}});
+        assert_eq!(owned(&released, &address), released);
     }
 
     #[tokio::test]

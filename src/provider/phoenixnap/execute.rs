@@ -353,7 +353,10 @@ impl Executor<'_> {
             tracing::warn!(address = %self.address, "Service {namespace}/{name} not found: nothing to clear");
             return Ok(());
         }
-        let body = json!({"spec": {"type": service_type, "loadBalancerIP": null}});
+        // Released: no longer skyplan's, so no longer marked as its.
+        let owner = crate::provider::kubernetes::service_write::OWNER_ANNOTATION;
+        let body = json!({"metadata": {"annotations": {owner: null}},
+                          "spec": {"type": service_type, "loadBalancerIP": null}});
         self.patch_service(text, namespace, name, &body).await
     }
 

@@ -202,6 +202,7 @@ impl CcmViews {
         // still that (the CCM wrote its own annotation or the status meanwhile).
         let planned = self.view(address).ok().and_then(|v| v.service.clone());
         let mut actions = Vec::new();
+        let mut wrote_service = false;
         for operation in &change.operations {
             let Operation::Cloudstack(Op::Ccm(op)) = operation else {
                 return Err(error(
@@ -231,6 +232,7 @@ impl CcmViews {
             };
             let text = op.to_string();
             write_service_journaled(&connection, journal, address, &text, write).await?;
+            wrote_service = true;
         }
         // After a scale in the same apply the node set must first reach its new size: the
         // Nodes balanced as planned, plus or minus the workers (a scaled-up worker's Node is
@@ -249,7 +251,21 @@ impl CcmViews {
         };
         let after = wait_for_controller(address, client, &connection, &spec, expected_nodes)
             .await
-            .map_err(|e| error(address, e))?;
+            .map_err(|e| {
+                let failed = error(address, e);
+                if !wrote_service {
+                    return failed;
+                }
+                // The Service is written: the state keeps it (see ProviderError::leaving).
+                let written = ResourceState {
+                    provider: PROVIDER.to_string(),
+                    id: String::new(),
+                    ids: serde_json::json!({ "rules": {} }),
+                    attributes: record.to_value(),
+                    depends_on: vec![],
+                };
+                failed.leaving(written)
+            })?;
         let differences = compare_rule_ids(&before, &after, &actions);
         if !differences.is_empty() {
             return Err(error(
