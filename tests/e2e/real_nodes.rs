@@ -304,3 +304,82 @@ async fn write_until(client: kube::Client, node: String, stop: Arc<AtomicBool>) 
 /// One writer per node, as fast as the server answers: over 100 writes a second to each node
 /// here (the issue saw failures at 40), where five immediate retries failed half the applies.
 const WRITERS_PER_NODE: usize = 1;
+
+/// A managed taint changed with kubectl after the apply is drift, named by node and key; a
+/// label of someone else's is not.
+#[test]
+fn a_kubectl_edit_of_a_managed_taint_is_drift() {
+    let Some(cluster) = RealCluster::get() else {
+        return;
+    };
+    let nodes = three_nodes(&cluster);
+    let project = cluster.project(&policy(&cluster, "tier = \"web\"", &dedicated("web")));
+    project.apply_ok();
+    cluster.kubectl_ok(&["label", "node", &nodes[0], "team=theirs"]);
+    let clean = project.run(&["drift", "--format", "json"]);
+    let in_sync = clean.json();
+    let web = drifted(&in_sync, "nodes.web");
+    assert!(web.is_empty(), "others' labels are not drift: {in_sync:#}");
+
+    cluster.kubectl_ok(&[
+        "taint",
+        "node",
+        &nodes[1],
+        "dedicated=db:NoSchedule",
+        "--overwrite",
+    ]);
+    let out = project.run(&["drift", "--format", "json"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let paths = drifted(&out.json(), "nodes.web");
+    assert_eq!(
+        paths,
+        [format!("nodes.{}.taints.dedicated:NoSchedule", nodes[1])],
+        "{out:?}"
+    );
+}
+
+/// The attribute paths a drift report lists for `address`.
+fn drifted(report: &Value, address: &str) -> Vec<String> {
+    let resources = report["resources"].as_array().cloned().unwrap_or_default();
+    let resource = resources.iter().find(|r| r["address"] == address);
+    let items = resource.and_then(|r| r["items"].as_array().cloned());
+    items
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|c| c["path"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// A node registered by a kubelet with `--cloud-provider=external` and never initialised (no
+/// cloud controller runs here): node-metadata drift of the cluster, with its reason.
+#[test]
+fn an_uninitialised_node_is_node_metadata_drift() {
+    let Some(cluster) = RealCluster::get() else {
+        return;
+    };
+    let project = cluster.project("");
+    project.apply_ok();
+    let node = cluster.name("fresh");
+    cluster.create(&json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": node, "labels": {"skyplan-test": cluster.prefix}},
+        "spec": {"taints": [{"key": "node.cloudprovider.kubernetes.io/uninitialized",
+                             "value": "true", "effect": "NoSchedule"}]}
+    }));
+    cluster.forget_node_on_drop(&node);
+    let out = project.run(&["drift", "--format", "json"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stdout.contains(&format!(
+            "nodes.{node}.taints.node.cloudprovider.kubernetes.io/uninitialized:NoSchedule"
+        )),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("the cloud controller has not initialised it"),
+        "{}",
+        out.stdout
+    );
+}

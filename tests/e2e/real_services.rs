@@ -44,12 +44,32 @@ fn add_server(cloud: &SimServer, node: &str) {
     curl(&["-X", "POST", "-H", &auth, "-H", json, "-d", &body, &url]).expect("create server");
 }
 
-/// `load-balancer.web` in controller mode for the Service `namespace/web`.
-fn ccm_load_balancer(namespace: &str) -> String {
+/// The private address of the server `name`.
+fn private_ip(cloud: &SimServer, name: &str) -> String {
+    let servers = cloud.list("/servers");
+    let server = servers
+        .iter()
+        .find(|s| s["name"] == name)
+        .expect("the server");
+    let interfaces = server["interfaces"].as_array().unwrap();
+    let private = interfaces
+        .iter()
+        .find(|i| i["type"] == "private")
+        .expect("a private interface");
+    private["addresses"][0]["address"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// `load-balancer.web` in controller mode for the Service `namespace/web`, over this test's
+/// nodes only (other tests' nodes come and go in the same server).
+fn ccm_load_balancer(cluster: &RealCluster, namespace: &str) -> String {
     format!(
         "[load-balancer.web]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\ncluster = \"prod\"\n\
-         service = \"{namespace}/web\"\nmode = \"ccm\"\n\
-         [[load-balancer.web.ports]]\nname = \"http\"\nport = 80\n"
+         service = \"{namespace}/web\"\nmode = \"ccm\"\nnode-selector = \"skyplan-test={}\"\n\
+         [[load-balancer.web.ports]]\nname = \"http\"\nport = 80\n",
+        cluster.prefix
     )
 }
 
@@ -64,7 +84,7 @@ fn a_service_written_before_a_failed_wait_is_marked_recorded_and_its_removal_pla
     let node = cluster.ready_node("node-1", serde_json::json!({}), "10.9.1.1");
     add_server(&cloud, &node);
     let namespace = cluster.namespace("shop");
-    let project = project(&cluster, &cloud, &ccm_load_balancer(&namespace));
+    let project = project(&cluster, &cloud, &ccm_load_balancer(&cluster, &namespace));
 
     let apply = skyplan(&project, &["apply", "--auto-approve"]);
     assert_eq!(
@@ -97,4 +117,134 @@ fn a_service_written_before_a_failed_wait_is_marked_recorded_and_its_removal_pla
         .unwrap_or_else(|| panic!("the removal is planned: {plan:#}"));
     assert_eq!(web["action"], "delete", "{web:#}");
     assert_eq!(web["impact"], "forbidden", "{web:#}");
+}
+
+/// The Service `namespace/web` of type NodePort, made with kubectl: the apiserver allocates
+/// its node port. Returns the port.
+fn node_port_service(cluster: &RealCluster, namespace: &str) -> u64 {
+    cluster.create(&serde_json::json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "web", "namespace": namespace},
+        "spec": {"type": "NodePort", "selector": {"app": "web"},
+                 "ports": [{"name": "http", "port": 80, "targetPort": 8080}]}
+    }));
+    let service = cluster.service(namespace, "web");
+    service["spec"]["ports"][0]["nodePort"]
+        .as_u64()
+        .expect("an allocated node port")
+}
+
+/// The `create member NAME` operations of a change, sorted.
+fn members(change: &Value, verb: &str) -> Vec<String> {
+    let prefix = format!("{verb} member ");
+    let mut names: Vec<String> = change["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o.as_str()?.strip_prefix(&prefix).map(String::from))
+        .collect();
+    names.sort();
+    names
+}
+
+fn change_of(plan: &Value, address: &str) -> Value {
+    let changes = plan["changes"].as_array().unwrap();
+    let change = changes.iter().find(|c| c["address"] == address);
+    change
+        .cloned()
+        .unwrap_or_else(|| panic!("no {address} in {plan:#}"))
+}
+
+/// Direct mode: the members are the selected nodes' addresses on the node port the apiserver
+/// allocated; a node policy setting the exclude label takes a node out, in the same plan.
+#[test]
+fn direct_mode_members_follow_the_allocated_node_port_and_the_exclude_label() {
+    let Some(cluster) = RealCluster::get() else {
+        return;
+    };
+    let cloud = SimServer::start(&Project::new().path().join("cloud.json"));
+    let selected = serde_json::json!({"role": "web"});
+    let nodes: Vec<String> = (1..=2)
+        .map(|i| {
+            cluster.ready_node(
+                &format!("node-{i}"),
+                selected.clone(),
+                &format!("10.9.2.{i}"),
+            )
+        })
+        .collect();
+    for node in &nodes {
+        add_server(&cloud, node);
+    }
+
+    let namespace = cluster.namespace("direct");
+    let port = node_port_service(&cluster, &namespace);
+    // The CCM's members are the servers' private addresses (not the Nodes' own).
+    let member = |node: &str| format!("{}:{port}", private_ip(&cloud, node));
+    let lb = format!(
+        "[load-balancer.direct]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\ncluster = \"prod\"\n\
+         service = \"{namespace}/web\"\nnode-selector = \"skyplan-test={}\"\n\
+         [[load-balancer.direct.ports]]\nname = \"http\"\nport = 80\n",
+        cluster.prefix
+    );
+    let project = project(&cluster, &cloud, &lb);
+    let plan = skyplan(&project, &["plan", "--json"]);
+    assert_eq!(plan.code, 0, "{plan:?}");
+    let direct = change_of(&plan.json(), "load-balancer.direct");
+    assert_eq!(
+        members(&direct, "create"),
+        [member(&nodes[0]), member(&nodes[1])],
+        "{direct:#}"
+    );
+    assert_eq!(skyplan(&project, &["apply", "--auto-approve"]).code, 0);
+
+    let exclude = format!(
+        "[nodes.edge]\ncluster = \"prod\"\nnames = [\"{}\"]\n\
+         labels = {{ \"node.kubernetes.io/exclude-from-external-load-balancers\" = \"true\" }}\n",
+        nodes[1]
+    );
+    project.config(&format!(
+        "{}\n[provider.cloudscale]\nendpoint = \"{}\"\n\n{lb}\n{exclude}",
+        cluster.cluster_toml(),
+        cloud.base_url
+    ));
+    let plan = skyplan(&project, &["plan", "--json"]);
+    let direct = change_of(&plan.json(), "load-balancer.direct");
+    assert_eq!(direct["impact"], "minimal", "{direct:#}");
+    assert_eq!(
+        members(&direct, "delete"),
+        [member(&nodes[1])],
+        "{direct:#}"
+    );
+    let apply = skyplan(&project, &["apply", "--auto-approve"]);
+    assert_eq!(apply.code, 0, "{apply:?}");
+    let again = skyplan(&project, &["plan", "--detailed-exitcode"]);
+    assert_eq!(again.code, 0, "nothing left to plan: {again:?}");
+}
+
+/// Controller mode asking for a node port another Service holds: the apiserver would refuse
+/// the write (422); the plan says so first, naming the holder.
+#[test]
+fn a_node_port_held_by_another_service_is_caught_at_plan_time() {
+    let Some(cluster) = RealCluster::get() else {
+        return;
+    };
+    let cloud = SimServer::start(&Project::new().path().join("cloud.json"));
+    let namespace = cluster.namespace("held");
+    let port = node_port_service(&cluster, &namespace);
+    let lb = format!(
+        "[load-balancer.api]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\ncluster = \"prod\"\n\
+         service = \"{namespace}/api\"\nmode = \"ccm\"\nnode-selector = \"skyplan-test={}\"\n\
+         [[load-balancer.api.ports]]\nname = \"http\"\nport = 80\nnode-port = {port}\n",
+        cluster.prefix
+    );
+    let project = project(&cluster, &cloud, &lb);
+    let plan = skyplan(&project, &["plan"]);
+    assert_eq!(plan.code, 1, "{plan:?}");
+    let message = crate::real_support::unwrapped(&plan.stderr);
+    assert!(message.contains(&port.to_string()), "{message}");
+    assert!(
+        message.contains(&format!("{namespace}/web")),
+        "names the holder: {message}"
+    );
 }

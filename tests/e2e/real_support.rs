@@ -137,6 +137,11 @@ impl RealCluster {
         full
     }
 
+    /// Deletes `node` when the test ends (a node the test made itself).
+    pub fn forget_node_on_drop(&self, node: &str) {
+        self.nodes.lock().unwrap().push(node.to_string());
+    }
+
     /// A namespace of this test's own, deleted when the test ends.
     pub fn namespace(&self, name: &str) -> String {
         let full = self.name(name);
