@@ -61,6 +61,24 @@ fn recovery_notice(interrupted: &journal::Interrupted) -> String {
     )
 }
 
+/// Records in `state` what an interrupted apply wrote and never recorded (a Service written
+/// before the run was killed in its wait for the controller): never an object skyplan made and
+/// forgot. Returns a notice for each.
+fn adopt_left(state: &mut State, interrupted: &journal::Interrupted) -> Vec<String> {
+    let mut notices = Vec::new();
+    for (address, entry) in interrupted.left() {
+        if let std::collections::btree_map::Entry::Vacant(slot) =
+            state.resources.entry(address.clone())
+        {
+            notices.push(format!(
+                "{address}: recorded from the interrupted apply's journal (written before it ended)"
+            ));
+            slot.insert(entry);
+        }
+    }
+    notices
+}
+
 /// One resource's drift check, with where the config declares it (if it still does).
 #[derive(Debug, Clone)]
 pub struct DriftOutcome {
@@ -111,7 +129,10 @@ impl Workspace {
         }
         let loaded = store.load()?;
         let saved_state = loaded.is_some();
-        let state = loaded.unwrap_or_else(State::new);
+        let mut state = loaded.unwrap_or_else(State::new);
+        if let Some(interrupted) = &interrupted {
+            notices.extend(adopt_left(&mut state, interrupted));
+        }
         let providers = registry::connect(&config).await?;
         if let Some(interrupted) = &interrupted {
             for provider in providers.values() {

@@ -8,6 +8,7 @@
 //! killed process (the kernel has the bytes); a power cut may lose the last lines, which the
 //! ownership tags make harmless.
 
+use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::error::StateError;
+use super::ResourceState;
 use crate::model::Address;
 
 const JOURNAL_FILE: &str = "skyplan.journal";
@@ -50,6 +52,11 @@ pub struct Entry {
     pub error: Option<String>,
 }
 
+/// In an intent's IDs: the state entry the operation leaves once done (a Service written,
+/// its wait for the controller still to come), recorded should the run never end — killed
+/// before or after the call — (see [`Interrupted::left`]).
+pub const LEFT_KEY: &str = "left";
+
 /// What an interrupted run left behind.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Interrupted {
@@ -62,6 +69,29 @@ impl Interrupted {
             .iter()
             .filter(|e| e.phase == Phase::Done)
             .count()
+    }
+
+    /// What the run wrote, or may have written, and would have recorded in the state had it
+    /// ended: the last [`LEFT_KEY`] an address's operations announced, unless the operation
+    /// then failed (nothing was written).
+    pub fn left(&self) -> BTreeMap<Address, ResourceState> {
+        let failed = |intent: &Entry| {
+            self.entries.iter().any(|e| {
+                e.seq > intent.seq
+                    && e.phase == Phase::Failed
+                    && e.address == intent.address
+                    && e.operation == intent.operation
+            })
+        };
+        let announced = self.entries.iter().filter(|e| e.phase == Phase::Intent);
+        announced
+            .filter(|intent| !failed(intent))
+            .filter_map(|intent| {
+                let left = intent.ids.as_ref()?.get(LEFT_KEY)?;
+                let entry = serde_json::from_value(left.clone()).ok()?;
+                Some((intent.address.clone(), entry))
+            })
+            .collect()
     }
 
     /// Operations with an intent but no outcome: the cloud may or may not have done them.
@@ -299,5 +329,37 @@ mod tests {
         let kept = archive(dir.path()).unwrap();
         assert!(kept.exists());
         assert_eq!(interrupted(dir.path()).unwrap(), None);
+    }
+
+    /// A Service announced with the entry it leaves: recorded whether the kill came before or
+    /// after the call; not when the call failed (nothing was written).
+    #[test]
+    fn what_an_announced_write_leaves_is_recorded_unless_it_failed() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::start(dir.path()).unwrap();
+        let entry = ResourceState {
+            provider: "cloudscale".into(),
+            id: String::new(),
+            ids: serde_json::Value::Null,
+            attributes: serde_json::json!({"name": "web"}),
+            depends_on: vec![],
+        };
+        let left = Some(serde_json::json!({ LEFT_KEY: entry }));
+        let refused = Address::new(ResourceKind::LoadBalancer, "refused");
+        let write = "create service shop/web";
+        journal
+            .record(&address(), Phase::Intent, write, left.clone(), None)
+            .unwrap();
+        journal
+            .record(&refused, Phase::Intent, write, left, None)
+            .unwrap();
+        journal
+            .record(&refused, Phase::Failed, write, None, Some("422".into()))
+            .unwrap();
+        drop(journal);
+        let found = interrupted(dir.path()).unwrap().unwrap();
+        let left = found.left();
+        assert_eq!(left.keys().collect::<Vec<_>>(), [&address()]);
+        assert_eq!(left[&address()], entry);
     }
 }

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::real_support::{managers, RealCluster};
+use crate::real_support::{managers, unwrapped, RealCluster};
 use crate::support::{curl, run, Output, Project, SimServer, SIM_TOKEN};
 
 /// A project over the real cluster and `cloud`, with `body` after the two tables.
@@ -101,13 +101,18 @@ fn a_service_written_before_a_failed_wait_is_marked_recorded_and_its_removal_pla
     let state = skyplan(&project, &["state", "list"]);
     assert!(state.stdout.contains("load-balancer.web"), "{state:?}");
 
-    // Removed from the config, the Service is not forgotten: its removal is planned.
+    assert_removal_planned(&cluster, &cloud, &project);
+}
+
+/// Removed from the config, `load-balancer.web`'s Service is not forgotten: its removal is
+/// planned, forbidden without --allow-delete.
+fn assert_removal_planned(cluster: &RealCluster, cloud: &SimServer, project: &Project) {
     project.config(&format!(
         "{}\n[provider.cloudscale]\nendpoint = \"{}\"\n",
         cluster.cluster_toml(),
         cloud.base_url
     ));
-    let plan = skyplan(&project, &["plan", "--json"]);
+    let plan = skyplan(project, &["plan", "--json"]);
     let plan: Value = serde_json::from_str(&plan.stdout).unwrap_or_else(|_| panic!("{plan:?}"));
     let web = plan["changes"]
         .as_array()
@@ -117,6 +122,38 @@ fn a_service_written_before_a_failed_wait_is_marked_recorded_and_its_removal_pla
         .unwrap_or_else(|| panic!("the removal is planned: {plan:#}"));
     assert_eq!(web["action"], "delete", "{web:#}");
     assert_eq!(web["impact"], "forbidden", "{web:#}");
+}
+
+/// The same, killed right after the Service write (before the wait): the journal's intent of
+/// the write records the resource for the next run.
+#[test]
+fn a_service_written_by_a_killed_apply_is_recorded_from_the_journal() {
+    let Some(cluster) = RealCluster::get() else {
+        return;
+    };
+    let cloud = SimServer::start(&Project::new().path().join("cloud.json"));
+    let node = cluster.ready_node("node-1", serde_json::json!({}), "10.9.3.1");
+    add_server(&cloud, &node);
+    let namespace = cluster.namespace("killed");
+    let project = project(&cluster, &cloud, &ccm_load_balancer(&cluster, &namespace));
+    let mut apply = project.command(&["apply", "--auto-approve"]);
+    apply
+        .env("CLOUDSCALE_API_TOKEN", SIM_TOKEN)
+        .env("SKYPLAN_TEST_KILL_AT", "call:1");
+    let killed = run(&mut apply);
+    assert_eq!(killed.code, -1, "killed by SIGKILL: {killed:?}");
+    let service = cluster.service(&namespace, "web");
+    assert_eq!(
+        service["metadata"]["annotations"]["skyplan.address"],
+        "load-balancer.web"
+    );
+
+    let plan = skyplan(&project, &["plan"]);
+    assert!(
+        unwrapped(&plan.stderr).contains("load-balancer.web: recorded from the interrupted apply"),
+        "{plan:?}"
+    );
+    assert_removal_planned(&cluster, &cloud, &project);
 }
 
 /// The Service `namespace/web` of type NodePort, made with kubectl: the apiserver allocates

@@ -455,6 +455,16 @@ impl CloudscaleProvider {
                 _ => None,
             }
         };
+        // What the state records once the Service is written, should the wait then fail or
+        // the run be killed: the next plan shows the load balancer still to come, and removing
+        // it from the config plans its removal.
+        let written = ResourceState {
+            provider: PROVIDER.to_string(),
+            id: String::new(),
+            ids: serde_json::json!({"lb": null, "service": binding.service_ref()}),
+            attributes: record.to_value(),
+            depends_on: vec![],
+        };
         let mut actions = Vec::new();
         let mut wrote_service = false;
         for operation in &change.operations {
@@ -475,6 +485,7 @@ impl CloudscaleProvider {
                         resource_version: resource_version.as_deref(),
                         planned: live_service.as_ref(),
                         managed: &MANAGED,
+                        leaves: Some(&written),
                     };
                     let text = op.to_string();
                     write_service_journaled(&connection, journal, address, &text, write).await?;
@@ -486,21 +497,9 @@ impl CloudscaleProvider {
         }
         let converged = wait_for_controller(address, &self.client, &connection, &spec)
             .await
-            .map_err(|e| {
-                let failed = error(address, e);
-                if !wrote_service {
-                    return failed;
-                }
-                // The Service is written: the state keeps it, so the next plan shows the load
-                // balancer still to come, and removing it from the config plans its removal.
-                let written = ResourceState {
-                    provider: PROVIDER.to_string(),
-                    id: String::new(),
-                    ids: serde_json::json!({"lb": null, "service": format!("{}/{}", binding.namespace, binding.name)}),
-                    attributes: record.to_value(),
-                    depends_on: vec![],
-                };
-                failed.leaving(written)
+            .map_err(|e| match wrote_service {
+                true => error(address, e).leaving(written.clone()),
+                false => error(address, e),
             })?;
         let uuid = converged.lb.lb.uuid.clone().unwrap_or_default();
         let differences = compare_pool_uuids(before.as_ref(), &converged.lb, &actions);

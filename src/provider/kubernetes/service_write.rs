@@ -13,7 +13,8 @@ use super::conflict::Backoff;
 use super::connection::ClusterConnection;
 use crate::model::Address;
 use crate::provider::ProviderError;
-use crate::state::journal::{Journal, Phase};
+use crate::state::journal::{Journal, Phase, LEFT_KEY};
+use crate::state::ResourceState;
 
 pub use super::FIELD_MANAGER;
 
@@ -27,6 +28,10 @@ pub struct ServiceWrite<'a> {
     /// The Service as refresh read it.
     pub planned: Option<&'a Service>,
     pub managed: &'a ManagedAnnotations,
+    /// The state entry the written Service makes of its resource, kept in the journal's intent
+    /// of the write: a run killed during the write or the wait for the controller after it
+    /// still records it.
+    pub leaves: Option<&'a ResourceState>,
 }
 
 /// The annotation naming the resource of skyplan's config a Kubernetes object belongs to:
@@ -53,8 +58,9 @@ pub async fn write_service_journaled(
     write: ServiceWrite<'_>,
 ) -> Result<Service, ProviderError> {
     let journal_error = |e: crate::state::StateError| ProviderError::new(address, e);
+    let leaves = write.leaves.map(|l| json!({ LEFT_KEY: l }));
     journal
-        .record(address, Phase::Intent, text, None, None)
+        .record(address, Phase::Intent, text, leaves, None)
         .map_err(journal_error)?;
     let body = owned(write.body, address);
     let written = write_service(

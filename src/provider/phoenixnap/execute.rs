@@ -405,6 +405,8 @@ impl Executor<'_> {
             resource_version: Some(&version),
             planned: self.service.as_ref(),
             managed: &MANAGED,
+            // The block's own journal entries cover a killed run (see recover.rs).
+            leaves: None,
         };
         let written = write_service_journaled(cluster, self.journal, self.address, text, write)
             .await

@@ -201,6 +201,14 @@ impl CcmViews {
         // The Service as refresh read it: a 409 is retried only if what skyplan manages is
         // still that (the CCM wrote its own annotation or the status meanwhile).
         let planned = self.view(address).ok().and_then(|v| v.service.clone());
+        // Recorded once the Service is written (see the cloudscale provider's apply_ccm).
+        let written = ResourceState {
+            provider: PROVIDER.to_string(),
+            id: String::new(),
+            ids: serde_json::json!({ "rules": {} }),
+            attributes: record.to_value(),
+            depends_on: vec![],
+        };
         let mut actions = Vec::new();
         let mut wrote_service = false;
         for operation in &change.operations {
@@ -229,6 +237,7 @@ impl CcmViews {
                 resource_version: resource_version.as_deref(),
                 planned: planned.as_ref(),
                 managed: &MANAGED,
+                leaves: Some(&written),
             };
             let text = op.to_string();
             write_service_journaled(&connection, journal, address, &text, write).await?;
@@ -251,20 +260,9 @@ impl CcmViews {
         };
         let after = wait_for_controller(address, client, &connection, &spec, expected_nodes)
             .await
-            .map_err(|e| {
-                let failed = error(address, e);
-                if !wrote_service {
-                    return failed;
-                }
-                // The Service is written: the state keeps it (see ProviderError::leaving).
-                let written = ResourceState {
-                    provider: PROVIDER.to_string(),
-                    id: String::new(),
-                    ids: serde_json::json!({ "rules": {} }),
-                    attributes: record.to_value(),
-                    depends_on: vec![],
-                };
-                failed.leaving(written)
+            .map_err(|e| match wrote_service {
+                true => error(address, e).leaving(written.clone()),
+                false => error(address, e),
             })?;
         let differences = compare_rule_ids(&before, &after, &actions);
         if !differences.is_empty() {
