@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use http::header::{HeaderValue, USER_AGENT};
 use kube::client::ClientBuilder;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
@@ -66,13 +67,18 @@ pub async fn connect_with_kubeconfig(
     counted(address, config, None)
 }
 
-/// A connection whose requests are counted by a layer under the client.
+/// A connection whose requests are counted by a layer under the client, and say who sends
+/// them (`User-Agent`).
 fn counted(
     address: &Address,
-    config: kube::Config,
+    mut config: kube::Config,
     embedded: Option<controllers::EmbeddedCluster>,
 ) -> Result<ClusterConnection, ProviderError> {
     let error = |message: String| ProviderError::new(address, message);
+    config.headers.push((
+        USER_AGENT,
+        HeaderValue::from_static(crate::provider::http::USER_AGENT),
+    ));
     let requests = Arc::new(AtomicU64::new(0));
     let counter = requests.clone();
     let count =
