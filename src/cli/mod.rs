@@ -34,8 +34,10 @@ pub fn main() -> u8 {
 }
 
 fn init_tracing(verbose: u8) {
+    // kube-client logs every failed request at ERROR, without its cause; skyplan reports the
+    // failure itself, with it.
     let default = match verbose {
-        0 => "warn",
+        0 => "warn,kube_client=off",
         1 => "skyplan=info",
         _ => "skyplan=debug",
     };

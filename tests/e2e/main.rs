@@ -22,6 +22,7 @@ mod k8s_ccm_last_rows;
 mod k8s_ccm_more_rows;
 mod k8s_ccm_rows;
 mod k8s_drift;
+mod k8s_errors;
 mod k8s_kubectl;
 mod k8s_lb_direct;
 mod k8s_node_set;

@@ -9,8 +9,11 @@ use http::header::{HeaderValue, USER_AGENT};
 use kube::client::ClientBuilder;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
+use super::kubeconfig::{check_context, read_kubeconfig};
+
 use super::connection::ClusterConnection;
 use crate::model::{Address, KubeAccess, Secret};
+use crate::provider::http::with_causes;
 use crate::provider::ProviderError;
 use crate::sim::controllers::{self, EmbeddedClouds};
 
@@ -24,14 +27,15 @@ pub async fn connect(
     let error = |message: String| ProviderError::new(address, message);
     let (config, embedded) = match access {
         KubeAccess::Kubeconfig { path, context } => {
-            let kubeconfig = read_kubeconfig(path.as_deref()).map_err(error)?;
+            let (kubeconfig, origin) = read_kubeconfig(path.as_deref()).map_err(error)?;
+            check_context(&kubeconfig, context.as_deref(), &origin).map_err(error)?;
             let options = KubeConfigOptions {
                 context: context.clone(),
                 ..KubeConfigOptions::default()
             };
             let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
                 .await
-                .map_err(|e| error(format!("kubeconfig: {e}")))?;
+                .map_err(|e| error(format!("kubeconfig: {}", with_causes(&e))))?;
             (config, None)
         }
         KubeAccess::Embedded => {
@@ -60,10 +64,11 @@ pub async fn connect_with_kubeconfig(
 ) -> Result<ClusterConnection, ProviderError> {
     let error = |message: String| ProviderError::new(address, message);
     let parsed = Kubeconfig::from_yaml(kubeconfig.expose())
-        .map_err(|e| error(format!("the cluster's kubeconfig: {e}")))?;
+        .map_err(|e| error(format!("the cluster's kubeconfig: {}", with_causes(&e))))?;
+    check_context(&parsed, None, "the cluster's kubeconfig").map_err(error)?;
     let config = kube::Config::from_custom_kubeconfig(parsed, &KubeConfigOptions::default())
         .await
-        .map_err(|e| error(format!("the cluster's kubeconfig: {e}")))?;
+        .map_err(|e| error(format!("the cluster's kubeconfig: {}", with_causes(&e))))?;
     counted(address, config, None)
 }
 
@@ -75,6 +80,8 @@ fn counted(
     embedded: Option<controllers::EmbeddedCluster>,
 ) -> Result<ClusterConnection, ProviderError> {
     let error = |message: String| ProviderError::new(address, message);
+    let server = config.cluster_url.to_string();
+    let server = server.trim_end_matches('/').to_owned();
     config.headers.push((
         USER_AGENT,
         HeaderValue::from_static(crate::provider::http::USER_AGENT),
@@ -87,27 +94,14 @@ fn counted(
             request
         });
     let client = ClientBuilder::try_from(config)
-        .map_err(|e| error(format!("building the client: {e}")))?
+        .map_err(|e| error(format!("building the client: {}", with_causes(&e))))?
         .with_layer(&count)
         .build();
     Ok(ClusterConnection::counted(
         address.clone(),
         client,
+        server,
         requests,
         embedded,
     ))
-}
-
-/// The named file; else KUBECONFIG (a ':'-separated list, merged, first wins — kubectl's
-/// rules); else ~/.kube/config.
-fn read_kubeconfig(path: Option<&Path>) -> Result<Kubeconfig, String> {
-    if let Some(path) = path {
-        return Kubeconfig::read_from(path)
-            .map_err(|e| format!("reading kubeconfig {}: {e}", path.display()));
-    }
-    match Kubeconfig::from_env() {
-        Ok(Some(kubeconfig)) => Ok(kubeconfig),
-        Ok(None) => Kubeconfig::read().map_err(|e| format!("reading ~/.kube/config: {e}")),
-        Err(e) => Err(format!("reading KUBECONFIG: {e}")),
-    }
 }
