@@ -3,6 +3,7 @@
 
 mod cli;
 mod cloudscale_rows;
+mod colour;
 mod crash;
 mod cs_ccm_more_rows;
 mod cs_ccm_rows;
