@@ -7,6 +7,8 @@ mod commands;
 pub mod exit;
 mod progress;
 
+use std::io::IsTerminal;
+
 use clap::{CommandFactory, FromArgMatches};
 
 pub use args::Cli;
@@ -57,10 +59,16 @@ fn parse() -> Result<Cli, u8> {
     })
 }
 
-/// Error reports in colour only as decided (miette would decide for itself, by other rules).
+/// Error reports in colour only as decided (miette would decide for itself, by other rules),
+/// and wrapped only on a terminal: in a log or a pipe each message stays on one line, so
+/// that a URL, a path or a certificate error can be searched for and copied whole.
 fn init_reports(colour: bool) {
+    let terminal = std::io::stderr().is_terminal();
     let _ = miette::set_hook(Box::new(move |_| {
-        let options = miette::MietteHandlerOpts::new().color(colour);
+        let options = miette::MietteHandlerOpts::new()
+            .color(colour)
+            .wrap_lines(terminal)
+            .break_words(false);
         // Terminal hyperlinks are escape sequences too.
         let options = match colour {
             true => options,

@@ -35,6 +35,8 @@ fn kubeconfig(server: &str, cluster_extra: &str) -> String {
     )
 }
 
+/// Runs plan, which must fail without showing the token. On a pipe the report is not wrapped,
+/// so each message is matched whole.
 fn plan_fails(project: &Project) -> Output {
     let out = project.run(&["plan"]);
     assert_eq!(out.code, 1, "{out:?}");
@@ -73,6 +75,21 @@ fn a_refused_connection_is_named_with_its_server() {
         "{out:?}"
     );
     assert!(out.stderr.contains("onnection refused"), "{out:?}");
+}
+
+#[test]
+fn a_name_that_does_not_resolve_is_a_dns_error() {
+    let project = Project::new();
+    // .invalid never resolves (RFC 6761).
+    let server = "https://nohost.invalid:6443";
+    project.write("kubeconfig.yaml", &kubeconfig(server, ""));
+    project.config(&config(None));
+    let out = plan_fails(&project);
+    assert!(
+        out.stderr
+            .contains(&format!("cannot connect to {server}: dns error")),
+        "{out:?}"
+    );
 }
 
 #[test]
