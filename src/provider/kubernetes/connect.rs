@@ -9,9 +9,8 @@ use http::header::{HeaderValue, USER_AGENT};
 use kube::client::ClientBuilder;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
-use super::kubeconfig::{check_context, read_kubeconfig};
-
 use super::connection::ClusterConnection;
+use super::kubeconfig::{check_context, read_kubeconfig};
 use crate::model::{Address, KubeAccess, Secret};
 use crate::provider::http::with_causes;
 use crate::provider::ProviderError;
@@ -80,8 +79,7 @@ fn counted(
     embedded: Option<controllers::EmbeddedCluster>,
 ) -> Result<ClusterConnection, ProviderError> {
     let error = |message: String| ProviderError::new(address, message);
-    let server = config.cluster_url.to_string();
-    let server = server.trim_end_matches('/').to_owned();
+    let server = shown(&config.cluster_url);
     config.headers.push((
         USER_AGENT,
         HeaderValue::from_static(crate::provider::http::USER_AGENT),
@@ -104,4 +102,28 @@ fn counted(
         requests,
         embedded,
     ))
+}
+
+/// The server's URL as messages show it: without a path's trailing `/`, and without any
+/// user:password a kubeconfig may have put in it.
+fn shown(url: &http::Uri) -> String {
+    let scheme = url
+        .scheme_str()
+        .map(|s| format!("{s}://"))
+        .unwrap_or_default();
+    let host = url
+        .authority()
+        .map_or("", |a| a.as_str().rsplit('@').next().unwrap_or(""));
+    format!("{scheme}{host}{}", url.path().trim_end_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_server_is_shown_without_credentials() {
+        let url = "https://admin:s3cret@k8s.example:6443/".parse().unwrap();
+        assert_eq!(super::shown(&url), "https://k8s.example:6443");
+        let url = "http://127.0.0.1:8080/prefix/".parse().unwrap();
+        assert_eq!(super::shown(&url), "http://127.0.0.1:8080/prefix");
+    }
 }
