@@ -9,8 +9,8 @@ use super::args::{
     ApplyArgs, Cli, Command, DriftFormat, GraphFormat, Locking, MigrateTarget, PlanArgs, Selection,
     SimCommand, SimProvider, SimServeArgs, StateCommand,
 };
-use super::exit;
 use super::progress::{progress_for_stderr, Progress};
+use super::{colour, exit};
 use crate::apply::hold::hold_back;
 use crate::apply::window::MaintenancePolicy;
 use crate::config::{self, Config};
@@ -123,7 +123,7 @@ async fn open(config: Config, operation: &str, locking: &Locking) -> Result<Work
         .await
         .into_diagnostic()?;
     for notice in &workspace.notices {
-        anstream::eprintln!("warning: {notice}");
+        colour::eprintln(format_args!("warning: {notice}"));
     }
     Ok(workspace)
 }
@@ -151,7 +151,7 @@ fn plan_error(error: crate::workspace::WorkspaceError) -> Report {
         _ => return Err::<(), _>(error).into_diagnostic().unwrap_err(),
     };
     for e in errors {
-        anstream::eprintln!("{e}");
+        colour::eprintln(e);
     }
     miette!(
         "cannot plan {} resource(s): each is listed above",
@@ -160,14 +160,14 @@ fn plan_error(error: crate::workspace::WorkspaceError) -> Report {
 }
 
 fn style() -> Style {
-    match anstream::AutoStream::choice(&std::io::stdout()) {
-        anstream::ColorChoice::Never => Style::Plain,
-        _ => Style::Colour,
+    match colour::decided().stdout {
+        true => Style::Colour,
+        false => Style::Plain,
     }
 }
 
 fn print_plan(view: &PlanView) {
-    anstream::print!("{}", render_text(view, style()));
+    colour::print(render_text(view, style()));
 }
 
 async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
@@ -257,12 +257,10 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
     let started = args.now.unwrap_or_else(jiff::Timestamp::now);
     let (runnable, held) = hold_back(&plan, &policy, started, &workspace.state.durations);
     for held in &held {
-        anstream::eprintln!(
+        colour::eprintln(format_args!(
             "held back: {} ({}): {}",
-            held.address,
-            held.impact,
-            held.reason
-        );
+            held.address, held.impact, held.reason
+        ));
     }
     if runnable.has_changes() && !approved && !confirm()? {
         println!("Apply cancelled.");
@@ -321,9 +319,9 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         Ok(exit::SUCCESS)
     } else {
         for address in &report.left {
-            anstream::eprintln!(
+            colour::eprintln(format_args!(
                 "left for later: {address}: the maintenance window closed before it started"
-            );
+            ));
         }
         Err(miette!(
             help = "run apply again inside a maintenance window (or with --now to see what it would do)",
@@ -459,7 +457,7 @@ async fn drift(
         DriftFormat::Junit => render_drift_junit(&report),
         DriftFormat::Github => render_drift_github(&report),
     };
-    anstream::print!("{text}");
+    colour::print(text);
     Ok(if report.has_drift() {
         exit::CHANGES
     } else {

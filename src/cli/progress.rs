@@ -11,10 +11,12 @@ use jiff::Timestamp;
 
 pub use crate::apply::progress::{Event, Progress};
 
-/// The live view when stderr is a terminal, plain timestamped lines otherwise.
+/// The live view when stderr is a terminal (coloured only as decided), plain timestamped
+/// lines otherwise.
 pub fn progress_for_stderr() -> Box<dyn Progress> {
     if std::io::stderr().is_terminal() {
-        Box::new(LiveProgress::new(ProgressDrawTarget::stderr()))
+        let colour = super::colour::decided().stderr;
+        Box::new(LiveProgress::new(ProgressDrawTarget::stderr(), colour))
     } else {
         Box::new(PlainProgress::new(std::io::stderr(), Timestamp::now))
     }
@@ -88,6 +90,8 @@ impl<W: Write + Send> Progress for PlainProgress<W> {
 
 /// The spinner line of one resource: `⠋ load-balancer.web  12s create pool tcp/http`.
 const LINE_TEMPLATE: &str = "{spinner:.cyan} {prefix:.bold} {elapsed:>4} {wide_msg}";
+/// The same without colour or bold (indicatif would colour by rules of its own).
+const PLAIN_LINE_TEMPLATE: &str = "{spinner} {prefix} {elapsed:>4} {wide_msg}";
 const TICK: Duration = Duration::from_millis(120);
 
 /// The terminal view. Finished operations and resources are printed above the spinners with
@@ -106,10 +110,14 @@ struct InFlight {
 }
 
 impl LiveProgress {
-    fn new(target: ProgressDrawTarget) -> Self {
+    fn new(target: ProgressDrawTarget, colour: bool) -> Self {
+        let template = match colour {
+            true => LINE_TEMPLATE,
+            false => PLAIN_LINE_TEMPLATE,
+        };
         LiveProgress {
             multi: MultiProgress::with_draw_target(target),
-            style: ProgressStyle::with_template(LINE_TEMPLATE).expect("the line template is valid"),
+            style: ProgressStyle::with_template(template).expect("the line template is valid"),
             in_flight: Mutex::new(HashMap::new()),
         }
     }
@@ -248,7 +256,7 @@ mod tests {
 
     #[test]
     fn the_live_view_keeps_one_line_per_resource_in_flight() {
-        let live = LiveProgress::new(ProgressDrawTarget::hidden());
+        let live = LiveProgress::new(ProgressDrawTarget::hidden(), false);
         let started = |address| Event::Started {
             address,
             operation: "update listener",

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod cloudscale;
 pub mod cloudstack;
+pub mod http;
 pub mod impact_table;
 pub mod kubernetes;
 pub mod phoenixnap;
@@ -37,3 +38,6 @@ impl fmt::Display for Operation {
         }
     }
 }
+
+#[cfg(test)]
+mod user_agent_tests;

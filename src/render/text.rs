@@ -1,5 +1,5 @@
-//! The human plan, rendered from [`PlanView`]. Colour is ANSI; the CLI writes through
-//! anstream, which strips it when the output is not a terminal or NO_COLOR is set.
+//! The human plan, rendered from [`PlanView`]. Colour is ANSI, added only when the CLI asks
+//! for it (`cli::colour` decides, once, for each stream).
 
 use std::fmt::Write;
 

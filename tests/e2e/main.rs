@@ -3,6 +3,7 @@
 
 mod cli;
 mod cloudscale_rows;
+mod colour;
 mod crash;
 mod cs_ccm_more_rows;
 mod cs_ccm_rows;
@@ -22,6 +23,7 @@ mod k8s_ccm_last_rows;
 mod k8s_ccm_more_rows;
 mod k8s_ccm_rows;
 mod k8s_drift;
+mod k8s_errors;
 mod k8s_kubectl;
 mod k8s_lb_direct;
 mod k8s_node_set;

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::limiter::Limiter;
 use crate::config::DEFAULT_MAX_CONCURRENT_REQUESTS;
+use crate::provider::http::{with_causes, USER_AGENT};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.cloudscale.ch/v1";
 
@@ -94,18 +95,6 @@ impl Error {
             _ => false,
         }
     }
-}
-
-/// The error and its causes on one line: reqwest's own message names only the URL, the reason
-/// (refused, timed out, TLS) is in its causes, and callers often keep only the message.
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(inner) = cause {
-        text = format!("{text}: {inner}");
-        cause = inner.source();
-    }
-    text
 }
 
 /// Exponential backoff: `first`, doubling up to `max`, each pause shortened by a random part
@@ -204,6 +193,7 @@ impl CloudscaleClient {
     /// A client for the API at `base_url` (e.g. [`DEFAULT_BASE_URL`]).
     pub fn new(base_url: &str, token: Secret) -> Result<CloudscaleClient, Error> {
         let http = reqwest::Client::builder()
+            .user_agent(USER_AGENT)
             .connect_timeout(Duration::from_secs(10))
             .build()
             .map_err(Error::Build)?;

@@ -5,11 +5,14 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use http::header::{HeaderValue, USER_AGENT};
 use kube::client::ClientBuilder;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use super::connection::ClusterConnection;
+use super::kubeconfig::{check_context, read_kubeconfig};
 use crate::model::{Address, KubeAccess, Secret};
+use crate::provider::http::with_causes;
 use crate::provider::ProviderError;
 use crate::sim::controllers::{self, EmbeddedClouds};
 
@@ -23,14 +26,15 @@ pub async fn connect(
     let error = |message: String| ProviderError::new(address, message);
     let (config, embedded) = match access {
         KubeAccess::Kubeconfig { path, context } => {
-            let kubeconfig = read_kubeconfig(path.as_deref()).map_err(error)?;
+            let (kubeconfig, origin) = read_kubeconfig(path.as_deref()).map_err(error)?;
+            check_context(&kubeconfig, context.as_deref(), &origin).map_err(error)?;
             let options = KubeConfigOptions {
                 context: context.clone(),
                 ..KubeConfigOptions::default()
             };
             let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
                 .await
-                .map_err(|e| error(format!("kubeconfig: {e}")))?;
+                .map_err(|e| error(format!("kubeconfig: {}", with_causes(&e))))?;
             (config, None)
         }
         KubeAccess::Embedded => {
@@ -59,20 +63,27 @@ pub async fn connect_with_kubeconfig(
 ) -> Result<ClusterConnection, ProviderError> {
     let error = |message: String| ProviderError::new(address, message);
     let parsed = Kubeconfig::from_yaml(kubeconfig.expose())
-        .map_err(|e| error(format!("the cluster's kubeconfig: {e}")))?;
+        .map_err(|e| error(format!("the cluster's kubeconfig: {}", with_causes(&e))))?;
+    check_context(&parsed, None, "the cluster's kubeconfig").map_err(error)?;
     let config = kube::Config::from_custom_kubeconfig(parsed, &KubeConfigOptions::default())
         .await
-        .map_err(|e| error(format!("the cluster's kubeconfig: {e}")))?;
+        .map_err(|e| error(format!("the cluster's kubeconfig: {}", with_causes(&e))))?;
     counted(address, config, None)
 }
 
-/// A connection whose requests are counted by a layer under the client.
+/// A connection whose requests are counted by a layer under the client, and say who sends
+/// them (`User-Agent`).
 fn counted(
     address: &Address,
-    config: kube::Config,
+    mut config: kube::Config,
     embedded: Option<controllers::EmbeddedCluster>,
 ) -> Result<ClusterConnection, ProviderError> {
     let error = |message: String| ProviderError::new(address, message);
+    let server = shown(&config.cluster_url);
+    config.headers.push((
+        USER_AGENT,
+        HeaderValue::from_static(crate::provider::http::USER_AGENT),
+    ));
     let requests = Arc::new(AtomicU64::new(0));
     let counter = requests.clone();
     let count =
@@ -81,27 +92,38 @@ fn counted(
             request
         });
     let client = ClientBuilder::try_from(config)
-        .map_err(|e| error(format!("building the client: {e}")))?
+        .map_err(|e| error(format!("building the client: {}", with_causes(&e))))?
         .with_layer(&count)
         .build();
     Ok(ClusterConnection::counted(
         address.clone(),
         client,
+        server,
         requests,
         embedded,
     ))
 }
 
-/// The named file; else KUBECONFIG (a ':'-separated list, merged, first wins — kubectl's
-/// rules); else ~/.kube/config.
-fn read_kubeconfig(path: Option<&Path>) -> Result<Kubeconfig, String> {
-    if let Some(path) = path {
-        return Kubeconfig::read_from(path)
-            .map_err(|e| format!("reading kubeconfig {}: {e}", path.display()));
-    }
-    match Kubeconfig::from_env() {
-        Ok(Some(kubeconfig)) => Ok(kubeconfig),
-        Ok(None) => Kubeconfig::read().map_err(|e| format!("reading ~/.kube/config: {e}")),
-        Err(e) => Err(format!("reading KUBECONFIG: {e}")),
+/// The server's URL as messages show it: without a path's trailing `/`, and without any
+/// user:password a kubeconfig may have put in it.
+fn shown(url: &http::Uri) -> String {
+    let scheme = url
+        .scheme_str()
+        .map(|s| format!("{s}://"))
+        .unwrap_or_default();
+    let host = url
+        .authority()
+        .map_or("", |a| a.as_str().rsplit('@').next().unwrap_or(""));
+    format!("{scheme}{host}{}", url.path().trim_end_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_server_is_shown_without_credentials() {
+        let url = "https://admin:s3cret@k8s.example:6443/".parse().unwrap();
+        assert_eq!(super::shown(&url), "https://k8s.example:6443");
+        let url = "http://127.0.0.1:8080/prefix/".parse().unwrap();
+        assert_eq!(super::shown(&url), "http://127.0.0.1:8080/prefix");
     }
 }

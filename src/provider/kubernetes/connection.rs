@@ -15,6 +15,8 @@ use crate::provider::ProviderError;
 pub struct ClusterConnection {
     pub address: Address,
     client: kube::Client,
+    /// The API server's URL, for messages (a connection that could not be made names it).
+    server: String,
     nodes: OnceCell<Vec<Node>>,
     /// Every node port the cluster's Services hold, read at most once per run.
     node_ports: OnceCell<BTreeMap<u16, String>>,
@@ -35,6 +37,7 @@ impl ClusterConnection {
         ClusterConnection {
             address,
             client,
+            server: "the API server".to_owned(),
             nodes: OnceCell::new(),
             node_ports: OnceCell::new(),
             uid: OnceCell::new(),
@@ -49,10 +52,12 @@ impl ClusterConnection {
     pub fn counted(
         address: Address,
         client: kube::Client,
+        server: String,
         requests: Arc<AtomicU64>,
         embedded: Option<crate::sim::controllers::EmbeddedCluster>,
     ) -> Self {
         ClusterConnection {
+            server,
             requests,
             embedded: Mutex::new(embedded),
             ..ClusterConnection::new(address, client)
@@ -103,19 +108,26 @@ impl ClusterConnection {
         self.client.clone()
     }
 
+    /// A failed request of this connection's client, as a user can act on it.
+    pub fn describe(&self, error: &kube::Error) -> String {
+        super::errors::describe(error, &self.server)
+    }
+
+    /// The provider error for `doing` (`listing nodes`) that failed with `error`.
+    pub fn failed(&self, doing: &str, error: &kube::Error) -> ProviderError {
+        ProviderError::new(&self.address, format!("{doing}: {}", self.describe(error)))
+    }
+
     /// Every Node, listed once per run (paged by 500, as kubectl does).
     pub async fn nodes(&self) -> Result<&[Node], ProviderError> {
-        let nodes = self
-            .nodes
-            .get_or_try_init(|| list_nodes(&self.client, &self.address))
-            .await?;
+        let nodes = self.nodes.get_or_try_init(|| list_nodes(self)).await?;
         Ok(nodes)
     }
 
     /// Every Node, read again now (apply, waiting for a controller that acts on nodes changed
     /// since the run's first read).
     pub async fn fresh_nodes(&self) -> Result<Vec<Node>, ProviderError> {
-        list_nodes(&self.client, &self.address).await
+        list_nodes(self).await
     }
 
     /// The Service `namespace/name`, fresh from the API (`None`: it does not exist).
@@ -125,12 +137,9 @@ impl ClusterConnection {
         name: &str,
     ) -> Result<Option<Service>, ProviderError> {
         let api: kube::Api<Service> = kube::Api::namespaced(self.client.clone(), namespace);
-        api.get_opt(name).await.map_err(|e| {
-            ProviderError::new(
-                &self.address,
-                format!("reading Service {namespace}/{name}: {e}"),
-            )
-        })
+        api.get_opt(name)
+            .await
+            .map_err(|e| self.failed(&format!("reading Service {namespace}/{name}"), &e))
     }
 
     /// The kube-system namespace's UID: the cluster's identity to cloud controllers that tag
@@ -140,9 +149,10 @@ impl ClusterConnection {
             .uid
             .get_or_try_init(|| async {
                 let api: kube::Api<Namespace> = kube::Api::all(self.client.clone());
-                let namespace = api.get("kube-system").await.map_err(|e| {
-                    ProviderError::new(&self.address, format!("reading namespace kube-system: {e}"))
-                })?;
+                let namespace = api
+                    .get("kube-system")
+                    .await
+                    .map_err(|e| self.failed("reading namespace kube-system", &e))?;
                 namespace.metadata.uid.ok_or_else(|| {
                     ProviderError::new(&self.address, "namespace kube-system has no uid")
                 })
@@ -156,23 +166,22 @@ impl ClusterConnection {
     /// controller-mode load balancer asks for a node port of its own.
     pub async fn node_ports_in_use(&self) -> Result<&BTreeMap<u16, String>, ProviderError> {
         self.node_ports
-            .get_or_try_init(|| list_node_ports(&self.client, &self.address))
+            .get_or_try_init(|| list_node_ports(self))
             .await
     }
 }
 
 async fn list_node_ports(
-    client: &kube::Client,
-    address: &Address,
+    connection: &ClusterConnection,
 ) -> Result<BTreeMap<u16, String>, ProviderError> {
-    let api: kube::Api<Service> = kube::Api::all(client.clone());
+    let api: kube::Api<Service> = kube::Api::all(connection.client());
     let mut held = BTreeMap::new();
     let mut params = kube::api::ListParams::default().limit(500);
     loop {
         let page = api
             .list(&params)
             .await
-            .map_err(|e| ProviderError::new(address, format!("listing services: {e}")))?;
+            .map_err(|e| connection.failed("listing services", &e))?;
         for service in &page.items {
             let holder = format!(
                 "{}/{}",
@@ -200,15 +209,15 @@ fn service_node_ports(service: &Service) -> impl Iterator<Item = u16> + '_ {
         .filter(|p| *p != 0)
 }
 
-async fn list_nodes(client: &kube::Client, address: &Address) -> Result<Vec<Node>, ProviderError> {
-    let api: kube::Api<Node> = kube::Api::all(client.clone());
+async fn list_nodes(connection: &ClusterConnection) -> Result<Vec<Node>, ProviderError> {
+    let api: kube::Api<Node> = kube::Api::all(connection.client());
     let mut nodes = Vec::new();
     let mut params = kube::api::ListParams::default().limit(500);
     loop {
         let page = api
             .list(&params)
             .await
-            .map_err(|e| ProviderError::new(address, format!("listing nodes: {e}")))?;
+            .map_err(|e| connection.failed("listing nodes", &e))?;
         let next = page.metadata.continue_.clone().filter(|c| !c.is_empty());
         nodes.extend(page.items);
         match next {

@@ -7,7 +7,9 @@
 pub mod conflict;
 pub mod connect;
 pub mod connection;
+pub mod errors;
 pub mod instances;
+mod kubeconfig;
 pub mod lb_nodes;
 pub mod metadata;
 pub mod nodes;

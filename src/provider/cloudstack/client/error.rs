@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::provider::http::with_causes;
+
 /// CloudStack's `INTERNAL_ERROR`: thrown for anything unexpected, possibly half-way through.
 const INTERNAL_ERROR: u16 = 530;
 /// CloudStack's `PARAM_ERROR`, also used for ids that name nothing.
@@ -128,18 +130,6 @@ fn cs_suffix(cserrorcode: Option<u32>) -> String {
     cserrorcode
         .map(|code| format!(" (cserrorcode {code})"))
         .unwrap_or_default()
-}
-
-/// The error and its causes on one line: reqwest's own message names only the URL, the reason
-/// (refused, timed out, TLS) is in its causes.
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(inner) = cause {
-        text = format!("{text}: {inner}");
-        cause = inner.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::retry::{is_retryable, RetryPolicy};
 use super::{envelope, sign, Credentials, Error, JobPolicy, Params};
+use crate::provider::http::USER_AGENT;
 
 /// Parameters every request carries, set by the client; a caller's own value is dropped.
 const RESERVED: [&str; 6] = [
@@ -42,6 +43,7 @@ impl CloudstackClient {
             );
         }
         let http = reqwest::Client::builder()
+            .user_agent(USER_AGENT)
             .connect_timeout(Duration::from_secs(10))
             .danger_accept_invalid_certs(credentials.ssl_no_verify)
             // A followed redirect turns the POST into a GET without the form: report it instead.

@@ -13,6 +13,7 @@ use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::provider::http::{with_causes, USER_AGENT};
 pub use credentials::Credentials;
 use token::TokenSource;
 
@@ -107,17 +108,6 @@ impl Error {
     }
 }
 
-/// The error and its causes on one line (reqwest's message names only the URL).
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(inner) = cause {
-        text = format!("{text}: {inner}");
-        cause = inner.source();
-    }
-    text
-}
-
 /// Whether a failed request may be sent again as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Retry {
@@ -153,7 +143,7 @@ impl PnapClient {
     /// `root` serves the four APIs (`https://api.phoenixnap.com`); `token_url` the tokens.
     pub fn new(root: &str, token_url: &str, credentials: Credentials) -> Result<Self, Error> {
         let http = reqwest::Client::builder()
-            .user_agent(concat!("skyplan/", env!("CARGO_PKG_VERSION")))
+            .user_agent(USER_AGENT)
             .timeout(Duration::from_secs(60))
             .build()
             .map_err(|e| Error::token(with_causes(&e)))?;

@@ -10,6 +10,7 @@ use tokio::sync::Mutex;
 use super::credentials::Credentials;
 use super::Error;
 use crate::model::Secret;
+use crate::provider::http::with_causes;
 
 /// The scopes the CCM asks for (`phoenixnap/cloud.go`): full and read access to the BMC, IP and
 /// network APIs (`bmc`) and the tag manager (`tags`).
@@ -89,12 +90,12 @@ impl TokenSource {
             .form(&[("grant_type", "client_credentials"), ("scope", SCOPES)])
             .send()
             .await
-            .map_err(|e| Error::token(super::with_causes(&e)))?;
+            .map_err(|e| Error::token(with_causes(&e)))?;
         let status = response.status();
         let body = response
             .bytes()
             .await
-            .map_err(|e| Error::token(super::with_causes(&e)))?;
+            .map_err(|e| Error::token(with_causes(&e)))?;
         if !status.is_success() {
             let error: TokenError = serde_json::from_slice(&body).unwrap_or_default();
             let detail = match (error.error.is_empty(), error.error_description.is_empty()) {
