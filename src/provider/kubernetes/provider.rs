@@ -189,7 +189,6 @@ impl KubernetesProvider {
     ) -> Result<Vec<(kube_ops::Op, Node)>, ProviderError> {
         let address = &change.address;
         let cluster = self.policy_cluster(change, prior)?;
-        let api: kube::Api<Node> = kube::Api::all(cluster.client());
         let mut patched = Vec::new();
         let mut failures = Vec::new();
         for operation in &change.operations {
@@ -204,7 +203,7 @@ impl KubernetesProvider {
             journal
                 .record(address, Phase::Intent, &text, None, None)
                 .map_err(journal_error)?;
-            match patch::patch_node(&api, op, Backoff::default()).await {
+            match patch::patch_node(&cluster, op, Backoff::default()).await {
                 Ok(node) => {
                     let ids = json!({ "node": op.node, "resourceVersion": node.metadata.resource_version });
                     journal

@@ -101,7 +101,7 @@ pub async fn write_service(
 ) -> Result<Service, String> {
     let api: kube::Api<Service> = kube::Api::namespaced(connection.client(), namespace);
     let Some(mut version) = resource_version.map(str::to_owned) else {
-        return create_service(&api, namespace, name, body).await;
+        return create_service(connection, namespace, name, body).await;
     };
     let mut backoff = Backoff::default();
     loop {
@@ -110,10 +110,12 @@ pub async fn write_service(
                 backoff.conflicted().await.map_err(|exhausted| {
                     format!("writing Service {namespace}/{name}: another writer kept changing it ({exhausted})")
                 })?;
-                let fresh = api
-                    .get_opt(name)
-                    .await
-                    .map_err(|e| format!("reading Service {namespace}/{name}: {e}"))?;
+                let fresh = api.get_opt(name).await.map_err(|e| {
+                    format!(
+                        "reading Service {namespace}/{name}: {}",
+                        connection.describe(&e)
+                    )
+                })?;
                 let project = |s: &Service| managed_fields(s, managed);
                 let unchanged = fresh.as_ref().map(project) == planned.map(project);
                 match (fresh, unchanged) {
@@ -124,7 +126,12 @@ pub async fn write_service(
                 }
             }
             result => {
-                return result.map_err(|e| format!("writing Service {namespace}/{name}: {e}"))
+                return result.map_err(|e| {
+                    format!(
+                        "writing Service {namespace}/{name}: {}",
+                        connection.describe(&e)
+                    )
+                })
             }
         }
     }
@@ -135,7 +142,7 @@ fn stale(namespace: &str, name: &str) -> String {
 }
 
 async fn create_service(
-    api: &kube::Api<Service>,
+    connection: &ClusterConnection,
     namespace: &str,
     name: &str,
     body: &serde_json::Value,
@@ -145,9 +152,13 @@ async fn create_service(
         field_manager: Some(FIELD_MANAGER.into()),
         ..PostParams::default()
     };
+    let api: kube::Api<Service> = kube::Api::namespaced(connection.client(), namespace);
     api.create(&params, &service).await.map_err(|e| match &e {
         kube::Error::Api(status) if status.is_already_exists() => stale(namespace, name),
-        _ => format!("creating Service {namespace}/{name}: {e}"),
+        _ => format!(
+            "creating Service {namespace}/{name}: {}",
+            connection.describe(&e)
+        ),
     })
 }
 

@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 
 use super::live::LiveNode;
 use crate::provider::kubernetes::conflict::Backoff;
+use crate::provider::kubernetes::connection::ClusterConnection;
 use crate::provider::kubernetes::ops::Op;
 use crate::provider::kubernetes::FIELD_MANAGER;
 
@@ -39,15 +40,17 @@ impl std::fmt::Display for PatchError {
     }
 }
 
-/// Applies `op` to its node; returns the patched node. `backoff` paces the attempts after a
-/// 409.
+/// Applies `op` to its node in `cluster`; returns the patched node. `backoff` paces the
+/// attempts after a 409.
 pub async fn patch_node(
-    api: &Api<Node>,
+    cluster: &ClusterConnection,
     op: &Op,
     mut backoff: Backoff,
 ) -> Result<Node, PatchError> {
-    let failed =
-        |what: &str, e: kube::Error| PatchError::Failed(format!("{what} node {}: {e}", op.node));
+    let api: Api<Node> = Api::all(cluster.client());
+    let failed = |what: &str, e: kube::Error| {
+        PatchError::Failed(format!("{what} node {}: {}", op.node, cluster.describe(&e)))
+    };
     let params = PatchParams {
         field_manager: Some(FIELD_MANAGER.into()),
         ..PatchParams::default()
@@ -236,6 +239,11 @@ mod tests {
         )
     }
 
+    fn cluster(client: kube::Client) -> ClusterConnection {
+        let address = crate::model::Address::new(crate::model::ResourceKind::Cluster, "prod");
+        ClusterConnection::new(address, client)
+    }
+
     fn respond(send: tower_test::mock::SendResponse<Response<Body>>, code: u16, body: Value) {
         let response = Response::builder()
             .status(code)
@@ -277,8 +285,7 @@ mod tests {
     #[tokio::test]
     async fn a_conflict_is_retried_on_fresh_state_with_the_whole_taint_list() {
         let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-        let client = kube::Client::new(service, "default");
-        let api: Api<Node> = Api::all(client);
+        let api = cluster(kube::Client::new(service, "default"));
         let server = tokio::spawn(async move {
             let first = node("10", json!([{"key": "drain", "effect": "NoExecute"}]));
             let (request, send, _) = next(&mut handle).await;
@@ -339,7 +346,7 @@ mod tests {
     #[tokio::test]
     async fn conflicts_give_up_once_the_backoff_budget_is_spent() {
         let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-        let api: Api<Node> = Api::all(kube::Client::new(service, "default"));
+        let api = cluster(kube::Client::new(service, "default"));
         let server = tokio::spawn(async move {
             let mut version = 10;
             // The writer never stops: every read shows a new version, every patch conflicts.
@@ -379,7 +386,7 @@ mod tests {
     #[tokio::test]
     async fn a_managed_key_changed_since_the_plan_is_refused_without_a_write() {
         let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-        let api: Api<Node> = Api::all(kube::Client::new(service, "default"));
+        let api = cluster(kube::Client::new(service, "default"));
         let server = tokio::spawn(async move {
             let theirs = json!([{"key": "drain", "effect": "NoExecute"},
                                 {"key": "dedicated", "value": "orange", "effect": "NoSchedule"}]);
