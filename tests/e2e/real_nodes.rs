@@ -102,6 +102,25 @@ fn nodes_at_blue(cluster: &RealCluster) -> (Vec<String>, Project) {
     (nodes, project)
 }
 
+/// Someone else's `kubectl taint --overwrite` of a taint the policy manages.
+fn set_orange(cluster: &RealCluster, node: &str) {
+    cluster.kubectl_ok(&[
+        "taint",
+        "node",
+        node,
+        "dedicated=orange:NoSchedule",
+        "--overwrite",
+    ]);
+}
+
+/// `plan --out` into the project; returns the file's path.
+fn save_plan(project: &Project) -> String {
+    let saved = project.path().join("web.plan").display().to_string();
+    let planned = project.run(&["plan", "--out", &saved]);
+    assert_eq!(planned.code, 0, "{planned:?}");
+    saved
+}
+
 fn assert_node_3_refused_and_kept(cluster: &RealCluster, nodes: &[String], apply: &str) {
     let apply = &unwrapped(apply);
     assert!(apply.contains("changed since the plan"), "{apply}");
@@ -124,17 +143,8 @@ fn a_saved_plan_whose_node_changed_since_is_refused_whole() {
         return;
     };
     let (nodes, project) = nodes_at_blue(&cluster);
-    let saved = project.path().join("web.plan");
-    let saved = saved.to_str().unwrap();
-    let planned = project.run(&["plan", "--out", saved]);
-    assert_eq!(planned.code, 0, "{planned:?}");
-    cluster.kubectl_ok(&[
-        "taint",
-        "node",
-        &nodes[2],
-        "dedicated=orange:NoSchedule",
-        "--overwrite",
-    ]);
+    let saved = &save_plan(&project);
+    set_orange(&cluster, &nodes[2]);
     let apply = project.run(&["apply", saved]);
     assert_eq!(apply.code, 1, "{apply:?}");
     assert!(apply.stderr.contains("changed since the plan"), "{apply:?}");
@@ -171,13 +181,7 @@ fn a_node_changed_at_the_prompt_is_refused() {
         assert!(n > 0, "apply ended before asking: {seen}");
         seen.push_str(&String::from_utf8_lossy(&chunk[..n]));
     }
-    cluster.kubectl_ok(&[
-        "taint",
-        "node",
-        &nodes[2],
-        "dedicated=orange:NoSchedule",
-        "--overwrite",
-    ]);
+    set_orange(&cluster, &nodes[2]);
     apply.stdin.take().unwrap().write_all(b"yes\n").unwrap();
     let mut rest = String::new();
     stdout.read_to_string(&mut rest).unwrap();
@@ -206,10 +210,7 @@ fn a_change_to_keys_skyplan_does_not_manage_is_re_read_and_kept() {
         return;
     };
     let (nodes, project) = nodes_at_blue(&cluster);
-    let saved = project.path().join("web.plan");
-    let saved = saved.to_str().unwrap();
-    let planned = project.run(&["plan", "--out", saved]);
-    assert_eq!(planned.code, 0, "{planned:?}");
+    let saved = &save_plan(&project);
     cluster.kubectl_ok(&["label", "node", &nodes[2], "team=theirs"]);
     cluster.kubectl_ok(&["taint", "node", &nodes[2], "theirs=1:PreferNoSchedule"]);
     let apply = project.run(&["apply", saved]);
