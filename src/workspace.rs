@@ -229,7 +229,12 @@ impl Workspace {
                     address: target.address.clone(),
                     provider: name.clone(),
                     location: target.resource.map(|r| r.location.clone()),
-                    check: self.providers[name].drift(target)?,
+                    check: match (target.resource, target.prior) {
+                        // Configured but never applied: nothing skyplan made to compare, and
+                        // never "in sync" (whatever the cloud happens to hold).
+                        (Some(_), None) => DriftCheck::NotApplied,
+                        _ => self.providers[name].drift(target)?,
+                    },
                 });
             }
         }
