@@ -47,7 +47,10 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
         embedded.then(|| EmbeddedCloud {
             provider: "cloudstack",
             file: p.file,
-            span: table.endpoint.as_ref().map_or_else(|| p.span(), |e| e.span()),
+            span: table
+                .endpoint
+                .as_ref()
+                .map_or_else(|| p.span(), |e| e.span()),
         })
     });
     let cloudscale_bound = raw.load_balancers.values().filter_map(|lb| {

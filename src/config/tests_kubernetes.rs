@@ -254,7 +254,11 @@ fn controller_mode_that_can_converge_is_accepted() {
         EMBEDDED_CLUSTER,
         "zone = \"lpg1\"",
     );
-    assert!(load_str(&embedded).is_ok(), "{:?}", load_str(&embedded).err());
+    assert!(
+        load_str(&embedded).is_ok(),
+        "{:?}",
+        load_str(&embedded).err()
+    );
     // A real cloud is reachable from a real cluster's controller.
     let real = controller_mode(
         "cloudscale",

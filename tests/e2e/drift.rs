@@ -227,7 +227,8 @@ fn a_configured_resource_never_applied_is_reported_as_not_applied() {
         github
             .stdout
             .lines()
-            .any(|l| l.contains("load-balancer.api") && l.contains("line=14")
+            .any(|l| l.contains("load-balancer.api")
+                && l.contains("line=14")
                 && l.contains("not applied")),
         "{github:?}"
     );

@@ -184,7 +184,10 @@ fn removing_the_load_balancer_is_refused_unless_allowed_then_released_in_the_ccm
 
     let allowed = api_change(&project.plan(&["--allow-delete", "load-balancer.api"]));
     assert_eq!(allowed["action"], "delete", "{allowed:#}");
-    assert_eq!(allowed["impact"], "forbidden", "the address is lost: {allowed:#}");
+    assert_eq!(
+        allowed["impact"], "forbidden",
+        "the address is lost: {allowed:#}"
+    );
     let apply = project.apply(&["--allow-delete", "load-balancer.api"]);
     assert_eq!(apply.code, 0, "{apply:?}");
     assert!(block_now(&project).is_empty(), "the block is deleted");

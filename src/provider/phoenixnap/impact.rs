@@ -76,11 +76,7 @@ mod tests {
         let class = |c| rule(c).impact;
         assert_eq!(class(ServiceAdded), Impact::None);
         assert_eq!(class(AddressCleared), Impact::Minimal);
-        for change in [
-            ServiceRenamed,
-            ServiceTypeChanged,
-            ClusterRebuilt,
-        ] {
+        for change in [ServiceRenamed, ServiceTypeChanged, ClusterRebuilt] {
             assert_eq!(class(change), Impact::PoolRecreate, "{change:?}");
         }
         // impact.md's deletion rule: the address is lost, with or without --allow-delete.

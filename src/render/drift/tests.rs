@@ -138,7 +138,10 @@ fn a_resource_never_applied_is_drift_counted_on_its_own() {
     assert_eq!(elements[1].attribute("failures"), "1");
     let github = render_drift_github(&report);
     assert_eq!(github.lines().count(), 1, "{github}");
-    assert!(github.starts_with("::warning ") && github.contains("not applied"), "{github}");
+    assert!(
+        github.starts_with("::warning ") && github.contains("not applied"),
+        "{github}"
+    );
 }
 
 #[test]
