@@ -24,6 +24,7 @@ mod k8s_ccm_rows;
 mod k8s_drift;
 mod k8s_kubectl;
 mod k8s_lb_direct;
+mod k8s_namespaces;
 mod k8s_node_set;
 mod k8s_nodes;
 mod lifecycle;

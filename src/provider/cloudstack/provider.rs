@@ -168,10 +168,16 @@ impl CloudstackProvider {
             clusters.insert(target.address.clone(), known);
         }
         *self.known_clusters() = clusters;
-        let ccm_specs: Vec<(&Address, &CsLoadBalancerSpec)> = targets
+        let ccm_specs: Vec<lb::ccm::views::CcmTarget> = targets
             .iter()
-            .filter_map(|t| Some((t.address, t.resource.and_then(lb_spec)?)))
-            .filter(|(_, spec)| lb::ccm::views::is_ccm(spec))
+            .filter_map(|t| {
+                Some(lb::ccm::views::CcmTarget {
+                    address: t.address,
+                    spec: t.resource.and_then(lb_spec)?,
+                    service: t.resource.map(|r| r.location_of("service")),
+                })
+            })
+            .filter(|t| lb::ccm::views::is_ccm(t.spec))
             .collect();
         self.ccm.read(&ccm_specs).await;
         let ccm_bases = self.ccm.base_names();

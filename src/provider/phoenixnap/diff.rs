@@ -71,6 +71,9 @@ pub fn plan(input: &PlanInput<'_>) -> Result<ResourceChange, PlanError> {
             spec.cluster
         ))
     })?;
+    if let (None, Some(why)) = (&cluster.service, &cluster.missing_namespace) {
+        return Err(at("service")(why.clone()));
+    }
     let service = cluster.service.as_ref().ok_or_else(|| {
         at("service")(format!(
             "Service {} does not exist in {}: create it first (skyplan writes only its type and loadBalancerIP)",

@@ -85,6 +85,7 @@ fn cluster(service_type: &str, ip: Option<&str>) -> ClusterFacts {
             load_balancer_class: None,
             resource_version: Some("7".into()),
         }),
+        missing_namespace: None,
     }
 }
 
@@ -428,6 +429,27 @@ fn removal_with_allow_delete_releases_in_the_ccm_s_order() {
     assert_eq!(
         ops(&change),
         ["clear-service", "mark-released", "detach", "delete-block"]
+    );
+}
+
+#[test]
+fn a_service_in_a_namespace_that_does_not_exist_is_an_error_at_the_service_key() {
+    let mut case = Case {
+        spec: Some(spec()),
+        prior: None,
+        cluster: cluster("LoadBalancer", None),
+        inventory: inventory(vec![]),
+        requested: false,
+    };
+    case.cluster.service = None;
+    let error = case.plan().unwrap_err();
+    assert_eq!(error.key, "service");
+    assert!(error.message.contains("does not exist"), "{error:?}");
+    case.cluster.missing_namespace = Some("namespace `nons` does not exist in cluster.prod".into());
+    let error = case.plan().unwrap_err();
+    assert_eq!(
+        (error.key, error.message.as_str()),
+        ("service", "namespace `nons` does not exist in cluster.prod")
     );
 }
 
