@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `skyplan` binary against the embedded simulators (cloudscale,
 //! CloudStack) and `skyplan sim serve`.
 
+mod ccm_removal;
 mod cli;
 mod cloudscale_rows;
 mod crash;

@@ -300,6 +300,15 @@ impl CloudscaleProvider {
         if controller_mode {
             return self.apply_ccm(change, journal).await.map(Some);
         }
+        let deletes_service = change.operations.iter().any(|op| {
+            matches!(
+                op,
+                Operation::Cloudscale(super::ops::Op::DeleteService { .. })
+            )
+        });
+        if deletes_service {
+            return self.apply_ccm_delete(change, journal).await;
+        }
         let live = find_live(&self.snapshot(), address, prior.map(|p| p.id.as_str()))?.cloned();
         let mut ids = live.as_ref().map(LbIds::from_live).unwrap_or_default();
         let journal_error = |e: crate::state::StateError| error(address, e);
@@ -398,6 +407,52 @@ impl CloudscaleProvider {
             snapshot: &snapshot,
         })
         .map_err(|e| error(address, e))
+    }
+
+    /// A controller-mode load balancer removed from the config: its Service is deleted (with
+    /// --allow-delete), never the load balancer itself.
+    fn removed_ccm(
+        &self,
+        target: &Target,
+        applied: &LoadBalancerSpec,
+        options: &PlanOptions,
+    ) -> Result<ResourceChange, ProviderError> {
+        let snapshot = self.snapshot();
+        let prior_id = target.prior.map(|p| p.id.as_str());
+        let live = find_live(&snapshot, target.address, prior_id)?;
+        Ok(super::ccm::plan::removed(
+            target.address,
+            applied,
+            live.map(|l| l.lb.name.as_str()),
+            options.allow_delete.contains(target.address),
+        ))
+    }
+
+    /// `--allow-delete` in controller mode: deletes the Service and waits until the CCM has
+    /// deleted the load balancer and released the Service (its finalizer).
+    async fn apply_ccm_delete(
+        &self,
+        change: &ResourceChange,
+        journal: &Journal,
+    ) -> Result<Option<ResourceState>, ProviderError> {
+        use crate::provider::kubernetes::service_delete::delete_service_journaled;
+        let address = &change.address;
+        for operation in &change.operations {
+            let Operation::Cloudscale(
+                op @ super::ops::Op::DeleteService {
+                    cluster,
+                    namespace,
+                    name,
+                },
+            ) = operation
+            else {
+                continue;
+            };
+            let connection = self.connection(address, cluster)?;
+            let text = op.to_string();
+            delete_service_journaled(&connection, journal, address, &text, namespace, name).await?;
+        }
+        Ok(None)
     }
 
     /// Writes the Service, waits for the CCM, and checks its outcome against the plan.
@@ -628,6 +683,11 @@ fn find_live<'s>(
     }
 }
 
+/// Whether a spec is in controller mode.
+fn is_ccm(spec: &LoadBalancerSpec) -> bool {
+    spec.binding.as_ref().is_some_and(|b| b.mode == LbMode::Ccm)
+}
+
 /// The spec recorded at the last apply; unreadable (an older format) counts as unknown.
 fn applied_spec(prior: &ResourceState) -> Option<LoadBalancerSpec> {
     serde_json::from_value(prior.attributes.clone()).ok()
@@ -725,6 +785,9 @@ impl Provider for CloudscaleProvider {
     ) -> Result<ResourceChange, ProviderError> {
         let prior = target.prior.and_then(applied_spec);
         let spec = target.resource.and_then(load_balancer_spec);
+        if let (None, Some(applied)) = (spec, prior.as_ref().filter(|p| is_ccm(p))) {
+            return self.removed_ccm(target, applied, options);
+        }
         if let Some(spec) = spec {
             catalog::check_names(spec, &self.snapshot())
                 .map_err(|u| u.into_error(target.address, target.resource))?;
