@@ -185,6 +185,42 @@ impl CcmViews {
             .collect()
     }
 
+    /// `--allow-delete`: deletes the Service through `connection` (its cluster's) and waits
+    /// until the CCM has deleted the rules and released the Service (its finalizer).
+    pub async fn delete(
+        &self,
+        journal: &Journal,
+        change: &ResourceChange,
+        connection: &ClusterConnection,
+    ) -> Result<(), ProviderError> {
+        use crate::provider::kubernetes::service_delete::delete_service_journaled;
+        let address = &change.address;
+        for operation in &change.operations {
+            let Operation::Cloudstack(Op::Ccm(
+                op @ CcmOp::DeleteService {
+                    namespace, name, ..
+                },
+            )) = operation
+            else {
+                continue;
+            };
+            let text = op.to_string();
+            delete_service_journaled(connection, journal, address, &text, namespace, name).await?;
+        }
+        Ok(())
+    }
+
+    /// The connection to `cluster` if the registry made one (the config binds a controller-mode
+    /// load balancer or a node policy to it).
+    pub fn connected(&self, cluster: &Address) -> Option<Arc<ClusterConnection>> {
+        let clusters = self
+            .clusters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        clusters.and_then(|c| c.get(cluster))
+    }
+
     /// Writes the Service, waits for the CCM and checks its outcome against the plan.
     pub async fn apply(
         &self,
