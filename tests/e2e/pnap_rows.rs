@@ -352,7 +352,13 @@ fn another_cluster_gets_a_new_block_and_the_old_one_is_released() {
             "[cluster.prod2]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n\n[load-balancer.api]",
         );
     project.config(second.split("[load-balancer.api]").next().unwrap());
-    assert_eq!(project.run(&["drift"]).code, 0, "the second cluster exists");
+    // A run that makes the second embedded cluster; drift says it was never applied.
+    let drift = project.run(&["drift"]);
+    assert_eq!(drift.code, 2, "{drift:?}");
+    assert!(
+        drift.stdout.contains("+ cluster.prod2") && drift.stdout.contains("1 not applied"),
+        "{drift:?}"
+    );
     let world = project.path().join("state/embedded/kubernetes/prod2.json");
     let sim = crate::k8s_nodes::KubeSim::start_on(&world);
     crate::pnap_support::Kube {
