@@ -267,6 +267,9 @@ fn controller_mode_that_can_converge_is_accepted() {
         "zone = \"lpg1\"",
     );
     assert!(load_str(&real).is_ok(), "{:?}", load_str(&real).err());
+    let cloud_config = controller_mode("cloudstack", "cloud-config = \"cloud.ini\"", REAL, "");
+    let loaded = load_str(&cloud_config);
+    assert!(loaded.is_ok(), "{:?}", loaded.err());
     // Direct mode: skyplan itself talks to the embedded cloud.
     let direct = controller_mode("cloudscale", "", REAL, "zone = \"lpg1\"")
         .replace("mode = \"ccm\"", "mode = \"direct\"");
