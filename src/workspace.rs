@@ -246,11 +246,22 @@ impl Workspace {
         let mut outcomes = Vec::new();
         for (name, targets) in &self.refresh(&[]).await? {
             for target in targets {
+                let check = match (target.resource, target.prior) {
+                    // Configured but never applied: nothing skyplan made to compare, and never
+                    // "in sync" (whatever the cloud happens to hold).
+                    (Some(_), None) => DriftCheck::NotApplied,
+                    _ => self.providers[name].drift(target)?,
+                };
+                // Gone from the config with nothing to compare: the plan's business (a
+                // removal), not drift.
+                if target.resource.is_none() && check == DriftCheck::NotApplied {
+                    continue;
+                }
                 outcomes.push(DriftOutcome {
                     address: target.address.clone(),
                     provider: name.clone(),
                     location: target.resource.map(|r| r.location.clone()),
-                    check: self.providers[name].drift(target)?,
+                    check,
                 });
             }
         }

@@ -465,14 +465,15 @@ async fn drift(
     })
 }
 
-/// The report of every resource skyplan has applied, located in the config where it still is.
+/// The report of every resource in the config or the state, located in the config where it
+/// still is.
 fn drift_report(outcomes: Vec<DriftOutcome>) -> DriftReport {
     let cwd = std::env::current_dir().unwrap_or_default();
     let resources = outcomes
         .into_iter()
-        .filter_map(|outcome| {
+        .map(|outcome| {
             let (status, items) = match outcome.check {
-                DriftCheck::NotApplied => return None,
+                DriftCheck::NotApplied => (DriftStatus::NotApplied, vec![]),
                 DriftCheck::Missing => (DriftStatus::Missing, vec![]),
                 DriftCheck::Compared(attributes) => {
                     let items: Vec<DriftItem> = attributes
@@ -502,7 +503,7 @@ fn drift_report(outcomes: Vec<DriftOutcome>) -> DriftReport {
                 ),
                 None => (std::path::PathBuf::new(), 1, 1),
             };
-            Some(DriftResource {
+            DriftResource {
                 address: outcome.address.to_string(),
                 provider: outcome.provider,
                 file,
@@ -510,7 +511,7 @@ fn drift_report(outcomes: Vec<DriftOutcome>) -> DriftReport {
                 column,
                 status,
                 items,
-            })
+            }
         })
         .collect();
     DriftReport { resources }

@@ -200,6 +200,7 @@ fn lb_keys(raw: &RawCsLoadBalancer, file: &SourceFile) -> KeyLocations {
         ("public-ip", raw.public_ip.as_ref().map(|p| p.span())),
         ("members", raw.members.as_ref().map(|m| m.span())),
         ("cluster", raw.cluster.as_ref().map(|c| c.span())),
+        ("service", raw.service.as_ref().map(|s| s.span())),
     ];
     for (path, span) in spans {
         if let Some(span) = span {

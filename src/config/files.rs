@@ -54,15 +54,21 @@ impl SourceFile {
     /// `{ subnet = "…" }` the key's first character, found by reading back over ` = `; a list
     /// element has no key of its own and is its own position.
     pub fn key_location(&self, value: &Range<usize>) -> SourceLocation {
+        self.location(&self.key_span(value))
+    }
+
+    /// The span of `key = value` for the value at `value` (the value's own span when it has no
+    /// key): a problem about the key's setting points at the key and underlines both.
+    pub fn key_span(&self, value: &Range<usize>) -> Range<usize> {
         let before = &self.text[..value.start.min(self.text.len())];
         let Some(assign) = before.trim_end_matches([' ', '\t']).strip_suffix('=') else {
-            return self.location(value);
+            return value.clone();
         };
         let key = assign.trim_end_matches([' ', '\t']);
         let is_key_char =
             |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '"' | '\'');
         let start = key.trim_end_matches(is_key_char).len();
-        self.location(&(start..value.start))
+        start..value.end
     }
 
     pub fn named_source(&self) -> NamedSource<Arc<str>> {

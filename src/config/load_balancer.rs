@@ -44,6 +44,9 @@ pub(super) fn resource(
 fn catalog_keys(raw: &RawLoadBalancer, file: &SourceFile) -> KeyLocations {
     let mut keys = KeyLocations::default();
     keys.insert("zone", file.key_location(&raw.zone.span()));
+    if let Some(service) = &raw.service {
+        keys.insert("service", file.key_location(&service.span()));
+    }
     if let Some(flavor) = &raw.flavor {
         keys.insert("flavor", file.key_location(&flavor.span()));
     }

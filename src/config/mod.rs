@@ -11,6 +11,7 @@ mod backend;
 mod binding;
 mod check;
 mod cloudstack;
+mod controller;
 mod diagnostics;
 mod files;
 mod kubernetes;

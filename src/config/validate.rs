@@ -25,6 +25,7 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
     super::cloudstack::validate(raw, problems);
     super::phoenixnap::validate(raw, problems);
     super::kubernetes::validate(raw, problems);
+    super::controller::validate(raw, problems);
 }
 
 fn provider_is_configured(lb: &RawLoadBalancer, raw: &RawConfig<'_>, check: &mut Checker) {

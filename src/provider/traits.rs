@@ -27,7 +27,7 @@ pub struct PlanOptions {
 
 /// A provider's error about one resource. Errors about a value the config names (an unknown
 /// zone) carry where the config writes it, and are shown as `file:line:col: address: message`.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{}{address}: {message}", Located(.location))]
 pub struct ProviderError {
     pub address: String,

@@ -226,3 +226,30 @@ fn quickstart_store_pool_is_recreated_by_the_controller(project: &Project, examp
     let out = crate::support::run(&mut project.command_with_config(example, &replan));
     assert_eq!(out.code, 0, "converged: {out:?}");
 }
+
+/// Controller mode on a real cluster with the embedded cloud can never converge: no
+/// controller in that cluster can reach a cloud that lives inside skyplan.
+#[test]
+fn validate_refuses_controller_mode_that_cannot_reach_the_embedded_cloud() {
+    let project = Project::new();
+    project.config(
+        "[provider.cloudscale]\nendpoint = \"embedded\"\n\n\
+         [cluster.prod]\nprovider = \"kubernetes\"\nkubeconfig = \"kubeconfig.yaml\"\n\n\
+         [load-balancer.shop]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\ncluster = \"prod\"\n\
+         service = \"default/shop\"\nmode = \"ccm\"\n\n\
+         [[load-balancer.shop.ports]]\nname = \"http\"\nport = 80\n",
+    );
+    let out = project.run(&["validate"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.contains("skyplan.toml:13:1"), "{out:?}");
+    assert!(
+        out.stderr.contains("[provider.cloudscale]") && out.stderr.contains("[cluster.prod]"),
+        "names both tables: {out:?}"
+    );
+    // miette wraps the help to the terminal's width.
+    let words = out.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("use mode = \"direct\"") && words.contains("endpoint"),
+        "the ways out: {out:?}"
+    );
+}

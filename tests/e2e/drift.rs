@@ -163,3 +163,73 @@ fn drift_made_with_curl_is_reported_in_every_format() {
         .iter()
         .any(|c| c["address"] == "load-balancer.api" && c["action"] == "create"));
 }
+
+/// A resource in the config that was never applied is not "in sync": it is reported as
+/// `not applied`, counted on its own, and makes drift exit 2 in every format.
+#[test]
+fn a_configured_resource_never_applied_is_reported_as_not_applied() {
+    let project = crate::support::Project::new();
+    let lb = |name: &str, port: u16| {
+        format!(
+            "[load-balancer.{name}]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\nmembers = [\"10.0.0.11\"]\n\n\
+             [[load-balancer.{name}.ports]]\nname = \"http\"\nport = {port}\nnode-port = 30080\n\n"
+        )
+    };
+    let provider = "[provider.cloudscale]\nendpoint = \"embedded\"\n\n";
+    project.config(&format!("{provider}{}", lb("web", 80)));
+    project.apply_ok();
+    project.config(&format!("{provider}{}{}", lb("web", 80), lb("api", 81)));
+
+    let text = project.run(&["drift"]);
+    assert_eq!(text.code, 2, "{text:?}");
+    assert!(!text.stdout.contains("No drift"), "{text:?}");
+    assert!(
+        text.stdout.contains("load-balancer.api") && text.stdout.contains("not applied"),
+        "{text:?}"
+    );
+    assert!(
+        text.stdout.contains("1 not applied") && text.stdout.contains("1 in sync"),
+        "{text:?}"
+    );
+
+    let json = project.run(&["drift", "--format", "json"]);
+    assert_eq!(json.code, 2, "{json:?}");
+    let report = json.json();
+    assert_eq!(report["drift"], true);
+    assert_eq!(report["summary"]["not_applied"], 1);
+    assert_eq!(report["summary"]["in_sync"], 1);
+    assert_eq!(report["summary"]["resources"], 2);
+    let api = report["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["address"] == "load-balancer.api")
+        .unwrap_or_else(|| panic!("{report:#}"))
+        .clone();
+    assert_eq!(api["status"], "not-applied");
+    assert_eq!(api["line"], 14, "{api:#}");
+
+    let markdown = project.run(&["drift", "--format", "markdown"]);
+    assert_eq!(markdown.code, 2);
+    assert!(
+        !markdown.stdout.contains("no drift") && markdown.stdout.contains("not applied"),
+        "{markdown:?}"
+    );
+    let junit = project.run(&["drift", "--format", "junit"]);
+    assert_eq!(junit.code, 2);
+    assert!(
+        junit.stdout.contains(r#"tests="2""#) && junit.stdout.contains(r#"failures="1""#),
+        "{junit:?}"
+    );
+    let github = project.run(&["drift", "--format", "github"]);
+    assert_eq!(github.code, 2);
+    assert!(
+        github
+            .stdout
+            .lines()
+            .any(|l| l.contains("load-balancer.api")
+                && l.contains("line=14")
+                && l.contains("not applied")),
+        "{github:?}"
+    );
+}

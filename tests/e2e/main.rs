@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `skyplan` binary against the embedded simulators (cloudscale,
 //! CloudStack) and `skyplan sim serve`.
 
+mod ccm_removal;
 mod cli;
 mod cloudscale_rows;
 mod colour;
@@ -26,6 +27,7 @@ mod k8s_drift;
 mod k8s_errors;
 mod k8s_kubectl;
 mod k8s_lb_direct;
+mod k8s_namespaces;
 mod k8s_node_set;
 mod k8s_nodes;
 mod lifecycle;

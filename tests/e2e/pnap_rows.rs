@@ -157,20 +157,44 @@ fn a_cleared_address_comes_back_the_same() {
     assert_eq!(blocks[0]["id"], block["id"]);
 }
 
+/// impact.md's deletion rule: the address is gone for good, so a load balancer removed from
+/// the config is refused unless named with --allow-delete; then released in the CCM's order.
 #[test]
-fn removing_the_load_balancer_releases_the_block_in_the_ccm_s_order() {
-    let (project, _) = applied();
+fn removing_the_load_balancer_is_refused_unless_allowed_then_released_in_the_ccm_s_order() {
+    let (project, block) = applied();
     project.config(config("").split("[load-balancer.api]").next().unwrap());
-    let plan = project.plan(&[]);
-    let change = api_change(&plan);
+    let change = api_change(&project.plan(&[]));
     assert_eq!(change["action"], "delete", "{change:#}");
-    assert_eq!(change["impact"], "pool-recreate");
-    let apply = project.apply(&[]);
+    assert_eq!(change["impact"], "forbidden", "{change:#}");
+    assert!(
+        change["attributes"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-delete load-balancer.api"),
+        "{change:#}"
+    );
+    let refused = project.apply(&[]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    let blocks = block_now(&project);
+    assert_eq!(blocks.len(), 1, "nothing released: {blocks:#?}");
+    assert_eq!(blocks[0]["id"], block["id"]);
+    assert!(!tags(&blocks[0]).iter().any(|t| t.starts_with("delete=")));
+    let service = with_cluster(&project, |kube| kube.service("api"));
+    assert_eq!(service["spec"]["type"], "LoadBalancer", "{service:#}");
+
+    let allowed = api_change(&project.plan(&["--allow-delete", "load-balancer.api"]));
+    assert_eq!(allowed["action"], "delete", "{allowed:#}");
+    assert_eq!(
+        allowed["impact"], "forbidden",
+        "the address is lost: {allowed:#}"
+    );
+    let apply = project.apply(&["--allow-delete", "load-balancer.api"]);
     assert_eq!(apply.code, 0, "{apply:?}");
     assert!(block_now(&project).is_empty(), "the block is deleted");
     let service = with_cluster(&project, |kube| kube.service("api"));
     assert_eq!(service["spec"]["type"], "ClusterIP");
     assert!(service["spec"]["loadBalancerIP"].is_null(), "{service:#}");
+    assert_eq!(project.run(&["state", "list"]).stdout, "cluster.prod\n");
 }
 
 #[test]
@@ -328,7 +352,13 @@ fn another_cluster_gets_a_new_block_and_the_old_one_is_released() {
             "[cluster.prod2]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n\n[load-balancer.api]",
         );
     project.config(second.split("[load-balancer.api]").next().unwrap());
-    assert_eq!(project.run(&["drift"]).code, 0, "the second cluster exists");
+    // A run that makes the second embedded cluster; drift says it was never applied.
+    let drift = project.run(&["drift"]);
+    assert_eq!(drift.code, 2, "{drift:?}");
+    assert!(
+        drift.stdout.contains("+ cluster.prod2") && drift.stdout.contains("1 not applied"),
+        "{drift:?}"
+    );
     let world = project.path().join("state/embedded/kubernetes/prod2.json");
     let sim = crate::k8s_nodes::KubeSim::start_on(&world);
     crate::pnap_support::Kube {

@@ -28,8 +28,10 @@ pub fn config(extra: &str) -> String {
 pub fn project_with_service() -> Project {
     let project = Project::new();
     project.config(&config(""));
+    // Nothing is applied yet: drift says so (exit 2) and changes nothing.
     let drift = project.run(&["drift"]);
-    assert_eq!(drift.code, 0, "{drift:?}");
+    assert_eq!(drift.code, 2, "{drift:?}");
+    assert!(drift.stdout.contains("2 not applied"), "{drift:?}");
     with_cluster(&project, |kube| kube.create_service("api", &[80]));
     project
 }

@@ -169,7 +169,7 @@ pub async fn execute(client: &CloudscaleClient, ids: &mut LbIds, op: &Op) -> Res
         }
         Op::AssignFloatingIp { network } => assign_floating_ip(client, &ids.lb()?, network).await,
         // Controller mode is applied by `ccm::apply`, never one cloud call at a time.
-        Op::WriteService { .. } | Op::Controller { .. } => Ok(()),
+        Op::WriteService { .. } | Op::DeleteService { .. } | Op::Controller { .. } => Ok(()),
     }
 }
 

@@ -7,6 +7,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::objects::{LbObject, ListenerObject, MemberObject, MonitorObject, PoolObject};
+use crate::model::Address;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "kebab-case")]
@@ -76,6 +77,13 @@ pub enum Op {
         /// `None`: the Service does not exist and is created.
         resource_version: Option<String>,
     },
+    /// Controller mode, `--allow-delete`: delete the Service skyplan wrote in `cluster`; the
+    /// CCM then deletes the load balancer.
+    DeleteService {
+        cluster: Address,
+        namespace: String,
+        name: String,
+    },
     /// Controller mode: what the cloudscale CCM is predicted to do once the Service is
     /// written. skyplan never performs it; apply waits for it and checks it.
     Controller {
@@ -111,6 +119,9 @@ impl fmt::Display for Op {
                 Some(_) => write!(f, "patch service {namespace}/{name}"),
                 None => write!(f, "create service {namespace}/{name}"),
             },
+            Op::DeleteService {
+                namespace, name, ..
+            } => write!(f, "delete service {namespace}/{name}"),
             Op::Controller { action } => write!(f, "controller: {action}"),
         }
     }

@@ -80,6 +80,9 @@ impl Keys<'_> {
             Op::WriteService { name, .. } => {
                 (self.key("service", name.clone()), None, Action::Update)
             }
+            Op::DeleteService { name, .. } => {
+                (self.key("service", name.clone()), None, Action::Delete)
+            }
             Op::Controller { action } => {
                 (self.key("controller", action.clone()), lb, Action::Update)
             }

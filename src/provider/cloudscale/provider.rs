@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 
 use super::binding::members::node_set;
-use super::binding::{resolve_direct, ClusterView};
+use super::binding::{missing_service, resolve_direct, ClusterView};
 use super::catalog::{self, CatalogWants};
 use super::client::{token_from_env, Backoff, CloudscaleClient, Secret, WaitPolicy};
 use super::desired::desired_objects;
@@ -24,9 +24,9 @@ use super::servers::{CloudscaleInstances, ServerCache};
 use super::verify::{compare, observe};
 use crate::config::{self, Endpoint, Resource, ResourceSpec};
 use crate::model::LbMode;
-use crate::model::{Address, LoadBalancerSpec};
+use crate::model::{Address, LoadBalancerSpec, ServiceBinding};
 use crate::plan::{Action, ResourceChange, Verification};
-use crate::provider::kubernetes::connection::Clusters;
+use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
 use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
 use crate::sim::cloudscale as sim;
 use crate::state::journal::{Journal, Phase};
@@ -45,7 +45,7 @@ pub struct CloudscaleProvider {
     clusters: Mutex<Option<Arc<Clusters>>>,
     /// What refresh read from the cluster of each Service-bound target (an error to report
     /// when the plan needs it).
-    views: Mutex<BTreeMap<Address, Result<ClusterView, String>>>,
+    views: Mutex<BTreeMap<Address, Result<ClusterView, ProviderError>>>,
     /// What apply found when it compared the cloud with the plan, by resource, until taken.
     verifications: Mutex<BTreeMap<Address, Verification>>,
 }
@@ -214,11 +214,12 @@ impl CloudscaleProvider {
     }
 
     /// For each Service-bound target: the cluster's nodes (listed once per run by the shared
-    /// connection) and the Service (one GET).
+    /// connection) and the Service (one GET). A binding that cannot be planned (its namespace,
+    /// or in direct mode its Service, does not exist) is an error at the `service` key.
     async fn read_clusters(
         &self,
         targets: &[Target<'_>],
-    ) -> BTreeMap<Address, Result<ClusterView, String>> {
+    ) -> BTreeMap<Address, Result<ClusterView, ProviderError>> {
         let clusters = self
             .clusters
             .lock()
@@ -226,48 +227,24 @@ impl CloudscaleProvider {
             .clone();
         let mut views = BTreeMap::new();
         for target in targets {
-            let Some(binding) = target
-                .resource
-                .and_then(load_balancer_spec)
-                .and_then(|s| s.binding.clone())
-            else {
+            let Some(spec) = target.resource.and_then(load_balancer_spec) else {
+                continue;
+            };
+            let Some(binding) = &spec.binding else {
                 continue;
             };
             let connection = clusters.as_ref().and_then(|c| c.get(&binding.cluster));
             let view = match connection {
-                None => Err(format!(
-                    "{} is not connected: a Service-bound load balancer needs its cluster",
-                    binding.cluster
+                None => Err(error(
+                    target.address,
+                    format!(
+                        "{} is not connected: a Service-bound load balancer needs its cluster",
+                        binding.cluster
+                    ),
                 )),
-                Some(connection) => {
-                    async {
-                        let nodes = connection.nodes().await.map_err(|e| e.to_string())?;
-                        let service = connection
-                            .service(&binding.namespace, &binding.name)
-                            .await
-                            .map_err(|e| e.to_string())?;
-                        let asks_for_node_ports = binding.mode == LbMode::Ccm
-                            && target
-                                .resource
-                                .and_then(load_balancer_spec)
-                                .is_some_and(|s| s.ports.iter().any(|p| p.node_port != 0));
-                        let node_ports_held = match asks_for_node_ports {
-                            true => connection
-                                .node_ports_in_use()
-                                .await
-                                .map_err(|e| e.to_string())?
-                                .clone(),
-                            false => Default::default(),
-                        };
-                        Ok(ClusterView {
-                            nodes: nodes.to_vec(),
-                            service,
-                            node_set_changes: false,
-                            node_ports_held,
-                        })
-                    }
+                Some(connection) => read_view(&connection, spec, binding)
                     .await
-                }
+                    .map_err(|e| e.into_error(target)),
             };
             views.insert(target.address.clone(), view);
         }
@@ -298,8 +275,7 @@ impl CloudscaleProvider {
         let mut view = views
             .get(address)
             .ok_or_else(|| error(address, "the cluster was not read for this load balancer"))?
-            .clone()
-            .map_err(|e| error(address, e))?;
+            .clone()?;
         let cluster = spec.binding.as_ref().map(|b| &b.cluster);
         if let (Nodes::Planned, Some(cluster)) = (nodes, cluster) {
             if let Some(planned) = self.connection(address, cluster)?.planned_nodes() {
@@ -323,6 +299,15 @@ impl CloudscaleProvider {
         });
         if controller_mode {
             return self.apply_ccm(change, journal).await.map(Some);
+        }
+        let deletes_service = change.operations.iter().any(|op| {
+            matches!(
+                op,
+                Operation::Cloudscale(super::ops::Op::DeleteService { .. })
+            )
+        });
+        if deletes_service {
+            return self.apply_ccm_delete(change, journal).await;
         }
         let live = find_live(&self.snapshot(), address, prior.map(|p| p.id.as_str()))?.cloned();
         let mut ids = live.as_ref().map(LbIds::from_live).unwrap_or_default();
@@ -422,6 +407,52 @@ impl CloudscaleProvider {
             snapshot: &snapshot,
         })
         .map_err(|e| error(address, e))
+    }
+
+    /// A controller-mode load balancer removed from the config: its Service is deleted (with
+    /// --allow-delete), never the load balancer itself.
+    fn removed_ccm(
+        &self,
+        target: &Target,
+        applied: &LoadBalancerSpec,
+        options: &PlanOptions,
+    ) -> Result<ResourceChange, ProviderError> {
+        let snapshot = self.snapshot();
+        let prior_id = target.prior.map(|p| p.id.as_str());
+        let live = find_live(&snapshot, target.address, prior_id)?;
+        Ok(super::ccm::plan::removed(
+            target.address,
+            applied,
+            live.map(|l| l.lb.name.as_str()),
+            options.allow_delete.contains(target.address),
+        ))
+    }
+
+    /// `--allow-delete` in controller mode: deletes the Service and waits until the CCM has
+    /// deleted the load balancer and released the Service (its finalizer).
+    async fn apply_ccm_delete(
+        &self,
+        change: &ResourceChange,
+        journal: &Journal,
+    ) -> Result<Option<ResourceState>, ProviderError> {
+        use crate::provider::kubernetes::service_delete::delete_service_journaled;
+        let address = &change.address;
+        for operation in &change.operations {
+            let Operation::Cloudscale(
+                op @ super::ops::Op::DeleteService {
+                    cluster,
+                    namespace,
+                    name,
+                },
+            ) = operation
+            else {
+                continue;
+            };
+            let connection = self.connection(address, cluster)?;
+            let text = op.to_string();
+            delete_service_journaled(&connection, journal, address, &text, namespace, name).await?;
+        }
+        Ok(None)
     }
 
     /// Writes the Service, waits for the CCM, and checks its outcome against the plan.
@@ -580,6 +611,68 @@ fn state_entry(change: &ResourceChange, ids: LbIds) -> Option<ResourceState> {
     })
 }
 
+/// Why a binding's cluster could not be read: the API failed, or the binding names what the
+/// cluster does not have (an error at the config's `service` key).
+enum ViewError {
+    Api(ProviderError),
+    Service(String),
+}
+
+impl ViewError {
+    fn into_error(self, target: &Target) -> ProviderError {
+        match self {
+            ViewError::Api(e) => error(target.address, e),
+            ViewError::Service(message) => {
+                let plain = error(target.address, message);
+                match target.resource {
+                    Some(resource) => plain.at(resource.location_of("service")),
+                    None => plain,
+                }
+            }
+        }
+    }
+}
+
+/// The nodes, the Service and (in controller mode, when the spec asks for node ports) the
+/// node ports other Services hold. The namespace is read only when the Service is missing.
+async fn read_view(
+    connection: &ClusterConnection,
+    spec: &LoadBalancerSpec,
+    binding: &ServiceBinding,
+) -> Result<ClusterView, ViewError> {
+    let nodes = connection.nodes().await.map_err(ViewError::Api)?;
+    let service = connection
+        .service(&binding.namespace, &binding.name)
+        .await
+        .map_err(ViewError::Api)?;
+    if let Some(why) = connection
+        .missing_namespace(&binding.namespace, service.as_ref())
+        .await
+        .map_err(ViewError::Api)?
+    {
+        return Err(ViewError::Service(why));
+    }
+    if service.is_none() && binding.mode == LbMode::Direct {
+        return Err(ViewError::Service(missing_service(binding)));
+    }
+    let asks_for_node_ports =
+        binding.mode == LbMode::Ccm && spec.ports.iter().any(|p| p.node_port != 0);
+    let node_ports_held = match asks_for_node_ports {
+        true => connection
+            .node_ports_in_use()
+            .await
+            .map_err(ViewError::Api)?
+            .clone(),
+        false => Default::default(),
+    };
+    Ok(ClusterView {
+        nodes: nodes.to_vec(),
+        service,
+        node_set_changes: false,
+        node_ports_held,
+    })
+}
+
 /// The live load balancer of an address: the one the state names, else the one carrying
 /// skyplan's ownership tag (adopting what an apply created before the state was lost).
 fn find_live<'s>(
@@ -604,6 +697,11 @@ fn find_live<'s>(
             ),
         )),
     }
+}
+
+/// Whether a spec is in controller mode.
+fn is_ccm(spec: &LoadBalancerSpec) -> bool {
+    spec.binding.as_ref().is_some_and(|b| b.mode == LbMode::Ccm)
 }
 
 /// The spec recorded at the last apply; unreadable (an older format) counts as unknown.
@@ -703,6 +801,9 @@ impl Provider for CloudscaleProvider {
     ) -> Result<ResourceChange, ProviderError> {
         let prior = target.prior.and_then(applied_spec);
         let spec = target.resource.and_then(load_balancer_spec);
+        if let (None, Some(applied)) = (spec, prior.as_ref().filter(|p| is_ccm(p))) {
+            return self.removed_ccm(target, applied, options);
+        }
         if let Some(spec) = spec {
             catalog::check_names(spec, &self.snapshot())
                 .map_err(|u| u.into_error(target.address, target.resource))?;

@@ -168,10 +168,16 @@ impl CloudstackProvider {
             clusters.insert(target.address.clone(), known);
         }
         *self.known_clusters() = clusters;
-        let ccm_specs: Vec<(&Address, &CsLoadBalancerSpec)> = targets
+        let ccm_specs: Vec<lb::ccm::views::CcmTarget> = targets
             .iter()
-            .filter_map(|t| Some((t.address, t.resource.and_then(lb_spec)?)))
-            .filter(|(_, spec)| lb::ccm::views::is_ccm(spec))
+            .filter_map(|t| {
+                Some(lb::ccm::views::CcmTarget {
+                    address: t.address,
+                    spec: t.resource.and_then(lb_spec)?,
+                    service: t.resource.map(|r| r.location_of("service")),
+                })
+            })
+            .filter(|t| lb::ccm::views::is_ccm(t.spec))
             .collect();
         self.ccm.read(&ccm_specs).await;
         let ccm_bases = self.ccm.base_names();
@@ -320,9 +326,13 @@ impl CloudstackProvider {
             ResourceKind::LoadBalancer => {
                 let desired = target.resource.and_then(lb_spec);
                 let applied = target.prior.and_then(applied_lb_spec);
-                if let Some(outcome) =
-                    self.plan_ccm(target.address, desired, applied.as_ref(), &inventory, drift)
-                {
+                let ccm = CcmPlan {
+                    address: target.address,
+                    desired,
+                    applied: applied.as_ref(),
+                    allow_delete,
+                };
+                if let Some(outcome) = self.plan_ccm(&ccm, &inventory, drift) {
                     return outcome;
                 }
                 let members_from = desired.or(applied.as_ref());
@@ -379,14 +389,13 @@ impl CloudstackProvider {
     /// Controller mode, when the config (or, once removed, the state) says so.
     fn plan_ccm(
         &self,
-        address: &Address,
-        desired: Option<&CsLoadBalancerSpec>,
-        applied: Option<&CsLoadBalancerSpec>,
+        target: &CcmPlan<'_>,
         inventory: &Inventory,
         drift: bool,
     ) -> Option<Result<Outcome, ProviderError>> {
         use lb::ccm::views::is_ccm;
-        let outcome = match (desired, applied) {
+        let address = target.address;
+        let outcome = match (target.desired, target.applied) {
             (Some(spec), _) if is_ccm(spec) => match drift {
                 false => {
                     let scaled = self.scaled_workers(spec, inventory);
@@ -395,14 +404,18 @@ impl CloudstackProvider {
                         .map(Outcome::Plan)
                 }
                 true => {
-                    let expected = applied.filter(|a| is_ccm(a)).unwrap_or(spec);
+                    let expected = target.applied.filter(|a| is_ccm(a)).unwrap_or(spec);
                     self.ccm
                         .drift(address, expected, inventory)
                         .map(Outcome::Drift)
                 }
             },
             (None, Some(spec)) if is_ccm(spec) => match drift {
-                false => Ok(Outcome::Plan(lb::ccm::plan::removed(address, spec))),
+                false => Ok(Outcome::Plan(lb::ccm::plan::removed(
+                    address,
+                    spec,
+                    target.allow_delete,
+                ))),
                 true => Ok(Outcome::Drift(DriftCheck::NotApplied)),
             },
             _ => return None,
@@ -444,6 +457,19 @@ impl CloudstackProvider {
             .as_ref()
             .and_then(|r| r.parse::<CsLoadBalancerSpec>().ok())
             .is_some_and(|s| lb::ccm::views::is_ccm(&s));
+        let deletes_service = change.operations.iter().any(|op| {
+            matches!(
+                op,
+                crate::provider::Operation::Cloudstack(super::ops::Op::Ccm(
+                    lb::ccm::plan::CcmOp::DeleteService { .. }
+                ))
+            )
+        });
+        if deletes_service {
+            let connection = self.delete_connection(change).await?;
+            let deleted = self.ccm.delete(context.journal, change, &connection).await;
+            return deleted.map(|()| None);
+        }
         if !controller_mode {
             let entry = lb::apply(context, change, prior).await?;
             if let (Some(entry), false) = (&entry, change.operations.is_empty()) {
@@ -467,6 +493,48 @@ impl CloudstackProvider {
             .map(Some)
     }
 
+    /// The cluster of a controller-mode Service to delete. Once its load balancer is gone from
+    /// the config nothing there names the cluster, so the registry did not connect it: it is
+    /// connected here through the kubeconfig CloudStack gives.
+    async fn delete_connection(
+        &self,
+        change: &ResourceChange,
+    ) -> Result<Arc<crate::provider::kubernetes::connection::ClusterConnection>, ProviderError>
+    {
+        let address = &change.address;
+        let cluster = change
+            .operations
+            .iter()
+            .find_map(|op| match op {
+                crate::provider::Operation::Cloudstack(super::ops::Op::Ccm(
+                    lb::ccm::plan::CcmOp::DeleteService { cluster, .. },
+                )) => Some(cluster.clone()),
+                _ => None,
+            })
+            .ok_or_else(|| error(address, "no Service to delete"))?;
+        if let Some(connection) = self.ccm.connected(&cluster) {
+            return Ok(connection);
+        }
+        let name = self
+            .known_clusters()
+            .get(&cluster)
+            .and_then(|k| k.spec.as_ref().map(|s| s.name.clone()))
+            .unwrap_or_else(|| cluster.name.clone());
+        let kubeconfig = self
+            .running_cluster_kubeconfig(&name)
+            .await?
+            .ok_or_else(|| {
+                error(
+                    address,
+                    format!("{cluster} is not running: its Service cannot be deleted"),
+                )
+            })?;
+        let connection =
+            crate::provider::kubernetes::connect::connect_with_kubeconfig(&cluster, &kubeconfig)
+                .await?;
+        Ok(Arc::new(connection))
+    }
+
     /// What apply found verifying `address`, until [`Provider::take_verification`].
     fn keep_verification(&self, address: &Address, verified: crate::plan::Verification) {
         tracing::info!(%address, "verified: {}", verified.summary());
@@ -486,6 +554,15 @@ impl CloudstackProvider {
             other => other,
         }
     }
+}
+
+/// A load balancer to plan in controller mode: its config, what was last applied, and whether
+/// `--allow-delete` names it.
+struct CcmPlan<'a> {
+    address: &'a Address,
+    desired: Option<&'a CsLoadBalancerSpec>,
+    applied: Option<&'a CsLoadBalancerSpec>,
+    allow_delete: bool,
 }
 
 enum Outcome {

@@ -22,6 +22,8 @@ pub struct ClusterConnection {
     node_ports: OnceCell<BTreeMap<u16, String>>,
     /// The kube-system namespace UID, read at most once per run.
     uid: OnceCell<String>,
+    /// Whether each namespace asked about exists, read at most once per run.
+    namespaces: Mutex<BTreeMap<String, Arc<OnceCell<bool>>>>,
     /// The nodes as this run's node policies will leave them, set while the Kubernetes
     /// provider refreshes (the clouds plan after every refresh, so they see it).
     planned: Mutex<Option<Vec<Node>>>,
@@ -41,6 +43,7 @@ impl ClusterConnection {
             nodes: OnceCell::new(),
             node_ports: OnceCell::new(),
             uid: OnceCell::new(),
+            namespaces: Mutex::default(),
             planned: Mutex::new(None),
             requests: Arc::default(),
             embedded: Mutex::new(None),
@@ -140,6 +143,45 @@ impl ClusterConnection {
         api.get_opt(name)
             .await
             .map_err(|e| self.failed(&format!("reading Service {namespace}/{name}"), &e))
+    }
+
+    /// Whether `namespace` exists: one GET per namespace per run. Asked only where a binding's
+    /// Service does not exist (a Service that exists has its namespace), so the common case
+    /// costs nothing.
+    pub async fn namespace_exists(&self, namespace: &str) -> Result<bool, ProviderError> {
+        let cell = self
+            .namespaces
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(namespace.to_owned())
+            .or_default()
+            .clone();
+        let exists = cell
+            .get_or_try_init(|| async {
+                let api: kube::Api<Namespace> = kube::Api::all(self.client.clone());
+                let found = api.get_opt(namespace).await.map_err(|e| {
+                    ProviderError::new(&self.address, format!("reading namespace {namespace}: {e}"))
+                })?;
+                Ok::<_, ProviderError>(found.is_some())
+            })
+            .await?;
+        Ok(*exists)
+    }
+
+    /// `Some(why)` when the Service of a binding cannot be read because its namespace does not
+    /// exist; `service` is what [`ClusterConnection::service`] read.
+    pub async fn missing_namespace(
+        &self,
+        namespace: &str,
+        service: Option<&Service>,
+    ) -> Result<Option<String>, ProviderError> {
+        if service.is_some() || self.namespace_exists(namespace).await? {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "namespace `{namespace}` does not exist in {}: create it (kubectl create namespace {namespace}) or name a namespace that exists",
+            self.address
+        )))
     }
 
     /// The kube-system namespace's UID: the cluster's identity to cloud controllers that tag
@@ -261,5 +303,42 @@ mod tests {
         let ports: Vec<u16> = service_node_ports(&service).collect();
         assert_eq!(ports, [30080, 32100]);
         assert_eq!(service_node_ports(&Service::default()).count(), 0);
+    }
+}
+
+#[cfg(test)]
+mod namespace_tests {
+    use super::*;
+    use crate::model::ResourceKind;
+    use crate::sim::kubernetes::{spawn, KubeSimOptions};
+
+    /// A missing namespace is said once per run, at one GET per namespace, and never asked
+    /// about when the Service exists.
+    #[tokio::test]
+    async fn a_missing_namespace_is_read_once_and_only_for_a_missing_service() {
+        let dir = tempfile::tempdir().unwrap();
+        let sim = spawn(KubeSimOptions::new(dir.path().join("prod.json")))
+            .await
+            .unwrap();
+        let client = kube::Client::try_from(kube::Config::new(sim.url().parse().unwrap())).unwrap();
+        let connection =
+            ClusterConnection::new(Address::new(ResourceKind::Cluster, "prod"), client);
+        let before = sim.requests().total;
+        for _ in 0..3 {
+            let why = connection.missing_namespace("nons", None).await.unwrap();
+            assert_eq!(
+                why.as_deref(),
+                Some("namespace `nons` does not exist in cluster.prod: create it (kubectl create namespace nons) or name a namespace that exists")
+            );
+            assert_eq!(
+                connection.missing_namespace("default", None).await.unwrap(),
+                None
+            );
+        }
+        let service = Service::default();
+        let found = connection.missing_namespace("other", Some(&service)).await;
+        assert_eq!(found.unwrap(), None);
+        assert_eq!(sim.requests().total - before, 2, "one GET per namespace");
+        sim.shutdown().await.unwrap();
     }
 }

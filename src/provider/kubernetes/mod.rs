@@ -15,6 +15,7 @@ pub mod metadata;
 pub mod nodes;
 pub mod ops;
 pub mod provider;
+pub mod service_delete;
 pub mod service_write;
 
 /// The provider name of `[cluster.*]` tables with provider = "kubernetes" and of node policies.

@@ -71,6 +71,9 @@ pub fn plan(input: &PlanInput<'_>) -> Result<ResourceChange, PlanError> {
             spec.cluster
         ))
     })?;
+    if let (None, Some(why)) = (&cluster.service, &cluster.missing_namespace) {
+        return Err(at("service")(why.clone()));
+    }
     let service = cluster.service.as_ref().ok_or_else(|| {
         at("service")(format!(
             "Service {} does not exist in {}: create it first (skyplan writes only its type and loadBalancerIP)",
@@ -496,21 +499,22 @@ pub fn service_deleted(prior: &Record) -> AttributeChange {
     }
 }
 
-/// The load balancer is gone from the config: released in the CCM's order.
+/// The load balancer is gone from the config. Its address would be lost for good, so, as
+/// impact.md's deletion rule says, it is refused unless named with --allow-delete; then it is
+/// released in the CCM's order.
 fn plan_removal(input: &PlanInput<'_>) -> ResourceChange {
     let address = input.address.clone();
     let Some(prior) = &input.prior else {
         return ResourceChange::no_op(address, PROVIDER, None);
     };
     let mut found = Found::new();
+    let row = match input.requested {
+        true => Change::ServiceReleased,
+        false => Change::ServiceRemoved,
+    };
+    found.change(row, "", json!(prior.address), Value::Null);
     let block = input.inventory.block(&prior.block);
-    found.change(
-        Change::ServiceReleased,
-        "",
-        json!(prior.address),
-        Value::Null,
-    );
-    if let Some(block) = block {
+    if let (Some(block), true) = (block, input.requested) {
         found.ops.push(clear_service(prior));
         match ccm::is_active(block) {
             true => release_block(&mut found, block),
@@ -519,6 +523,10 @@ fn plan_removal(input: &PlanInput<'_>) -> ResourceChange {
     }
     let mut change = to_change(input, found, None);
     change.action = Action::Delete;
+    let flag = format!("--allow-delete {address}");
+    for attribute in &mut change.attributes {
+        attribute.reason = attribute.reason.replace("--allow-delete ADDR", &flag);
+    }
     change
 }
 

@@ -85,6 +85,7 @@ fn cluster(service_type: &str, ip: Option<&str>) -> ClusterFacts {
             load_balancer_class: None,
             resource_version: Some("7".into()),
         }),
+        missing_namespace: None,
     }
 }
 
@@ -387,8 +388,10 @@ fn a_service_no_longer_of_type_load_balancer_is_pool_recreate() {
     assert_eq!(change.attributes[0].path, "service.type");
 }
 
+/// impact.md's deletion rule: the address is gone for good, so removal is forbidden and does
+/// nothing unless named with --allow-delete.
 #[test]
-fn removal_releases_in_the_ccm_s_order() {
+fn removal_is_forbidden_without_allow_delete_and_does_nothing() {
     let mut case = applied(
         owner_block("b1", ASSIGNED, Some(NET)),
         cluster("LoadBalancer", Some("198.51.100.10")),
@@ -396,10 +399,57 @@ fn removal_releases_in_the_ccm_s_order() {
     case.spec = None;
     let change = case.run().unwrap();
     assert_eq!(change.action, Action::Delete);
-    assert_eq!(change.impact(), Impact::PoolRecreate);
+    assert_eq!(change.impact(), Impact::Forbidden);
+    assert!(change.is_refused());
+    assert!(
+        change.attributes[0].reason.contains("--allow-delete"),
+        "{:?}",
+        change.attributes
+    );
+    assert!(ops(&change).is_empty(), "{:?}", ops(&change));
+}
+
+#[test]
+fn removal_with_allow_delete_releases_in_the_ccm_s_order() {
+    let mut case = applied(
+        owner_block("b1", ASSIGNED, Some(NET)),
+        cluster("LoadBalancer", Some("198.51.100.10")),
+    );
+    case.spec = None;
+    case.requested = true;
+    let change = case.run().unwrap();
+    assert_eq!(change.action, Action::Delete);
+    assert_eq!(change.impact(), Impact::Forbidden, "the address is lost");
+    assert!(change.requested && !change.is_refused());
+    assert!(
+        change.attributes[0].reason.contains("gone for good"),
+        "{:?}",
+        change.attributes
+    );
     assert_eq!(
         ops(&change),
         ["clear-service", "mark-released", "detach", "delete-block"]
+    );
+}
+
+#[test]
+fn a_service_in_a_namespace_that_does_not_exist_is_an_error_at_the_service_key() {
+    let mut case = Case {
+        spec: Some(spec()),
+        prior: None,
+        cluster: cluster("LoadBalancer", None),
+        inventory: inventory(vec![]),
+        requested: false,
+    };
+    case.cluster.service = None;
+    let error = case.plan().unwrap_err();
+    assert_eq!(error.key, "service");
+    assert!(error.message.contains("does not exist"), "{error:?}");
+    case.cluster.missing_namespace = Some("namespace `nons` does not exist in cluster.prod".into());
+    let error = case.plan().unwrap_err();
+    assert_eq!(
+        (error.key, error.message.as_str()),
+        ("service", "namespace `nons` does not exist in cluster.prod")
     );
 }
 

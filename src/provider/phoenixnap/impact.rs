@@ -8,6 +8,7 @@ crate::provider::impact_table::changes!(
     ServiceAdded,
     BlockAdopted,
     AddressCleared,
+    ServiceRemoved,
     ServiceReleased,
     ServiceRenamed,
     ServiceTypeChanged,
@@ -42,7 +43,8 @@ pub const RULES: &[Rule] = &[
     Rule { change: ServiceAdded, what: "Service added", happens: "a /29 block is created with the CCM's four tags (usage, cluster, serviceNamespace, serviceName), attached to the public network, and the Service gets type LoadBalancer and spec.loadBalancerIP = the block's third address; the CCM finds the block and adopts it", impact: NoImpact, downtime: Downtime::ZERO },
     Rule { change: BlockAdopted, what: "a block with the CCM's tags already exists (made by the CCM, or by an apply whose state was lost)", happens: "the block is taken over instead of making a second one (the CCM would error on two); attached and written to the Service if it is not yet", impact: NoImpact, downtime: Downtime::ZERO },
     Rule { change: AddressCleared, what: "spec.loadBalancerIP cleared or rewritten by a full replace", happens: "the same block and address come back: skyplan writes the address again (the CCM would at its next sync); kube-vip does not announce it in between", impact: Minimal, downtime: ANNOUNCE_GAP },
-    Rule { change: ServiceReleased, what: "load balancer removed from the config", happens: "released in the CCM's order: the Service's address cleared (type ClusterIP), the block tagged delete=true, detached from the public network, deleted once unassigned; the address is gone for good", impact: PoolRecreate, downtime: NEW_ADDRESS },
+    Rule { change: ServiceRemoved, what: "load balancer removed from the config", happens: "releasing its block would lose the Service's address for good (a new block has another address); nothing is done: pass --allow-delete ADDR to release it", impact: Forbidden, downtime: NEW_ADDRESS },
+    Rule { change: ServiceReleased, what: "load balancer deleted (--allow-delete)", happens: "released in the CCM's order: the Service's address cleared (type back to what it was), the block tagged delete=true, detached from the public network, deleted once unassigned; the address is gone for good", impact: Forbidden, downtime: NEW_ADDRESS },
     Rule { change: ServiceRenamed, what: "service (namespace/name) changed", happens: "the block's tags name the old Service, which loses it: the old block is released and the new Service gets a new block and a new address", impact: PoolRecreate, downtime: NEW_ADDRESS },
     Rule { change: ServiceTypeChanged, what: "Service type no longer LoadBalancer", happens: "the CCM releases the block (address cleared, tagged delete=true, its reaper detaches and deletes it): skyplan makes a new block, a new address", impact: PoolRecreate, downtime: NEW_ADDRESS },
     Rule { change: ServiceDeleted, what: "Service deleted from the cluster", happens: "the CCM released the block; a Service created again with the same name gets a new block and a new address", impact: PoolRecreate, downtime: NEW_ADDRESS },
@@ -74,15 +76,13 @@ mod tests {
         let class = |c| rule(c).impact;
         assert_eq!(class(ServiceAdded), Impact::None);
         assert_eq!(class(AddressCleared), Impact::Minimal);
-        for change in [
-            ServiceReleased,
-            ServiceRenamed,
-            ServiceTypeChanged,
-            ClusterRebuilt,
-        ] {
+        for change in [ServiceRenamed, ServiceTypeChanged, ClusterRebuilt] {
             assert_eq!(class(change), Impact::PoolRecreate, "{change:?}");
         }
+        // impact.md's deletion rule: the address is lost, with or without --allow-delete.
         for change in [
+            ServiceRemoved,
+            ServiceReleased,
             LocationChanged,
             NetworkChanged,
             AddressSetByHand,

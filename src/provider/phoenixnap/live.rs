@@ -62,6 +62,8 @@ pub struct ClusterFacts {
     pub uid: String,
     /// `None`: the Service does not exist.
     pub service: Option<ServiceFacts>,
+    /// Why the Service cannot exist: its namespace does not (read only when it is missing).
+    pub missing_namespace: Option<String>,
 }
 
 /// What skyplan keeps in the state for a load balancer: the spec it applied and what the cloud

@@ -55,11 +55,15 @@ pub async fn clusters(
         };
         let uid = connection.cluster_uid().await?.to_owned();
         let service = connection.service(&spec.namespace, &spec.name).await?;
+        let missing_namespace = connection
+            .missing_namespace(&spec.namespace, service.as_ref())
+            .await?;
         facts.insert(
             (*address).clone(),
             ClusterFacts {
                 uid,
                 service: service.as_ref().map(service_facts),
+                missing_namespace,
             },
         );
         if let Some(service) = service {

@@ -3,11 +3,11 @@
 //!
 //! ```json
 //! {
-//!   "format_version": "1.0",
+//!   "format_version": "1.1",
 //!   "skyplan_version": "0.1.0",
 //!   "drift": true,
 //!   "impact": "pool-recreate",
-//!   "summary": { "resources": 3, "in_sync": 1, "drifted": 1, "missing": 1 },
+//!   "summary": { "resources": 4, "in_sync": 1, "drifted": 1, "missing": 1, "not_applied": 1 },
 //!   "resources": [
 //!     {
 //!       "address": "load-balancer.web", "provider": "cloudscale",
@@ -26,7 +26,9 @@
 //! - `impact` is the highest class of the changes that restoring the configuration would make
 //!   (`none` when nothing drifted); each resource has its own.
 //! - `resources` lists every resource checked, in sync or not, sorted by address; `status` is
-//!   `in-sync`, `drifted` or `missing` (deleted outside skyplan).
+//!   `in-sync`, `drifted`, `missing` (deleted outside skyplan) or `not-applied` (in the config,
+//!   never applied: not in the state).
+//! - 1.1 added `summary.not_applied` and the status `not-applied`.
 //! - `file`, `line` and `column` point at the resource's table in the config (1-based).
 //! - An item's `path` is empty when it concerns the whole resource; `expected` and `actual` are
 //!   JSON values, `null` where there is none.
@@ -36,7 +38,7 @@ use serde::Serialize;
 use super::{DriftItem, DriftReport, DriftResource, DriftStatus};
 use crate::model::Impact;
 
-const DRIFT_FORMAT_VERSION: &str = "1.0";
+const DRIFT_FORMAT_VERSION: &str = "1.1";
 
 #[derive(Serialize)]
 struct ReportView<'a> {
@@ -54,6 +56,7 @@ struct SummaryView {
     in_sync: usize,
     drifted: usize,
     missing: usize,
+    not_applied: usize,
 }
 
 #[derive(Serialize)]
@@ -80,6 +83,7 @@ pub fn render_drift_json(report: &DriftReport) -> String {
             in_sync: report.count(DriftStatus::InSync),
             drifted: report.count(DriftStatus::Drifted),
             missing: report.count(DriftStatus::Missing),
+            not_applied: report.count(DriftStatus::NotApplied),
         },
         resources: report.resources.iter().map(resource_view).collect(),
     };

@@ -20,7 +20,7 @@ pub fn render_drift_markdown(report: &DriftReport) -> String {
     if report.has_drift() {
         let _ = writeln!(
             out,
-            "## ⚠️ skyplan drift: {drifted} of {total} resources changed outside skyplan\n"
+            "## ⚠️ skyplan drift: {drifted} of {total} resources not in sync\n"
         );
     } else {
         let _ = writeln!(out, "## ✅ skyplan drift: no drift\n");

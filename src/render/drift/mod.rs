@@ -48,6 +48,9 @@ pub enum DriftStatus {
     Drifted,
     /// Deleted outside skyplan.
     Missing,
+    /// In the config but never applied (not in the state): not "in sync", whatever the cloud
+    /// happens to hold.
+    NotApplied,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -112,6 +115,9 @@ impl DriftResource {
                 n => format!("{n} attributes drifted"),
             },
             DriftStatus::Missing => "missing: deleted outside skyplan".to_string(),
+            DriftStatus::NotApplied => {
+                "not applied: in the config but never applied (apply makes it)".to_string()
+            }
         }
     }
 }
@@ -146,9 +152,10 @@ fn summary(report: &DriftReport) -> String {
         return format!("No drift: {total} of {total} resources in sync.");
     }
     format!(
-        "Drift: {} drifted, {} missing, {} in sync; restoring the configuration is {}.",
+        "Drift: {} drifted, {} missing, {} not applied, {} in sync; restoring the configuration is {}.",
         report.count(DriftStatus::Drifted),
         report.count(DriftStatus::Missing),
+        report.count(DriftStatus::NotApplied),
         report.count(DriftStatus::InSync),
         report.impact()
     )

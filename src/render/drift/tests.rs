@@ -79,11 +79,24 @@ fn report() -> DriftReport {
     shop.file = PathBuf::from("infra/shop: a,b.toml");
     shop.line = 3;
     shop.column = 5;
+    let mut cart = resource("load-balancer.cart", DriftStatus::NotApplied, vec![]);
+    cart.line = 30;
     DriftReport {
         resources: vec![
+            cart,
             resource("load-balancer.docs", DriftStatus::InSync, vec![]),
             shop,
             web,
+        ],
+    }
+}
+
+/// One resource in sync and one in the config that was never applied.
+fn never_applied_report() -> DriftReport {
+    DriftReport {
+        resources: vec![
+            resource("load-balancer.cart", DriftStatus::NotApplied, vec![]),
+            resource("load-balancer.docs", DriftStatus::InSync, vec![]),
         ],
     }
 }
@@ -100,6 +113,35 @@ fn drift_is_any_resource_not_in_sync() {
     assert_eq!(report().impact(), Impact::PoolRecreate);
     assert!(!in_sync_report().has_drift());
     assert_eq!(in_sync_report().impact(), Impact::None);
+}
+
+#[test]
+fn a_resource_never_applied_is_drift_counted_on_its_own() {
+    let report = never_applied_report();
+    assert!(report.has_drift());
+    assert_eq!(report.count(DriftStatus::NotApplied), 1);
+    assert_eq!(report.impact(), Impact::None);
+    let text = render_drift_text(&report, Style::Plain);
+    assert!(!text.contains("No drift"), "{text}");
+    assert!(
+        text.ends_with("Drift: 0 drifted, 0 missing, 1 not applied, 1 in sync; restoring the configuration is none.\n"),
+        "{text}"
+    );
+    assert!(text.contains("+ load-balancer.cart"), "{text}");
+    let json: Value = serde_json::from_str(&render_drift_json(&report)).unwrap();
+    assert_eq!(json["drift"], json!(true));
+    assert_eq!(json["summary"]["not_applied"], json!(1));
+    assert_eq!(json["resources"][0]["status"], json!("not-applied"));
+    let markdown = render_drift_markdown(&report);
+    assert!(!markdown.contains("no drift"), "{markdown}");
+    let (elements, _) = parse_xml(&render_drift_junit(&report));
+    assert_eq!(elements[1].attribute("failures"), "1");
+    let github = render_drift_github(&report);
+    assert_eq!(github.lines().count(), 1, "{github}");
+    assert!(
+        github.starts_with("::warning ") && github.contains("not applied"),
+        "{github}"
+    );
 }
 
 #[test]
@@ -214,6 +256,8 @@ fn junit_parses_with_the_counts_dashboards_read() {
             "testsuites",
             "testsuite",
             "testcase",
+            "failure",
+            "testcase",
             "testcase",
             "failure",
             "testcase",
@@ -222,15 +266,15 @@ fn junit_parses_with_the_counts_dashboards_read() {
     );
     let suite = &elements[1];
     assert_eq!(suite.attribute("name"), "skyplan drift");
-    assert_eq!(suite.attribute("tests"), "3");
-    assert_eq!(suite.attribute("failures"), "2");
+    assert_eq!(suite.attribute("tests"), "4");
+    assert_eq!(suite.attribute("failures"), "3");
     assert_eq!(suite.attribute("errors"), "0");
-    let (web, failure) = (&elements[5], &elements[6]);
+    let (web, failure) = (&elements[7], &elements[8]);
     assert_eq!(web.attribute("classname"), "cloudscale");
     assert_eq!(web.attribute("name"), "load-balancer.web");
     assert_eq!(failure.attribute("message"), "3 attributes drifted");
     assert_eq!(failure.attribute("type"), "drift");
-    assert_eq!(elements[3].attribute("file"), "infra/shop: a,b.toml");
+    assert_eq!(elements[5].attribute("file"), "infra/shop: a,b.toml");
     // The nasty value comes back exactly, as JSON (its CR and LF escaped by JSON itself).
     assert!(text.contains(&json!(NASTY).to_string()), "{text}");
 }
@@ -251,12 +295,13 @@ fn github_report() {
 fn github_annotations_are_one_command_each() {
     let commands = render_drift_github(&report());
     let lines: Vec<&str> = commands.lines().collect();
-    // One per drifted item: three attributes of web, and the missing shop.
-    assert_eq!(lines.len(), 4);
+    // One per drifted item: cart never applied, the missing shop, three attributes of web.
+    assert_eq!(lines.len(), 5);
     assert!(lines
         .iter()
         .all(|l| l.starts_with("::error ") || l.starts_with("::warning ")));
-    assert!(lines[0].starts_with("::error file=infra/shop%3A a%2Cb.toml,line=3,col=5,"));
+    assert!(lines[0].starts_with("::warning file=infra/skyplan.toml,line=30,col=1,"));
+    assert!(lines[1].starts_with("::error file=infra/shop%3A a%2Cb.toml,line=3,col=5,"));
     assert!(render_drift_github(&in_sync_report()).is_empty());
 }
 

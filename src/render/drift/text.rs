@@ -24,6 +24,7 @@ pub fn render_drift_text(report: &DriftReport, style: Style) -> String {
 fn render_resource(out: &mut String, paint: &Painter, resource: &DriftResource) {
     let symbol = match resource.status {
         DriftStatus::Missing => "-",
+        DriftStatus::NotApplied => "+",
         DriftStatus::Drifted | DriftStatus::InSync => "~",
     };
     let header = paint.paint(Ansi::new().bold(), format!("{symbol} {}", resource.address));

@@ -8,7 +8,7 @@ pub mod members;
 use k8s_openapi::api::core::v1::{Node, Service};
 
 use super::servers::ServerObject;
-use crate::model::{LoadBalancerSpec, PortSpec, TrafficPolicy};
+use crate::model::{LoadBalancerSpec, PortSpec, ServiceBinding, TrafficPolicy};
 
 /// What refresh read from the cluster for one bound load balancer.
 #[derive(Debug, Clone, Default)]
@@ -25,6 +25,15 @@ pub struct ClusterView {
     pub node_ports_held: std::collections::BTreeMap<u16, String>,
 }
 
+/// Why a direct-mode binding cannot be planned without its Service.
+pub fn missing_service(binding: &ServiceBinding) -> String {
+    format!(
+        "Service {} does not exist in {}: a load balancer bound to it takes its node ports from it (create the Service, or use mode = \"ccm\" to let skyplan write it)",
+        binding.service_ref(),
+        binding.cluster
+    )
+}
+
 /// The spec with the cluster filled in: members are the chosen nodes' servers' private
 /// addresses, node ports are the live Service's, and with `Local` the monitor port is the
 /// Service's healthCheckNodePort.
@@ -34,13 +43,10 @@ pub fn resolve_direct(
     servers: &[ServerObject],
 ) -> Result<LoadBalancerSpec, String> {
     let binding = spec.binding.as_ref().expect("a bound load balancer");
-    let service = view.service.as_ref().ok_or_else(|| {
-        format!(
-            "Service {} does not exist in {}: a load balancer bound to it takes its node ports from it (create the Service, or use mode = \"ccm\" to let skyplan write it)",
-            binding.service_ref(),
-            binding.cluster
-        )
-    })?;
+    let service = view
+        .service
+        .as_ref()
+        .ok_or_else(|| missing_service(binding))?;
     let mut resolved = spec.clone();
     resolved.members = members::member_addresses(spec, &view.nodes, servers)?;
     resolved.ports = spec

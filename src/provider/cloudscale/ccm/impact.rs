@@ -40,6 +40,7 @@ crate::provider::impact_table::changes!(
     LbVipAddresses,
     VipCleared,
     ServiceRemoved,
+    ServiceDeleted,
     ServiceWritten,
 );
 
@@ -88,7 +89,8 @@ pub const RULES: &[Rule] = &[
     Rule { change: LbZone, what: "LB zone", happens: "the CCM refuses (\"zone … changed\") and retries forever; the zone annotation is the CCM's (it takes the nodes' zone)", impact: Forbidden, downtime: LB_RECREATE },
     Rule { change: LbVipAddresses, what: "VIP addresses (non-empty and different)", happens: "the CCM refuses (\"please re-create the service\") and retries forever", impact: Forbidden, downtime: LB_RECREATE },
     Rule { change: VipCleared, what: "VIP annotation cleared", happens: "accepted silently: an empty list matches any VIP, the load balancer keeps its address", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: ServiceRemoved, what: "load balancer removed from the config", happens: "skyplan does not delete the Service: deleting it would make the CCM delete the load balancer and release its address; delete the Service yourself", impact: Forbidden, downtime: LB_RECREATE },
+    Rule { change: ServiceRemoved, what: "load balancer removed from the config", happens: "deleting the Service would make the CCM delete the load balancer and release its address, and every port stops serving; nothing is done: pass --allow-delete ADDR to delete it", impact: Forbidden, downtime: LB_RECREATE },
+    Rule { change: ServiceDeleted, what: "load balancer deleted (--allow-delete)", happens: "skyplan deletes the Service; the CCM deletes the load balancer with its pools, members, monitors and listeners and releases its address: every port stops serving", impact: Forbidden, downtime: LB_RECREATE },
     Rule { change: ServiceWritten, what: "Service field with no cloud effect", happens: "the Service is written; the CCM reconciles and finds nothing to change in the cloud", impact: NoImpact, downtime: Downtime::ZERO },
 ];
 

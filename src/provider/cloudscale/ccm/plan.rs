@@ -101,6 +101,61 @@ pub fn plan(input: &CcmInput) -> Result<ResourceChange, String> {
     Ok(out.finish(input, binding, writes, action))
 }
 
+/// A controller-mode load balancer removed from the config (`applied` is its last applied
+/// spec; `live` the load balancer's name, if the cloud still has it). impact.md's deletion
+/// rule: refused unless `allow_delete`; then skyplan deletes the Service it wrote and the CCM
+/// deletes the load balancer — never the load balancer behind the CCM's back, which would
+/// only make it build a new one for the Service.
+pub fn removed(
+    address: &Address,
+    applied: &LoadBalancerSpec,
+    live: Option<&str>,
+    allow_delete: bool,
+) -> ResourceChange {
+    let binding = applied
+        .binding
+        .as_ref()
+        .expect("a controller-mode load balancer");
+    let service = binding.service_ref();
+    let mut out = Outcome::default();
+    let change = match allow_delete {
+        true => Change::ServiceDeleted,
+        false => Change::ServiceRemoved,
+    };
+    out.note(
+        change,
+        "",
+        json!(service),
+        Value::Null,
+        &format!("service {service}"),
+    );
+    let flag = format!("--allow-delete {address}");
+    for attribute in &mut out.attributes {
+        attribute.reason = attribute.reason.replace("--allow-delete ADDR", &flag);
+    }
+    let mut operations = Vec::new();
+    if allow_delete {
+        operations.push(Operation::Cloudscale(Op::DeleteService {
+            cluster: binding.cluster.clone(),
+            namespace: binding.namespace.clone(),
+            name: binding.name.clone(),
+        }));
+        if let Some(name) = live {
+            let action = format!("delete load balancer {name}");
+            operations.push(Operation::Cloudscale(Op::Controller { action }));
+        }
+    }
+    ResourceChange {
+        address: address.clone(),
+        provider: PROVIDER.to_string(),
+        action: Action::Delete,
+        attributes: out.attributes,
+        operations,
+        record: None,
+        requested: allow_delete,
+    }
+}
+
 /// A change the diff found, as the CCM carries it out.
 fn controller_row(
     row: Direct,

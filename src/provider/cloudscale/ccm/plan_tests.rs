@@ -321,3 +321,42 @@ fn a_new_service_is_created_and_the_ccm_builds_the_load_balancer() {
     assert!(has(&change, "create service default/shop"));
     assert!(has(&change, "controller: create load balancer shop"));
 }
+
+/// impact.md's deletion rule: removed from the config, the load balancer is refused with the
+/// flag to pass, and nothing is done.
+#[test]
+fn removal_is_forbidden_without_allow_delete_and_does_nothing() {
+    let change = removed(&address(), &applied(), Some("shop"), false);
+    assert_eq!(change.action, Action::Delete);
+    assert_eq!(change.impact(), Impact::Forbidden);
+    assert!(change.is_refused());
+    assert!(change.operations.is_empty(), "{:?}", change.operations);
+    let reason = &change.attributes[0].reason;
+    assert!(
+        reason.contains(&format!("--allow-delete {}", address())),
+        "{reason}"
+    );
+}
+
+/// With --allow-delete the Service is deleted and the CCM deletes the load balancer: never
+/// the load balancer behind the CCM's back.
+#[test]
+fn removal_with_allow_delete_deletes_the_service_and_the_ccm_the_load_balancer() {
+    let change = removed(&address(), &applied(), Some("shop"), true);
+    assert_eq!(change.action, Action::Delete);
+    assert_eq!(change.impact(), Impact::Forbidden, "the address is lost");
+    assert!(change.requested && !change.is_refused());
+    let ops: Vec<String> = change.operations.iter().map(|o| o.to_string()).collect();
+    let binding = applied().binding.unwrap();
+    assert_eq!(
+        ops,
+        [
+            format!("delete service {}", binding.service_ref()),
+            "controller: delete load balancer shop".to_string()
+        ]
+    );
+    assert!(!change
+        .operations
+        .iter()
+        .any(|o| matches!(o, Operation::Cloudscale(Op::DeleteLb { .. }))));
+}

@@ -150,3 +150,29 @@ async fn services_create_get_apply_keep_node_ports_and_delete() {
     assert!(matches!(&gone, kube::Error::Api(s) if s.is_not_found()));
     sim.shutdown().await.unwrap();
 }
+
+/// A namespace that does not exist answers as the apiserver does: 404 with its `Status` body,
+/// for the namespace itself and for a Service in it.
+#[tokio::test]
+async fn a_missing_namespace_is_the_apiservers_404_status() {
+    use k8s_openapi::api::core::v1::Namespace;
+    let dir = tempfile::tempdir().unwrap();
+    let (sim, client) = start(&dir.path().join("cluster.json")).await;
+    let raw = reqwest::get(format!("{}/api/v1/namespaces/nons", sim.url()))
+        .await
+        .unwrap();
+    assert_eq!(raw.status(), 404);
+    let body: serde_json::Value = raw.json().await.unwrap();
+    assert_eq!(
+        body,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+               "message": "namespaces \"nons\" not found", "reason": "NotFound",
+               "details": {"name": "nons", "kind": "namespaces"}, "code": 404})
+    );
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    assert!(namespaces.get_opt("nons").await.unwrap().is_none());
+    assert!(namespaces.get_opt("default").await.unwrap().is_some());
+    let services: Api<Service> = Api::namespaced(client, "nons");
+    assert!(services.get_opt("web3").await.unwrap().is_none());
+    sim.shutdown().await.unwrap();
+}

@@ -24,6 +24,7 @@ crate::provider::impact_table::changes!(
     FirewallIgnored,
     SamePortTwice,
     ServiceRemoved,
+    ServiceDeleted,
     ServiceWritten,
 );
 
@@ -36,6 +37,8 @@ const PORT_MOVE: Downtime = Downtime::new(0, 15);
 /// An in-place change the virtual router applies by a graceful haproxy reload.
 const BRIEF: Downtime = Downtime::new(0, 5);
 /// The controller never converges or every rule goes: every port of the Service is at stake.
+/// Every rule deleted and the address released: users must learn a new one.
+const LB_DELETED: Downtime = Downtime::new(60, 300);
 const NEVER_CONVERGES: Downtime = Downtime::new(60, 300);
 
 const PROTOCOL_WAY_OUT: &str = "the CCM creates the new rule while the old one holds the port: error 537 forever; delete the Service port first or re-create the Service";
@@ -60,7 +63,8 @@ pub const RULES: &[Rule] = &[
     Rule { change: FirewallCidrs, what: "firewall CIDRs (loadBalancerSourceRanges)", happens: "the CCM deletes the port's firewall rules first and then creates one with the new CIDRs: new connections are refused in between", impact: Minimal, downtime: BRIEF },
     Rule { change: FirewallIgnored, what: "loadBalancerSourceRanges on a VPC tier", happens: "nothing: VPC tiers use network ACLs and the CCM ignores the ranges there", impact: NoImpact, downtime: Downtime::ZERO },
     Rule { change: SamePortTwice, what: "TCP and UDP on one port", happens: "the second rule on the IP and port conflicts (537) and the CCM retries forever; use another port number", impact: Forbidden, downtime: NEVER_CONVERGES },
-    Rule { change: ServiceRemoved, what: "load balancer removed from the config", happens: "skyplan does not delete the Service: deleting it would make the CCM delete every rule and release the address; delete the Service yourself", impact: Forbidden, downtime: NEVER_CONVERGES },
+    Rule { change: ServiceRemoved, what: "load balancer removed from the config", happens: "deleting the Service would make the CCM delete every rule and firewall rule and release the address, and every port stops serving; nothing is done: pass --allow-delete ADDR to delete it", impact: Forbidden, downtime: LB_DELETED },
+    Rule { change: ServiceDeleted, what: "load balancer deleted (--allow-delete)", happens: "skyplan deletes the Service; the CCM deletes every LB rule and firewall rule and releases the public IP it associated: every port stops serving", impact: Forbidden, downtime: LB_DELETED },
     Rule { change: ServiceWritten, what: "Service field with no cloud effect", happens: "the Service is written; the CCM reconciles and finds nothing to change in the cloud", impact: NoImpact, downtime: Downtime::ZERO },
 ];
 

@@ -29,6 +29,13 @@ pub enum CcmOp {
         body: serde_json::Value,
         resource_version: Option<String>,
     },
+    /// `--allow-delete`: delete the Service skyplan wrote in `cluster`; the CCM then deletes
+    /// the rules.
+    DeleteService {
+        cluster: Address,
+        namespace: String,
+        name: String,
+    },
     /// What the CloudStack CCM is predicted to do; skyplan never performs it.
     Controller { action: String },
 }
@@ -45,6 +52,9 @@ impl fmt::Display for CcmOp {
                 Some(_) => write!(f, "patch service {namespace}/{name}"),
                 None => write!(f, "create service {namespace}/{name}"),
             },
+            CcmOp::DeleteService {
+                namespace, name, ..
+            } => write!(f, "delete service {namespace}/{name}"),
             CcmOp::Controller { action } => write!(f, "controller: {action}"),
         }
     }
@@ -122,25 +132,59 @@ pub fn plan(input: &CcmPlanInput) -> ResourceChange {
     }
 }
 
-/// A controller-mode load balancer removed from the config: the Service is left alone.
-pub fn removed(address: &Address, applied: &CsLoadBalancerSpec) -> ResourceChange {
-    let service = applied.binding.as_ref().map(|b| b.service_ref());
+/// A controller-mode load balancer removed from the config. impact.md's deletion rule: refused
+/// unless `allow_delete`; then skyplan deletes the Service it wrote and the CCM deletes the
+/// rules — never the rules behind the CCM's back, which would only make it create them again.
+pub fn removed(
+    address: &Address,
+    applied: &CsLoadBalancerSpec,
+    allow_delete: bool,
+) -> ResourceChange {
+    let binding = applied
+        .binding
+        .as_ref()
+        .expect("a controller-mode load balancer");
+    let service = binding.service_ref();
     let finding = Finding {
-        change: Change::ServiceRemoved,
+        change: match allow_delete {
+            true => Change::ServiceDeleted,
+            false => Change::ServiceRemoved,
+        },
         path: String::new(),
         before: json!(service),
         after: json!(null),
-        object: format!("service {}", service.unwrap_or_default()),
+        object: format!("service {service}"),
         note: String::new(),
+    };
+    let mut attribute = attribute(&finding);
+    attribute.reason = attribute
+        .reason
+        .replace("--allow-delete ADDR", &format!("--allow-delete {address}"));
+    let operations = match allow_delete {
+        false => vec![],
+        true => [
+            CcmOp::DeleteService {
+                cluster: binding.cluster.clone(),
+                namespace: binding.namespace.clone(),
+                name: binding.name.clone(),
+            },
+            CcmOp::Controller {
+                action: "delete the Service's LB rules and firewall rules, release its public IP"
+                    .into(),
+            },
+        ]
+        .into_iter()
+        .map(|op| Operation::Cloudstack(Op::Ccm(op)))
+        .collect(),
     };
     ResourceChange {
         address: address.clone(),
         provider: PROVIDER.to_string(),
         action: Action::Delete,
-        attributes: vec![attribute(&finding)],
-        operations: vec![],
+        attributes: vec![attribute],
+        operations,
         record: None,
-        requested: false,
+        requested: allow_delete,
     }
 }
 

@@ -364,9 +364,42 @@ fn a_service_only_change_is_written_with_no_cloud_effect() {
 
 #[test]
 fn removing_it_from_the_config_is_forbidden_and_does_nothing() {
-    let change = removed(&Address::new(ResourceKind::LoadBalancer, "web"), &desired());
+    let change = removed(
+        &Address::new(ResourceKind::LoadBalancer, "web"),
+        &desired(),
+        false,
+    );
     assert_eq!(only(&change).impact, Impact::Forbidden);
+    assert!(change.is_refused());
     assert!(change.operations.is_empty());
+    assert!(
+        only(&change)
+            .reason
+            .contains("--allow-delete load-balancer.web"),
+        "{}",
+        only(&change).reason
+    );
+}
+
+/// impact.md's deletion rule: with --allow-delete the Service is deleted and the CCM deletes
+/// the rules.
+#[test]
+fn removing_it_with_allow_delete_deletes_the_service() {
+    let change = removed(
+        &Address::new(ResourceKind::LoadBalancer, "web"),
+        &desired(),
+        true,
+    );
+    assert_eq!(change.action, Action::Delete);
+    assert_eq!(
+        only(&change).impact,
+        Impact::Forbidden,
+        "the address is lost"
+    );
+    assert!(change.requested && !change.is_refused());
+    let ops: Vec<String> = change.operations.iter().map(|o| o.to_string()).collect();
+    assert_eq!(ops[0], "delete service default/web", "{ops:?}");
+    assert!(ops[1].starts_with("controller: delete"), "{ops:?}");
 }
 
 #[test]

@@ -11,6 +11,7 @@ use super::apply::{compare_rule_ids, wait_for_controller, RuleIds};
 use super::plan::{plan, CcmOp, CcmPlanInput};
 use super::predict::{lb_candidate, live_rules, service_base};
 use super::service::MANAGED;
+use crate::config::SourceLocation;
 use crate::model::Impact;
 use crate::model::{Address, CsLoadBalancerSpec, LbMode};
 use crate::plan::ResourceChange;
@@ -31,10 +32,17 @@ pub struct ServiceView {
     pub service: Option<Service>,
 }
 
+/// A controller-mode load balancer to read, and where its config names the Service.
+pub struct CcmTarget<'a> {
+    pub address: &'a Address,
+    pub spec: &'a CsLoadBalancerSpec,
+    pub service: Option<&'a SourceLocation>,
+}
+
 #[derive(Default)]
 pub struct CcmViews {
     clusters: Mutex<Option<Arc<Clusters>>>,
-    views: Mutex<BTreeMap<Address, Result<ServiceView, String>>>,
+    views: Mutex<BTreeMap<Address, Result<ServiceView, ProviderError>>>,
 }
 
 /// Whether a spec is in controller mode.
@@ -69,30 +77,40 @@ impl CcmViews {
         })
     }
 
-    /// Reads each controller-mode load balancer's nodes and Service (one GET each).
-    pub async fn read(&self, specs: &[(&Address, &CsLoadBalancerSpec)]) {
+    /// Reads each controller-mode load balancer's nodes and Service (one GET each). `service`
+    /// is where the config names the Service: a namespace that does not exist is an error
+    /// there (read only when the Service is missing).
+    pub async fn read(&self, specs: &[CcmTarget<'_>]) {
         let mut views = BTreeMap::new();
-        for (address, spec) in specs {
-            let binding = spec.binding.as_ref().expect("controller mode");
-            let view = async {
-                let connection = self
-                    .connection(address, &binding.cluster)
-                    .map_err(|e| e.to_string())?;
-                let nodes = connection
-                    .nodes()
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .to_vec();
-                let service = connection
-                    .service(&binding.namespace, &binding.name)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                Ok(ServiceView { nodes, service })
-            }
-            .await;
-            views.insert((*address).clone(), view);
+        for target in specs {
+            let view = self.read_one(target).await;
+            views.insert(target.address.clone(), view);
         }
         *self.views.lock().unwrap_or_else(|p| p.into_inner()) = views;
+    }
+
+    async fn read_one(&self, target: &CcmTarget<'_>) -> Result<ServiceView, ProviderError> {
+        let (address, binding) = (target.address, target.spec.binding.as_ref());
+        let binding = binding.expect("controller mode");
+        let api = |e: ProviderError| error(address, e);
+        let connection = self.connection(address, &binding.cluster)?;
+        let nodes = connection.nodes().await.map_err(api)?.to_vec();
+        let service = connection
+            .service(&binding.namespace, &binding.name)
+            .await
+            .map_err(api)?;
+        let missing = connection
+            .missing_namespace(&binding.namespace, service.as_ref())
+            .await
+            .map_err(api)?;
+        if let Some(why) = missing {
+            let plain = error(address, why);
+            return Err(match target.service {
+                Some(at) => plain.at(at),
+                None => plain,
+            });
+        }
+        Ok(ServiceView { nodes, service })
     }
 
     /// The CCM base names of the Services read, so refresh reads their rules' members.
@@ -111,7 +129,6 @@ impl CcmViews {
             .get(address)
             .ok_or_else(|| error(address, "the cluster was not read for this load balancer"))?
             .clone()
-            .map_err(|e| error(address, e))
     }
 
     /// `scaled_workers`: what the cluster gains or loses first in the same apply.
@@ -166,6 +183,42 @@ impl CcmViews {
             .into_iter()
             .map(|(n, r)| (n, r.id.clone()))
             .collect()
+    }
+
+    /// `--allow-delete`: deletes the Service through `connection` (its cluster's) and waits
+    /// until the CCM has deleted the rules and released the Service (its finalizer).
+    pub async fn delete(
+        &self,
+        journal: &Journal,
+        change: &ResourceChange,
+        connection: &ClusterConnection,
+    ) -> Result<(), ProviderError> {
+        use crate::provider::kubernetes::service_delete::delete_service_journaled;
+        let address = &change.address;
+        for operation in &change.operations {
+            let Operation::Cloudstack(Op::Ccm(
+                op @ CcmOp::DeleteService {
+                    namespace, name, ..
+                },
+            )) = operation
+            else {
+                continue;
+            };
+            let text = op.to_string();
+            delete_service_journaled(connection, journal, address, &text, namespace, name).await?;
+        }
+        Ok(())
+    }
+
+    /// The connection to `cluster` if the registry made one (the config binds a controller-mode
+    /// load balancer or a node policy to it).
+    pub fn connected(&self, cluster: &Address) -> Option<Arc<ClusterConnection>> {
+        let clusters = self
+            .clusters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        clusters.and_then(|c| c.get(cluster))
     }
 
     /// Writes the Service, waits for the CCM and checks its outcome against the plan.
