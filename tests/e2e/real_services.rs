@@ -285,3 +285,23 @@ fn a_node_port_held_by_another_service_is_caught_at_plan_time() {
         "names the holder: {message}"
     );
 }
+
+/// A binding to a namespace the cluster does not have: the apiserver would answer the write
+/// with 404; the plan says so first, at the `service` key.
+#[test]
+fn a_namespace_that_does_not_exist_is_a_plan_error_at_the_service_key() {
+    let Some(cluster) = RealCluster::get() else {
+        return;
+    };
+    let cloud = SimServer::start(&Project::new().path().join("cloud.json"));
+    let namespace = cluster.name("nons");
+    let project = project(&cluster, &cloud, &ccm_load_balancer(&cluster, &namespace));
+    let plan = skyplan(&project, &["plan"]);
+    assert_eq!(plan.code, 1, "{plan:?}");
+    // The cluster table (lines 1-4), a blank line, the provider table (6-7), a blank line, the
+    // load balancer's header, provider, zone, cluster: its `service` key is on line 13.
+    let expected = format!(
+        "skyplan.toml:13:1: load-balancer.web: namespace `{namespace}` does not exist in cluster.prod"
+    );
+    assert!(unwrapped(&plan.stderr).contains(&expected), "{plan:?}");
+}
