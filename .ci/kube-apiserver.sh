@@ -3,7 +3,19 @@
 # real_* tests (tests/e2e/real_support.rs). kube_start exports SKYPLAN_TEST_KUBECONFIG and
 # prints how long the server took to become ready; kube_stop stops it.
 
-KUBE_TOOLS="${SKYPLAN_KUBE_TOOLS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/tools/kube-apiserver}"
+# The tools sit beside the checkout (../shared); a clone made elsewhere finds them in /work.
+kube_tools() {
+  local beside
+  beside="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/tools/kube-apiserver"
+  for dir in "${SKYPLAN_KUBE_TOOLS:-}" "$beside" /work/shared/tools/kube-apiserver; do
+    if [ -n "$dir" ] && [ -x "$dir/start.sh" ]; then
+      echo "$dir"
+      return
+    fi
+  done
+  echo "$beside"
+}
+KUBE_TOOLS="$(kube_tools)"
 
 kube_install_if_missing() {
   if command -v etcd >/dev/null 2>&1; then
