@@ -741,7 +741,23 @@ fn state_migrate(path: &std::path::Path, to: MigrateTarget) -> Result<u8, Report
     Ok(exit::SUCCESS)
 }
 
+/// `--kubeconfig` and its companions: the cluster a served cloud's CCM reconciles.
+fn cluster_access(args: &SimServeArgs) -> Option<crate::sim::controllers::ClusterAccess> {
+    Some(crate::sim::controllers::ClusterAccess {
+        kubeconfig: args.kubeconfig.clone()?,
+        context: args.context.clone(),
+        scope: crate::sim::controllers::Scope {
+            namespace: args.ccm_namespace.clone(),
+            node_selector: args.ccm_node_selector.clone(),
+        },
+    })
+}
+
 async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
+    let cluster = cluster_access(&args);
+    if cluster.is_some() && !matches!(args.provider, SimProvider::Cloudscale) {
+        miette::bail!("--kubeconfig runs the simulated cloudscale CCM: only with --provider cloudscale");
+    }
     match args.provider {
         SimProvider::Cloudscale => {
             use crate::sim::cloudscale as sim;
@@ -750,6 +766,7 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
                 settle: std::time::Duration::from_millis(args.settle_ms),
                 faults: args.faults.parse().into_diagnostic()?,
             };
+            let token = options.token.clone();
             let handle = sim::spawn(args.world.clone(), args.listen, options)
                 .await
                 .into_diagnostic()?;
@@ -758,7 +775,28 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
                 handle.base_url(),
                 args.world.display()
             );
-            handle.serve_until_ctrl_c().await.into_diagnostic()?;
+            let Some(cluster) = cluster else {
+                handle.serve_until_ctrl_c().await.into_diagnostic()?;
+                return Ok(exit::SUCCESS);
+            };
+            let cloud = crate::sim::controllers::CloudscaleEndpoint {
+                api: handle.base_url(),
+                token: token.unwrap_or_else(|| sim::DEFAULT_TOKEN.to_owned()),
+            };
+            let ccm = crate::sim::controllers::cloudscale_ccm(&cluster, cloud)
+                .await
+                .map_err(|e| miette::miette!("the simulated cloudscale CCM: {e}"))?;
+            eprintln!(
+                "cloudscale CCM reconciling the cluster of {}",
+                cluster.kubeconfig.display()
+            );
+            crate::sim::persist::wait_for_signal()
+                .await
+                .into_diagnostic()?;
+            // The controller first: a pass cut short by the cloud going away could leave a
+            // half-built load balancer the next run would have to finish.
+            ccm.stop().await;
+            handle.shutdown().await.into_diagnostic()?;
         }
         SimProvider::Cloudstack => {
             use crate::sim::cloudstack as sim;

@@ -59,7 +59,7 @@ impl Harness {
         .unwrap();
         let history = Arc::new(Mutex::new(Vec::new()));
         let options = ControllerOptions {
-            kube_api: kube_sim.url().to_owned(),
+            kube: Kube::new(kube_sim.url()),
             cloudscale: Some(endpoint.clone()),
             pass: PASS,
         };
