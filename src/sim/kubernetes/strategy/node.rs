@@ -1,5 +1,6 @@
 //! What the apiserver checks on a Node: its name, its taints (known effects, unique by key and
-//! effect) and that `spec.providerID` once set never changes.
+//! effect) and that `spec.providerID` once set never changes; and what admission adds to a new
+//! one (TaintNodesByCondition's `not-ready` taint).
 
 use std::collections::BTreeSet;
 
@@ -16,9 +17,32 @@ pub fn prepare_create(node: &mut Value) -> Result<(), Errors> {
     if !node["spec"].is_object() {
         node["spec"] = json!({});
     }
+    add_not_ready_taint(node);
     let mut errors = names::validate(node, NameRule::Dns1123Subdomain);
     errors.extend(validate_taints(node));
     result(errors)
+}
+
+pub const NOT_READY_TAINT: &str = "node.kubernetes.io/not-ready";
+
+/// The admission plugin TaintNodesByCondition (on by default): every Node created gets
+/// `node.kubernetes.io/not-ready:NoSchedule` appended, whatever its conditions say, unless a
+/// taint with that key and effect is there already (any value). The node lifecycle
+/// controller removes it once the node is Ready; until then the node keeps it.
+fn add_not_ready_taint(node: &mut Value) {
+    let present = node["spec"]["taints"].as_array().is_some_and(|taints| {
+        taints
+            .iter()
+            .any(|t| t["key"] == NOT_READY_TAINT && t["effect"] == "NoSchedule")
+    });
+    if present {
+        return;
+    }
+    let taint = json!({"key": NOT_READY_TAINT, "effect": "NoSchedule"});
+    match node["spec"]["taints"].as_array_mut() {
+        Some(taints) => taints.push(taint),
+        None => node["spec"]["taints"] = json!([taint]),
+    }
 }
 
 pub fn prepare_update(old: &Value, node: &mut Value) -> Result<(), Errors> {
@@ -91,6 +115,34 @@ mod tests {
                 "spec.taints[2].effect"
             ]
         );
+    }
+
+    /// As kube-apiserver v1.28.4 answers `kubectl create` of these Nodes.
+    #[test]
+    fn admission_appends_the_not_ready_taint_even_to_a_ready_node() {
+        let mut ready = json!({"metadata": {"name": "n"},
+            "spec": {"taints": [{"key": "a", "effect": "NoExecute"}]},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+        prepare_create(&mut ready).unwrap();
+        assert_eq!(
+            ready["spec"]["taints"],
+            json!([{"key": "a", "effect": "NoExecute"},
+                   {"key": NOT_READY_TAINT, "effect": "NoSchedule"}])
+        );
+        let mut bare = json!({"metadata": {"name": "n"}});
+        prepare_create(&mut bare).unwrap();
+        assert_eq!(
+            bare["spec"]["taints"],
+            json!([{"key": NOT_READY_TAINT, "effect": "NoSchedule"}])
+        );
+        let other_effect = json!([{"key": NOT_READY_TAINT, "effect": "NoExecute"}]);
+        let mut node = json!({"metadata": {"name": "n"}, "spec": {"taints": other_effect}});
+        prepare_create(&mut node).unwrap();
+        assert_eq!(node["spec"]["taints"].as_array().unwrap().len(), 2);
+        let with_value = json!([{"key": NOT_READY_TAINT, "value": "x", "effect": "NoSchedule"}]);
+        let mut node = json!({"metadata": {"name": "n"}, "spec": {"taints": with_value.clone()}});
+        prepare_create(&mut node).unwrap();
+        assert_eq!(node["spec"]["taints"], with_value, "one with a value counts");
     }
 
     #[test]
