@@ -38,6 +38,7 @@ mod pnap_nodes;
 mod pnap_rows;
 mod pnap_sim_wire;
 mod pnap_support;
+mod real_ccm;
 mod real_nodes;
 mod real_support;
 mod saved_plans;
