@@ -200,7 +200,7 @@ pub enum MigrateTarget {
 #[derive(Debug, Subcommand)]
 pub enum SimCommand {
     /// Serve a simulated cloud API over a world file until interrupted.
-    Serve(SimServeArgs),
+    Serve(Box<SimServeArgs>),
 }
 
 #[derive(Debug, Args)]

@@ -51,7 +51,7 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
             output,
             locking,
         } => kubeconfig(&cli.config, &cluster, output, &locking).await,
-        Command::Sim(SimCommand::Serve(args)) => sim_serve(args).await,
+        Command::Sim(SimCommand::Serve(args)) => sim_serve(*args).await,
     }
 }
 
@@ -756,7 +756,9 @@ fn cluster_access(args: &SimServeArgs) -> Option<crate::sim::controllers::Cluste
 async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
     let cluster = cluster_access(&args);
     if cluster.is_some() && !matches!(args.provider, SimProvider::Cloudscale) {
-        miette::bail!("--kubeconfig runs the simulated cloudscale CCM: only with --provider cloudscale");
+        miette::bail!(
+            "--kubeconfig runs the simulated cloudscale CCM: only with --provider cloudscale"
+        );
     }
     match args.provider {
         SimProvider::Cloudscale => {

@@ -230,7 +230,13 @@ impl Drop for Setup {
         if deleted.code != 0 && !deleted.stderr.contains("NotFound") {
             let finalizers = r#"{"metadata":{"finalizers":null}}"#;
             let _ = self.cluster.kubectl(&[
-                "patch", "service", "web", &ns, "--type=merge", "-p", finalizers,
+                "patch",
+                "service",
+                "web",
+                &ns,
+                "--type=merge",
+                "-p",
+                finalizers,
             ]);
         }
     }
@@ -321,10 +327,16 @@ fn the_ccm_initialises_the_nodes_and_builds_the_planned_load_balancer() {
     let uuid = &service["metadata"]["annotations"]["k8s.cloudscale.ch/loadbalancer-uuid"];
     let lbs = setup.cloud.get("/load-balancers");
     assert_eq!(lbs.as_array().unwrap().len(), 1, "{lbs:#}");
-    assert_eq!(&lbs[0]["uuid"], uuid, "the CCM wrote its uuid on the Service");
+    assert_eq!(
+        &lbs[0]["uuid"], uuid,
+        "the CCM wrote its uuid on the Service"
+    );
     let ingress = &service["status"]["loadBalancer"]["ingress"][0]["ip"];
     let vip = &lbs[0]["vip_addresses"][0]["address"];
-    assert_eq!(ingress, vip, "the Service's status shows the VIP: {service:#}");
+    assert_eq!(
+        ingress, vip,
+        "the Service's status shows the VIP: {service:#}"
+    );
 }
 
 #[test]

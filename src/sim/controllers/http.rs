@@ -261,9 +261,7 @@ impl Kube {
         let mut items = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            let mut request = self
-                .request(Method::GET, path)
-                .query(&[("limit", "500")]);
+            let mut request = self.request(Method::GET, path).query(&[("limit", "500")]);
             if let Some(selector) = selector {
                 request = request.query(&[("labelSelector", selector)]);
             }

@@ -177,7 +177,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = kubeconfig(dir.path(), "- name: u\n  user: {token: t}\n");
         let error = endpoint_from_kubeconfig(&path, Some("nope"), Scope::default()).unwrap_err();
-        assert!(error.contains("\"nope\"") && error.contains("a, b"), "{error}");
+        assert!(
+            error.contains("\"nope\"") && error.contains("a, b"),
+            "{error}"
+        );
     }
 
     #[test]

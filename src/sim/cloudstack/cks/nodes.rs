@@ -281,10 +281,17 @@ mod tests {
         let update = node_update(&live, true);
         assert_eq!(
             update.taints,
-            Some(vec![json!({"key": "dedicated", "value": "db", "effect": "NoSchedule"})])
+            Some(vec![
+                json!({"key": "dedicated", "value": "db", "effect": "NoSchedule"})
+            ])
         );
-        let stopped = node_update(&live, false).taints.expect("shutdown taint added");
-        assert!(stopped.iter().any(is_not_ready_taint), "kept while not running");
+        let stopped = node_update(&live, false)
+            .taints
+            .expect("shutdown taint added");
+        assert!(
+            stopped.iter().any(is_not_ready_taint),
+            "kept while not running"
+        );
     }
 
     #[test]

@@ -142,7 +142,10 @@ mod tests {
         let with_value = json!([{"key": NOT_READY_TAINT, "value": "x", "effect": "NoSchedule"}]);
         let mut node = json!({"metadata": {"name": "n"}, "spec": {"taints": with_value.clone()}});
         prepare_create(&mut node).unwrap();
-        assert_eq!(node["spec"]["taints"], with_value, "one with a value counts");
+        assert_eq!(
+            node["spec"]["taints"], with_value,
+            "one with a value counts"
+        );
     }
 
     #[test]
