@@ -40,6 +40,7 @@ mod pnap_sim_wire;
 mod pnap_support;
 mod real_ccm;
 mod real_nodes;
+mod real_parity;
 mod real_support;
 mod saved_plans;
 mod support;

@@ -248,3 +248,10 @@ impl RealCluster {
         format!("skyplan-test={}", self.prefix)
     }
 }
+
+impl RealCluster {
+    /// Deletes the Node `name` (made some other way) when the test ends.
+    pub fn track_node(&self, name: &str) {
+        self.nodes.lock().unwrap().push(name.to_string());
+    }
+}
