@@ -15,6 +15,11 @@
 //!   only clears an error, so the record survives the no-op Ensure every controller restart
 //!   brings); every reconcile is kept in [`ControllersHandle::history`].
 //!
+//! Against a real API server (`skyplan sim serve --kubeconfig`): `kubeconfig` reads the
+//! server, CA and credentials into a [`KubeEndpoint`] (apart from skyplan's reading in
+//! `provider/kubernetes`), with a [`Scope`] on a server shared with others; `serve` starts the
+//! CCM there beside the served cloud.
+//!
 //! Codemap (cloudscale CCM): `http` the two clients, `objects` the decoded objects;
 //! `nodes` node init and lifecycle, `kubelet` the node condition stand-in, `servers` node →
 //! server; `services` the service controller, `balancer` Ensure/Update/Delete, `config` the
