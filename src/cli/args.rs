@@ -248,8 +248,8 @@ pub struct SimServeArgs {
     /// Kubernetes: the version `/version` and the kubelets report, MAJOR.MINOR.
     #[arg(long, default_value = "1.33", value_parser = parse_kube_version)]
     pub kube_version: (u32, u32),
-    /// cloudscale: also run the simulated cloudscale CCM against the cluster of this kubeconfig
-    /// (a real API server), its cloud being the served simulator.
+    /// cloudscale, PhoenixNAP: also run the cloud's simulated CCM against the cluster of this
+    /// kubeconfig (a real API server), its cloud being the served simulator.
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// With --kubeconfig: the context (default: the kubeconfig's current context).
@@ -262,6 +262,18 @@ pub struct SimServeArgs {
     /// With --kubeconfig: the CCM sees only the Nodes matching this label selector (`k=v,…`).
     #[arg(long, value_name = "SELECTOR", requires = "kubeconfig")]
     pub ccm_node_selector: Option<String>,
+    /// PhoenixNAP with --kubeconfig: the CCM's `PNAP_LOCATION`.
+    #[arg(
+        long,
+        value_name = "LOCATION",
+        requires = "kubeconfig",
+        default_value = "PHX"
+    )]
+    pub ccm_location: String,
+    /// PhoenixNAP with --kubeconfig: the CCM's `PNAP_LOAD_BALANCER`,
+    /// `kube-vip://<public network id>` (empty: its load balancer is off).
+    #[arg(long, value_name = "URL", requires = "kubeconfig", default_value = "")]
+    pub ccm_load_balancer: String,
     /// Faults to inject into API requests, e.g.
     /// `latency=5-50ms,429=0.05,5xx=0.03,drop=0.02,after-commit=0.02,seed=7`; CloudStack also
     /// takes `job-fail=P` (a share of async jobs fail), PhoenixNAP `tags-put-fail=P` (a share

@@ -753,11 +753,43 @@ fn cluster_access(args: &SimServeArgs) -> Option<crate::sim::controllers::Cluste
     })
 }
 
+/// The started CCM, announced on stderr (the kubeconfig's path, never its credentials).
+fn announced(
+    cloud: &str,
+    cluster: &crate::sim::controllers::ClusterAccess,
+    ccm: Result<crate::sim::controllers::ControllersHandle, String>,
+) -> Result<crate::sim::controllers::ControllersHandle, Report> {
+    let ccm = ccm.map_err(|e| miette::miette!("the simulated {cloud} CCM: {e}"))?;
+    eprintln!(
+        "{cloud} CCM reconciling the cluster of {}",
+        cluster.kubeconfig.display()
+    );
+    Ok(ccm)
+}
+
+/// Serves until SIGINT or SIGTERM, then stops the CCM before the caller stops the cloud: a
+/// pass cut short by the cloud going away could leave a half-built load balancer.
+async fn until_signal(
+    ccm: Option<crate::sim::controllers::ControllersHandle>,
+) -> Result<(), Report> {
+    crate::sim::persist::wait_for_signal()
+        .await
+        .into_diagnostic()?;
+    if let Some(ccm) = ccm {
+        ccm.stop().await;
+    }
+    Ok(())
+}
+
 async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
     let cluster = cluster_access(&args);
-    if cluster.is_some() && !matches!(args.provider, SimProvider::Cloudscale) {
+    let has_ccm = matches!(
+        args.provider,
+        SimProvider::Cloudscale | SimProvider::Phoenixnap
+    );
+    if cluster.is_some() && !has_ccm {
         miette::bail!(
-            "--kubeconfig runs the simulated cloudscale CCM: only with --provider cloudscale"
+            "--kubeconfig runs a simulated CCM: only with --provider cloudscale or phoenixnap"
         );
     }
     match args.provider {
@@ -777,27 +809,18 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
                 handle.base_url(),
                 args.world.display()
             );
-            let Some(cluster) = cluster else {
-                handle.serve_until_ctrl_c().await.into_diagnostic()?;
-                return Ok(exit::SUCCESS);
+            let ccm = match &cluster {
+                Some(cluster) => {
+                    let cloud = crate::sim::controllers::CloudscaleEndpoint {
+                        api: handle.base_url(),
+                        token: token.unwrap_or_else(|| sim::DEFAULT_TOKEN.to_owned()),
+                    };
+                    let ccm = crate::sim::controllers::cloudscale_ccm(cluster, cloud).await;
+                    Some(announced("cloudscale", cluster, ccm)?)
+                }
+                None => None,
             };
-            let cloud = crate::sim::controllers::CloudscaleEndpoint {
-                api: handle.base_url(),
-                token: token.unwrap_or_else(|| sim::DEFAULT_TOKEN.to_owned()),
-            };
-            let ccm = crate::sim::controllers::cloudscale_ccm(&cluster, cloud)
-                .await
-                .map_err(|e| miette::miette!("the simulated cloudscale CCM: {e}"))?;
-            eprintln!(
-                "cloudscale CCM reconciling the cluster of {}",
-                cluster.kubeconfig.display()
-            );
-            crate::sim::persist::wait_for_signal()
-                .await
-                .into_diagnostic()?;
-            // The controller first: a pass cut short by the cloud going away could leave a
-            // half-built load balancer the next run would have to finish.
-            ccm.stop().await;
+            until_signal(ccm).await?;
             handle.shutdown().await.into_diagnostic()?;
         }
         SimProvider::Cloudstack => {
@@ -823,6 +846,8 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
         }
         SimProvider::Phoenixnap => {
             use crate::sim::phoenixnap as sim;
+            let client_id = args.client_id.clone();
+            let client_secret = args.client_secret.as_ref().map(|s| s.expose().to_owned());
             let options = sim::PnapSimOptions {
                 client_id: args.client_id,
                 client_secret: args.client_secret.map(|s| s.expose().to_owned()),
@@ -837,7 +862,23 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
                 handle.base_url(),
                 args.world.display()
             );
-            handle.serve_until_ctrl_c().await.into_diagnostic()?;
+            let ccm = match &cluster {
+                Some(cluster) => {
+                    let pnap = crate::sim::controllers::PnapEndpoint {
+                        base_url: handle.base_url(),
+                        client_id: client_id.unwrap_or_else(|| sim::DEFAULT_CLIENT_ID.into()),
+                        client_secret: client_secret
+                            .unwrap_or_else(|| sim::DEFAULT_CLIENT_SECRET.into()),
+                        location: args.ccm_location,
+                        load_balancer: args.ccm_load_balancer,
+                    };
+                    let ccm = crate::sim::controllers::phoenixnap_ccm(cluster, pnap).await;
+                    Some(announced("PhoenixNAP", cluster, ccm)?)
+                }
+                None => None,
+            };
+            until_signal(ccm).await?;
+            handle.shutdown().await.into_diagnostic()?;
         }
         SimProvider::Kubernetes => {
             use crate::sim::kubernetes as sim;

@@ -41,6 +41,7 @@ mod pnap_support;
 mod real_ccm;
 mod real_nodes;
 mod real_parity;
+mod real_pnap_ccm;
 mod real_support;
 mod saved_plans;
 mod support;

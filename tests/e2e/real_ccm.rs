@@ -16,18 +16,30 @@ use serde_json::{json, Value};
 use crate::real_support::RealCluster;
 use crate::support::{curl, run, sim_serve, Output, Project, SIM_TOKEN};
 
-/// `sim serve --provider cloudscale --kubeconfig`: the cloud and its CCM; killed on drop.
-struct CloudWithCcm {
+/// `sim serve --provider P --kubeconfig`: the cloud and its CCM; killed on drop.
+pub struct CloudWithCcm {
     child: Child,
-    base_url: String,
+    pub base_url: String,
     /// What it printed after its first line, for a failing test's message.
-    log: Arc<Mutex<String>>,
+    pub log: Arc<Mutex<String>>,
 }
 
 impl CloudWithCcm {
     fn start(cluster: &RealCluster, world: &Path, namespace: &str) -> CloudWithCcm {
-        let mut command = sim_serve("cloudscale", world);
+        CloudWithCcm::start_provider("cloudscale", cluster, world, namespace, &[])
+    }
+
+    /// The CCM of `provider` held to this test's `namespace` and nodes, with `extra` flags.
+    pub fn start_provider(
+        provider: &str,
+        cluster: &RealCluster,
+        world: &Path,
+        namespace: &str,
+        extra: &[&str],
+    ) -> CloudWithCcm {
+        let mut command = sim_serve(provider, world);
         command
+            .args(extra)
             .args(["--kubeconfig"])
             .arg(&cluster.kubeconfig)
             .args(["--context", "real", "--ccm-namespace", namespace])
@@ -243,7 +255,7 @@ impl Drop for Setup {
 }
 
 /// Waits (10 s at most) until the CCM initialised `node`; returns it.
-fn initialised(cluster: &RealCluster, cloud: &CloudWithCcm, node: &str) -> Value {
+pub fn initialised(cluster: &RealCluster, cloud: &CloudWithCcm, node: &str) -> Value {
     let started = Instant::now();
     loop {
         let object = cluster.node(node);

@@ -62,7 +62,7 @@ pub use embedded::{embedded_cluster, EmbeddedCluster, PASS_ENV};
 pub use http::{Kube, KubeEndpoint, Scope};
 pub use kubeconfig::endpoint_from_kubeconfig;
 pub use phoenixnap::PnapEndpoint;
-pub use serve::{cloudscale_ccm, ClusterAccess};
+pub use serve::{cloudscale_ccm, phoenixnap_ccm, ClusterAccess};
 pub use writeback::{Record, RECORD_ANNOTATION};
 
 /// Where the embedded cloud beside a cluster is served.

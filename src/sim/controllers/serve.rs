@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use super::http::{Kube, Scope};
 use super::kubeconfig::endpoint_from_kubeconfig;
+use super::phoenixnap::{self, PnapControllerOptions, PnapEndpoint};
 use super::{start, CloudscaleEndpoint, ControllerOptions, ControllersHandle};
 
 /// The cluster the controller reconciles, from a kubeconfig.
@@ -43,5 +44,24 @@ pub async fn cloudscale_ccm(
     })
     .await;
     tracing::info!(%server, "the simulated cloudscale CCM reconciles the cluster");
+    Ok(handle)
+}
+
+/// The simulated PhoenixNAP CCM v1.0.0 reconciling `cluster` into the served simulator; an
+/// error is a configuration the real one exits on.
+pub async fn phoenixnap_ccm(
+    cluster: &ClusterAccess,
+    pnap: PnapEndpoint,
+) -> Result<ControllersHandle, String> {
+    let (kube, server) = cluster.connect()?;
+    let pass = super::embedded::pass_interval();
+    let handle = phoenixnap::start(PnapControllerOptions {
+        kube,
+        pnap,
+        pass,
+        reaper: phoenixnap::reaper_interval(pass),
+    })
+    .await?;
+    tracing::info!(%server, "the simulated PhoenixNAP CCM reconciles the cluster");
     Ok(handle)
 }
