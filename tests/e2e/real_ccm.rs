@@ -216,6 +216,25 @@ impl Setup {
         );
         let again = self.skyplan(&["plan", "--detailed-exitcode"]);
         assert_eq!(again.code, 0, "apply then plan is empty: {again:?}");
+        self.settle();
+    }
+
+    /// Waits (5 s at most) until the CCM stopped writing the Service: apply returns once the
+    /// load balancer is built, but the CCM still writes its record after the status, and a
+    /// plan read before that write would be refused at apply as "changed since the plan" (a
+    /// write skyplan refuses today even though the key is not one it manages).
+    fn settle(&self) {
+        let version = |s: &Value| s["metadata"]["resourceVersion"].clone();
+        let started = Instant::now();
+        let mut last = version(&self.service());
+        while started.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(300));
+            let now = version(&self.service());
+            if now == last {
+                return;
+            }
+            last = now;
+        }
     }
 
     fn service(&self) -> Value {
@@ -262,7 +281,9 @@ pub fn initialised(cluster: &RealCluster, cloud: &CloudWithCcm, node: &str) -> V
         let tainted = object["spec"]["taints"]
             .as_array()
             .is_some_and(|t| t.iter().any(|t| t["key"] == UNINITIALIZED));
-        if !tainted && object["spec"]["providerID"].is_string() {
+        // The CCM writes the node, then its addresses: both are done.
+        let addressed = !node_addresses(&object, "InternalIP").is_empty();
+        if !tainted && object["spec"]["providerID"].is_string() && addressed {
             return object;
         }
         assert!(

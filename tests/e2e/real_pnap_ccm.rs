@@ -110,13 +110,15 @@ fn the_pnap_ccm_initialises_the_node_and_adopts_the_planned_block() {
         "{node:#}"
     );
 
+    // A ClusterIP Service, as the PhoenixNAP binding takes it: skyplan makes it a
+    // LoadBalancer once its block exists, so the CCM never races skyplan for it.
     let _service = ServiceGuard {
         cluster: &cluster,
         namespace: &namespace,
     };
     cluster.create(&json!({"apiVersion": "v1", "kind": "Service",
         "metadata": {"name": "api", "namespace": namespace},
-        "spec": {"type": "LoadBalancer", "selector": {"app": "api"},
+        "spec": {"selector": {"app": "api"},
                  "ports": [{"name": "http", "port": 80}]}}));
     project.config(&format!(
         "[provider.phoenixnap]\nendpoint = \"{}\"\nlocation = \"PHX\"\n\n{}\n\
