@@ -200,7 +200,7 @@ pub enum MigrateTarget {
 #[derive(Debug, Subcommand)]
 pub enum SimCommand {
     /// Serve a simulated cloud API over a world file until interrupted.
-    Serve(SimServeArgs),
+    Serve(Box<SimServeArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -248,6 +248,32 @@ pub struct SimServeArgs {
     /// Kubernetes: the version `/version` and the kubelets report, MAJOR.MINOR.
     #[arg(long, default_value = "1.33", value_parser = parse_kube_version)]
     pub kube_version: (u32, u32),
+    /// cloudscale, PhoenixNAP: also run the cloud's simulated CCM against the cluster of this
+    /// kubeconfig (a real API server), its cloud being the served simulator.
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// With --kubeconfig: the context (default: the kubeconfig's current context).
+    #[arg(long, value_name = "NAME", requires = "kubeconfig")]
+    pub context: Option<String>,
+    /// With --kubeconfig: the CCM reconciles only this namespace's Services (a server shared
+    /// with others: their LoadBalancer Services are left alone).
+    #[arg(long, value_name = "NS", requires = "kubeconfig")]
+    pub ccm_namespace: Option<String>,
+    /// With --kubeconfig: the CCM sees only the Nodes matching this label selector (`k=v,…`).
+    #[arg(long, value_name = "SELECTOR", requires = "kubeconfig")]
+    pub ccm_node_selector: Option<String>,
+    /// PhoenixNAP with --kubeconfig: the CCM's `PNAP_LOCATION`.
+    #[arg(
+        long,
+        value_name = "LOCATION",
+        requires = "kubeconfig",
+        default_value = "PHX"
+    )]
+    pub ccm_location: String,
+    /// PhoenixNAP with --kubeconfig: the CCM's `PNAP_LOAD_BALANCER`,
+    /// `kube-vip://<public network id>` (empty: its load balancer is off).
+    #[arg(long, value_name = "URL", requires = "kubeconfig", default_value = "")]
+    pub ccm_load_balancer: String,
     /// Faults to inject into API requests, e.g.
     /// `latency=5-50ms,429=0.05,5xx=0.03,drop=0.02,after-commit=0.02,seed=7`; CloudStack also
     /// takes `job-fail=P` (a share of async jobs fail), PhoenixNAP `tags-put-fail=P` (a share

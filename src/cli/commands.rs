@@ -51,7 +51,7 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
             output,
             locking,
         } => kubeconfig(&cli.config, &cluster, output, &locking).await,
-        Command::Sim(SimCommand::Serve(args)) => sim_serve(args).await,
+        Command::Sim(SimCommand::Serve(args)) => sim_serve(*args).await,
     }
 }
 
@@ -740,7 +740,57 @@ fn state_migrate(path: &std::path::Path, to: MigrateTarget) -> Result<u8, Report
     Ok(exit::SUCCESS)
 }
 
+/// `--kubeconfig` and its companions: the cluster a served cloud's CCM reconciles.
+fn cluster_access(args: &SimServeArgs) -> Option<crate::sim::controllers::ClusterAccess> {
+    Some(crate::sim::controllers::ClusterAccess {
+        kubeconfig: args.kubeconfig.clone()?,
+        context: args.context.clone(),
+        scope: crate::sim::controllers::Scope {
+            namespace: args.ccm_namespace.clone(),
+            node_selector: args.ccm_node_selector.clone(),
+        },
+    })
+}
+
+/// The started CCM, announced on stderr (the kubeconfig's path, never its credentials).
+fn announced(
+    cloud: &str,
+    cluster: &crate::sim::controllers::ClusterAccess,
+    ccm: Result<crate::sim::controllers::ControllersHandle, String>,
+) -> Result<crate::sim::controllers::ControllersHandle, Report> {
+    let ccm = ccm.map_err(|e| miette::miette!("the simulated {cloud} CCM: {e}"))?;
+    eprintln!(
+        "{cloud} CCM reconciling the cluster of {}",
+        cluster.kubeconfig.display()
+    );
+    Ok(ccm)
+}
+
+/// Serves until SIGINT or SIGTERM, then stops the CCM before the caller stops the cloud: a
+/// pass cut short by the cloud going away could leave a half-built load balancer.
+async fn until_signal(
+    ccm: Option<crate::sim::controllers::ControllersHandle>,
+) -> Result<(), Report> {
+    crate::sim::persist::wait_for_signal()
+        .await
+        .into_diagnostic()?;
+    if let Some(ccm) = ccm {
+        ccm.stop().await;
+    }
+    Ok(())
+}
+
 async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
+    let cluster = cluster_access(&args);
+    let has_ccm = matches!(
+        args.provider,
+        SimProvider::Cloudscale | SimProvider::Phoenixnap
+    );
+    if cluster.is_some() && !has_ccm {
+        miette::bail!(
+            "--kubeconfig runs a simulated CCM: only with --provider cloudscale or phoenixnap"
+        );
+    }
     match args.provider {
         SimProvider::Cloudscale => {
             use crate::sim::cloudscale as sim;
@@ -749,6 +799,7 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
                 settle: std::time::Duration::from_millis(args.settle_ms),
                 faults: args.faults.parse().into_diagnostic()?,
             };
+            let token = options.token.clone();
             let handle = sim::spawn(args.world.clone(), args.listen, options)
                 .await
                 .into_diagnostic()?;
@@ -757,7 +808,19 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
                 handle.base_url(),
                 args.world.display()
             );
-            handle.serve_until_ctrl_c().await.into_diagnostic()?;
+            let ccm = match &cluster {
+                Some(cluster) => {
+                    let cloud = crate::sim::controllers::CloudscaleEndpoint {
+                        api: handle.base_url(),
+                        token: token.unwrap_or_else(|| sim::DEFAULT_TOKEN.to_owned()),
+                    };
+                    let ccm = crate::sim::controllers::cloudscale_ccm(cluster, cloud).await;
+                    Some(announced("cloudscale", cluster, ccm)?)
+                }
+                None => None,
+            };
+            until_signal(ccm).await?;
+            handle.shutdown().await.into_diagnostic()?;
         }
         SimProvider::Cloudstack => {
             use crate::sim::cloudstack as sim;
@@ -782,6 +845,8 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
         }
         SimProvider::Phoenixnap => {
             use crate::sim::phoenixnap as sim;
+            let client_id = args.client_id.clone();
+            let client_secret = args.client_secret.as_ref().map(|s| s.expose().to_owned());
             let options = sim::PnapSimOptions {
                 client_id: args.client_id,
                 client_secret: args.client_secret.map(|s| s.expose().to_owned()),
@@ -796,7 +861,23 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
                 handle.base_url(),
                 args.world.display()
             );
-            handle.serve_until_ctrl_c().await.into_diagnostic()?;
+            let ccm = match &cluster {
+                Some(cluster) => {
+                    let pnap = crate::sim::controllers::PnapEndpoint {
+                        base_url: handle.base_url(),
+                        client_id: client_id.unwrap_or_else(|| sim::DEFAULT_CLIENT_ID.into()),
+                        client_secret: client_secret
+                            .unwrap_or_else(|| sim::DEFAULT_CLIENT_SECRET.into()),
+                        location: args.ccm_location,
+                        load_balancer: args.ccm_load_balancer,
+                    };
+                    let ccm = crate::sim::controllers::phoenixnap_ccm(cluster, pnap).await;
+                    Some(announced("PhoenixNAP", cluster, ccm)?)
+                }
+                None => None,
+            };
+            until_signal(ccm).await?;
+            handle.shutdown().await.into_diagnostic()?;
         }
         SimProvider::Kubernetes => {
             use crate::sim::kubernetes as sim;

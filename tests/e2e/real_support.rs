@@ -211,6 +211,43 @@ impl Drop for RealCluster {
     }
 }
 
+impl RealCluster {
+    /// A Node named `<prefix>-<name>` as a kubelet with `--cloud-provider=external` registers
+    /// one and reports it Ready: the cloud's `uninitialized` taint, admission's `not-ready`
+    /// taint taken off as the node lifecycle controller does. The `skyplan-test=<prefix>`
+    /// label comes last, so a cloud controller scoped to it sees the node only once the rest
+    /// is written and never races these writes. Returns the full name.
+    pub fn cloud_node(&self, name: &str) -> String {
+        let full = self.name(name);
+        self.create(&json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": full, "labels": {"kubernetes.io/hostname": full}},
+            "spec": {"taints": [{"key": "node.cloudprovider.kubernetes.io/uninitialized",
+                                 "value": "true", "effect": "NoSchedule"}]},
+            "status": {"conditions": [{"type": "Ready", "status": "True",
+                "reason": "KubeletReady", "message": "kubelet is posting ready status",
+                "lastHeartbeatTime": "2026-11-26T00:00:00Z",
+                "lastTransitionTime": "2026-11-26T00:00:00Z"}]},
+        }));
+        self.nodes.lock().unwrap().push(full.clone());
+        self.kubectl_ok(&[
+            "taint",
+            "node",
+            &full,
+            "node.kubernetes.io/not-ready:NoSchedule-",
+        ]);
+        let label = format!("skyplan-test={}", self.prefix);
+        self.kubectl_ok(&["label", "node", &full, &label]);
+        full
+    }
+
+    /// The label selector of this test's nodes made by [`RealCluster::cloud_node`] and
+    /// [`RealCluster::ready_node`].
+    pub fn node_selector(&self) -> String {
+        format!("skyplan-test={}", self.prefix)
+    }
+}
+
 /// The field managers that wrote `object` (as [`RealCluster::object`] read it).
 pub fn managers(object: &Value) -> Vec<String> {
     let fields = object["metadata"]["managedFields"].as_array().cloned();

@@ -143,7 +143,7 @@ async fn start_controllers(url: &str, cloud: Backing) -> Result<Option<Controlle
         Backing::None => Ok(None),
         Backing::Cloudscale(endpoint) => Ok(Some(
             start(ControllerOptions {
-                kube_api: url.to_owned(),
+                kube: Kube::new(url),
                 cloudscale: Some(endpoint),
                 pass: pass_interval(),
             })
@@ -152,7 +152,7 @@ async fn start_controllers(url: &str, cloud: Backing) -> Result<Option<Controlle
         Backing::Phoenixnap(pnap) => {
             let pass = pass_interval();
             let options = PnapControllerOptions {
-                kube_api: url.to_owned(),
+                kube: Kube::new(url),
                 pnap,
                 pass,
                 reaper: phoenixnap::reaper_interval(pass),
@@ -232,7 +232,7 @@ fn private_address(server: &Value) -> Option<String> {
 async fn wait_until_initialised(kube: &Kube) {
     let started = tokio::time::Instant::now();
     while started.elapsed() < INIT_LIMIT {
-        if let Ok(nodes) = kube.list("/api/v1/nodes").await {
+        if let Ok(nodes) = kube.list_nodes().await {
             let pending = nodes
                 .iter()
                 .filter_map(Node::from_json)

@@ -61,7 +61,7 @@ pub(super) async fn send(request: reqwest::RequestBuilder) -> CallResult<Value> 
     let response = request
         .send()
         .await
-        .map_err(|error| CallError::other(error.to_string()))?;
+        .map_err(|error| CallError::other(chain(&error)))?;
     let status = response.status();
     let text = response
         .text()
@@ -77,6 +77,19 @@ pub(super) async fn send(request: reqwest::RequestBuilder) -> CallResult<Value> 
         return Ok(Value::Null);
     }
     serde_json::from_str(&text).map_err(|error| CallError::other(format!("bad JSON: {error}")))
+}
+
+/// The error with its causes: reqwest's own line names the URL only, the TLS or connection
+/// cause is in the chain.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// Kubernetes answers with a Status (`message`), cloudscale with `{"detail": …}` or field
@@ -99,22 +112,131 @@ fn error_message(status: StatusCode, text: &str) -> String {
     })
 }
 
-/// The Kubernetes API, as the CCM's client-go clients use it (JSON only).
+/// The Kubernetes API, as the CCM's client-go clients use it (JSON only): the in-process
+/// simulator over plain HTTP, or a real server with its CA and credentials
+/// ([`KubeEndpoint`]), seen through the endpoint's [`Scope`].
 #[derive(Clone)]
 pub struct Kube {
     http: reqwest::Client,
     root: String,
+    token: Option<String>,
+    scope: Scope,
+}
+
+/// Never shows the token.
+impl fmt::Debug for Kube {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Kube").field("root", &self.root).finish()
+    }
 }
 
 pub const JSON_PATCH: &str = "application/json-patch+json";
 pub const MERGE_PATCH: &str = "application/merge-patch+json";
 pub const STRATEGIC_PATCH: &str = "application/strategic-merge-patch+json";
 
+/// Where a Kubernetes API is and how to be let in. A real CCM runs in the cluster with its
+/// service account's token and the cluster's CA; the kubeconfig gives the same
+/// (`kubeconfig.rs`).
+#[derive(Clone, Default)]
+pub struct KubeEndpoint {
+    /// `http://127.0.0.1:PORT` (the simulator) or `https://…` (a real server).
+    pub server: String,
+    /// The cluster's CA: the only root trusted, as client-go trusts only it.
+    pub ca: Option<reqwest::Certificate>,
+    pub insecure_skip_tls_verify: bool,
+    pub token: Option<String>,
+    /// A client certificate and its key.
+    pub identity: Option<reqwest::Identity>,
+    pub scope: Scope,
+}
+
+/// Never shows the token or the key.
+impl fmt::Debug for KubeEndpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KubeEndpoint")
+            .field("server", &self.server)
+            .field("ca", &self.ca.is_some())
+            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("identity", &self.identity.is_some())
+            .field("scope", &self.scope)
+            .finish()
+    }
+}
+
+impl KubeEndpoint {
+    /// The in-process simulator: plain HTTP, no credentials, the whole cluster.
+    pub fn plain(server: &str) -> Self {
+        KubeEndpoint {
+            server: server.to_owned(),
+            ..KubeEndpoint::default()
+        }
+    }
+}
+
+/// What of a cluster the controllers see. A real CCM sees the whole cluster; on an API server
+/// shared with other tests (each with its own namespace and labelled nodes) a controller must
+/// not finalize their Services nor delete their Nodes, so it may be held to one namespace's
+/// Services and to the Nodes matching a label selector.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    pub namespace: Option<String>,
+    /// A label selector as the API takes it (`key=value,…`).
+    pub node_selector: Option<String>,
+}
+
 impl Kube {
+    /// The in-process simulator at `root`.
     pub fn new(root: &str) -> Self {
-        Kube {
-            http: client(),
-            root: root.trim_end_matches('/').to_owned(),
+        Kube::connect(&KubeEndpoint::plain(root)).expect("a plain HTTP client always builds")
+    }
+
+    pub fn connect(endpoint: &KubeEndpoint) -> Result<Self, String> {
+        let mut builder = reqwest::Client::builder().timeout(CALL_TIMEOUT);
+        if let Some(ca) = &endpoint.ca {
+            builder = builder
+                .tls_built_in_root_certs(false)
+                .add_root_certificate(ca.clone());
+        }
+        if let Some(identity) = &endpoint.identity {
+            builder = builder.identity(identity.clone());
+        }
+        let http = builder
+            .danger_accept_invalid_certs(endpoint.insecure_skip_tls_verify)
+            .build()
+            .map_err(|e| format!("the Kubernetes client: {e}"))?;
+        Ok(Kube {
+            http,
+            root: endpoint.server.trim_end_matches('/').to_owned(),
+            token: endpoint.token.clone(),
+            scope: endpoint.scope.clone(),
+        })
+    }
+
+    fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        let request = self.http.request(method, self.url(path));
+        match &self.token {
+            // bearer_auth marks the header sensitive: it never reaches a Debug or a log.
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    }
+
+    /// The Nodes in scope.
+    pub async fn list_nodes(&self) -> CallResult<Vec<Value>> {
+        match &self.scope.node_selector {
+            Some(selector) => self.list_query("/api/v1/nodes", Some(selector)).await,
+            None => self.list("/api/v1/nodes").await,
+        }
+    }
+
+    /// The Services in scope.
+    pub async fn list_services(&self) -> CallResult<Vec<Value>> {
+        match &self.scope.namespace {
+            Some(namespace) => {
+                self.list(&format!("/api/v1/namespaces/{namespace}/services"))
+                    .await
+            }
+            None => self.list("/api/v1/services").await,
         }
     }
 
@@ -124,8 +246,7 @@ impl Kube {
 
     pub async fn get(&self, path: &str) -> CallResult<Value> {
         send(
-            self.http
-                .get(self.url(path))
+            self.request(Method::GET, path)
                 .header("Accept", "application/json"),
         )
         .await
@@ -133,10 +254,17 @@ impl Kube {
 
     /// The `items` of a list, following `metadata.continue` as client-go's pager does.
     pub async fn list(&self, path: &str) -> CallResult<Vec<Value>> {
+        self.list_query(path, None).await
+    }
+
+    async fn list_query(&self, path: &str, selector: Option<&str>) -> CallResult<Vec<Value>> {
         let mut items = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            let mut request = self.http.get(self.url(path)).query(&[("limit", "500")]);
+            let mut request = self.request(Method::GET, path).query(&[("limit", "500")]);
+            if let Some(selector) = selector {
+                request = request.query(&[("labelSelector", selector)]);
+            }
             if let Some(token) = &token {
                 request = request.query(&[("continue", token)]);
             }
@@ -155,19 +283,18 @@ impl Kube {
     }
 
     pub async fn put(&self, path: &str, body: &Value) -> CallResult<Value> {
-        send(self.http.put(self.url(path)).json(body)).await
+        send(self.request(Method::PUT, path).json(body)).await
     }
 
     /// The controllers never create Kubernetes objects; the tests do.
     #[cfg(test)]
     pub async fn post(&self, path: &str, body: &Value) -> CallResult<Value> {
-        send(self.http.post(self.url(path)).json(body)).await
+        send(self.request(Method::POST, path).json(body)).await
     }
 
     pub async fn patch(&self, path: &str, content_type: &str, body: &Value) -> CallResult<Value> {
         let request = self
-            .http
-            .request(Method::PATCH, self.url(path))
+            .request(Method::PATCH, path)
             .header("Content-Type", content_type)
             .header("Accept", "application/json")
             .body(body.to_string());
@@ -175,7 +302,7 @@ impl Kube {
     }
 
     pub async fn delete(&self, path: &str) -> CallResult<()> {
-        send(self.http.delete(self.url(path))).await.map(|_| ())
+        send(self.request(Method::DELETE, path)).await.map(|_| ())
     }
 }
 

@@ -15,6 +15,11 @@
 //!   only clears an error, so the record survives the no-op Ensure every controller restart
 //!   brings); every reconcile is kept in [`ControllersHandle::history`].
 //!
+//! Against a real API server (`skyplan sim serve --kubeconfig`): `kubeconfig` reads the
+//! server, CA and credentials into a [`KubeEndpoint`] (apart from skyplan's reading in
+//! `provider/kubernetes`), with a [`Scope`] on a server shared with others; `serve` starts the
+//! CCM there beside the served cloud.
+//!
 //! Codemap (cloudscale CCM): `http` the two clients, `objects` the decoded objects;
 //! `nodes` node init and lifecycle, `kubelet` the node condition stand-in, `servers` node →
 //! server; `services` the service controller, `balancer` Ensure/Update/Delete, `config` the
@@ -30,6 +35,7 @@ mod config;
 mod desired;
 mod embedded;
 mod http;
+mod kubeconfig;
 mod kubelet;
 mod lbstate;
 mod nodes;
@@ -38,6 +44,7 @@ pub mod phoenixnap;
 mod plan;
 mod reconcile;
 mod selector;
+mod serve;
 mod servers;
 mod services;
 mod writeback;
@@ -52,7 +59,10 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use embedded::{embedded_cluster, EmbeddedCluster, PASS_ENV};
+pub use http::{Kube, KubeEndpoint, Scope};
+pub use kubeconfig::endpoint_from_kubeconfig;
 pub use phoenixnap::PnapEndpoint;
+pub use serve::{cloudscale_ccm, phoenixnap_ccm, ClusterAccess};
 pub use writeback::{Record, RECORD_ANNOTATION};
 
 /// Where the embedded cloud beside a cluster is served.
@@ -73,8 +83,8 @@ pub struct EmbeddedClouds {
 
 #[derive(Debug, Clone)]
 pub struct ControllerOptions {
-    /// The simulated cluster's API root.
-    pub kube_api: String,
+    /// The cluster's API: the simulator's, or a real server's ([`KubeEndpoint`]).
+    pub kube: Kube,
     pub cloudscale: Option<CloudscaleEndpoint>,
     /// The pause between reconcile passes (the real cloudscale CCM: 5-7.5 s). The CCM's
     /// other pauses keep their ratio to it (500 ms after a delete is `pass / 10`).
@@ -159,7 +169,7 @@ impl Controllers {
         history: Arc<Mutex<Vec<Record>>>,
     ) -> Option<Self> {
         let endpoint = options.cloudscale.as_ref()?;
-        let kube = http::Kube::new(&options.kube_api);
+        let kube = options.kube.clone();
         let cloud = http::Cloud::new(&endpoint.api, &endpoint.token);
         let clock = reconcile::Clock {
             refetch_wait: options.pass,
@@ -176,22 +186,22 @@ impl Controllers {
     /// Nodes first (init, the condition stand-in, lifecycle), then Services on the nodes as
     /// they are after that. A failed listing skips the rest of the pass.
     pub(crate) async fn pass(&mut self) {
-        let Ok(raw_nodes) = self.kube.list("/api/v1/nodes").await else {
+        let Ok(raw_nodes) = self.kube.list_nodes().await else {
             return;
         };
         let nodes = decode_nodes(&raw_nodes);
         nodes::initialise_nodes(&self.kube, &self.cloud, &nodes).await;
-        let Ok(raw_nodes) = self.kube.list("/api/v1/nodes").await else {
+        let Ok(raw_nodes) = self.kube.list_nodes().await else {
             return;
         };
         kubelet::follow_servers(&self.kube, &self.cloud, &raw_nodes).await;
-        let Ok(raw_nodes) = self.kube.list("/api/v1/nodes").await else {
+        let Ok(raw_nodes) = self.kube.list_nodes().await else {
             return;
         };
         nodes::monitor_nodes(&self.kube, &self.cloud, &decode_nodes(&raw_nodes)).await;
         let (Ok(raw_nodes), Ok(raw_services)) = (
-            self.kube.list("/api/v1/nodes").await,
-            self.kube.list("/api/v1/services").await,
+            self.kube.list_nodes().await,
+            self.kube.list_services().await,
         ) else {
             return;
         };

@@ -24,8 +24,9 @@ pub fn load_or_create(path: &Path, nodes: &[FreshNode], version: (u32, u32)) -> 
     };
     match std::fs::read(path) {
         Ok(bytes) => {
-            let world: World =
+            let mut world: World =
                 serde_json::from_slice(&bytes).map_err(|e| invalid(e.to_string()))?;
+            world.version = Some(version);
             if world.format != WORLD_FORMAT {
                 return Err(invalid(format!(
                     "world format {} is not supported (expected {WORLD_FORMAT})",
@@ -35,7 +36,8 @@ pub fn load_or_create(path: &Path, nodes: &[FreshNode], version: (u32, u32)) -> 
             Ok(world)
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let world = World::fresh(nodes, version, Timestamp::now());
+            let mut world = World::fresh(nodes, version, Timestamp::now());
+            world.version = Some(version);
             write_atomic(path, &world_text(&world))?;
             Ok(world)
         }

@@ -184,6 +184,11 @@ pub enum FieldErrorKind {
     Duplicate {
         value: Value,
     },
+    /// A duplicate Go struct, shown as `%#v` prints it, with the validator's detail.
+    DuplicateStruct {
+        shown: String,
+        detail: String,
+    },
     Forbidden {
         detail: String,
     },
@@ -217,6 +222,20 @@ impl FieldError {
         }
     }
 
+    pub fn duplicate_struct(
+        field: impl Into<String>,
+        shown: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        FieldError {
+            field: field.into(),
+            kind: FieldErrorKind::DuplicateStruct {
+                shown: shown.into(),
+                detail: detail.into(),
+            },
+        }
+    }
+
     pub fn forbidden(field: impl Into<String>, detail: impl Into<String>) -> Self {
         let detail = detail.into();
         FieldError {
@@ -240,7 +259,9 @@ impl FieldError {
         match self.kind {
             FieldErrorKind::Invalid { .. } => "FieldValueInvalid",
             FieldErrorKind::Required { .. } => "FieldValueRequired",
-            FieldErrorKind::Duplicate { .. } => "FieldValueDuplicate",
+            FieldErrorKind::Duplicate { .. } | FieldErrorKind::DuplicateStruct { .. } => {
+                "FieldValueDuplicate"
+            }
             FieldErrorKind::Forbidden { .. } => "FieldValueForbidden",
             FieldErrorKind::NotSupported { .. } => "FieldValueNotSupported",
         }
@@ -258,6 +279,9 @@ impl FieldError {
             }
             FieldErrorKind::Required { detail } => with_detail("Required value".into(), detail),
             FieldErrorKind::Duplicate { value } => format!("Duplicate value: {value}"),
+            FieldErrorKind::DuplicateStruct { shown, detail } => {
+                with_detail(format!("Duplicate value: {shown}"), detail)
+            }
             FieldErrorKind::Forbidden { detail } => with_detail("Forbidden".into(), detail),
             FieldErrorKind::NotSupported { value, supported } => {
                 let quoted: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();

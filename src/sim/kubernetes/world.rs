@@ -30,6 +30,10 @@ pub struct World {
     /// By `namespace/name`.
     #[serde(default)]
     pub services: BTreeMap<String, Value>,
+    /// The version the server reports (MAJOR, MINOR), on which what it does to a write
+    /// depends; `None` (a world not served) behaves as the newest. Not part of the file.
+    #[serde(skip)]
+    pub version: Option<(u32, u32)>,
 }
 
 fn format_one() -> u32 {

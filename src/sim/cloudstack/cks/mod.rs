@@ -219,7 +219,7 @@ impl Supervisor {
 async fn start_ccm(sim: &Sim, endpoint: &str, kube_api: &str) -> ControllersHandle {
     let keys = sim.keys();
     ccm::start(ccm::CsControllerOptions {
-        kube_api: kube_api.to_owned(),
+        kube: crate::sim::controllers::Kube::new(kube_api),
         cloudstack: ccm::CloudStackEndpoint {
             api: endpoint.to_owned(),
             api_key: keys.api_key.clone(),

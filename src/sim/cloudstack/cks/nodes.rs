@@ -168,6 +168,8 @@ fn ready_condition(running: bool) -> Value {
 /// What one pass changes on an existing Node whose VM is (not) running: its Ready condition
 /// (the kubelet stops posting; the lifecycle controller marks it Unknown) and the shutdown
 /// taint (added while the VM is Stopped, removed once it runs). `None`: nothing to change.
+const NOT_READY_TAINT: &str = "node.kubernetes.io/not-ready";
+
 pub struct NodeUpdate {
     pub conditions: Option<Vec<Value>>,
     pub taints: Option<Vec<Value>>,
@@ -195,10 +197,14 @@ pub fn node_update(live: &Value, running: bool) -> NodeUpdate {
         .cloned()
         .unwrap_or_default();
     let tainted = taints.iter().any(|t| t["key"] == SHUTDOWN_TAINT);
-    let taints = (tainted == running).then(|| {
+    // The apiserver's TaintNodesByCondition adds `not-ready` to every Node it creates; the
+    // node lifecycle controller takes it off once the node is Ready.
+    let admitted = running && taints.iter().any(is_not_ready_taint);
+    let taints = (tainted == running || admitted).then(|| {
         let mut next: Vec<Value> = taints
             .into_iter()
             .filter(|t| t["key"] != SHUTDOWN_TAINT)
+            .filter(|t| !(running && is_not_ready_taint(t)))
             .collect();
         if !running {
             next.push(shutdown_taint());
@@ -206,6 +212,10 @@ pub fn node_update(live: &Value, running: bool) -> NodeUpdate {
         next
     });
     NodeUpdate { conditions, taints }
+}
+
+fn is_not_ready_taint(taint: &Value) -> bool {
+    taint["key"] == NOT_READY_TAINT && taint["effect"] == "NoSchedule"
 }
 
 /// The Nodes whose VM is gone: the CCM's `InstanceExistsByProviderID` is false for them and
@@ -259,6 +269,29 @@ mod tests {
         );
         assert_eq!(node["status"]["conditions"][0]["status"], "True");
         assert_eq!(node["spec"]["taints"], json!([]));
+    }
+
+    #[test]
+    fn a_running_vms_node_loses_the_not_ready_taint_admission_gave_it() {
+        let mut live = node_object(&worker(true), "v1.33.1");
+        live["spec"]["taints"] = json!([
+            {"key": "dedicated", "value": "db", "effect": "NoSchedule"},
+            {"key": NOT_READY_TAINT, "effect": "NoSchedule"},
+        ]);
+        let update = node_update(&live, true);
+        assert_eq!(
+            update.taints,
+            Some(vec![
+                json!({"key": "dedicated", "value": "db", "effect": "NoSchedule"})
+            ])
+        );
+        let stopped = node_update(&live, false)
+            .taints
+            .expect("shutdown taint added");
+        assert!(
+            stopped.iter().any(is_not_ready_taint),
+            "kept while not running"
+        );
     }
 
     #[test]

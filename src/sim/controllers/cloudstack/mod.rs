@@ -74,8 +74,8 @@ impl std::fmt::Debug for CloudStackEndpoint {
 
 #[derive(Debug, Clone)]
 pub struct CsControllerOptions {
-    /// The cluster's API root.
-    pub kube_api: String,
+    /// The cluster's API.
+    pub kube: Kube,
     pub cloudstack: CloudStackEndpoint,
     /// The pause between passes (see [`super::PASS_ENV`]).
     pub pass: Duration,
@@ -92,7 +92,7 @@ pub(crate) struct CsController {
 
 impl CsController {
     pub(crate) fn new(options: &CsControllerOptions, history: Arc<Mutex<Vec<Record>>>) -> Self {
-        let kube = Kube::new(&options.kube_api);
+        let kube = options.kube.clone();
         let endpoint = &options.cloudstack;
         CsController {
             api: CsApi::new(&endpoint.api, &endpoint.api_key, &endpoint.secret_key),
@@ -113,8 +113,8 @@ impl CsController {
     /// request counts (skyplan's refresh-cost tests) see only what skyplan sends.
     pub(crate) async fn pass(&mut self) {
         let (Ok(raw_nodes), Ok(raw_services)) = (
-            self.kube.list("/api/v1/nodes").await,
-            self.kube.list("/api/v1/services").await,
+            self.kube.list_nodes().await,
+            self.kube.list_services().await,
         ) else {
             return;
         };

@@ -96,8 +96,8 @@ impl PnapEndpoint {
 
 #[derive(Debug, Clone)]
 pub struct PnapControllerOptions {
-    /// The cluster's API root.
-    pub kube_api: String,
+    /// The cluster's API.
+    pub kube: Kube,
     pub pnap: PnapEndpoint,
     /// The pause between passes (see [`super::PASS_ENV`]).
     pub pass: Duration,
@@ -123,7 +123,7 @@ impl PnapController {
         history: Arc<Mutex<Vec<Record>>>,
     ) -> Result<Self, String> {
         let lb = options.pnap.ccm_config().parse()?;
-        let kube = Kube::new(&options.kube_api);
+        let kube = options.kube.clone();
         let credentials = Credentials {
             client_id: options.pnap.client_id.clone(),
             client_secret: options.pnap.client_secret.clone(),
@@ -163,15 +163,15 @@ impl PnapController {
             },
             false => None,
         };
-        let Ok(raw) = self.kube.list("/api/v1/nodes").await else {
+        let Ok(raw) = self.kube.list_nodes().await else {
             return;
         };
         nodes::initialise_nodes(&self.kube, &self.api, &decode_nodes(&raw)).await;
-        let Ok(raw) = self.kube.list("/api/v1/nodes").await else {
+        let Ok(raw) = self.kube.list_nodes().await else {
             return;
         };
         nodes::follow_servers(&self.kube, &self.api, &raw).await;
-        let Ok(raw) = self.kube.list("/api/v1/nodes").await else {
+        let Ok(raw) = self.kube.list_nodes().await else {
             return;
         };
         nodes::monitor_nodes(&self.kube, &self.api, &decode_nodes(&raw)).await;
@@ -179,8 +179,8 @@ impl PnapController {
             return;
         };
         let (Ok(raw_nodes), Ok(raw_services)) = (
-            self.kube.list("/api/v1/nodes").await,
-            self.kube.list("/api/v1/services").await,
+            self.kube.list_nodes().await,
+            self.kube.list_services().await,
         ) else {
             return;
         };

@@ -4,6 +4,7 @@
 mod embedded;
 mod load_balancers;
 mod nodes;
+mod scope;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -26,6 +27,7 @@ struct Harness {
     controllers: Controllers,
     options: ControllerOptions,
     history: Arc<Mutex<Vec<Record>>>,
+    kube_url: String,
     _cloud_sim: SimHandle,
     _kube_sim: KubeSimHandle,
     _dir: TempDir,
@@ -59,7 +61,7 @@ impl Harness {
         .unwrap();
         let history = Arc::new(Mutex::new(Vec::new()));
         let options = ControllerOptions {
-            kube_api: kube_sim.url().to_owned(),
+            kube: Kube::new(kube_sim.url()),
             cloudscale: Some(endpoint.clone()),
             pass: PASS,
         };
@@ -69,6 +71,7 @@ impl Harness {
             controllers: Controllers::new(&options, history.clone()).unwrap(),
             options,
             history,
+            kube_url: kube_sim.url().to_owned(),
             _cloud_sim: cloud_sim,
             _kube_sim: kube_sim,
             _dir: dir,

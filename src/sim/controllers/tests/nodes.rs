@@ -49,7 +49,11 @@ async fn a_node_without_a_server_stays_uninitialised() {
     h.kube.post("/api/v1/nodes", &stray).await.unwrap();
     h.passes(1).await;
     let node = h.node("stray").await;
-    assert_eq!(taint_keys(&node), [UNINITIALIZED_TAINT]);
+    // Admission's not-ready taint stays too: nothing here makes the node Ready.
+    assert_eq!(
+        taint_keys(&node),
+        [UNINITIALIZED_TAINT, "node.kubernetes.io/not-ready"]
+    );
     assert!(node["spec"]["providerID"].is_null());
     assert!(taint_keys(&h.node("node-2").await).is_empty());
 }

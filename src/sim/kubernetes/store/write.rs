@@ -130,7 +130,7 @@ fn store_update(
     keep_server_owned_metadata(old, &mut object);
     let prepared = match part {
         Part::Main => strategy::prepare_update(kind, world, &key.storage_key(), old, &mut object),
-        Part::Status => strategy::prepare_status_update(kind, &mut object),
+        Part::Status => strategy::prepare_status_update(kind, world, &mut object),
     };
     prepared.map_err(|errors| ApiError::invalid(kind, &key.name, errors))?;
     if object == *old {

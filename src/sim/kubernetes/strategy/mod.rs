@@ -44,9 +44,9 @@ pub fn prepare_update(
     }
 }
 
-pub fn prepare_status_update(kind: Kind, object: &mut Value) -> Result<(), Errors> {
+pub fn prepare_status_update(kind: Kind, world: &World, object: &mut Value) -> Result<(), Errors> {
     match kind {
-        Kind::Service => service::prepare_status_update(object),
+        Kind::Service => service::prepare_status_update(world, object),
         Kind::Namespace | Kind::Node => Ok(()),
     }
 }

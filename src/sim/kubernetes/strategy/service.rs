@@ -16,7 +16,7 @@ use crate::sim::kubernetes::world::World;
 type Errors = Vec<FieldError>;
 
 pub fn prepare_create(world: &World, key: &str, service: &mut Value) -> Result<(), Errors> {
-    set_defaults(service);
+    set_defaults(world, service);
     service["status"] = json!({"loadBalancer": {}});
     validate(service)?;
     allocate(world, key, service, None)
@@ -28,7 +28,7 @@ pub fn prepare_update(
     old: &Value,
     service: &mut Value,
 ) -> Result<(), Errors> {
-    set_defaults(service);
+    set_defaults(world, service);
     drop_type_dependent_fields(old, service);
     patch_allocated_values(old, service);
     validate(service)?;
@@ -36,8 +36,8 @@ pub fn prepare_update(
 }
 
 /// Status writes (the cloud controller's load-balancer ingress) are defaulted too.
-pub fn prepare_status_update(service: &mut Value) -> Result<(), Errors> {
-    default_ingress_ip_mode(service);
+pub fn prepare_status_update(world: &World, service: &mut Value) -> Result<(), Errors> {
+    default_ingress_ip_mode(world, service);
     Ok(())
 }
 
@@ -75,7 +75,7 @@ fn spec_mut(service: &mut Value) -> &mut Map<String, Value> {
 }
 
 /// `SetDefaults_Service` and `SetDefaults_ServicePort`.
-fn set_defaults(service: &mut Value) {
+fn set_defaults(world: &World, service: &mut Value) {
     let spec = spec_mut(service);
     spec.entry("type").or_insert("ClusterIP".into());
     spec.entry("sessionAffinity").or_insert("None".into());
@@ -103,19 +103,28 @@ fn set_defaults(service: &mut Value) {
         spec.entry("allocateLoadBalancerNodePorts")
             .or_insert(true.into());
     }
-    default_ingress_ip_mode(service);
+    default_ingress_ip_mode(world, service);
 }
 
-/// An LB ingress IP without a mode is `VIP`.
-fn default_ingress_ip_mode(service: &mut Value) {
-    if service_type(service) != "LoadBalancer" {
+/// The first version whose servers know `ipMode` by default (LoadBalancerIPMode: alpha in
+/// v1.29, off by default; beta and on in v1.30).
+const IP_MODE_SINCE: (u32, u32) = (1, 30);
+
+/// An LB ingress IP without a mode is `VIP`. Before v1.30 the field is dropped: v1.28's types
+/// have no such field (kube-apiserver v1.28.4 answers without it), v1.29 drops it while its
+/// gate is off.
+fn default_ingress_ip_mode(world: &World, service: &mut Value) {
+    let known = world.version.is_none_or(|version| version >= IP_MODE_SINCE);
+    if known && service_type(service) != "LoadBalancer" {
         return;
     }
     // `pointer_mut`, not indexing: indexing a missing key would insert a null.
     let ingress = service.pointer_mut("/status/loadBalancer/ingress");
     if let Some(ingress) = ingress.and_then(Value::as_array_mut) {
         for entry in ingress.iter_mut().filter_map(Value::as_object_mut) {
-            if entry.contains_key("ip") {
+            if !known {
+                entry.remove("ipMode");
+            } else if entry.contains_key("ip") {
                 entry.entry("ipMode").or_insert("VIP".into());
             }
         }

@@ -187,10 +187,36 @@ fn ingress_ips_default_to_vip_mode() {
     let mut service = created(&World::default(), lb(json!([{"port": 80}])));
     service["status"]["loadBalancer"]["ingress"] =
         json!([{"ip": "5.102.1.1"}, {"ip": "5.102.1.2", "ipMode": "Proxy"}, {"hostname": "x"}]);
-    prepare_status_update(&mut service).unwrap();
+    prepare_status_update(&World::default(), &mut service).unwrap();
     assert_eq!(
         service["status"]["loadBalancer"]["ingress"],
         json!([{"ip": "5.102.1.1", "ipMode": "VIP"}, {"ip": "5.102.1.2", "ipMode": "Proxy"},
                {"hostname": "x"}])
+    );
+}
+
+/// As kube-apiserver v1.28.4 answers a status patch of an ingress with and without ipMode.
+#[test]
+fn before_v1_30_ingress_ips_have_no_mode() {
+    let world = World {
+        version: Some((1, 28)),
+        ..World::default()
+    };
+    let mut service = created(&world, lb(json!([{"port": 80}])));
+    service["status"]["loadBalancer"]["ingress"] =
+        json!([{"ip": "5.102.1.1"}, {"ip": "5.102.1.2", "ipMode": "Proxy"}]);
+    prepare_status_update(&world, &mut service).unwrap();
+    assert_eq!(
+        service["status"]["loadBalancer"]["ingress"],
+        json!([{"ip": "5.102.1.1"}, {"ip": "5.102.1.2"}])
+    );
+    let newest = World {
+        version: Some((1, 30)),
+        ..World::default()
+    };
+    prepare_status_update(&newest, &mut service).unwrap();
+    assert_eq!(
+        service["status"]["loadBalancer"]["ingress"][0]["ipMode"],
+        "VIP"
     );
 }

@@ -66,7 +66,7 @@ impl Harness {
             secret_key: DEFAULT_SECRET_KEY.into(),
         };
         let options = CsControllerOptions {
-            kube_api: kube_sim.url().to_owned(),
+            kube: Kube::new(kube_sim.url()),
             cloudstack: endpoint.clone(),
             pass: PASS,
         };

@@ -79,7 +79,7 @@ impl Harness {
         .await
         .unwrap();
         let options = PnapControllerOptions {
-            kube_api: kube_sim.url().to_owned(),
+            kube: Kube::new(kube_sim.url()),
             pnap: pnap.clone(),
             pass: PASS,
             reaper: PASS * 10,
@@ -227,7 +227,7 @@ fn load_balancer_ip(service: &Value) -> &str {
 #[tokio::test]
 async fn a_configuration_the_real_ccm_dies_of_is_refused_with_its_reason() {
     let mut options = PnapControllerOptions {
-        kube_api: "http://127.0.0.1:1".into(),
+        kube: Kube::new("http://127.0.0.1:1"),
         pnap: endpoint("http://127.0.0.1:1", "net"),
         pass: PASS,
         reaper: PASS,
