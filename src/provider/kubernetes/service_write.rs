@@ -117,12 +117,18 @@ pub async fn write_service(
                     )
                 })?;
                 let project = |s: &Service| managed_fields(s, managed);
-                let unchanged = fresh.as_ref().map(project) == planned.map(project);
-                match (fresh, unchanged) {
+                let changed = changed_fields(
+                    &fresh.as_ref().map(project).unwrap_or_default(),
+                    &planned.map(project).unwrap_or_default(),
+                );
+                match (fresh, changed.is_empty()) {
                     (Some(fresh), true) => {
                         version = fresh.metadata.resource_version.unwrap_or_default();
                     }
-                    _ => return Err(stale(namespace, name)),
+                    (None, _) => return Err(format!("Service {namespace}/{name} was deleted since the plan was made; plan again")),
+                    (Some(_), false) => {
+                        return Err(format!("{} ({})", stale(namespace, name), changed.join(", ")))
+                    }
                 }
             }
             result => {
@@ -135,6 +141,19 @@ pub async fn write_service(
             }
         }
     }
+}
+
+/// The fields of two [`managed_fields`] projections that differ (for the refusal's message).
+fn changed_fields(now: &serde_json::Value, then: &serde_json::Value) -> Vec<String> {
+    let keys = now.as_object().into_iter().flatten().map(|(k, _)| k);
+    let keys = keys.chain(then.as_object().into_iter().flatten().map(|(k, _)| k));
+    let mut changed: Vec<String> = keys
+        .filter(|k| now.get(k.as_str()) != then.get(k.as_str()))
+        .cloned()
+        .collect();
+    changed.sort();
+    changed.dedup();
+    changed
 }
 
 fn stale(namespace: &str, name: &str) -> String {
@@ -239,6 +258,14 @@ mod tests {
 
     fn service_json() -> serde_json::Value {
         json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "shop", "namespace": "default", "resourceVersion": "8"}})
+    }
+
+    #[test]
+    fn a_refusal_names_the_managed_fields_that_changed() {
+        let then = json!({"type": "LoadBalancer", "ports": [["http", "TCP", 80, 8080]], "annotations": {}});
+        let now = json!({"type": "LoadBalancer", "ports": [["web", "TCP", 80, 8080]], "annotations": {"a": "1"}});
+        assert_eq!(changed_fields(&now, &then), ["annotations", "ports"]);
+        assert!(changed_fields(&then, &then).is_empty());
     }
 
     #[test]
