@@ -5,7 +5,7 @@ use std::io::{BufReader, Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -225,9 +225,9 @@ fn a_change_to_keys_skyplan_does_not_manage_is_re_read_and_kept() {
     );
 }
 
-/// Another writer patches the node's labels as fast as it can, each write bumping the
-/// resourceVersion skyplan's taint patch carries: a busy writer delays skyplan's patches
-/// (409, re-read, back off, again) but does not fail them.
+/// Other writers patch the nodes' labels in bursts, each write bumping the resourceVersion
+/// skyplan's taint patch carries: a busy writer delays skyplan's patches (409, re-read, back
+/// off, again) but does not fail them.
 #[test]
 fn a_busy_writer_delays_node_patches_but_does_not_fail_them() {
     let Some(cluster) = RealCluster::get() else {
@@ -284,27 +284,32 @@ fn busy_writer(
     })
 }
 
-/// Patches a label of `node` as fast as the server answers until `stop`; returns the writes.
+/// Patches a label of `node` until `stop`, in bursts: as fast as the server answers for
+/// [`BURST`], then not at all for as long, as a controller reconciling in passes does. Returns
+/// the writes.
 async fn write_until(client: kube::Client, node: String, stop: Arc<AtomicBool>) -> u64 {
     let api: kube::Api<k8s_openapi::api::core::v1::Node> = kube::Api::all(client);
     let mut writes = 0u64;
     while !stop.load(Ordering::Relaxed) {
-        let patch = json!({"metadata": {"labels": {"busy-writer": writes.to_string()}}});
-        let params = kube::api::PatchParams::default();
-        if api
-            .patch(&node, &params, &kube::api::Patch::Merge(&patch))
-            .await
-            .is_ok()
-        {
-            writes += 1;
+        let burst = tokio::time::Instant::now();
+        while burst.elapsed() < BURST && !stop.load(Ordering::Relaxed) {
+            let patch = json!({"metadata": {"labels": {"busy-writer": writes.to_string()}}});
+            let params = kube::api::PatchParams::default();
+            let patch = kube::api::Patch::Merge(&patch);
+            if api.patch(&node, &params, &patch).await.is_ok() {
+                writes += 1;
+            }
         }
+        tokio::time::sleep(BURST).await;
     }
     writes
 }
 
-/// One writer per node, as fast as the server answers: over 100 writes a second to each node
-/// here (the issue saw failures at 40), where five immediate retries failed half the applies.
-const WRITERS_PER_NODE: usize = 1;
+/// Two writers per node during a burst: hundreds of writes a second to each node, so that
+/// five immediate retries (skyplan before issue 19) all meet a write in between, while a
+/// backoff of 50 ms doubling outlasts the burst.
+const WRITERS_PER_NODE: usize = 2;
+const BURST: Duration = Duration::from_millis(1500);
 
 /// A managed taint changed with kubectl after the apply is drift, named by node and key; a
 /// label of someone else's is not.
