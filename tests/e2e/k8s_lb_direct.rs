@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::k8s_nodes::KubeSim;
-use crate::support::{curl, Project, SimServer, SIM_TOKEN};
+use crate::support::{Project, SimServer};
 
 /// `shop` in controller mode writes the Service `default/shop`; `direct` serves it directly.
 fn config(with_direct: bool) -> String {
@@ -52,28 +52,7 @@ fn created_members(change: &Value) -> Vec<String> {
 /// does that; the CCM initialises it on the next run).
 fn add_fourth_node(project: &Project) {
     let cloud = SimServer::start(&project.world_path());
-    let auth = format!("Authorization: Bearer {SIM_TOKEN}");
-    let network = cloud
-        .list("/networks")
-        .into_iter()
-        .find(|n| n["name"] == "default")
-        .expect("the default private network");
-    let server = json!({
-        "name": "node-4", "flavor": "flex-8-4", "image": "debian-12", "zone": "lpg1",
-        "interfaces": [{"network": "public"}, {"network": network["uuid"]}],
-    });
-    curl(&[
-        "-X",
-        "POST",
-        "-H",
-        &auth,
-        "-H",
-        "Content-Type: application/json",
-        "-d",
-        &server.to_string(),
-        &format!("{}/servers", cloud.base_url),
-    ])
-    .expect("create server node-4");
+    crate::support::create_server(&cloud.base_url, "node-4");
     cloud.terminate();
 
     // `sim serve` over the embedded cluster's world, changing it between runs as kubectl would.

@@ -81,31 +81,7 @@ impl CloudWithCcm {
 
     /// A server `name` with a public and a private interface, as the embedded cluster's.
     fn create_server(&self, name: &str) -> Value {
-        let networks = self.get("/networks");
-        let network = networks
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|n| n["name"] == "default")
-            .expect("the default private network");
-        let server = json!({
-            "name": name, "flavor": "flex-8-4", "image": "debian-12", "zone": "lpg1",
-            "interfaces": [{"network": "public"}, {"network": network["uuid"]}],
-        });
-        let auth = format!("Authorization: Bearer {SIM_TOKEN}");
-        let body = curl(&[
-            "-X",
-            "POST",
-            "-H",
-            &auth,
-            "-H",
-            "Content-Type: application/json",
-            "-d",
-            &server.to_string(),
-            &format!("{}/servers", self.base_url),
-        ])
-        .unwrap_or_else(|e| panic!("create server {name}: {e}"));
-        serde_json::from_str(&body).unwrap()
+        crate::support::create_server(&self.base_url, name)
     }
 
     /// The one pool's members as `address:port` with their monitor port.

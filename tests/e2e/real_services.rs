@@ -7,7 +7,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::real_support::{managers, unwrapped, RealCluster};
-use crate::support::{curl, run, Output, Project, SimServer, SIM_TOKEN};
+use crate::support::{create_server, run, Output, Project, SimServer, SIM_TOKEN};
 
 /// A project over the real cluster and `cloud`, with `body` after the two tables.
 fn project(cluster: &RealCluster, cloud: &SimServer, body: &str) -> Project {
@@ -23,25 +23,6 @@ fn skyplan(project: &Project, args: &[&str]) -> Output {
         .env("CLOUDSCALE_API_TOKEN", SIM_TOKEN)
         .env("SKYPLAN_CCM_WAIT_S", "2");
     run(&mut command)
-}
-
-/// A server named like the node `node`, on the cloud's default private network at `ip`, as
-/// the CCM finds a node's server (by name, without a providerID).
-fn add_server(cloud: &SimServer, node: &str) {
-    let network = cloud
-        .list("/networks")
-        .into_iter()
-        .find(|n| n["name"] == "default")
-        .expect("the default private network");
-    let server = serde_json::json!({
-        "name": node, "flavor": "flex-8-4", "image": "debian-12", "zone": "lpg1",
-        "interfaces": [{"network": "public"}, {"network": network["uuid"]}],
-    });
-    let url = format!("{}/servers", cloud.base_url);
-    let auth = format!("Authorization: Bearer {SIM_TOKEN}");
-    let json = "Content-Type: application/json";
-    let body = server.to_string();
-    curl(&["-X", "POST", "-H", &auth, "-H", json, "-d", &body, &url]).expect("create server");
 }
 
 /// The private address of the server `name`.
@@ -82,7 +63,7 @@ fn a_service_written_before_a_failed_wait_is_marked_recorded_and_its_removal_pla
     };
     let cloud = SimServer::start(&Project::new().path().join("cloud.json"));
     let node = cluster.ready_node("node-1", serde_json::json!({}), "10.9.1.1");
-    add_server(&cloud, &node);
+    create_server(&cloud.base_url, &node);
     let namespace = cluster.namespace("shop");
     let project = project(&cluster, &cloud, &ccm_load_balancer(&cluster, &namespace));
 
@@ -133,7 +114,7 @@ fn a_service_written_by_a_killed_apply_is_recorded_from_the_journal() {
     };
     let cloud = SimServer::start(&Project::new().path().join("cloud.json"));
     let node = cluster.ready_node("node-1", serde_json::json!({}), "10.9.3.1");
-    add_server(&cloud, &node);
+    create_server(&cloud.base_url, &node);
     let namespace = cluster.namespace("killed");
     let project = project(&cluster, &cloud, &ccm_load_balancer(&cluster, &namespace));
     let mut apply = project.command(&["apply", "--auto-approve"]);
@@ -211,7 +192,7 @@ fn direct_mode_members_follow_the_allocated_node_port_and_the_exclude_label() {
         })
         .collect();
     for node in &nodes {
-        add_server(&cloud, node);
+        create_server(&cloud.base_url, node);
     }
 
     let namespace = cluster.namespace("direct");

@@ -266,6 +266,38 @@ impl Drop for SimServer {
     }
 }
 
+/// A server `name` in the simulated cloudscale cloud at `base_url` (`…/v1`), with a public
+/// interface and one on the default private network, as the embedded cluster's nodes have:
+/// what the CCM finds a Node's server by (its name). Returns the server as created.
+pub fn create_server(base_url: &str, name: &str) -> Value {
+    let auth = format!("Authorization: Bearer {SIM_TOKEN}");
+    let networks = curl(&["-H", &auth, &format!("{base_url}/networks")]).expect("list networks");
+    let networks: Vec<Value> = serde_json::from_str(&networks).expect("networks JSON");
+    let network = networks
+        .iter()
+        .find(|n| n["name"] == "default")
+        .expect("the default private network");
+    let server = serde_json::json!({
+        "name": name, "flavor": "flex-8-4", "image": "debian-12", "zone": "lpg1",
+        "interfaces": [{"network": "public"}, {"network": network["uuid"]}],
+    });
+    let json = "Content-Type: application/json";
+    let url = format!("{base_url}/servers");
+    let body = curl(&[
+        "-X",
+        "POST",
+        "-H",
+        &auth,
+        "-H",
+        json,
+        "-d",
+        &server.to_string(),
+        &url,
+    ])
+    .unwrap_or_else(|e| panic!("create server {name}: {e}"));
+    serde_json::from_str(&body).expect("server JSON")
+}
+
 /// Runs curl (an independent client) and returns the body of a 2xx answer.
 pub fn curl(args: &[&str]) -> Result<String, String> {
     let out = Command::new("curl")

@@ -24,4 +24,14 @@ pub const PROVIDER: &str = "kubernetes";
 /// skyplan's field manager on every object it writes (managedFields name it).
 pub const FIELD_MANAGER: &str = "skyplan";
 
+/// How long apply waits for a cloud controller to act on a Service it wrote or deleted:
+/// `SKYPLAN_CCM_WAIT_S` (default 300 s).
+pub fn controller_wait_limit() -> std::time::Duration {
+    let seconds = std::env::var("SKYPLAN_CCM_WAIT_S")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    std::time::Duration::from_secs(seconds)
+}
+
 pub use provider::KubernetesProvider;

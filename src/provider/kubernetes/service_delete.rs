@@ -13,16 +13,6 @@ use crate::model::Address;
 use crate::provider::ProviderError;
 use crate::state::journal::{Journal, Phase};
 
-/// How long apply waits for the controller: `SKYPLAN_CCM_WAIT_S` (default 300 s), as for
-/// every controller-mode change.
-fn wait_limit() -> Duration {
-    let seconds = std::env::var("SKYPLAN_CCM_WAIT_S")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(300);
-    Duration::from_secs(seconds)
-}
-
 /// Deletes `namespace/name`, recorded in the journal before and after the call; a Service
 /// already gone counts as deleted. Then waits until the controller has released it.
 pub async fn delete_service_journaled(
@@ -63,7 +53,7 @@ async fn wait_until_gone(
     namespace: &str,
     name: &str,
 ) -> Result<(), ProviderError> {
-    let limit = wait_limit();
+    let limit = super::controller_wait_limit();
     let started = Instant::now();
     loop {
         let found = api.get_opt(name).await.map_err(|e| {

@@ -27,14 +27,6 @@ pub const MANAGED: ManagedAnnotations = ManagedAnnotations {
     controller_owned: &CCM_OWNED,
 };
 
-fn wait_limit() -> Duration {
-    let seconds = std::env::var("SKYPLAN_CCM_WAIT_S")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(300);
-    Duration::from_secs(seconds)
-}
-
 /// What the wait saw when the cloud matched the prediction.
 pub struct Converged {
     pub service_uid: String,
@@ -50,7 +42,7 @@ pub async fn wait_for_controller(
     spec: &LoadBalancerSpec,
 ) -> Result<Converged, String> {
     let started = Instant::now();
-    let limit = wait_limit();
+    let limit = crate::provider::kubernetes::controller_wait_limit();
     let servers = read_servers(client).await.map_err(|e| e.to_string())?;
     let mut last = String::from("the Service has no uuid annotation yet");
     let mut reported = Instant::now();

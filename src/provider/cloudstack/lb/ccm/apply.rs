@@ -18,14 +18,6 @@ use crate::provider::cloudstack::live::Inventory;
 use crate::provider::cloudstack::refresh;
 use crate::provider::kubernetes::connection::ClusterConnection;
 
-fn wait_limit() -> Duration {
-    let seconds = std::env::var("SKYPLAN_CCM_WAIT_S")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(300);
-    Duration::from_secs(seconds)
-}
-
 /// Rule IDs by rule name, as the wait found them once the cloud matched.
 pub type RuleIds = BTreeMap<String, String>;
 
@@ -40,7 +32,10 @@ pub async fn wait_for_controller(
     expected_nodes: Option<usize>,
 ) -> Result<RuleIds, String> {
     let binding = spec.binding.as_ref().expect("bound");
-    let (started, limit) = (Instant::now(), wait_limit());
+    let (started, limit) = (
+        Instant::now(),
+        crate::provider::kubernetes::controller_wait_limit(),
+    );
     let mut reported = Instant::now();
     let mut last = String::from("the Service was not read yet");
     loop {
