@@ -188,11 +188,11 @@ pub async fn run(
                     report.applied.push(change.address.to_string());
                     report.operations += change.operations.len();
                 }
-                Some(Err(mut e)) => {
-                    if let Some(mut left) = e.left.take() {
+                Some(Err(e)) => {
+                    if let Some(mut left) = journal.left_by(&change.address) {
                         // Written, then failed: recorded so the next plan sees it.
                         left.depends_on = dependencies(ws, &change.address);
-                        record(&mut state, change, Some(*left));
+                        record(&mut state, change, Some(left));
                     }
                     failed_addresses.push(change.address.clone());
                     failed.push(e);

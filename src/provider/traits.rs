@@ -33,10 +33,6 @@ pub struct ProviderError {
     pub address: String,
     pub message: String,
     pub location: Option<SourceLocation>,
-    /// What a failed apply left in the cloud or cluster, to be recorded in the state all the
-    /// same (a Service written before the wait for its controller failed): never an object
-    /// skyplan wrote and then forgot.
-    pub left: Option<Box<crate::state::ResourceState>>,
 }
 
 impl ProviderError {
@@ -45,14 +41,7 @@ impl ProviderError {
             address: address.to_string(),
             message: message.to_string(),
             location: None,
-            left: None,
         }
-    }
-
-    /// The error of an apply that left `entry` behind, to record in the state.
-    pub fn leaving(mut self, entry: crate::state::ResourceState) -> Self {
-        self.left = Some(Box::new(entry));
-        self
     }
 
     /// The error at the config's position of the value at fault.

@@ -57,6 +57,12 @@ pub struct Entry {
 /// before or after the call — (see [`Interrupted::left`]).
 pub const LEFT_KEY: &str = "left";
 
+/// The state entry an intent announced under [`LEFT_KEY`].
+fn left_of(intent: &Entry) -> Option<ResourceState> {
+    let left = intent.ids.as_ref()?.get(LEFT_KEY)?;
+    serde_json::from_value(left.clone()).ok()
+}
+
 /// What an interrupted run left behind.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Interrupted {
@@ -86,11 +92,7 @@ impl Interrupted {
         let announced = self.entries.iter().filter(|e| e.phase == Phase::Intent);
         announced
             .filter(|intent| !failed(intent))
-            .filter_map(|intent| {
-                let left = intent.ids.as_ref()?.get(LEFT_KEY)?;
-                let entry = serde_json::from_value(left.clone()).ok()?;
-                Some((intent.address.clone(), entry))
-            })
+            .filter_map(|intent| Some((intent.address.clone(), left_of(intent)?)))
             .collect()
     }
 
@@ -151,6 +153,9 @@ pub struct Journal {
     observer: Option<Observer>,
     kill_at: Option<(String, u64)>,
     checkpoints: Mutex<std::collections::HashMap<String, u64>>,
+    /// What this run's announced writes leave, by address, with the operation that announced
+    /// it (see [`LEFT_KEY`]); an operation that failed leaves nothing.
+    left: Mutex<BTreeMap<Address, (String, ResourceState)>>,
 }
 
 impl Journal {
@@ -178,6 +183,7 @@ impl Journal {
             observer: None,
             kill_at: kill_point(),
             checkpoints: Mutex::default(),
+            left: Mutex::default(),
         }
     }
 
@@ -204,6 +210,7 @@ impl Journal {
             ids,
             error,
         };
+        self.keep_left(&entry);
         let mut line = serde_json::to_string(&entry).expect("entries serialize");
         line.push('\n');
         self.sink.append(&entry, &line)?;
@@ -216,6 +223,34 @@ impl Journal {
         };
         self.checkpoint(phase);
         Ok(())
+    }
+
+    /// What the operations of `address` this run announced leave, unless they failed: to
+    /// record in the state when the resource's apply fails after them (a Service written, the
+    /// wait for its controller then timed out).
+    pub fn left_by(&self, address: &Address) -> Option<ResourceState> {
+        let left = self.left.lock().unwrap_or_else(|p| p.into_inner());
+        left.get(address).map(|(_, entry)| entry.clone())
+    }
+
+    fn keep_left(&self, entry: &Entry) {
+        let mut left = self.left.lock().unwrap_or_else(|p| p.into_inner());
+        match entry.phase {
+            Phase::Intent => {
+                if let Some(state) = left_of(entry) {
+                    left.insert(entry.address.clone(), (entry.operation.clone(), state));
+                }
+            }
+            Phase::Failed => {
+                if left
+                    .get(&entry.address)
+                    .is_some_and(|(op, _)| *op == entry.operation)
+                {
+                    left.remove(&entry.address);
+                }
+            }
+            Phase::Done => {}
+        }
     }
 
     /// A point where the kill test may crash the process (see [`KILL_AT_ENV`]).
@@ -356,6 +391,9 @@ mod tests {
         journal
             .record(&refused, Phase::Failed, write, None, Some("422".into()))
             .unwrap();
+        // The run itself knows the same, for an apply that fails after the write.
+        assert_eq!(journal.left_by(&address()), Some(entry.clone()));
+        assert_eq!(journal.left_by(&refused), None);
         drop(journal);
         let found = interrupted(dir.path()).unwrap().unwrap();
         let left = found.left();

@@ -497,7 +497,6 @@ impl CloudscaleProvider {
             depends_on: vec![],
         };
         let mut actions = Vec::new();
-        let mut wrote_service = false;
         for operation in &change.operations {
             let Operation::Cloudscale(op) = operation else {
                 continue;
@@ -520,7 +519,6 @@ impl CloudscaleProvider {
                     };
                     let text = op.to_string();
                     write_service_journaled(&connection, journal, address, &text, write).await?;
-                    wrote_service = true;
                 }
                 Op::Controller { action } => actions.push(action.clone()),
                 other => return Err(error(address, format!("{other} in a controller-mode plan"))),
@@ -528,10 +526,7 @@ impl CloudscaleProvider {
         }
         let converged = wait_for_controller(address, &self.client, &connection, &spec)
             .await
-            .map_err(|e| match wrote_service {
-                true => error(address, e).leaving(written.clone()),
-                false => error(address, e),
-            })?;
+            .map_err(|e| error(address, e))?;
         let uuid = converged.lb.lb.uuid.clone().unwrap_or_default();
         let differences = compare_pool_uuids(before.as_ref(), &converged.lb, &actions);
         self.keep_verification(address, ccm_verification(change, differences));

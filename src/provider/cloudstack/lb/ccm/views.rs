@@ -263,7 +263,6 @@ impl CcmViews {
             depends_on: vec![],
         };
         let mut actions = Vec::new();
-        let mut wrote_service = false;
         for operation in &change.operations {
             let Operation::Cloudstack(Op::Ccm(op)) = operation else {
                 return Err(error(
@@ -294,7 +293,6 @@ impl CcmViews {
             };
             let text = op.to_string();
             write_service_journaled(&connection, journal, address, &text, write).await?;
-            wrote_service = true;
         }
         // After a scale in the same apply the node set must first reach its new size: the
         // Nodes balanced as planned, plus or minus the workers (a scaled-up worker's Node is
@@ -313,10 +311,7 @@ impl CcmViews {
         };
         let after = wait_for_controller(address, client, &connection, &spec, expected_nodes)
             .await
-            .map_err(|e| match wrote_service {
-                true => error(address, e).leaving(written.clone()),
-                false => error(address, e),
-            })?;
+            .map_err(|e| error(address, e))?;
         let differences = compare_rule_ids(&before, &after, &actions);
         if !differences.is_empty() {
             return Err(error(
