@@ -12,6 +12,5 @@ pub mod parallel;
 pub mod plan;
 pub mod provider;
 pub mod render;
-pub mod sim;
 pub mod state;
 pub mod workspace;

@@ -741,11 +741,11 @@ fn state_migrate(path: &std::path::Path, to: MigrateTarget) -> Result<u8, Report
 }
 
 /// `--kubeconfig` and its companions: the cluster a served cloud's CCM reconciles.
-fn cluster_access(args: &SimServeArgs) -> Option<crate::sim::controllers::ClusterAccess> {
-    Some(crate::sim::controllers::ClusterAccess {
+fn cluster_access(args: &SimServeArgs) -> Option<skyplan_sim::controllers::ClusterAccess> {
+    Some(skyplan_sim::controllers::ClusterAccess {
         kubeconfig: args.kubeconfig.clone()?,
         context: args.context.clone(),
-        scope: crate::sim::controllers::Scope {
+        scope: skyplan_sim::controllers::Scope {
             namespace: args.ccm_namespace.clone(),
             node_selector: args.ccm_node_selector.clone(),
         },
@@ -755,9 +755,9 @@ fn cluster_access(args: &SimServeArgs) -> Option<crate::sim::controllers::Cluste
 /// The started CCM, announced on stderr (the kubeconfig's path, never its credentials).
 fn announced(
     cloud: &str,
-    cluster: &crate::sim::controllers::ClusterAccess,
-    ccm: Result<crate::sim::controllers::ControllersHandle, String>,
-) -> Result<crate::sim::controllers::ControllersHandle, Report> {
+    cluster: &skyplan_sim::controllers::ClusterAccess,
+    ccm: Result<skyplan_sim::controllers::ControllersHandle, String>,
+) -> Result<skyplan_sim::controllers::ControllersHandle, Report> {
     let ccm = ccm.map_err(|e| miette::miette!("the simulated {cloud} CCM: {e}"))?;
     eprintln!(
         "{cloud} CCM reconciling the cluster of {}",
@@ -769,9 +769,9 @@ fn announced(
 /// Serves until SIGINT or SIGTERM, then stops the CCM before the caller stops the cloud: a
 /// pass cut short by the cloud going away could leave a half-built load balancer.
 async fn until_signal(
-    ccm: Option<crate::sim::controllers::ControllersHandle>,
+    ccm: Option<skyplan_sim::controllers::ControllersHandle>,
 ) -> Result<(), Report> {
-    crate::sim::persist::wait_for_signal()
+    skyplan_sim::persist::wait_for_signal()
         .await
         .into_diagnostic()?;
     if let Some(ccm) = ccm {
@@ -793,7 +793,7 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
     }
     match args.provider {
         SimProvider::Cloudscale => {
-            use crate::sim::cloudscale as sim;
+            use skyplan_sim::cloudscale as sim;
             let options = sim::SimOptions {
                 token: args.token,
                 settle: std::time::Duration::from_millis(args.settle_ms),
@@ -810,11 +810,11 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
             );
             let ccm = match &cluster {
                 Some(cluster) => {
-                    let cloud = crate::sim::controllers::CloudscaleEndpoint {
+                    let cloud = skyplan_sim::controllers::CloudscaleEndpoint {
                         api: handle.base_url(),
                         token: token.unwrap_or_else(|| sim::DEFAULT_TOKEN.to_owned()),
                     };
-                    let ccm = crate::sim::controllers::cloudscale_ccm(cluster, cloud).await;
+                    let ccm = skyplan_sim::controllers::cloudscale_ccm(cluster, cloud).await;
                     Some(announced("cloudscale", cluster, ccm)?)
                 }
                 None => None,
@@ -823,7 +823,7 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
             handle.shutdown().await.into_diagnostic()?;
         }
         SimProvider::Cloudstack => {
-            use crate::sim::cloudstack as sim;
+            use skyplan_sim::cloudstack as sim;
             let options = sim::SimOptions {
                 api_key: args.api_key,
                 secret_key: args.secret_key,
@@ -844,7 +844,7 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
             handle.serve_until_ctrl_c().await.into_diagnostic()?;
         }
         SimProvider::Phoenixnap => {
-            use crate::sim::phoenixnap as sim;
+            use skyplan_sim::phoenixnap as sim;
             let client_id = args.client_id.clone();
             let client_secret = args.client_secret.as_ref().map(|s| s.expose().to_owned());
             let options = sim::PnapSimOptions {
@@ -863,7 +863,7 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
             );
             let ccm = match &cluster {
                 Some(cluster) => {
-                    let pnap = crate::sim::controllers::PnapEndpoint {
+                    let pnap = skyplan_sim::controllers::PnapEndpoint {
                         base_url: handle.base_url(),
                         client_id: client_id.unwrap_or_else(|| sim::DEFAULT_CLIENT_ID.into()),
                         client_secret: client_secret
@@ -871,7 +871,7 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
                         location: args.ccm_location,
                         load_balancer: args.ccm_load_balancer,
                     };
-                    let ccm = crate::sim::controllers::phoenixnap_ccm(cluster, pnap).await;
+                    let ccm = skyplan_sim::controllers::phoenixnap_ccm(cluster, pnap).await;
                     Some(announced("PhoenixNAP", cluster, ccm)?)
                 }
                 None => None,
@@ -880,7 +880,7 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
             handle.shutdown().await.into_diagnostic()?;
         }
         SimProvider::Kubernetes => {
-            use crate::sim::kubernetes as sim;
+            use skyplan_sim::kubernetes as sim;
             let options = sim::KubeSimOptions {
                 listen: args.listen,
                 version: args.kube_version,

@@ -14,7 +14,7 @@ use crate::provider::kubernetes::connection::ClusterConnection;
 use crate::provider::kubernetes::{self, KubernetesProvider};
 use crate::provider::phoenixnap::{self, PhoenixnapProvider};
 use crate::provider::{Provider, ProviderError};
-use crate::sim::controllers::EmbeddedClouds;
+use skyplan_sim::controllers::EmbeddedClouds;
 
 /// The providers a config may name, in the order `validate` lists them.
 pub const PROVIDERS: [&str; 3] = ["cloudscale", "cloudstack", "phoenixnap"];

@@ -18,7 +18,7 @@ fn apply_until_done(project: &CsProject, tries: usize) -> (usize, usize) {
         let args = ["apply", "--auto-approve"];
         let out = project.run_with(&args, &[("SKYPLAN_SIM_FAULTS", &faults)]);
         retries += out.stderr.matches("retrying").count();
-        let secret = skyplan::sim::cloudstack::DEFAULT_SECRET_KEY;
+        let secret = skyplan_sim::cloudstack::DEFAULT_SECRET_KEY;
         assert!(
             !out.stderr.contains(secret),
             "the secret key is never printed"

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use skyplan::provider::cloudstack::client::{CloudstackClient, Credentials, Secret};
-use skyplan::sim::cloudstack as sim;
+use skyplan_sim::cloudstack as sim;
 
 use crate::support::{Output, Project};
 

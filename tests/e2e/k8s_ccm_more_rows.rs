@@ -184,7 +184,7 @@ fn a_zone_change_is_forbidden_and_refused() {
 }
 
 fn vips(address: Option<&str>) -> String {
-    let subnet = skyplan::sim::cloudscale::DEFAULT_SUBNET_UUID;
+    let subnet = skyplan_sim::cloudscale::DEFAULT_SUBNET_UUID;
     match address {
         Some(address) => {
             format!("vip-addresses = [{{ subnet = \"{subnet}\", address = \"{address}\" }}]")

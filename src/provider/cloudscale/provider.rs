@@ -28,9 +28,9 @@ use crate::model::{Address, LoadBalancerSpec, ServiceBinding};
 use crate::plan::{Action, ResourceChange, Verification};
 use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
 use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
-use crate::sim::cloudscale as sim;
 use crate::state::journal::{Journal, Phase};
 use crate::state::ResourceState;
+use skyplan_sim::cloudscale as sim;
 
 pub struct CloudscaleProvider {
     client: Arc<CloudscaleClient>,
@@ -141,11 +141,11 @@ impl CloudscaleProvider {
     /// Where the embedded cloud is served and the token it accepts, for what runs beside it in
     /// the embedded world (the embedded cluster's servers and its cloud controller); `None`
     /// against a real cloud.
-    pub fn embedded_endpoint(&self) -> Option<crate::sim::controllers::CloudscaleEndpoint> {
+    pub fn embedded_endpoint(&self) -> Option<skyplan_sim::controllers::CloudscaleEndpoint> {
         let embedded = self.embedded.lock().unwrap_or_else(|p| p.into_inner());
         embedded
             .as_ref()
-            .map(|handle| crate::sim::controllers::CloudscaleEndpoint {
+            .map(|handle| skyplan_sim::controllers::CloudscaleEndpoint {
                 api: handle.base_url(),
                 token: sim::DEFAULT_TOKEN.to_string(),
             })

@@ -17,7 +17,7 @@ use super::objects::{
 use super::ops::Op;
 use super::refresh::refresh;
 use crate::model::VipAddress;
-use crate::sim::cloudscale::{spawn, SimHandle, SimOptions, DEFAULT_SUBNET_UUID, DEFAULT_TOKEN};
+use skyplan_sim::cloudscale::{spawn, SimHandle, SimOptions, DEFAULT_SUBNET_UUID, DEFAULT_TOKEN};
 
 struct Cloud {
     sim: SimHandle,

@@ -22,9 +22,9 @@ use crate::provider::kubernetes::connection::Clusters;
 use crate::provider::kubernetes::instances::CloudInstances;
 use crate::provider::kubernetes::metadata;
 use crate::provider::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
-use crate::sim::cloudstack as sim;
 use crate::state::journal::Journal;
 use crate::state::ResourceState;
+use skyplan_sim::cloudstack as sim;
 
 /// What refresh learnt of a cluster target, for the load balancers that take its workers.
 #[derive(Clone)]
@@ -573,7 +573,7 @@ enum Outcome {
 /// Faults the embedded cloud injects, from `SKYPLAN_SIM_FAULTS` (none unless set), as for
 /// cloudscale, plus `job-fail=P`.
 fn embedded_faults() -> Result<sim::Faults, ProviderError> {
-    let variable = crate::sim::cloudscale::FAULTS_ENV;
+    let variable = skyplan_sim::cloudscale::FAULTS_ENV;
     match std::env::var(variable) {
         Ok(spec) => spec
             .parse()

@@ -14,7 +14,7 @@ use super::kubeconfig::{check_context, read_kubeconfig};
 use crate::model::{Address, KubeAccess, Secret};
 use crate::provider::http::with_causes;
 use crate::provider::ProviderError;
-use crate::sim::controllers::{self, EmbeddedClouds};
+use skyplan_sim::controllers::{self, EmbeddedClouds};
 
 /// Connects to the cluster at `address` the way its config says.
 pub async fn connect(

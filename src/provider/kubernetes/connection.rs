@@ -31,7 +31,7 @@ pub struct ClusterConnection {
     /// elsewhere and handed to [`ClusterConnection::new`]).
     requests: Arc<AtomicU64>,
     /// The embedded cluster behind `client`, stopped by [`ClusterConnection::close`].
-    embedded: Mutex<Option<crate::sim::controllers::EmbeddedCluster>>,
+    embedded: Mutex<Option<skyplan_sim::controllers::EmbeddedCluster>>,
 }
 
 impl ClusterConnection {
@@ -57,7 +57,7 @@ impl ClusterConnection {
         client: kube::Client,
         server: String,
         requests: Arc<AtomicU64>,
-        embedded: Option<crate::sim::controllers::EmbeddedCluster>,
+        embedded: Option<skyplan_sim::controllers::EmbeddedCluster>,
     ) -> Self {
         ClusterConnection {
             server,
@@ -310,7 +310,7 @@ mod tests {
 mod namespace_tests {
     use super::*;
     use crate::model::ResourceKind;
-    use crate::sim::kubernetes::{spawn, KubeSimOptions};
+    use skyplan_sim::kubernetes::{spawn, KubeSimOptions};
 
     /// A missing namespace is said once per run, at one GET per namespace, and never asked
     /// about when the Service exists.

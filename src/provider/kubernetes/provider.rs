@@ -24,9 +24,9 @@ use crate::config::{Config, ResourceSpec};
 use crate::model::{Address, NodePolicySpec, ResourceKind};
 use crate::plan::{Action, AttributeChange, Record, ResourceChange};
 use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
-use crate::sim::controllers::EmbeddedClouds;
 use crate::state::journal::{Journal, Phase};
 use crate::state::ResourceState;
+use skyplan_sim::controllers::EmbeddedClouds;
 
 pub struct KubernetesProvider {
     connections: BTreeMap<Address, Arc<ClusterConnection>>,

@@ -25,10 +25,10 @@ use crate::plan::{ResourceChange, Verification};
 use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
 use crate::provider::kubernetes::instances::CloudInstances;
 use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
-use crate::sim::controllers::PnapEndpoint;
-use crate::sim::phoenixnap as sim;
 use crate::state::journal::Journal;
 use crate::state::ResourceState;
+use skyplan_sim::controllers::PnapEndpoint;
+use skyplan_sim::phoenixnap as sim;
 
 /// Faults the embedded cloud injects (none unless set).
 const FAULTS_ENV: &str = "SKYPLAN_SIM_PNAP_FAULTS";
