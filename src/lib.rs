@@ -6,6 +6,7 @@
 pub mod apply;
 pub mod cli;
 pub mod config;
+pub mod embedded;
 pub mod graph;
 pub mod model;
 pub mod parallel;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod cloudscale;
 pub mod cloudstack;
+mod companion;
 pub mod http;
 pub mod impact_table;
 pub mod kubernetes;
@@ -14,6 +15,7 @@ pub mod phoenixnap;
 pub mod registry;
 mod traits;
 
+pub use companion::Companion;
 pub use traits::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
 
 /// A cloud operation of any provider, as a plan lists it.

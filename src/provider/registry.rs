@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::config::{Config, ResourceSpec};
+use crate::config::{CloudstackEndpoint, Config, Endpoint, ResourceSpec};
 use crate::graph::{ObjectGraph, ObjectKey};
 use crate::model::Address;
 use crate::provider::cloudscale::CloudscaleProvider;
@@ -15,6 +15,8 @@ use crate::provider::kubernetes::{self, KubernetesProvider};
 use crate::provider::phoenixnap::{self, PhoenixnapProvider};
 use crate::provider::{Provider, ProviderError};
 use skyplan_sim::controllers::EmbeddedClouds;
+
+use crate::embedded;
 
 /// The providers a config may name, in the order `validate` lists them.
 pub const PROVIDERS: [&str; 3] = ["cloudscale", "cloudstack", "phoenixnap"];
@@ -28,22 +30,41 @@ pub async fn connect(
 ) -> Result<BTreeMap<String, Box<dyn Provider>>, ProviderError> {
     let state_dir = &config.settings.state_dir;
     let mut providers: BTreeMap<String, Box<dyn Provider>> = BTreeMap::new();
-    let mut cloudscale_endpoint = None;
+    let mut clouds_beside = EmbeddedClouds::default();
     let mut cks_clusters = BTreeMap::new();
-    if let Some(cloudscale) = &config.providers.cloudscale {
-        let provider = CloudscaleProvider::connect(cloudscale, state_dir).await?;
-        cloudscale_endpoint = provider.embedded_endpoint();
+    if let Some(settings) = &config.providers.cloudscale {
+        let started = match settings.endpoint {
+            Endpoint::Embedded => {
+                let (given, endpoint) = embedded::cloudscale(state_dir).await?;
+                clouds_beside.cloudscale = Some(endpoint);
+                Some(given)
+            }
+            Endpoint::Url(_) => None,
+        };
+        let provider = CloudscaleProvider::connect(settings, started).await?;
         providers.insert(provider.name().to_string(), Box::new(provider));
     }
-    if let Some(cloudstack) = &config.providers.cloudstack {
-        let provider = CloudstackProvider::connect(&cloudstack.endpoint, state_dir).await?;
+    if let Some(settings) = &config.providers.cloudstack {
+        let started = match settings.endpoint {
+            CloudstackEndpoint::Embedded => Some(embedded::cloudstack(state_dir).await?),
+            CloudstackEndpoint::CloudConfig(_) => None,
+        };
+        let provider = CloudstackProvider::connect(&settings.endpoint, started).await?;
         cks_clusters = connect_cks_clusters(config, &provider).await?;
         providers.insert(provider.name().to_string(), Box::new(provider));
     }
-    let mut phoenixnap_endpoint = None;
     if let Some(settings) = &config.providers.phoenixnap {
-        let provider = PhoenixnapProvider::connect(settings, state_dir).await?;
-        phoenixnap_endpoint = provider.embedded_endpoint().await?;
+        let (started, base_url) = match settings.endpoint {
+            Endpoint::Embedded => {
+                let (given, base_url) = embedded::phoenixnap(state_dir).await?;
+                (Some(given), Some(base_url))
+            }
+            Endpoint::Url(_) => (None, None),
+        };
+        let provider = PhoenixnapProvider::connect(settings, started).await?;
+        if let Some(base_url) = base_url {
+            clouds_beside.phoenixnap = embedded::phoenixnap_ccm(&provider, base_url).await?;
+        }
         providers.insert(provider.name().to_string(), Box::new(provider));
     }
     let has_clusters = !cks_clusters.is_empty()
@@ -55,12 +76,11 @@ pub async fn connect(
         });
     if has_clusters {
         let clouds = providers.values().filter_map(|p| p.instances()).collect();
-        let embedded = EmbeddedClouds {
-            cloudscale: cloudscale_endpoint,
-            phoenixnap: phoenixnap_endpoint,
+        let embedded = embedded::Clusters {
+            clouds: clouds_beside,
         };
         let kubernetes =
-            KubernetesProvider::connect(config, embedded, clouds, cks_clusters).await?;
+            KubernetesProvider::connect(config, Some(&embedded), clouds, cks_clusters).await?;
         let clusters = kubernetes.clusters();
         for provider in providers.values() {
             provider.attach_clusters(Arc::clone(&clusters));

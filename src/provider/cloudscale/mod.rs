@@ -23,4 +23,4 @@ mod sim_tests;
 mod small_map;
 pub mod verify;
 
-pub use provider::CloudscaleProvider;
+pub use provider::{CloudscaleEmbedded, CloudscaleProvider};

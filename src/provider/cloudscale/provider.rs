@@ -2,8 +2,6 @@
 //! plan through the pure diff, apply through the operation executor.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
@@ -27,17 +25,27 @@ use crate::model::LbMode;
 use crate::model::{Address, LoadBalancerSpec, ServiceBinding};
 use crate::plan::{Action, ResourceChange, Verification};
 use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
-use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
+use crate::provider::{
+    Companion, DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target,
+};
 use crate::state::journal::{Journal, Phase};
 use crate::state::ResourceState;
-use skyplan_sim::cloudscale as sim;
+
+/// The embedded cloud the registry started for `endpoint = "embedded"`.
+pub struct CloudscaleEmbedded {
+    /// `http://127.0.0.1:PORT/v1`
+    pub base_url: String,
+    pub token: Secret,
+    pub companion: Companion,
+}
 
 pub struct CloudscaleProvider {
     client: Arc<CloudscaleClient>,
     /// Read-locked by each target's comparison, so that a plan compares targets on several
     /// threads at once; written by refresh and close.
     snapshot: RwLock<IndexedSnapshot>,
-    embedded: Mutex<Option<sim::SimHandle>>,
+    /// The embedded cloud, stopped (its world written) on close.
+    embedded: Mutex<Option<Companion>>,
     /// The servers, read once per refresh when a bound load balancer needs them, and shared
     /// with node-metadata drift.
     servers: Arc<ServerCache>,
@@ -48,26 +56,6 @@ pub struct CloudscaleProvider {
     views: Mutex<BTreeMap<Address, Result<ClusterView, ProviderError>>>,
     /// What apply found when it compared the cloud with the plan, by resource, until taken.
     verifications: Mutex<BTreeMap<Address, Verification>>,
-}
-
-/// How long the embedded cloud's load balancers stay `changing` after a change: 50 ms unless
-/// `SKYPLAN_SIM_SETTLE_MS` says otherwise.
-fn embedded_settle() -> Duration {
-    std::env::var("SKYPLAN_SIM_SETTLE_MS")
-        .ok()
-        .and_then(|ms| ms.parse().ok())
-        .map(Duration::from_millis)
-        .unwrap_or(Duration::from_millis(50))
-}
-
-/// Faults the embedded cloud injects, from `SKYPLAN_SIM_FAULTS` (none unless set).
-fn embedded_faults() -> Result<sim::Faults, ProviderError> {
-    match std::env::var(sim::FAULTS_ENV) {
-        Ok(spec) => spec
-            .parse()
-            .map_err(|e| error(PROVIDER, format!("{}: {e}", sim::FAULTS_ENV))),
-        Err(_) => Ok(sim::Faults::default()),
-    }
 }
 
 /// The embedded cloud settles fast, so the client polls it quickly; a real cloud keeps the
@@ -87,68 +75,40 @@ fn error(address: impl ToString, message: impl ToString) -> ProviderError {
 }
 
 impl CloudscaleProvider {
-    /// Connects to the endpoint; `embedded` starts the built-in simulator on 127.0.0.1 over
-    /// the world persisted in `<state-dir>/embedded/cloudscale.json`.
+    /// Connects to the endpoint: a URL with the token from the environment, or the embedded
+    /// cloud the registry started (`embedded`, required when the settings say so).
     pub async fn connect(
         settings: &config::CloudscaleProvider,
-        state_dir: &Path,
+        embedded: Option<CloudscaleEmbedded>,
     ) -> Result<Self, ProviderError> {
-        let (client, embedded) = match &settings.endpoint {
-            Endpoint::Url(url) => {
+        let (client, companion) = match (&settings.endpoint, embedded) {
+            (Endpoint::Url(url), _) => {
                 let token = token_from_env().map_err(|e| error(PROVIDER, e))?;
                 (
                     CloudscaleClient::new(url, token).map_err(|e| error(PROVIDER, e))?,
                     None,
                 )
             }
-            Endpoint::Embedded => {
-                let dir = state_dir.join("embedded");
-                std::fs::create_dir_all(&dir).map_err(|e| {
-                    error(PROVIDER, format!("cannot create {}: {e}", dir.display()))
-                })?;
-                let world = dir.join("cloudscale.json");
-                let listen: SocketAddr = "127.0.0.1:0".parse().expect("valid address");
-                let options = sim::SimOptions {
-                    settle: embedded_settle(),
-                    faults: embedded_faults()?,
-                    ..sim::SimOptions::default()
-                };
-                let handle = sim::spawn(world, listen, options).await.map_err(|e| {
-                    error(
-                        PROVIDER,
-                        format!("cannot start the embedded simulator: {e}"),
-                    )
-                })?;
-                let client =
-                    CloudscaleClient::new(&handle.base_url(), Secret::new(sim::DEFAULT_TOKEN))
-                        .map_err(|e| error(PROVIDER, e))?
-                        .with_lb_wait(embedded_wait());
-                (client, Some(handle))
+            (Endpoint::Embedded, Some(embedded)) => {
+                let client = CloudscaleClient::new(&embedded.base_url, embedded.token)
+                    .map_err(|e| error(PROVIDER, e))?
+                    .with_lb_wait(embedded_wait());
+                (client, Some(embedded.companion))
+            }
+            (Endpoint::Embedded, None) => {
+                return Err(error(PROVIDER, "no embedded cloud was started"));
             }
         };
         let client = client.with_max_concurrent_requests(settings.max_concurrent_requests);
         Ok(CloudscaleProvider {
             client: Arc::new(client),
             snapshot: RwLock::new(IndexedSnapshot::default()),
-            embedded: Mutex::new(embedded),
+            embedded: Mutex::new(companion),
             servers: Arc::default(),
             clusters: Mutex::new(None),
             views: Mutex::new(BTreeMap::new()),
             verifications: Mutex::new(BTreeMap::new()),
         })
-    }
-
-    /// Where the embedded cloud is served and the token it accepts, for what runs beside it in
-    /// the embedded world (the embedded cluster's servers and its cloud controller); `None`
-    /// against a real cloud.
-    pub fn embedded_endpoint(&self) -> Option<skyplan_sim::controllers::CloudscaleEndpoint> {
-        let embedded = self.embedded.lock().unwrap_or_else(|p| p.into_inner());
-        embedded
-            .as_ref()
-            .map(|handle| skyplan_sim::controllers::CloudscaleEndpoint {
-                api: handle.base_url(),
-                token: sim::DEFAULT_TOKEN.to_string(),
-            })
     }
 
     fn snapshot(&self) -> RwLockReadGuard<'_, IndexedSnapshot> {
@@ -901,11 +861,8 @@ impl Provider for CloudscaleProvider {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .take();
-            if let Some(handle) = handle {
-                handle
-                    .shutdown()
-                    .await
-                    .map_err(|e| error(PROVIDER, format!("cannot save the embedded world: {e}")))?;
+            if let Some(companion) = handle {
+                companion.stop().await.map_err(|e| error(PROVIDER, e))?;
             }
             Ok(())
         }

@@ -3,8 +3,6 @@
 //! and executor.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -21,16 +19,24 @@ use crate::plan::ResourceChange;
 use crate::provider::kubernetes::connection::Clusters;
 use crate::provider::kubernetes::instances::CloudInstances;
 use crate::provider::kubernetes::metadata;
-use crate::provider::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
+use crate::provider::{Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target};
 use crate::state::journal::Journal;
 use crate::state::ResourceState;
-use skyplan_sim::cloudstack as sim;
 
 /// What refresh learnt of a cluster target, for the load balancers that take its workers.
 #[derive(Clone)]
 struct KnownCluster {
     spec: Option<ClusterSpec>,
     prior_id: Option<String>,
+}
+
+/// The embedded cloud the registry started for `endpoint = "embedded"`.
+pub struct CloudstackEmbedded {
+    /// `http://127.0.0.1:PORT/client/api`
+    pub base_url: String,
+    pub api_key: String,
+    pub secret_key: Secret,
+    pub companion: Companion,
 }
 
 pub struct CloudstackProvider {
@@ -45,7 +51,8 @@ pub struct CloudstackProvider {
     /// When an interrupted apply started associating a public IP it did not tag, per load
     /// balancer address (`recover`).
     untagged_associations: Mutex<BTreeMap<String, jiff::Timestamp>>,
-    embedded: Mutex<Option<sim::SimHandle>>,
+    /// The embedded cloud, stopped (its world written) on close.
+    embedded: Mutex<Option<Companion>>,
     /// Controller-mode load balancers: the attached clusters and the Services read.
     ccm: lb::ccm::views::CcmViews,
     /// What apply found when it compared a load balancer's rules with the plan, until taken.
@@ -85,31 +92,15 @@ fn job_policy_from_env() -> JobPolicy {
 
 const JOB_POLL_ENV: &str = "SKYPLAN_CLOUDSTACK_JOB_POLL_MS";
 
-/// How long the embedded cloud's async jobs stay pending: 50 ms unless `SKYPLAN_SIM_JOB_MS`
-/// says otherwise.
-fn embedded_job_time() -> Duration {
-    std::env::var("SKYPLAN_SIM_JOB_MS")
-        .ok()
-        .and_then(|ms| ms.parse().ok())
-        .map(Duration::from_millis)
-        .unwrap_or(Duration::from_millis(50))
-}
-
-/// The embedded cloud's server version (listCapabilities), e.g. `4.20.0.0`; default 4.22.
-const EMBEDDED_VERSION_ENV: &str = "SKYPLAN_SIM_CLOUDSTACK_VERSION";
-
-/// The embedded cloud's hypervisor, e.g. `XenServer`; default KVM.
-const EMBEDDED_HYPERVISOR_ENV: &str = "SKYPLAN_SIM_CLOUDSTACK_HYPERVISOR";
-
 impl CloudstackProvider {
-    /// Connects to the endpoint; `embedded` starts the built-in simulator on 127.0.0.1 over
-    /// the world persisted in `<state-dir>/embedded/cloudstack.json`.
+    /// Connects to the endpoint: the cloud-config INI's, or the embedded cloud the registry
+    /// started (`embedded`, required when the settings say so).
     pub async fn connect(
         endpoint: &CloudstackEndpoint,
-        state_dir: &Path,
+        embedded: Option<CloudstackEmbedded>,
     ) -> Result<CloudstackProvider, ProviderError> {
-        let (client, embedded) = match endpoint {
-            CloudstackEndpoint::CloudConfig(path) => {
+        let (client, embedded) = match (endpoint, embedded) {
+            (CloudstackEndpoint::CloudConfig(path), _) => {
                 let credentials =
                     Credentials::from_cloud_config(path).map_err(|e| error(PROVIDER, e))?;
                 let client = CloudstackClient::new(credentials)
@@ -117,12 +108,11 @@ impl CloudstackProvider {
                     .with_job_policy(job_policy_from_env());
                 (client, None)
             }
-            CloudstackEndpoint::Embedded => {
-                let handle = start_embedded(state_dir).await?;
+            (CloudstackEndpoint::Embedded, Some(embedded)) => {
                 let credentials = Credentials {
-                    api_url: handle.base_url(),
-                    api_key: sim::DEFAULT_API_KEY.to_string(),
-                    secret_key: Secret::new(sim::DEFAULT_SECRET_KEY),
+                    api_url: embedded.base_url,
+                    api_key: embedded.api_key,
+                    secret_key: embedded.secret_key,
                     project_id: None,
                     zone: None,
                     ssl_no_verify: false,
@@ -130,7 +120,10 @@ impl CloudstackProvider {
                 let client = CloudstackClient::new(credentials)
                     .map_err(|e| error(PROVIDER, e))?
                     .with_job_policy(embedded_jobs());
-                (client, Some(handle))
+                (client, Some(embedded.companion))
+            }
+            (CloudstackEndpoint::Embedded, None) => {
+                return Err(error(PROVIDER, "no embedded cloud was started"));
             }
         };
         let client = Arc::new(client);
@@ -570,41 +563,6 @@ enum Outcome {
     Drift(DriftCheck),
 }
 
-/// Faults the embedded cloud injects, from `SKYPLAN_SIM_FAULTS` (none unless set), as for
-/// cloudscale, plus `job-fail=P`.
-fn embedded_faults() -> Result<sim::Faults, ProviderError> {
-    let variable = skyplan_sim::cloudscale::FAULTS_ENV;
-    match std::env::var(variable) {
-        Ok(spec) => spec
-            .parse()
-            .map_err(|e| error(PROVIDER, format!("{variable}: {e}"))),
-        Err(_) => Ok(sim::Faults::default()),
-    }
-}
-
-async fn start_embedded(state_dir: &Path) -> Result<sim::SimHandle, ProviderError> {
-    let dir = state_dir.join("embedded");
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| error(PROVIDER, format!("cannot create {}: {e}", dir.display())))?;
-    let listen: SocketAddr = "127.0.0.1:0".parse().expect("valid address");
-    let defaults = sim::SimOptions::default();
-    let options = sim::SimOptions {
-        job_time: embedded_job_time(),
-        version: std::env::var(EMBEDDED_VERSION_ENV).unwrap_or(defaults.version.clone()),
-        hypervisor: std::env::var(EMBEDDED_HYPERVISOR_ENV).unwrap_or(defaults.hypervisor.clone()),
-        faults: embedded_faults()?,
-        ..defaults
-    };
-    sim::spawn(dir.join("cloudstack.json"), listen, options)
-        .await
-        .map_err(|e| {
-            error(
-                PROVIDER,
-                format!("cannot start the embedded simulator: {e}"),
-            )
-        })
-}
-
 /// The state entry for an existing cluster taken under management by its ID.
 fn import_cluster(
     address: &Address,
@@ -833,11 +791,8 @@ impl Provider for CloudstackProvider {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .take();
-            if let Some(handle) = handle {
-                handle
-                    .shutdown()
-                    .await
-                    .map_err(|e| error(PROVIDER, format!("cannot save the embedded world: {e}")))?;
+            if let Some(companion) = handle {
+                companion.stop().await.map_err(|e| error(PROVIDER, e))?;
             }
             Ok(())
         }

@@ -10,18 +10,18 @@ use kube::client::ClientBuilder;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use super::connection::ClusterConnection;
+use super::embedded::EmbeddedClusters;
 use super::kubeconfig::{check_context, read_kubeconfig};
 use crate::model::{Address, KubeAccess, Secret};
 use crate::provider::http::with_causes;
-use crate::provider::ProviderError;
-use skyplan_sim::controllers::{self, EmbeddedClouds};
+use crate::provider::{Companion, ProviderError};
 
 /// Connects to the cluster at `address` the way its config says.
 pub async fn connect(
     address: &Address,
     access: &KubeAccess,
     state_dir: &Path,
-    clouds: EmbeddedClouds,
+    embedded: Option<&dyn EmbeddedClusters>,
 ) -> Result<ClusterConnection, ProviderError> {
     let error = |message: String| ProviderError::new(address, message);
     let (config, embedded) = match access {
@@ -42,14 +42,18 @@ pub async fn connect(
             std::fs::create_dir_all(&dir)
                 .map_err(|e| error(format!("cannot create {}: {e}", dir.display())))?;
             let world = dir.join(format!("{}.json", address.name));
-            let cluster = controllers::embedded_cluster(world, clouds)
+            let Some(embedded) = embedded else {
+                return Err(error("no embedded cluster can be started here".to_owned()));
+            };
+            let cluster = embedded
+                .start(world)
                 .await
                 .map_err(|e| error(format!("starting the embedded cluster: {e}")))?;
             let url = cluster
-                .url()
+                .url
                 .parse()
                 .map_err(|e| error(format!("the embedded cluster's URL: {e}")))?;
-            (kube::Config::new(url), Some(cluster))
+            (kube::Config::new(url), Some(cluster.companion))
         }
     };
     counted(address, config, embedded)
@@ -76,7 +80,7 @@ pub async fn connect_with_kubeconfig(
 fn counted(
     address: &Address,
     mut config: kube::Config,
-    embedded: Option<controllers::EmbeddedCluster>,
+    embedded: Option<Companion>,
 ) -> Result<ClusterConnection, ProviderError> {
     let error = |message: String| ProviderError::new(address, message);
     let server = shown(&config.cluster_url);

@@ -31,7 +31,7 @@ pub struct ClusterConnection {
     /// elsewhere and handed to [`ClusterConnection::new`]).
     requests: Arc<AtomicU64>,
     /// The embedded cluster behind `client`, stopped by [`ClusterConnection::close`].
-    embedded: Mutex<Option<skyplan_sim::controllers::EmbeddedCluster>>,
+    embedded: Mutex<Option<crate::provider::Companion>>,
 }
 
 impl ClusterConnection {
@@ -57,7 +57,7 @@ impl ClusterConnection {
         client: kube::Client,
         server: String,
         requests: Arc<AtomicU64>,
-        embedded: Option<skyplan_sim::controllers::EmbeddedCluster>,
+        embedded: Option<crate::provider::Companion>,
     ) -> Self {
         ClusterConnection {
             server,
@@ -100,9 +100,10 @@ impl ClusterConnection {
             .unwrap_or_else(|p| p.into_inner())
             .take();
         match embedded {
-            Some(cluster) => cluster.shutdown().await.map_err(|e| {
-                ProviderError::new(&self.address, format!("stopping the embedded cluster: {e}"))
-            }),
+            Some(cluster) => cluster
+                .stop()
+                .await
+                .map_err(|e| ProviderError::new(&self.address, e)),
             None => Ok(()),
         }
     }

@@ -7,6 +7,7 @@
 pub mod conflict;
 pub mod connect;
 pub mod connection;
+pub mod embedded;
 pub mod errors;
 pub mod instances;
 mod kubeconfig;

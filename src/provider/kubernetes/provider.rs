@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::conflict::Backoff;
 use super::connection::{ClusterConnection, Clusters};
+use super::embedded::EmbeddedClusters;
 use super::instances::{CloudInstance, CloudInstances};
 use super::metadata::{self, Cloud};
 use super::nodes::impact::{rule, Change};
@@ -26,7 +27,6 @@ use crate::plan::{Action, AttributeChange, Record, ResourceChange};
 use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
 use crate::state::journal::{Journal, Phase};
 use crate::state::ResourceState;
-use skyplan_sim::controllers::EmbeddedClouds;
 
 pub struct KubernetesProvider {
     connections: BTreeMap<Address, Arc<ClusterConnection>>,
@@ -40,13 +40,12 @@ pub struct KubernetesProvider {
 }
 
 impl KubernetesProvider {
-    /// Connects every `[cluster.*]` of provider kubernetes in the config. An embedded cluster's
-    /// nodes are backed by the embedded cloud beside it (`clouds_embedded`), whose simulated
-    /// controller runs in it. `clouds_clusters`
+    /// Connects every `[cluster.*]` of provider kubernetes in the config; `embedded` starts
+    /// the embedded ones. `clouds_clusters`
     /// are the clusters a cloud created and gave the kubeconfig of (CKS), already connected.
     pub async fn connect(
         config: &Config,
-        clouds_embedded: EmbeddedClouds,
+        embedded: Option<&dyn EmbeddedClusters>,
         clouds: Vec<Arc<dyn CloudInstances>>,
         clouds_clusters: BTreeMap<Address, ClusterConnection>,
     ) -> Result<KubernetesProvider, ProviderError> {
@@ -59,13 +58,8 @@ impl KubernetesProvider {
                 continue;
             };
             let state_dir: &Path = &config.settings.state_dir;
-            let connection = connect::connect(
-                &resource.address,
-                &spec.access,
-                state_dir,
-                clouds_embedded.clone(),
-            )
-            .await?;
+            let connection =
+                connect::connect(&resource.address, &spec.access, state_dir, embedded).await?;
             connections.insert(resource.address.clone(), Arc::new(connection));
         }
         let clusters = Arc::new(Clusters::default());

@@ -23,7 +23,7 @@ mod verify;
 #[cfg(test)]
 mod diff_tests;
 
-pub use provider::PhoenixnapProvider;
+pub use provider::{PhoenixnapProvider, PnapEmbedded};
 
 /// What `skyplan graph` draws for a load balancer: its public network, the block attached to
 /// it, and the Service that carries the block's address.

@@ -3,7 +3,6 @@
 //! each load balancer to the diff and the executor.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -20,30 +19,27 @@ use super::live::{ClusterFacts, Inventory, Record};
 use super::refresh;
 use super::verify;
 use crate::config::{Endpoint, PhoenixnapProvider as Settings, ResourceSpec};
-use crate::model::{Address, PnapLoadBalancerSpec, Secret};
+use crate::model::{Address, PnapLoadBalancerSpec};
 use crate::plan::{ResourceChange, Verification};
 use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
 use crate::provider::kubernetes::instances::CloudInstances;
-use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
+use crate::provider::{
+    Companion, DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target,
+};
 use crate::state::journal::Journal;
 use crate::state::ResourceState;
-use skyplan_sim::controllers::PnapEndpoint;
-use skyplan_sim::phoenixnap as sim;
-
-/// Faults the embedded cloud injects (none unless set).
-const FAULTS_ENV: &str = "SKYPLAN_SIM_PNAP_FAULTS";
-/// How long the embedded cloud's attach and detach take (default 100 ms).
-const TRANSITION_ENV: &str = "SKYPLAN_SIM_PNAP_TRANSITION_MS";
 
 fn error(address: impl ToString, message: impl ToString) -> ProviderError {
     ProviderError::new(address, message)
 }
 
-/// Turns the embedded cluster's simulated PhoenixNAP CCM off (`off`), for tests of what
-/// skyplan sees before the controller acts.
-const CCM_ENV: &str = "SKYPLAN_SIM_PNAP_CCM";
-/// The public network the embedded CCM's `PNAP_LOAD_BALANCER` names: the fresh world's.
-const EMBEDDED_CCM_NETWORK: &str = "k8s-public";
+/// The embedded cloud the registry started for `endpoint = "embedded"`.
+pub struct PnapEmbedded {
+    /// The API root, `http://127.0.0.1:PORT`; its token URL is under it.
+    pub base_url: String,
+    pub credentials: Credentials,
+    pub companion: Companion,
+}
 
 pub struct PhoenixnapProvider {
     client: Arc<PnapClient>,
@@ -52,7 +48,8 @@ pub struct PhoenixnapProvider {
     inventory: Mutex<Inventory>,
     clusters: Mutex<BTreeMap<Address, ClusterFacts>>,
     services: Mutex<BTreeMap<Address, Service>>,
-    embedded: Mutex<Option<sim::PnapSimHandle>>,
+    /// The embedded cloud, stopped (its world written) on close.
+    embedded: Mutex<Option<Companion>>,
     /// What apply found verifying each load balancer, until `take_verification`.
     verifications: Mutex<BTreeMap<Address, Verification>>,
     location: String,
@@ -65,11 +62,14 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl PhoenixnapProvider {
-    /// Connects to the endpoint; `embedded` starts the built-in simulator on 127.0.0.1 over
-    /// the world persisted in `<state-dir>/embedded/phoenixnap.json`.
-    pub async fn connect(settings: &Settings, state_dir: &Path) -> Result<Self, ProviderError> {
-        let (client, embedded, poll) = match &settings.endpoint {
-            Endpoint::Url(root) => {
+    /// Connects to the endpoint: the API with the client credentials, or the embedded cloud
+    /// the registry started (`embedded`, required when the settings say so).
+    pub async fn connect(
+        settings: &Settings,
+        embedded: Option<PnapEmbedded>,
+    ) -> Result<Self, ProviderError> {
+        let (client, embedded, poll) = match (&settings.endpoint, embedded) {
+            (Endpoint::Url(root), _) => {
                 let credentials = Credentials::load(settings.cloud_sa_json.as_deref())
                     .map_err(|e| error(PROVIDER, e))?;
                 let token_url = settings.token_url.clone().unwrap_or_else(|| {
@@ -82,16 +82,15 @@ impl PhoenixnapProvider {
                     .map_err(|e| error(PROVIDER, e))?;
                 (client, None, Duration::from_secs(2))
             }
-            Endpoint::Embedded => {
-                let handle = start_embedded(state_dir).await?;
-                let credentials = Credentials {
-                    client_id: sim::DEFAULT_CLIENT_ID.to_owned(),
-                    client_secret: Secret::new(sim::DEFAULT_CLIENT_SECRET),
-                };
-                let root = handle.base_url();
-                let client = PnapClient::new(&root, &format!("{root}{TOKEN_PATH}"), credentials)
-                    .map_err(|e| error(PROVIDER, e))?;
-                (client, Some(handle), Duration::from_millis(25))
+            (Endpoint::Embedded, Some(embedded)) => {
+                let root = embedded.base_url;
+                let client =
+                    PnapClient::new(&root, &format!("{root}{TOKEN_PATH}"), embedded.credentials)
+                        .map_err(|e| error(PROVIDER, e))?;
+                (client, Some(embedded.companion), Duration::from_millis(25))
+            }
+            (Endpoint::Embedded, None) => {
+                return Err(error(PROVIDER, "no embedded cloud was started"));
             }
         };
         let client = Arc::new(client);
@@ -111,16 +110,17 @@ impl PhoenixnapProvider {
         })
     }
 
-    /// The embedded simulator, for the embedded cluster beside it: its nodes are the servers,
-    /// and its CCM is configured as an operator would — the provider's location and
-    /// `kube-vip://<id of k8s-public>`.
-    pub async fn embedded_endpoint(&self) -> Result<Option<PnapEndpoint>, ProviderError> {
-        let Some(base_url) = lock(&self.embedded).as_ref().map(|h| h.base_url()) else {
-            return Ok(None);
-        };
-        if std::env::var(CCM_ENV).is_ok_and(|v| v == "off") {
-            return Ok(None);
-        }
+    /// Where new blocks are made unless a load balancer says (`PHX` by default).
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The public network a kube-vip CCM's `PNAP_LOAD_BALANCER` would name: the one called
+    /// `preferred`, else the first in the provider's location.
+    pub async fn public_network_for_ccm(
+        &self,
+        preferred: &str,
+    ) -> Result<Option<String>, ProviderError> {
         let networks = self
             .client
             .public_networks()
@@ -128,15 +128,9 @@ impl PhoenixnapProvider {
             .map_err(|e| error(PROVIDER, e))?;
         let network = networks
             .iter()
-            .find(|n| n.name == EMBEDDED_CCM_NETWORK)
+            .find(|n| n.name == preferred)
             .or_else(|| networks.iter().find(|n| n.location == self.location));
-        Ok(Some(PnapEndpoint {
-            base_url,
-            client_id: sim::DEFAULT_CLIENT_ID.to_owned(),
-            client_secret: sim::DEFAULT_CLIENT_SECRET.to_owned(),
-            location: self.location.clone(),
-            load_balancer: network.map_or_else(String::new, |n| format!("kube-vip://{}", n.id)),
-        }))
+        Ok(network.map(|n| n.id.clone()))
     }
 
     fn plan_input<'a>(
@@ -212,35 +206,6 @@ fn config_spec<'a>(target: &Target<'a>) -> Option<&'a PnapLoadBalancerSpec> {
         Some(ResourceSpec::PnapLoadBalancer(spec)) => Some(spec),
         _ => None,
     }
-}
-
-async fn start_embedded(state_dir: &Path) -> Result<sim::PnapSimHandle, ProviderError> {
-    let world = state_dir.join("embedded").join("phoenixnap.json");
-    if let Some(dir) = world.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| error(PROVIDER, e))?;
-    }
-    let faults = match std::env::var(FAULTS_ENV) {
-        Ok(spec) => spec
-            .parse()
-            .map_err(|e| error(PROVIDER, format!("{FAULTS_ENV}: {e}")))?,
-        Err(_) => sim::Faults::default(),
-    };
-    let transition = std::env::var(TRANSITION_ENV)
-        .ok()
-        .and_then(|ms| ms.parse().ok())
-        .map_or(Duration::from_millis(100), Duration::from_millis);
-    let options = sim::PnapSimOptions {
-        transition,
-        faults,
-        ..sim::PnapSimOptions::default()
-    };
-    let listen = "127.0.0.1:0".parse().expect("a socket address");
-    sim::spawn(world, listen, options).await.map_err(|e| {
-        error(
-            PROVIDER,
-            format!("cannot start the embedded simulator: {e}"),
-        )
-    })
 }
 
 impl Provider for PhoenixnapProvider {
@@ -337,10 +302,8 @@ impl Provider for PhoenixnapProvider {
     fn close(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
         async move {
             let handle = lock(&self.embedded).take();
-            if let Some(handle) = handle {
-                handle.shutdown().await.map_err(|e| {
-                    error(PROVIDER, format!("stopping the embedded simulator: {e}"))
-                })?;
+            if let Some(companion) = handle {
+                companion.stop().await.map_err(|e| error(PROVIDER, e))?;
             }
             Ok(())
         }
