@@ -170,8 +170,9 @@ mod tests {
         // Saturday 04:58 Zurich: two minutes left, a pool recreation is estimated at two.
         let now = at("2026-11-28T03:58:00Z");
         let mut plan = plan();
-        plan.changes[1].operations = vec![crate::provider::Operation::Cloudscale(
-            crate::provider::cloudscale::ops::Op::DeletePool { pool: "tcp".into() },
+        plan.changes[1].operations = vec![crate::plan::Operation::new(
+            "cloudscale",
+            &serde_json::json!({"op": "delete-pool", "pool": "tcp"}),
         )];
         let (_, held) = hold_back(&plan, &policy(), now, &none());
         assert!(held.is_empty(), "the estimate fits");

@@ -10,7 +10,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::plan::durations::operation_kind;
 use crate::plan::Plan;
 use crate::state::State;
 
@@ -93,7 +92,7 @@ pub fn record_durations(state: &mut State, plan: &Plan, timings: &Timings) {
         .flat_map(|change| {
             change.operations.iter().map(|op| {
                 let key = (change.address.to_string(), op.to_string());
-                (key, operation_kind(op))
+                (key, op.kind.clone())
             })
         })
         .collect();

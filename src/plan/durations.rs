@@ -9,7 +9,6 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::ResourceChange;
-use crate::provider::Operation;
 
 /// How many recent runs of each operation kind are kept: a rolling window that follows a cloud
 /// getting slower or faster, and a state that never grows with every apply.
@@ -76,7 +75,7 @@ impl Durations {
             runs: usize::MAX,
         };
         for operation in &change.operations {
-            let kind = self.of_kind(&operation_kind(operation))?;
+            let kind = self.of_kind(&operation.kind)?;
             total.typical_ms = total.typical_ms.saturating_add(kind.typical_ms);
             total.worst_ms = total.worst_ms.saturating_add(kind.worst_ms);
             total.runs = total.runs.min(kind.runs);
@@ -90,39 +89,29 @@ pub fn seconds(ms: u64) -> String {
     format!("{:.1} s", ms as f64 / 1000.0)
 }
 
-/// `provider/op` from the operation's serde tags (`cloudscale/create-pool`,
-/// `cloudstack/cluster/scale`): stable across plans, free of names and UUIDs.
-pub fn operation_kind(operation: &Operation) -> String {
-    let value = serde_json::to_value(operation).expect("operations serialize");
-    ["provider", "kind", "op"]
-        .iter()
-        .filter_map(|tag| value.get(tag).and_then(|v| v.as_str()))
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::{Address, ResourceKind};
-    use crate::provider::cloudscale::ops::Op;
+    use crate::plan::Operation;
+    use serde_json::json;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
     }
 
     fn rename(name: &str) -> Operation {
-        Operation::Cloudscale(Op::RenameLb { name: name.into() })
+        Operation::new("cloudscale", &json!({"op": "rename-lb", "name": name}))
     }
 
     fn delete_pool() -> Operation {
-        Operation::Cloudscale(Op::DeletePool { pool: "tcp".into() })
+        Operation::new("cloudscale", &json!({"op": "delete-pool", "pool": "tcp"}))
     }
 
     #[test]
     fn a_kind_names_provider_and_operation_only() {
-        assert_eq!(operation_kind(&rename("web")), "cloudscale/rename-lb");
-        assert_eq!(operation_kind(&rename("api")), "cloudscale/rename-lb");
+        assert_eq!(rename("web").kind, "cloudscale/rename-lb");
+        assert_eq!(rename("api").kind, "cloudscale/rename-lb");
     }
 
     #[test]

@@ -9,7 +9,14 @@ use sha2::{Digest, Sha256};
 use super::Plan;
 use crate::model::Address;
 
-pub const FORMAT_VERSION: u32 = 1;
+/// 2: an operation is `{kind, summary, payload}`, opaque to the pipeline.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// Read before the rest, so that a plan file of another format is refused as such.
+#[derive(Deserialize)]
+struct Header {
+    format_version: u32,
+}
 
 /// What the plan was asked for on the command line; apply re-plans with the same.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,18 +125,19 @@ impl PlanFile {
             path: shown.clone(),
             source,
         })?;
-        let file: PlanFile =
-            serde_json::from_str(&text).map_err(|source| PlanFileError::Malformed {
-                path: shown.clone(),
-                source,
-            })?;
+        let malformed = |source| PlanFileError::Malformed {
+            path: shown.clone(),
+            source,
+        };
+        let header: Header = serde_json::from_str(&text).map_err(malformed)?;
+        if header.format_version != FORMAT_VERSION {
+            return Err(PlanFileError::FormatVersion {
+                found: header.format_version,
+            });
+        }
+        let file: PlanFile = serde_json::from_str(&text).map_err(malformed)?;
         if file.checksum != file.compute_checksum() {
             return Err(PlanFileError::Tampered { path: shown });
-        }
-        if file.format_version != FORMAT_VERSION {
-            return Err(PlanFileError::FormatVersion {
-                found: file.format_version,
-            });
         }
         if file.skyplan_version != env!("CARGO_PKG_VERSION") {
             return Err(PlanFileError::SkyplanVersion {
@@ -204,6 +212,18 @@ mod tests {
         let file = PlanFile::read(&saved(dir.path())).unwrap();
         file.check_state(&state()).unwrap();
         file.check_fresh(&Plan::default()).unwrap();
+    }
+
+    #[test]
+    fn a_file_of_an_older_format_is_refused_as_such_before_its_content_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.json");
+        let old = r#"{"format_version": 1, "plan": {"changes": [{"operations": [{"provider": "cloudscale", "op": "delete-pool"}]}]}}"#;
+        std::fs::write(&path, old).unwrap();
+        assert!(matches!(
+            PlanFile::read(&path),
+            Err(PlanFileError::FormatVersion { found: 1 })
+        ));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod durations;
 pub mod file;
+mod operation;
 mod record;
 pub mod verification;
 
@@ -12,10 +13,10 @@ pub use verification::Verification;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use operation::Operation;
 pub use record::Record;
 
 use crate::model::{Address, Downtime, Impact};
-use crate::provider::Operation;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

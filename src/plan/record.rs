@@ -22,6 +22,11 @@ impl Record {
         Record(serde_json::value::to_raw_value(attributes).expect("specs serialize"))
     }
 
+    /// The JSON text.
+    pub fn json(&self) -> &str {
+        self.0.get()
+    }
+
     pub fn to_value(&self) -> Value {
         self.parse().expect("a record is JSON")
     }

@@ -13,7 +13,6 @@ use super::ops::Op;
 use super::order::order_operations;
 use crate::model::{Address, LoadBalancerSpec, VipAddress};
 use crate::plan::{Action, AttributeChange, Record, ResourceChange};
-use crate::provider::Operation;
 
 pub const PROVIDER: &str = "cloudscale";
 
@@ -89,7 +88,7 @@ pub fn diff_classified(input: &DiffInput) -> (ResourceChange, Vec<Change>, Vec<O
         attributes: diff.attributes,
         operations: order_operations(input.address, diff.ops.clone())
             .into_iter()
-            .map(Operation::Cloudscale)
+            .map(crate::provider::cloudscale::ops::planned)
             .collect(),
         record: input.desired.map(|(spec, _)| Record::of(spec)),
     };

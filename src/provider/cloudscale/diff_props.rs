@@ -19,7 +19,6 @@ use crate::provider::cloudscale::objects::{
     PoolSet, SubnetObject,
 };
 use crate::provider::cloudscale::ops::Op;
-use crate::provider::Operation;
 
 const SUBNET: &str = "6d0d7d4c-0000-4000-8000-000000000001";
 /// A subnet the account does not have: allowing only it filters every member out.
@@ -570,14 +569,7 @@ fn plan(
 }
 
 fn ops(change: &ResourceChange) -> Vec<Op> {
-    change
-        .operations
-        .iter()
-        .filter_map(|operation| match operation {
-            Operation::Cloudscale(op) => Some(op.clone()),
-            _ => None,
-        })
-        .collect()
+    change.operations.iter().filter_map(Op::of).collect()
 }
 
 /// Applies the plan for `after` to `live` and plans again: nothing may be left.

@@ -126,3 +126,15 @@ impl fmt::Display for Op {
         }
     }
 }
+
+/// The operation as a plan carries it.
+pub fn planned(op: Op) -> crate::plan::Operation {
+    crate::plan::Operation::new(super::diff::PROVIDER, &op)
+}
+
+impl Op {
+    /// This provider's operation in a plan's `operation` (`None` for another's).
+    pub fn of(operation: &crate::plan::Operation) -> Option<Op> {
+        operation.read(super::diff::PROVIDER)
+    }
+}

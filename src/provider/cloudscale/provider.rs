@@ -25,9 +25,7 @@ use crate::model::LbMode;
 use crate::model::{Address, LoadBalancerSpec, ServiceBinding};
 use crate::plan::{Action, ResourceChange, Verification};
 use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
-use crate::provider::{
-    Companion, DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target,
-};
+use crate::provider::{Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target};
 use crate::state::journal::{Journal, Phase};
 use crate::state::ResourceState;
 
@@ -262,8 +260,8 @@ impl CloudscaleProvider {
         }
         let deletes_service = change.operations.iter().any(|op| {
             matches!(
-                op,
-                Operation::Cloudscale(super::ops::Op::DeleteService { .. })
+                super::ops::Op::of(op),
+                Some(super::ops::Op::DeleteService { .. })
             )
         });
         if deletes_service {
@@ -273,7 +271,7 @@ impl CloudscaleProvider {
         let mut ids = live.as_ref().map(LbIds::from_live).unwrap_or_default();
         let journal_error = |e: crate::state::StateError| error(address, e);
         for operation in &change.operations {
-            let Operation::Cloudscale(op) = operation else {
+            let Some(op) = crate::provider::cloudscale::ops::Op::of(operation) else {
                 return Err(error(
                     address,
                     "a cloudscale resource with another provider's operation",
@@ -284,7 +282,7 @@ impl CloudscaleProvider {
             journal
                 .record(address, Phase::Intent, &text, None, None)
                 .map_err(journal_error)?;
-            let result = execute(&self.client, &mut ids, op).await;
+            let result = execute(&self.client, &mut ids, &op).await;
             journal.checkpoint("call");
             if let Err(e) = result {
                 journal
@@ -398,13 +396,14 @@ impl CloudscaleProvider {
         use crate::provider::kubernetes::service_delete::delete_service_journaled;
         let address = &change.address;
         for operation in &change.operations {
-            let Operation::Cloudscale(
-                op @ super::ops::Op::DeleteService {
-                    cluster,
-                    namespace,
-                    name,
-                },
-            ) = operation
+            let Some(op) = super::ops::Op::of(operation) else {
+                continue;
+            };
+            let super::ops::Op::DeleteService {
+                cluster,
+                namespace,
+                name,
+            } = &op
             else {
                 continue;
             };
@@ -458,10 +457,10 @@ impl CloudscaleProvider {
         };
         let mut actions = Vec::new();
         for operation in &change.operations {
-            let Operation::Cloudscale(op) = operation else {
+            let Some(op) = crate::provider::cloudscale::ops::Op::of(operation) else {
                 continue;
             };
-            match op {
+            match &op {
                 Op::WriteService {
                     namespace,
                     name,

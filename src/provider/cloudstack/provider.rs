@@ -440,20 +440,19 @@ impl CloudstackProvider {
         change: &ResourceChange,
         prior: Option<&ResourceState>,
     ) -> Result<Option<ResourceState>, ProviderError> {
-        let controller_mode = change.operations.iter().any(|op| {
-            matches!(
-                op,
-                crate::provider::Operation::Cloudstack(super::ops::Op::Ccm(_))
-            )
-        }) || change
-            .record
-            .as_ref()
-            .and_then(|r| r.parse::<CsLoadBalancerSpec>().ok())
-            .is_some_and(|s| lb::ccm::views::is_ccm(&s));
+        let controller_mode = change
+            .operations
+            .iter()
+            .any(|op| matches!(super::ops::Op::of(op), Some(super::ops::Op::Ccm(_))))
+            || change
+                .record
+                .as_ref()
+                .and_then(|r| r.parse::<CsLoadBalancerSpec>().ok())
+                .is_some_and(|s| lb::ccm::views::is_ccm(&s));
         let deletes_service = change.operations.iter().any(|op| {
             matches!(
-                op,
-                crate::provider::Operation::Cloudstack(super::ops::Op::Ccm(
+                super::ops::Op::of(op),
+                Some(super::ops::Op::Ccm(
                     lb::ccm::plan::CcmOp::DeleteService { .. }
                 ))
             )
@@ -498,10 +497,10 @@ impl CloudstackProvider {
         let cluster = change
             .operations
             .iter()
-            .find_map(|op| match op {
-                crate::provider::Operation::Cloudstack(super::ops::Op::Ccm(
-                    lb::ccm::plan::CcmOp::DeleteService { cluster, .. },
-                )) => Some(cluster.clone()),
+            .find_map(|op| match super::ops::Op::of(op) {
+                Some(super::ops::Op::Ccm(lb::ccm::plan::CcmOp::DeleteService {
+                    cluster, ..
+                })) => Some(cluster),
                 _ => None,
             })
             .ok_or_else(|| error(address, "no Service to delete"))?;

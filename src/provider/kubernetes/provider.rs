@@ -24,7 +24,7 @@ use super::{connect, PROVIDER};
 use crate::config::{Config, ResourceSpec};
 use crate::model::{Address, NodePolicySpec, ResourceKind};
 use crate::plan::{Action, AttributeChange, Record, ResourceChange};
-use crate::provider::{DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target};
+use crate::provider::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
 use crate::state::journal::{Journal, Phase};
 use crate::state::ResourceState;
 
@@ -128,14 +128,12 @@ impl KubernetesProvider {
                 .filter(|t| Self::cluster_of(t).as_ref() == Some(cluster))
                 .map(|t| nodes::plan(&self.policy_input(t, Some(&live))))
                 .collect();
-            let ops: Vec<&super::ops::Op> = changes
+            let ops: Vec<super::ops::Op> = changes
                 .iter()
                 .flat_map(|c| &c.operations)
-                .filter_map(|o| match o {
-                    Operation::Kubernetes(op) => Some(op),
-                    _ => None,
-                })
+                .filter_map(super::ops::Op::of)
                 .collect();
+            let ops: Vec<&super::ops::Op> = ops.iter().collect();
             connection.set_planned_nodes(nodes::planned_nodes(nodes, &ops));
         }
     }
@@ -186,7 +184,7 @@ impl KubernetesProvider {
         let mut patched = Vec::new();
         let mut failures = Vec::new();
         for operation in &change.operations {
-            let Operation::Kubernetes(op) = operation else {
+            let Some(op) = crate::provider::kubernetes::ops::Op::of(operation) else {
                 return Err(ProviderError::new(
                     address,
                     format!("not a Kubernetes operation: {operation}"),
@@ -197,7 +195,7 @@ impl KubernetesProvider {
             journal
                 .record(address, Phase::Intent, &text, None, None)
                 .map_err(journal_error)?;
-            match patch::patch_node(&cluster, op, Backoff::default()).await {
+            match patch::patch_node(&cluster, &op, Backoff::default()).await {
                 Ok(node) => {
                     let ids = json!({ "node": op.node, "resourceVersion": node.metadata.resource_version });
                     journal

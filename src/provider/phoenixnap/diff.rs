@@ -11,7 +11,6 @@ use super::live::{ClusterFacts, Inventory, Record};
 use super::ops::{BlockRef, Op};
 use crate::model::{Address, PnapLoadBalancerSpec};
 use crate::plan::{self, Action, AttributeChange, ResourceChange};
-use crate::provider::Operation;
 
 pub const PROVIDER: &str = "phoenixnap";
 const LOAD_BALANCER: &str = "LoadBalancer";
@@ -575,7 +574,11 @@ fn to_change(input: &PlanInput<'_>, found: Found, record: Option<plan::Record>) 
         provider: PROVIDER.into(),
         action,
         attributes,
-        operations: found.ops.into_iter().map(Operation::Phoenixnap).collect(),
+        operations: found
+            .ops
+            .into_iter()
+            .map(crate::provider::phoenixnap::ops::planned)
+            .collect(),
         record,
         requested: input.requested,
     }

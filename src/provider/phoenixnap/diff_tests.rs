@@ -7,7 +7,6 @@ use super::live::{ClusterFacts, Inventory, Record, ServiceFacts};
 use super::ops::Op;
 use crate::model::{Address, Impact, PnapLoadBalancerSpec, PnapLocation, ResourceKind};
 use crate::plan::{Action, ResourceChange};
-use crate::provider::Operation;
 
 const UID: &str = "5c1b7a0e-uid";
 const NET: &str = "net-phx";
@@ -141,8 +140,8 @@ fn ops(change: &ResourceChange) -> Vec<String> {
     change
         .operations
         .iter()
-        .map(|op| match op {
-            Operation::Phoenixnap(op) => match op {
+        .map(|op| match Op::of(op) {
+            Some(op) => match op {
                 Op::CreateTagNames { .. } => "create-tags",
                 Op::CreateBlock { .. } => "create-block",
                 Op::Attach { .. } => "attach",
@@ -177,8 +176,7 @@ fn a_new_service_gets_a_block_attached_and_its_address() {
         ops(&change),
         ["create-tags", "create-block", "attach", "write-service"]
     );
-    let Operation::Phoenixnap(Op::CreateBlock { tags, location, .. }) = &change.operations[1]
-    else {
+    let Some(Op::CreateBlock { tags, location, .. }) = Op::of(&change.operations[1]) else {
         panic!()
     };
     assert_eq!(location, "PHX");
@@ -233,7 +231,7 @@ fn a_cleared_address_is_written_back_minimal() {
     .unwrap();
     assert_eq!(change.impact(), Impact::Minimal);
     assert_eq!(ops(&change), ["write-service"]);
-    let Operation::Phoenixnap(Op::WriteService { address, .. }) = &change.operations[0] else {
+    let Some(Op::WriteService { address, .. }) = Op::of(&change.operations[0]) else {
         panic!()
     };
     assert_eq!(address.as_deref(), Some("198.51.100.10"));
@@ -336,7 +334,7 @@ fn a_renamed_service_releases_the_old_block_first() {
             "write-service"
         ]
     );
-    let Operation::Phoenixnap(Op::ClearService { name, .. }) = &change.operations[0] else {
+    let Some(Op::ClearService { name, .. }) = Op::of(&change.operations[0]) else {
         panic!()
     };
     assert_eq!(name, "api", "the old Service lets go");

@@ -23,9 +23,7 @@ use crate::model::{Address, PnapLoadBalancerSpec};
 use crate::plan::{ResourceChange, Verification};
 use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
 use crate::provider::kubernetes::instances::CloudInstances;
-use crate::provider::{
-    Companion, DriftCheck, Operation, PlanOptions, Provider, ProviderError, Target,
-};
+use crate::provider::{Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target};
 use crate::state::journal::Journal;
 use crate::state::ResourceState;
 
@@ -346,10 +344,10 @@ impl PhoenixnapProvider {
             poll: self.poll,
         };
         for op in &change.operations {
-            let Operation::Phoenixnap(op) = op else {
+            let Some(op) = crate::provider::phoenixnap::ops::Op::of(op) else {
                 return Err(error(address, format!("not a PhoenixNAP operation: {op}")));
             };
-            executor.run(op).await.map_err(|e| error(address, e))?;
+            executor.run(&op).await.map_err(|e| error(address, e))?;
         }
         let (Some(spec), Some(facts)) = (&spec, &facts) else {
             return Ok(None);

@@ -9,7 +9,6 @@ use super::impact::{rule, Change};
 use super::ops::Op;
 use crate::model::Impact;
 use crate::plan::{ResourceChange, Verification};
-use crate::provider::Operation;
 
 /// What the cloud and the cluster show after apply.
 pub struct Observed<'a> {
@@ -26,7 +25,7 @@ pub fn kept_block<'a>(change: &ResourceChange, prior_block: Option<&'a str>) -> 
     let creates = change
         .operations
         .iter()
-        .any(|op| matches!(op, Operation::Phoenixnap(Op::CreateBlock { .. })));
+        .any(|op| matches!(Op::of(op), Some(Op::CreateBlock { .. })));
     prior_block.filter(|_| !creates)
 }
 

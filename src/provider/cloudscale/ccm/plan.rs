@@ -19,7 +19,6 @@ use super::predict::{find_ccm_lb, node_ports_free, predicted_spec, Found, UNKNOW
 use super::service::{desired_body, service_changes};
 use crate::model::{Address, LoadBalancerSpec};
 use crate::plan::{Action, AttributeChange, Record, ResourceChange};
-use crate::provider::Operation;
 
 pub struct CcmInput<'a> {
     pub address: &'a Address,
@@ -135,14 +134,18 @@ pub fn removed(
     }
     let mut operations = Vec::new();
     if allow_delete {
-        operations.push(Operation::Cloudscale(Op::DeleteService {
-            cluster: binding.cluster.clone(),
-            namespace: binding.namespace.clone(),
-            name: binding.name.clone(),
-        }));
+        operations.push(crate::provider::cloudscale::ops::planned(
+            Op::DeleteService {
+                cluster: binding.cluster.clone(),
+                namespace: binding.namespace.clone(),
+                name: binding.name.clone(),
+            },
+        ));
         if let Some(name) = live {
             let action = format!("delete load balancer {name}");
-            operations.push(Operation::Cloudscale(Op::Controller { action }));
+            operations.push(crate::provider::cloudscale::ops::planned(Op::Controller {
+                action,
+            }));
         }
     }
     ResourceChange {
@@ -253,18 +256,20 @@ impl Outcome {
         let live_service = input.view.service.as_ref();
         let mut operations = Vec::new();
         if writes {
-            operations.push(Operation::Cloudscale(Op::WriteService {
-                namespace: binding.namespace.clone(),
-                name: binding.name.clone(),
-                body: desired_body(input.spec, binding, live_service.is_none()),
-                resource_version: live_service
-                    .map(|s| s.metadata.resource_version.clone().unwrap_or_default()),
-            }));
+            operations.push(crate::provider::cloudscale::ops::planned(
+                Op::WriteService {
+                    namespace: binding.namespace.clone(),
+                    name: binding.name.clone(),
+                    body: desired_body(input.spec, binding, live_service.is_none()),
+                    resource_version: live_service
+                        .map(|s| s.metadata.resource_version.clone().unwrap_or_default()),
+                },
+            ));
         }
         operations.extend(
             self.actions
                 .into_iter()
-                .map(|action| Operation::Cloudscale(Op::Controller { action })),
+                .map(|action| crate::provider::cloudscale::ops::planned(Op::Controller { action })),
         );
         ResourceChange {
             address: input.address.clone(),

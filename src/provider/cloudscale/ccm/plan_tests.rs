@@ -358,5 +358,5 @@ fn removal_with_allow_delete_deletes_the_service_and_the_ccm_the_load_balancer()
     assert!(!change
         .operations
         .iter()
-        .any(|o| matches!(o, Operation::Cloudscale(Op::DeleteLb { .. }))));
+        .any(|o| matches!(Op::of(o), Some(Op::DeleteLb { .. }))));
 }

@@ -18,7 +18,6 @@ use crate::provider::cloudstack::api::{KubernetesCluster, ServiceOffering};
 use crate::provider::cloudstack::live::Inventory;
 use crate::provider::cloudstack::ops::Op;
 use crate::provider::cloudstack::PROVIDER;
-use crate::provider::Operation;
 
 /// Everything the diff of one cluster looks at.
 pub struct DiffInput<'a> {
@@ -85,7 +84,7 @@ pub fn diff(input: &DiffInput) -> Result<ResourceChange, String> {
         operations: diff
             .ops
             .into_iter()
-            .map(|op| Operation::Cloudstack(Op::Cluster(op)))
+            .map(|op| crate::provider::cloudstack::ops::planned(Op::Cluster(op)))
             .collect(),
         record: input.desired.map(Record::of),
         requested,

@@ -10,7 +10,7 @@ use crate::provider::cloudstack::client::{CloudstackClient, Error as ClientError
 use crate::provider::cloudstack::live::ApplyContext;
 use crate::provider::cloudstack::ops::Op;
 use crate::provider::cloudstack::PROVIDER;
-use crate::provider::{Operation, ProviderError};
+use crate::provider::ProviderError;
 use crate::state::journal::Phase;
 use crate::state::ResourceState;
 
@@ -26,7 +26,7 @@ pub async fn apply(
     // the one a create returns.
     let mut id = prior.map(|p| p.id.clone());
     for operation in &change.operations {
-        let Operation::Cloudstack(Op::Cluster(op)) = operation else {
+        let Some(Op::Cluster(op)) = Op::of(operation) else {
             return Err(ProviderError::new(
                 address,
                 "a CloudStack cluster with another resource's operation",
@@ -37,7 +37,7 @@ pub async fn apply(
         ctx.journal
             .record(address, Phase::Intent, &text, None, None)
             .map_err(journal_error)?;
-        let result = execute(ctx.client, op, &mut id).await;
+        let result = execute(ctx.client, &op, &mut id).await;
         ctx.journal.checkpoint("call");
         if let Err(e) = result {
             ctx.journal

@@ -17,7 +17,6 @@ use crate::model::{Address, CsLoadBalancerSpec, CsProtocol, PublicIp};
 use crate::plan::{Action, AttributeChange, Record, ResourceChange};
 use crate::provider::cloudstack::ops::Op;
 use crate::provider::cloudstack::PROVIDER;
-use crate::provider::Operation;
 
 mod kept;
 mod update;
@@ -74,7 +73,7 @@ pub fn diff(input: &DiffInput) -> Result<ResourceChange, String> {
         operations: diff
             .ops
             .into_iter()
-            .map(|op| Operation::Cloudstack(Op::Lb(op)))
+            .map(|op| crate::provider::cloudstack::ops::planned(Op::Lb(op)))
             .collect(),
         record: input.desired.map(|(spec, _)| Record::of(spec)),
     })

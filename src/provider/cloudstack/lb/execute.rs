@@ -22,7 +22,7 @@ use super::request::{
 use crate::model::{CsLoadBalancerSpec, PublicIp};
 use crate::plan::{Record, ResourceChange};
 use crate::provider::cloudstack::ops::Op;
-use crate::provider::{Operation, ProviderError};
+use crate::provider::ProviderError;
 use crate::state::journal::{Journal, Phase};
 use crate::state::ResourceState;
 
@@ -104,11 +104,11 @@ pub(super) async fn apply_with<A: Api>(
         .record
         .as_ref()
         .and_then(|record| record.parse().ok());
-    let ops: Vec<&LbOp> = change
+    let owned: Vec<LbOp> = change
         .operations
         .iter()
-        .map(|operation| match operation {
-            Operation::Cloudstack(Op::Lb(op)) => Ok(op),
+        .map(|operation| match Op::of(operation) {
+            Some(Op::Lb(op)) => Ok(op),
             _ => Err(fail(
                 "a CloudStack load balancer with another kind's operation".into(),
             )),
@@ -119,6 +119,7 @@ pub(super) async fn apply_with<A: Api>(
         owner: address.to_string(),
         ids: prior.map(LbIds::from_state).unwrap_or_default(),
     };
+    let ops: Vec<&LbOp> = owned.iter().collect();
     run.locate(spec.as_ref(), &ops).await.map_err(fail)?;
     let journal_error = |e: crate::state::StateError| ProviderError::new(address, e);
     for op in ops {

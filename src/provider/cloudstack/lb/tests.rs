@@ -18,7 +18,6 @@ use crate::model::{
 };
 use crate::plan::AttributeChange;
 use crate::provider::cloudstack::ops::Op;
-use crate::provider::Operation;
 
 pub(super) const IP_ID: &str = "ip-1";
 pub(super) const IP: &str = "198.51.100.10";
@@ -424,8 +423,7 @@ fn algorithm_is_updated_in_place_and_names_the_router_neighbours() {
     assert_eq!(change.attributes[0].before, json!("roundrobin"));
     assert_eq!(change.attributes[0].after, json!("source"));
     assert_eq!(ops(&change), ["update LB rule edge-tcp-80"]);
-    let Operation::Cloudstack(Op::Lb(LbOp::UpdateRule { update, .. })) = &change.operations[0]
-    else {
+    let Some(Op::Lb(LbOp::UpdateRule { update, .. })) = Op::of(&change.operations[0]) else {
         panic!("not an update");
     };
     assert_eq!(update.algorithm, Some(CsAlgorithm::Source));
@@ -439,8 +437,7 @@ fn allowed_cidrs_on_4_22_are_updated_in_place() {
     assert_eq!(change.attributes[0].before, json!([]));
     assert_eq!(change.attributes[0].after, json!(["10.0.0.0/8"]));
     assert_eq!(ops(&change), ["update LB rule edge-tcp-80"]);
-    let Operation::Cloudstack(Op::Lb(LbOp::UpdateRule { update, .. })) = &change.operations[0]
-    else {
+    let Some(Op::Lb(LbOp::UpdateRule { update, .. })) = Op::of(&change.operations[0]) else {
         panic!("not an update");
     };
     assert_eq!(update.cidrs, Some(vec!["10.0.0.0/8".to_string()]));

@@ -126,7 +126,7 @@ fn diff_selected(
         let (changes, op) = diff_node(wanted, node);
         attributes.extend(changes);
         if !op.is_empty() {
-            operations.push(Operation::Kubernetes(op));
+            operations.push(crate::provider::kubernetes::ops::planned(op));
         }
     }
     (attributes, operations)

@@ -712,9 +712,9 @@ fn a_size_change_keeps_the_per_type_offerings_the_nodes_have() {
     desired.workers = 4;
     let change = plan_with(&inventory, Some(&desired), Some(&own), false, false).unwrap();
     assert_eq!(ops(&change), ["scale cluster lab to 4 workers"]);
-    let crate::provider::Operation::Cloudstack(crate::provider::cloudstack::ops::Op::Cluster(
+    let Some(crate::provider::cloudstack::ops::Op::Cluster(
         crate::provider::cloudstack::cluster::ClusterOp::ScaleSize { pinned, .. },
-    )) = &change.operations[0]
+    )) = crate::provider::cloudstack::ops::Op::of(&change.operations[0])
     else {
         panic!("a size change");
     };

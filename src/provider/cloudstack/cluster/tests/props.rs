@@ -14,7 +14,6 @@ use crate::provider::cloudstack::cluster::checks::{
 };
 use crate::provider::cloudstack::cluster::ClusterOp;
 use crate::provider::cloudstack::ops::Op;
-use crate::provider::Operation;
 
 /// The cluster as the model server sees it.
 #[derive(Debug, Clone)]
@@ -163,10 +162,10 @@ proptest! {
         };
         let mut done = Impact::None;
         for operation in &change.operations {
-            let Operation::Cloudstack(Op::Cluster(op)) = operation else {
+            let Some(Op::Cluster(op)) = Op::of(operation) else {
                 panic!("a cluster operation");
             };
-            let effect = accept(&mut model, op, &inventory);
+            let effect = accept(&mut model, &op, &inventory);
             prop_assert!(effect.is_ok(), "{op} refused: {:?}\nops: {:?}", effect, change.operations);
             done = done.max(effect.unwrap());
         }

@@ -16,7 +16,6 @@ use crate::plan::{Action, AttributeChange, Record, ResourceChange};
 use crate::provider::cloudstack::live::Inventory;
 use crate::provider::cloudstack::ops::Op;
 use crate::provider::cloudstack::PROVIDER;
-use crate::provider::Operation;
 
 /// What a controller-mode plan does: one write, then what the CCM is predicted to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,21 +99,20 @@ pub fn plan(input: &CcmPlanInput) -> ResourceChange {
     }
     let mut operations = Vec::new();
     if writes {
-        operations.push(Operation::Cloudstack(Op::Ccm(CcmOp::WriteService {
-            namespace: binding.namespace.clone(),
-            name: binding.name.clone(),
-            body: desired_body(spec, binding, input.service.is_none()),
-            resource_version: input
-                .service
-                .map(|s| s.metadata.resource_version.clone().unwrap_or_default()),
-        })));
+        operations.push(crate::provider::cloudstack::ops::planned(Op::Ccm(
+            CcmOp::WriteService {
+                namespace: binding.namespace.clone(),
+                name: binding.name.clone(),
+                body: desired_body(spec, binding, input.service.is_none()),
+                resource_version: input
+                    .service
+                    .map(|s| s.metadata.resource_version.clone().unwrap_or_default()),
+            },
+        )));
     }
-    operations.extend(
-        prediction
-            .actions
-            .into_iter()
-            .map(|action| Operation::Cloudstack(Op::Ccm(CcmOp::Controller { action }))),
-    );
+    operations.extend(prediction.actions.into_iter().map(|action| {
+        crate::provider::cloudstack::ops::planned(Op::Ccm(CcmOp::Controller { action }))
+    }));
     let effective = prediction.findings.iter().any(|f| !never_applied(f.change));
     let action = match (input.service, writes || effective) {
         (None, _) => Action::Create,
@@ -174,7 +172,7 @@ pub fn removed(
             },
         ]
         .into_iter()
-        .map(|op| Operation::Cloudstack(Op::Ccm(op)))
+        .map(|op| crate::provider::cloudstack::ops::planned(Op::Ccm(op)))
         .collect(),
     };
     ResourceChange {

@@ -21,7 +21,7 @@ use crate::provider::cloudstack::ops::Op;
 use crate::provider::cloudstack::PROVIDER;
 use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
 use crate::provider::kubernetes::service_write::{write_service_journaled, ServiceWrite};
-use crate::provider::{DriftCheck, Operation, ProviderError};
+use crate::provider::{DriftCheck, ProviderError};
 use crate::state::journal::Journal;
 use crate::state::ResourceState;
 
@@ -196,11 +196,12 @@ impl CcmViews {
         use crate::provider::kubernetes::service_delete::delete_service_journaled;
         let address = &change.address;
         for operation in &change.operations {
-            let Operation::Cloudstack(Op::Ccm(
-                op @ CcmOp::DeleteService {
-                    namespace, name, ..
-                },
-            )) = operation
+            let Some(Op::Ccm(op)) = Op::of(operation) else {
+                continue;
+            };
+            let CcmOp::DeleteService {
+                namespace, name, ..
+            } = &op
             else {
                 continue;
             };
@@ -264,7 +265,7 @@ impl CcmViews {
         };
         let mut actions = Vec::new();
         for operation in &change.operations {
-            let Operation::Cloudstack(Op::Ccm(op)) = operation else {
+            let Some(Op::Ccm(op)) = Op::of(operation) else {
                 return Err(error(
                     address,
                     format!("{operation} in a controller-mode plan"),
@@ -275,9 +276,9 @@ impl CcmViews {
                 name,
                 body,
                 resource_version,
-            } = op
+            } = &op
             else {
-                if let CcmOp::Controller { action } = op {
+                if let CcmOp::Controller { action } = &op {
                     actions.push(action.clone());
                 }
                 continue;
