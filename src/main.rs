@@ -4,9 +4,16 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod cli;
+mod embedded;
+mod registry;
+
+// The pipeline's modules, under the names the binary's modules use for them.
+use skyplan_core::{apply, config, graph, model, plan, provider, render, state, workspace};
+
 fn main() {
     disable_transparent_huge_pages();
-    let code = skyplan::cli::main();
+    let code = cli::main();
     exit_without_freeing(code)
 }
 

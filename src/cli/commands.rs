@@ -16,9 +16,9 @@ use crate::apply::window::MaintenancePolicy;
 use crate::config::{self, Config};
 use crate::plan::file::{PlanFile, PlanRequest};
 use crate::plan::Plan;
-use crate::provider::registry;
 use crate::provider::DriftCheck;
 use crate::provider::PlanOptions;
+use crate::registry;
 use crate::render::{
     render_drift_github, render_drift_json, render_drift_junit, render_drift_markdown,
     render_drift_text, render_text, DriftItem, DriftReport, DriftResource, DriftStatus, PlanView,
@@ -119,7 +119,7 @@ fn check_selection(workspace: &Workspace, selection: &Selection) -> Result<(), R
 
 /// Locks the state and connects the providers; tells what the workspace noticed on the way.
 async fn open(config: Config, operation: &str, locking: &Locking) -> Result<Workspace, Report> {
-    let workspace = Workspace::open(config, operation, locking.lock_timeout)
+    let workspace = Workspace::open(config, operation, locking.lock_timeout, registry::connect)
         .await
         .into_diagnostic()?;
     for notice in &workspace.notices {

@@ -30,7 +30,7 @@ from cloudscale import Cloudscale, CloudscaleApiException  # noqa: E402
 from cloudscale.lib import CloudscaleMutable  # noqa: E402  (raw payloads, past the SDK's signatures)
 from cloudscale_cli.cli import cli as cloudscale_cli  # noqa: E402
 
-# The default world (src/sim/cloudscale/inventory.rs).
+# The default world (crates/sim/src/cloudscale/inventory.rs).
 DEFAULT_FLOATING_IPS = ["5.102.150.123/32", "5.102.150.124/32", "5.102.150.125/32"]
 DEFAULT_NETWORK = "2db69ba3-1864-4608-853a-0771b6885a3a"
 

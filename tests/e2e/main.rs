@@ -30,6 +30,7 @@ mod k8s_lb_direct;
 mod k8s_namespaces;
 mod k8s_node_set;
 mod k8s_nodes;
+mod layering;
 mod lifecycle;
 mod locking;
 mod pg_crash;

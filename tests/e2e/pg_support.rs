@@ -3,9 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use skyplan::config::PostgresBackend;
-use skyplan::state::postgres::PgBackend;
-use skyplan::state::{StateBackend, StateLock};
+use skyplan_core::config::PostgresBackend;
+use skyplan_core::state::postgres::PgBackend;
+use skyplan_core::state::{StateBackend, StateLock};
 
 use crate::support::{run, Output, Project};
 

@@ -320,7 +320,7 @@ fn github_level_follows_the_class_of_restoring() {
 /// The workflow example parses as YAML and wires what the reports rely on.
 #[test]
 fn ci_workflow_example() {
-    let text = include_str!("../../../examples/ci/drift.yml");
+    let text = include_str!("../../../../../examples/ci/drift.yml");
     let workflow: serde_norway::Value = serde_norway::from_str(text).unwrap();
     let workflow: Value = serde_json::to_value(workflow).unwrap();
     assert!(workflow["on"]["schedule"][0]["cron"].is_string());

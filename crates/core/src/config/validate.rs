@@ -10,8 +10,7 @@ use super::files::SourceFile;
 use super::parse::RawConfig;
 use super::raw::{RawLoadBalancer, RawPort};
 use super::values::{self, Invalid};
-
-use crate::provider::registry::PROVIDERS;
+use super::PROVIDERS;
 
 pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
     for lb in raw.load_balancers.values() {

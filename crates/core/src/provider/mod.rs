@@ -8,7 +8,6 @@ pub mod http;
 pub mod impact_table;
 pub mod kubernetes;
 pub mod phoenixnap;
-pub mod registry;
 mod traits;
 
 pub use companion::Companion;

@@ -66,6 +66,9 @@ pub enum Endpoint {
     Url(String),
 }
 
+/// The cloud providers a config may name, in the order `validate` lists them.
+pub const PROVIDERS: [&str; 3] = ["cloudscale", "cloudstack", "phoenixnap"];
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Providers {
     pub cloudscale: Option<CloudscaleProvider>,

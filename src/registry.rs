@@ -14,22 +14,23 @@ use crate::provider::kubernetes::connection::ClusterConnection;
 use crate::provider::kubernetes::{self, KubernetesProvider};
 use crate::provider::phoenixnap::{self, PhoenixnapProvider};
 use crate::provider::{Provider, ProviderError};
+use crate::workspace::Providers;
+use futures::future::BoxFuture;
 use skyplan_sim::controllers::EmbeddedClouds;
 
 use crate::embedded;
-
-/// The providers a config may name, in the order `validate` lists them.
-pub const PROVIDERS: [&str; 3] = ["cloudscale", "cloudstack", "phoenixnap"];
 
 /// Connects every provider the config has a table for: the clouds first, then — when the
 /// config has `provider = "kubernetes"` clusters — the Kubernetes provider (an embedded
 /// cluster's nodes are VMs of the embedded cloudscale, and node-metadata drift reads the
 /// clouds' VMs), then hands the connected clusters to every cloud.
-pub async fn connect(
-    config: &Config,
-) -> Result<BTreeMap<String, Box<dyn Provider>>, ProviderError> {
+pub fn connect(config: &Config) -> BoxFuture<'_, Result<Providers, ProviderError>> {
+    Box::pin(connect_all(config))
+}
+
+async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
     let state_dir = &config.settings.state_dir;
-    let mut providers: BTreeMap<String, Box<dyn Provider>> = BTreeMap::new();
+    let mut providers = Providers::new();
     let mut clouds_beside = EmbeddedClouds::default();
     let mut cks_clusters = BTreeMap::new();
     if let Some(settings) = &config.providers.cloudscale {

@@ -5,12 +5,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
+
 use crate::config::{Config, SourceLocation};
 use crate::model::Address;
 use crate::parallel::map_in_parallel;
 use crate::plan::file::StateRef;
 use crate::plan::{Plan, ResourceChange};
-use crate::provider::registry;
 use crate::provider::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
 use crate::state::{journal, ResourceState, State, StateBackend, StateError, StateLock};
 
@@ -102,12 +103,19 @@ pub struct Workspace {
     _lock: StateLock,
 }
 
+/// The connected providers, by name.
+pub type Providers = BTreeMap<String, Box<dyn Provider>>;
+
+/// Connects every provider a config names: the registry, which knows them all.
+pub type Connect = for<'a> fn(&'a Config) -> BoxFuture<'a, Result<Providers, ProviderError>>;
+
 impl Workspace {
     /// Locks the state for `operation` and connects the configured providers.
     pub async fn open(
         config: Config,
         operation: &str,
         lock_wait: Option<Duration>,
+        connect: Connect,
     ) -> Result<Workspace, WorkspaceError> {
         let store = crate::state::open(&config.settings)?;
         let lock = store.lock(operation, lock_wait)?;
@@ -133,7 +141,7 @@ impl Workspace {
         if let Some(interrupted) = &interrupted {
             notices.extend(adopt_left(&mut state, interrupted));
         }
-        let providers = registry::connect(&config).await?;
+        let providers = connect(&config).await?;
         if let Some(interrupted) = &interrupted {
             for provider in providers.values() {
                 provider.recover(interrupted);

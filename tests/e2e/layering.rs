@@ -1,0 +1,80 @@
+//! The crate graph is the architecture: each workspace crate may depend only on the crates
+//! below it. A crate that gains a dependency the layering forbids — a simulator on the
+//! product, the product's library on a simulator — fails here, read from `cargo metadata`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Every workspace crate and the workspace crates it may depend on (normal and build
+/// dependencies; tests may use more). A new crate is added here on purpose.
+const LAYERS: &[(&str, &[&str])] = &[
+    // The pipeline (and, until they get crates of their own, the providers): no simulator.
+    ("skyplan-core", &[]),
+    // The simulators stand apart from the product: they share no code with its clients.
+    ("skyplan-sim", &[]),
+    // The binary: the CLI, the provider registry and the embedded wiring that starts the
+    // simulators.
+    ("skyplan", &["skyplan-core", "skyplan-sim"]),
+];
+
+/// Each workspace member with the workspace crates it depends on outside its tests.
+fn workspace_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run cargo metadata");
+    assert!(
+        output.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: Value = serde_json::from_slice(&output.stdout).expect("metadata is JSON");
+    let packages = metadata["packages"].as_array().expect("packages");
+    let members: BTreeSet<String> = packages
+        .iter()
+        .map(|p| p["name"].as_str().expect("a name").to_owned())
+        .collect();
+    packages
+        .iter()
+        .map(|package| {
+            let uses = package["dependencies"]
+                .as_array()
+                .expect("dependencies")
+                .iter()
+                .filter(|d| d["kind"].as_str() != Some("dev"))
+                .filter_map(|d| d["name"].as_str())
+                .filter(|name| members.contains(*name))
+                .map(str::to_owned)
+                .collect();
+            (package["name"].as_str().expect("a name").to_owned(), uses)
+        })
+        .collect()
+}
+
+#[test]
+fn every_crate_depends_only_on_the_layers_below_it() {
+    let allowed: BTreeMap<&str, BTreeSet<&str>> = LAYERS
+        .iter()
+        .map(|(name, deps)| (*name, deps.iter().copied().collect()))
+        .collect();
+    for (name, uses) in workspace_dependencies() {
+        let Some(may) = allowed.get(name.as_str()) else {
+            panic!("crate {name} has no place in the layering: add it to LAYERS");
+        };
+        let forbidden: Vec<&String> = uses.iter().filter(|u| !may.contains(u.as_str())).collect();
+        assert!(
+            forbidden.is_empty(),
+            "{name} depends on {forbidden:?}, which the layering forbids (it may use {may:?})"
+        );
+    }
+}
