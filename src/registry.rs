@@ -10,7 +10,8 @@ use crate::graph::{ObjectGraph, ObjectKey};
 use crate::model::Address;
 use crate::provider::cloudscale::CloudscaleProvider;
 use crate::provider::cloudstack::{self, provider::CloudstackProvider};
-use crate::provider::kubernetes::connection::ClusterConnection;
+use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
+use crate::provider::kubernetes::instances::CloudInstances;
 use crate::provider::kubernetes::{self, KubernetesProvider};
 use crate::provider::phoenixnap::{self, PhoenixnapProvider};
 use crate::provider::{Provider, ProviderError};
@@ -30,7 +31,8 @@ pub fn connect(config: &Config) -> BoxFuture<'_, Result<Providers, ProviderError
 
 async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
     let state_dir = &config.settings.state_dir;
-    let mut providers = Providers::new();
+    // The clouds stay concrete until the clusters are handed to them.
+    let mut clouds = Clouds::default();
     let mut clouds_beside = EmbeddedClouds::default();
     let mut cks_clusters = BTreeMap::new();
     if let Some(settings) = &config.providers.cloudscale {
@@ -42,8 +44,7 @@ async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
             }
             Endpoint::Url(_) => None,
         };
-        let provider = CloudscaleProvider::connect(settings, started).await?;
-        providers.insert(provider.name().to_string(), Box::new(provider));
+        clouds.cloudscale = Some(CloudscaleProvider::connect(settings, started).await?);
     }
     if let Some(settings) = &config.providers.cloudstack {
         let started = match settings.endpoint {
@@ -52,7 +53,7 @@ async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
         };
         let provider = CloudstackProvider::connect(&settings.endpoint, started).await?;
         cks_clusters = connect_cks_clusters(config, &provider).await?;
-        providers.insert(provider.name().to_string(), Box::new(provider));
+        clouds.cloudstack = Some(provider);
     }
     if let Some(settings) = &config.providers.phoenixnap {
         let (started, base_url) = match settings.endpoint {
@@ -66,7 +67,7 @@ async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
         if let Some(base_url) = base_url {
             clouds_beside.phoenixnap = embedded::phoenixnap_ccm(&provider, base_url).await?;
         }
-        providers.insert(provider.name().to_string(), Box::new(provider));
+        clouds.phoenixnap = Some(provider);
     }
     let has_clusters = !cks_clusters.is_empty()
         || config.resources.iter().any(|r| {
@@ -75,20 +76,66 @@ async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
                 ResourceSpec::KubernetesCluster(_) | ResourceSpec::NodePolicy(_)
             )
         });
+    let mut providers = Providers::new();
     if has_clusters {
-        let clouds = providers.values().filter_map(|p| p.instances()).collect();
         let embedded = embedded::Clusters {
             clouds: clouds_beside,
         };
         let kubernetes =
-            KubernetesProvider::connect(config, Some(&embedded), clouds, cks_clusters).await?;
-        let clusters = kubernetes.clusters();
-        for provider in providers.values() {
-            provider.attach_clusters(Arc::clone(&clusters));
-        }
+            KubernetesProvider::connect(config, Some(&embedded), clouds.instances(), cks_clusters)
+                .await?;
+        clouds.attach(&kubernetes.clusters());
         providers.insert(kubernetes.name().to_string(), Box::new(kubernetes));
     }
+    clouds.into_providers(&mut providers);
     Ok(providers)
+}
+
+/// The connected clouds, concrete: the Kubernetes provider reads their VMs, and they read its
+/// clusters.
+#[derive(Default)]
+struct Clouds {
+    cloudscale: Option<CloudscaleProvider>,
+    cloudstack: Option<CloudstackProvider>,
+    phoenixnap: Option<PhoenixnapProvider>,
+}
+
+impl Clouds {
+    /// Each cloud's VMs, for node-metadata drift.
+    fn instances(&self) -> Vec<Arc<dyn CloudInstances>> {
+        let cloudscale = self.cloudscale.as_ref().map(|p| p.instances());
+        let cloudstack = self.cloudstack.as_ref().map(|p| p.instances());
+        let phoenixnap = self.phoenixnap.as_ref().map(|p| p.instances());
+        [cloudscale, cloudstack, phoenixnap]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// Hands the connected clusters to every cloud: a resource bound to a cluster (a Service's
+    /// load balancer) reads it when its cloud refreshes.
+    fn attach(&self, clusters: &Arc<Clusters>) {
+        if let Some(p) = &self.cloudscale {
+            p.attach_clusters(Arc::clone(clusters));
+        }
+        if let Some(p) = &self.cloudstack {
+            p.attach_clusters(Arc::clone(clusters));
+        }
+        if let Some(p) = &self.phoenixnap {
+            p.attach_clusters(Arc::clone(clusters));
+        }
+    }
+
+    fn into_providers(self, providers: &mut Providers) {
+        let boxed: [Option<Box<dyn Provider>>; 3] = [
+            self.cloudscale.map(|p| Box::new(p) as Box<dyn Provider>),
+            self.cloudstack.map(|p| Box::new(p) as Box<dyn Provider>),
+            self.phoenixnap.map(|p| Box::new(p) as Box<dyn Provider>),
+        ];
+        for provider in boxed.into_iter().flatten() {
+            providers.insert(provider.name().to_string(), provider);
+        }
+    }
 }
 
 /// The CKS clusters node policies and controller-mode load balancers are about, connected through the kubeconfig CloudStack

@@ -126,22 +126,6 @@ pub trait Provider: Send + Sync {
     /// through this.
     fn recover(&self, _interrupted: &crate::state::journal::Interrupted) {}
 
-    /// The cloud's VMs for node-metadata drift, when this cloud's controller initialises nodes.
-    fn instances(
-        &self,
-    ) -> Option<std::sync::Arc<dyn crate::provider::kubernetes::instances::CloudInstances>> {
-        None
-    }
-
-    /// Handed the connected clusters once the Kubernetes provider has connected (after the
-    /// clouds): a cloud whose resources are bound to a cluster (a Service's load balancer)
-    /// keeps it and reads the cluster when it refreshes.
-    fn attach_clusters(
-        &self,
-        _clusters: std::sync::Arc<crate::provider::kubernetes::connection::Clusters>,
-    ) {
-    }
-
     /// API requests made so far, for figures and tests.
     fn request_count(&self) -> u64;
 

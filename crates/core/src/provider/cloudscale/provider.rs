@@ -25,6 +25,7 @@ use crate::model::LbMode;
 use crate::model::{Address, LoadBalancerSpec, ServiceBinding};
 use crate::plan::{Action, ResourceChange, Verification};
 use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
+use crate::provider::kubernetes::instances::CloudInstances;
 use crate::provider::{Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target};
 use crate::state::journal::{Journal, Phase};
 use crate::state::ResourceState;
@@ -73,6 +74,20 @@ fn error(address: impl ToString, message: impl ToString) -> ProviderError {
 }
 
 impl CloudscaleProvider {
+    /// The cloud's VMs as its controller describes them, for node-metadata drift.
+    pub fn instances(&self) -> Arc<dyn CloudInstances> {
+        Arc::new(CloudscaleInstances {
+            client: self.client.clone(),
+            cache: self.servers.clone(),
+        })
+    }
+
+    /// The connected clusters, handed over by the registry once the Kubernetes provider
+    /// connected: a load balancer bound to a Service reads its cluster when it refreshes.
+    pub fn attach_clusters(&self, clusters: Arc<Clusters>) {
+        *self.clusters.lock().unwrap_or_else(|p| p.into_inner()) = Some(clusters);
+    }
+
     /// Connects to the endpoint: a URL with the token from the environment, or the embedded
     /// cloud the registry started (`embedded`, required when the settings say so).
     pub async fn connect(
@@ -836,17 +851,6 @@ impl Provider for CloudscaleProvider {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(address)
-    }
-
-    fn instances(&self) -> Option<Arc<dyn crate::provider::kubernetes::instances::CloudInstances>> {
-        Some(Arc::new(CloudscaleInstances {
-            client: self.client.clone(),
-            cache: self.servers.clone(),
-        }))
-    }
-
-    fn attach_clusters(&self, clusters: Arc<Clusters>) {
-        *self.clusters.lock().unwrap_or_else(|p| p.into_inner()) = Some(clusters);
     }
 
     fn request_count(&self) -> u64 {

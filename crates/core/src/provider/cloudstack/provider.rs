@@ -93,6 +93,19 @@ fn job_policy_from_env() -> JobPolicy {
 const JOB_POLL_ENV: &str = "SKYPLAN_CLOUDSTACK_JOB_POLL_MS";
 
 impl CloudstackProvider {
+    /// The cloud's VMs as its controller describes them, for node-metadata drift.
+    pub fn instances(&self) -> Arc<dyn CloudInstances> {
+        self.instances.clone()
+    }
+
+    /// The connected clusters, handed over by the registry once the Kubernetes provider
+    /// connected: a load balancer bound to a Service reads its cluster when it refreshes.
+    pub fn attach_clusters(&self, clusters: Arc<Clusters>) {
+        // Once per run, by the registry.
+        self.ccm.attach(Arc::clone(&clusters));
+        let _ = self.attached.set(clusters);
+    }
+
     /// Connects to the endpoint: the cloud-config INI's, or the embedded cloud the registry
     /// started (`embedded`, required when the settings say so).
     pub async fn connect(
@@ -760,16 +773,6 @@ impl Provider for CloudstackProvider {
         target: &'a Target<'a>,
     ) -> BoxFuture<'a, Result<Secret, ProviderError>> {
         self.cluster_kubeconfig(target).boxed()
-    }
-
-    fn instances(&self) -> Option<Arc<dyn CloudInstances>> {
-        Some(self.instances.clone())
-    }
-
-    fn attach_clusters(&self, clusters: Arc<Clusters>) {
-        // Once per run, by the registry.
-        self.ccm.attach(Arc::clone(&clusters));
-        let _ = self.attached.set(clusters);
     }
 
     fn recover(&self, interrupted: &crate::state::journal::Interrupted) {

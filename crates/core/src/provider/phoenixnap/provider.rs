@@ -60,6 +60,17 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl PhoenixnapProvider {
+    /// The cloud's VMs as its controller describes them, for node-metadata drift.
+    pub fn instances(&self) -> Arc<dyn CloudInstances> {
+        Arc::clone(&self.instances) as Arc<dyn CloudInstances>
+    }
+
+    /// The connected clusters, handed over by the registry once the Kubernetes provider
+    /// connected: a load balancer bound to a Service reads its cluster when it refreshes.
+    pub fn attach_clusters(&self, clusters: Arc<Clusters>) {
+        let _ = self.attached.set(clusters);
+    }
+
     /// Connects to the endpoint: the API with the client credentials, or the embedded cloud
     /// the registry started (`embedded`, required when the settings say so).
     pub async fn connect(
@@ -283,14 +294,6 @@ impl Provider for PhoenixnapProvider {
 
     fn take_verification(&self, address: &Address) -> Option<Verification> {
         lock(&self.verifications).remove(address)
-    }
-
-    fn instances(&self) -> Option<Arc<dyn CloudInstances>> {
-        Some(Arc::clone(&self.instances) as Arc<dyn CloudInstances>)
-    }
-
-    fn attach_clusters(&self, clusters: Arc<Clusters>) {
-        let _ = self.attached.set(clusters);
     }
 
     fn request_count(&self) -> u64 {
