@@ -7,6 +7,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod cli;
 mod embedded;
 mod registry;
+#[cfg(test)]
+mod user_agent_tests;
 
 // The pipeline's modules, under the names the binary's modules use for them.
 use skyplan_core::{apply, config, graph, model, plan, provider, render, state, workspace};

@@ -8,15 +8,15 @@ use std::sync::Arc;
 use crate::config::{CloudstackEndpoint, Config, Endpoint, ResourceSpec};
 use crate::graph::{ObjectGraph, ObjectKey};
 use crate::model::Address;
-use crate::provider::cloudscale::CloudscaleProvider;
-use crate::provider::cloudstack::{self, provider::CloudstackProvider};
-use crate::provider::kubernetes::connection::{ClusterConnection, Clusters};
-use crate::provider::kubernetes::instances::CloudInstances;
-use crate::provider::kubernetes::{self, KubernetesProvider};
-use crate::provider::phoenixnap::{self, PhoenixnapProvider};
 use crate::provider::{Provider, ProviderError};
 use crate::workspace::Providers;
 use futures::future::BoxFuture;
+use skyplan_cloudscale::CloudscaleProvider;
+use skyplan_cloudstack::{self, provider::CloudstackProvider};
+use skyplan_kubernetes::connection::{ClusterConnection, Clusters};
+use skyplan_kubernetes::instances::CloudInstances;
+use skyplan_kubernetes::{self, KubernetesProvider};
+use skyplan_phoenixnap::{self, PhoenixnapProvider};
 use skyplan_sim::controllers::EmbeddedClouds;
 
 use crate::embedded;
@@ -164,9 +164,11 @@ async fn connect_cks_clusters(
             continue;
         }
         if let Some(kubeconfig) = cloudstack.running_cluster_kubeconfig(&spec.name).await? {
-            let connection =
-                kubernetes::connect::connect_with_kubeconfig(&resource.address, &kubeconfig)
-                    .await?;
+            let connection = skyplan_kubernetes::connect::connect_with_kubeconfig(
+                &resource.address,
+                &kubeconfig,
+            )
+            .await?;
             connections.insert(resource.address.clone(), connection);
         }
     }
@@ -180,8 +182,8 @@ pub fn graph(config: &Config) -> ObjectGraph {
     let mut clusters: BTreeMap<&Address, ObjectKey> = BTreeMap::new();
     for resource in &config.resources {
         if let ResourceSpec::CloudstackCluster(spec) = &resource.spec {
-            cloudstack::graph::add_cluster(&mut graph, &resource.address, spec);
-            let key = cloudstack::graph::cluster_key(&resource.address, spec);
+            skyplan_cloudstack::graph::add_cluster(&mut graph, &resource.address, spec);
+            let key = skyplan_cloudstack::graph::cluster_key(&resource.address, spec);
             clusters.insert(&resource.address, key);
         }
     }
@@ -189,16 +191,16 @@ pub fn graph(config: &Config) -> ObjectGraph {
         let address = &resource.address;
         match &resource.spec {
             ResourceSpec::LoadBalancer(spec) => {
-                crate::provider::cloudscale::order::add_to_graph(&mut graph, address, spec)
+                skyplan_cloudscale::order::add_to_graph(&mut graph, address, spec)
             }
             ResourceSpec::CloudstackLoadBalancer(spec) => {
-                let cluster = cloudstack::graph::members_cluster(spec);
+                let cluster = skyplan_cloudstack::graph::members_cluster(spec);
                 let cluster = cluster.as_ref().and_then(|c| clusters.get(c));
-                cloudstack::graph::add_load_balancer(&mut graph, address, spec, cluster);
+                skyplan_cloudstack::graph::add_load_balancer(&mut graph, address, spec, cluster);
             }
             // Clusters skyplan only connects to, and node policies, have no cloud objects.
             ResourceSpec::PnapLoadBalancer(spec) => {
-                phoenixnap::add_to_graph(&mut graph, address, spec)
+                skyplan_phoenixnap::add_to_graph(&mut graph, address, spec)
             }
             ResourceSpec::CloudstackCluster(_)
             | ResourceSpec::KubernetesCluster(_)

@@ -8,8 +8,8 @@ use skyplan_sim::cloudscale as sim;
 use skyplan_sim::controllers::CloudscaleEndpoint;
 
 use crate::model::Secret;
-use crate::provider::cloudscale::CloudscaleEmbedded;
 use crate::provider::{Companion, ProviderError};
+use skyplan_cloudscale::CloudscaleEmbedded;
 
 const PROVIDER: &str = "cloudscale";
 

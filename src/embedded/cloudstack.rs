@@ -6,9 +6,9 @@ use std::time::Duration;
 use futures::FutureExt;
 use skyplan_sim::cloudstack as sim;
 
-use crate::provider::cloudstack::client::Secret;
-use crate::provider::cloudstack::provider::CloudstackEmbedded;
 use crate::provider::{Companion, ProviderError};
+use skyplan_cloudstack::client::Secret;
+use skyplan_cloudstack::provider::CloudstackEmbedded;
 
 const PROVIDER: &str = "cloudstack";
 

@@ -7,8 +7,8 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use skyplan_sim::controllers::{self, EmbeddedClouds};
 
-use crate::provider::kubernetes::embedded::{EmbeddedClusters, StartedCluster};
 use crate::provider::Companion;
+use skyplan_kubernetes::embedded::{EmbeddedClusters, StartedCluster};
 
 /// Starts embedded clusters beside the embedded clouds (cloudscale first when both run).
 pub struct Clusters {

@@ -8,9 +8,9 @@ use skyplan_sim::controllers::PnapEndpoint;
 use skyplan_sim::phoenixnap as sim;
 
 use crate::model::Secret;
-use crate::provider::phoenixnap::client::Credentials;
-use crate::provider::phoenixnap::{PhoenixnapProvider, PnapEmbedded};
 use crate::provider::{Companion, ProviderError};
+use skyplan_phoenixnap::client::Credentials;
+use skyplan_phoenixnap::{PhoenixnapProvider, PnapEmbedded};
 
 const PROVIDER: &str = "phoenixnap";
 

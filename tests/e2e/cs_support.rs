@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use skyplan_core::provider::cloudstack::client::{CloudstackClient, Credentials, Secret};
+use skyplan_cloudstack::client::{CloudstackClient, Credentials, Secret};
 use skyplan_sim::cloudstack as sim;
 
 use crate::support::{Output, Project};

@@ -10,13 +10,38 @@ use serde_json::Value;
 /// Every workspace crate and the workspace crates it may depend on (normal and build
 /// dependencies; tests may use more). A new crate is added here on purpose.
 const LAYERS: &[(&str, &[&str])] = &[
-    // The pipeline (and, until they get crates of their own, the providers): no simulator.
+    // The pipeline: it knows no cloud and no simulator.
     ("skyplan-core", &[]),
+    // The providers: each on the core; the clouds also on Kubernetes, whose clusters their
+    // controller-mode load balancers are bound to. No cloud knows another, or a simulator.
+    ("skyplan-kubernetes", &["skyplan-core"]),
+    (
+        "skyplan-cloudscale",
+        &["skyplan-core", "skyplan-kubernetes"],
+    ),
+    (
+        "skyplan-cloudstack",
+        &["skyplan-core", "skyplan-kubernetes"],
+    ),
+    (
+        "skyplan-phoenixnap",
+        &["skyplan-core", "skyplan-kubernetes"],
+    ),
     // The simulators stand apart from the product: they share no code with its clients.
     ("skyplan-sim", &[]),
     // The binary: the CLI, the provider registry and the embedded wiring that starts the
     // simulators.
-    ("skyplan", &["skyplan-core", "skyplan-sim"]),
+    (
+        "skyplan",
+        &[
+            "skyplan-core",
+            "skyplan-kubernetes",
+            "skyplan-cloudscale",
+            "skyplan-cloudstack",
+            "skyplan-phoenixnap",
+            "skyplan-sim",
+        ],
+    ),
 ];
 
 /// Each workspace member with the workspace crates it depends on outside its tests.

@@ -6,6 +6,7 @@
 use crate::model::{Downtime, Impact};
 
 /// Declares `pub enum Change` and `Change::ALL` from one list of variants.
+#[macro_export]
 macro_rules! changes {
     ($($change:ident),+ $(,)?) => {
         /// Every kind of change this diff can find.
@@ -19,7 +20,7 @@ macro_rules! changes {
         }
     };
 }
-pub(crate) use changes;
+pub use crate::changes;
 
 /// One row of an impact table.
 #[derive(Debug, Clone, Copy)]
@@ -40,8 +41,7 @@ pub fn row<C: PartialEq + std::fmt::Debug>(rows: &'static [Row<C>], change: C) -
         .unwrap_or_else(|| panic!("{change:?} has no row in the impact table"))
 }
 
-/// For each table's tests: every change has exactly one row.
-#[cfg(test)]
+/// For each table's tests (in the provider's crate): every change has exactly one row.
 pub fn assert_one_row_each<C: PartialEq + std::fmt::Debug>(rows: &[Row<C>], all: &[C]) {
     assert_eq!(rows.len(), all.len(), "one row per change");
     for change in all {

@@ -1,13 +1,9 @@
 //! Providers: one folder per cloud, each with its client, the mapping from the config to the
 //! cloud's objects, and its impact table; all behind the [`Provider`] trait.
 
-pub mod cloudscale;
-pub mod cloudstack;
 mod companion;
 pub mod http;
 pub mod impact_table;
-pub mod kubernetes;
-pub mod phoenixnap;
 mod traits;
 
 pub use companion::Companion;
@@ -15,6 +11,3 @@ pub use traits::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
 
 /// Operations are plan data, opaque to the pipeline; each provider makes and reads its own.
 pub use crate::plan::Operation;
-
-#[cfg(test)]
-mod user_agent_tests;

@@ -1,0 +1,282 @@
+//! A controller-mode plan: the Service write, and the CCM's predicted effect classified by the
+//! controller-mode table. The prediction reuses the cloudscale diff where the CCM's keys match
+//! it (pool by name+algorithm+protocol, member by everything, listener by name+protocol+port,
+//! monitor by type+HTTP version) and re-reads each of its rows as what the CCM does.
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Value};
+
+use super::super::binding::ClusterView;
+use super::super::desired::desired_objects;
+use super::super::diff::{diff_classified, DiffInput, PROVIDER};
+use super::super::impact::Change as Direct;
+use super::super::objects::Snapshot;
+use super::super::ops::Op;
+use super::super::servers::ServerObject;
+use super::impact::{from_direct, rule, Change};
+use super::predict::{find_ccm_lb, node_ports_free, predicted_spec, Found, UNKNOWN_PORT};
+use super::service::{desired_body, service_changes};
+use skyplan_core::model::{Address, LoadBalancerSpec};
+use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
+
+pub struct CcmInput<'a> {
+    pub address: &'a Address,
+    pub spec: &'a LoadBalancerSpec,
+    pub prior: Option<&'a LoadBalancerSpec>,
+    pub view: &'a ClusterView,
+    pub servers: &'a [ServerObject],
+    pub snapshot: &'a Snapshot,
+}
+
+pub fn plan(input: &CcmInput) -> Result<ResourceChange, String> {
+    let spec = input.spec;
+    let binding = spec
+        .binding
+        .as_ref()
+        .expect("a controller-mode load balancer");
+    let live_service = input.view.service.as_ref();
+    node_ports_free(spec, input.view)?;
+    let predicted = predicted_spec(spec, input.view, input.servers)?;
+    let desired = desired_objects(input.address, &predicted, &input.snapshot.subnets)
+        .map_err(|e| e.to_string())?;
+    let mut out = Outcome::default();
+    let service_diff = live_service.map(|s| service_changes(spec, s));
+    let writes = service_diff.as_ref().is_none_or(|c| !c.is_empty());
+    let live_lb = match find_ccm_lb(input.snapshot, live_service, &spec.name) {
+        Found::OnlyUnderOldName(old) => {
+            out.note(
+                Change::RenameWithoutUuid,
+                "name",
+                json!(old.lb.name),
+                json!(spec.name),
+                "load balancer",
+            );
+            return Ok(out.finish(input, binding, writes, Action::Update));
+        }
+        Found::Lb(lb) => Some(lb),
+        Found::New => None,
+    };
+    let (direct, rows, ops) = diff_classified(&DiffInput {
+        address: input.address,
+        desired: Some((&predicted, &desired)),
+        prior: input.prior,
+        live: live_lb,
+        replace: false,
+        allow_delete: false,
+    });
+    let pending = members_pending(input, writes);
+    for (attribute, row) in direct.attributes.into_iter().zip(rows) {
+        let change = controller_row(row, input, &attribute, pending);
+        out.reclassify(attribute, change);
+    }
+    if pending {
+        // The CCM is not called: no member is touched until the Service is next synced.
+        out.actions.extend(
+            ops.iter()
+                .filter(|op| !matches!(op, Op::CreateMember { .. } | Op::DeleteMember { .. }))
+                .map(action_text),
+        );
+    } else {
+        out.actions.extend(ops.iter().map(action_text));
+    }
+    vip_cleared(input, live_lb.is_some(), &mut out);
+    if out.attributes.is_empty() {
+        for change in service_diff.iter().flatten() {
+            out.note(
+                Change::ServiceWritten,
+                &change.path,
+                change.before.clone(),
+                change.after.clone(),
+                &format!("service {}", binding.service_ref()),
+            );
+        }
+    }
+    let action = match (live_service, out.attributes.is_empty() && !writes) {
+        (None, _) => Action::Create,
+        (Some(_), true) => Action::NoOp,
+        (Some(_), false) => Action::Update,
+    };
+    Ok(out.finish(input, binding, writes, action))
+}
+
+/// A controller-mode load balancer removed from the config (`applied` is its last applied
+/// spec; `live` the load balancer's name, if the cloud still has it). impact.md's deletion
+/// rule: refused unless `allow_delete`; then skyplan deletes the Service it wrote and the CCM
+/// deletes the load balancer — never the load balancer behind the CCM's back, which would
+/// only make it build a new one for the Service.
+pub fn removed(
+    address: &Address,
+    applied: &LoadBalancerSpec,
+    live: Option<&str>,
+    allow_delete: bool,
+) -> ResourceChange {
+    let binding = applied
+        .binding
+        .as_ref()
+        .expect("a controller-mode load balancer");
+    let service = binding.service_ref();
+    let mut out = Outcome::default();
+    let change = match allow_delete {
+        true => Change::ServiceDeleted,
+        false => Change::ServiceRemoved,
+    };
+    out.note(
+        change,
+        "",
+        json!(service),
+        Value::Null,
+        &format!("service {service}"),
+    );
+    let flag = format!("--allow-delete {address}");
+    for attribute in &mut out.attributes {
+        attribute.reason = attribute.reason.replace("--allow-delete ADDR", &flag);
+    }
+    let mut operations = Vec::new();
+    if allow_delete {
+        operations.push(crate::ops::planned(Op::DeleteService {
+            cluster: binding.cluster.clone(),
+            namespace: binding.namespace.clone(),
+            name: binding.name.clone(),
+        }));
+        if let Some(name) = live {
+            let action = format!("delete load balancer {name}");
+            operations.push(crate::ops::planned(Op::Controller { action }));
+        }
+    }
+    ResourceChange {
+        address: address.clone(),
+        provider: PROVIDER.to_string(),
+        action: Action::Delete,
+        attributes: out.attributes,
+        operations,
+        record: None,
+        requested: allow_delete,
+    }
+}
+
+/// A change the diff found, as the CCM carries it out.
+fn controller_row(
+    row: Direct,
+    input: &CcmInput,
+    attribute: &AttributeChange,
+    pending: bool,
+) -> Change {
+    let selector_changed = input
+        .prior
+        .is_some_and(|p| p.node_selector != input.spec.node_selector);
+    match row {
+        Direct::MembersChanged if pending => Change::NodeLabelsPending,
+        Direct::MembersChanged if selector_changed => Change::NodeSelector,
+        Direct::NodePort
+            if attribute.after.as_array().is_some_and(|ports| {
+                ports
+                    .iter()
+                    .any(|p| p.as_u64() == Some(u64::from(UNKNOWN_PORT)))
+            }) =>
+        {
+            Change::NewNodePort
+        }
+        other => from_direct(other),
+    }
+}
+
+/// With nothing to write, the CCM is only called when the node set changes; a member
+/// difference under a node-selector then comes from node labels, which it does not watch.
+fn members_pending(input: &CcmInput, writes: bool) -> bool {
+    !writes && input.spec.node_selector.is_some() && !input.view.node_set_changes
+}
+
+fn vip_cleared(input: &CcmInput, exists: bool, out: &mut Outcome) {
+    let Some(prior) = input.prior else { return };
+    if exists && !prior.vip_addresses.is_empty() && input.spec.vip_addresses.is_empty() {
+        out.note(
+            Change::VipCleared,
+            "vip-addresses",
+            json!(prior.vip_addresses),
+            json!([]),
+            "load balancer",
+        );
+    }
+}
+
+/// How an operation reads as the controller's action; a member on a node port the apiserver
+/// has yet to allocate is named with `<new node port>`.
+fn action_text(op: &Op) -> String {
+    let text = op.to_string();
+    let unknown = format!(":{UNKNOWN_PORT}");
+    match text.strip_suffix(&unknown) {
+        Some(stem) if matches!(op, Op::CreateMember { .. }) => format!("{stem}:<new node port>"),
+        _ => text,
+    }
+}
+
+#[derive(Default)]
+struct Outcome {
+    attributes: Vec<AttributeChange>,
+    /// A set: the CCM's order within a kind is not fixed (research §1.5).
+    actions: BTreeSet<String>,
+}
+
+impl Outcome {
+    fn note(&mut self, change: Change, path: &str, before: Value, after: Value, object: &str) {
+        let rule = rule(change);
+        self.attributes.push(AttributeChange {
+            path: path.to_string(),
+            before,
+            after,
+            impact: rule.impact,
+            reason: format!("{object}: {}", rule.happens),
+            downtime: rule.downtime,
+            group: object.to_string(),
+        });
+    }
+
+    fn reclassify(&mut self, attribute: AttributeChange, change: Change) {
+        let rule = rule(change);
+        self.attributes.push(AttributeChange {
+            impact: rule.impact,
+            reason: format!("{}: {}", attribute.group, rule.happens),
+            downtime: rule.downtime,
+            ..attribute
+        });
+    }
+
+    fn finish(
+        self,
+        input: &CcmInput,
+        binding: &skyplan_core::model::ServiceBinding,
+        writes: bool,
+        action: Action,
+    ) -> ResourceChange {
+        let live_service = input.view.service.as_ref();
+        let mut operations = Vec::new();
+        if writes {
+            operations.push(crate::ops::planned(Op::WriteService {
+                namespace: binding.namespace.clone(),
+                name: binding.name.clone(),
+                body: desired_body(input.spec, binding, live_service.is_none()),
+                resource_version: live_service
+                    .map(|s| s.metadata.resource_version.clone().unwrap_or_default()),
+            }));
+        }
+        operations.extend(
+            self.actions
+                .into_iter()
+                .map(|action| crate::ops::planned(Op::Controller { action })),
+        );
+        ResourceChange {
+            address: input.address.clone(),
+            provider: PROVIDER.to_string(),
+            action,
+            attributes: self.attributes,
+            operations,
+            record: Some(Record::of(input.spec)),
+            requested: false,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;

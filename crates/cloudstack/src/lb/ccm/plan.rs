@@ -1,0 +1,205 @@
+//! A controller-mode plan: the Service write and the CCM's predicted effect, each finding
+//! classified by the controller-mode table. skyplan performs only the write; the controller's
+//! actions are listed (as a set) for apply to wait for and check.
+
+use std::fmt;
+
+use k8s_openapi::api::core::v1::{Node, Service};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::impact::{never_applied, rule, Change};
+use super::predict::{predict, Finding, PredictInput};
+use super::service::{desired_body, service_changes};
+use crate::live::Inventory;
+use crate::ops::Op;
+use crate::PROVIDER;
+use skyplan_core::model::{Address, CsLoadBalancerSpec};
+use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
+
+/// What a controller-mode plan does: one write, then what the CCM is predicted to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum CcmOp {
+    /// A merge patch with the resourceVersion read at refresh, or a create (`None`).
+    WriteService {
+        namespace: String,
+        name: String,
+        body: serde_json::Value,
+        resource_version: Option<String>,
+    },
+    /// `--allow-delete`: delete the Service skyplan wrote in `cluster`; the CCM then deletes
+    /// the rules.
+    DeleteService {
+        cluster: Address,
+        namespace: String,
+        name: String,
+    },
+    /// What the CloudStack CCM is predicted to do; skyplan never performs it.
+    Controller { action: String },
+}
+
+impl fmt::Display for CcmOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CcmOp::WriteService {
+                namespace,
+                name,
+                resource_version,
+                ..
+            } => match resource_version {
+                Some(_) => write!(f, "patch service {namespace}/{name}"),
+                None => write!(f, "create service {namespace}/{name}"),
+            },
+            CcmOp::DeleteService {
+                namespace, name, ..
+            } => write!(f, "delete service {namespace}/{name}"),
+            CcmOp::Controller { action } => write!(f, "controller: {action}"),
+        }
+    }
+}
+
+pub struct CcmPlanInput<'a> {
+    pub address: &'a Address,
+    pub spec: &'a CsLoadBalancerSpec,
+    pub service: Option<&'a Service>,
+    pub nodes: &'a [Node],
+    pub live: &'a Inventory,
+    /// See [`PredictInput::scaled_workers`].
+    pub scaled_workers: i64,
+}
+
+pub fn plan(input: &CcmPlanInput) -> ResourceChange {
+    let spec = input.spec;
+    let binding = spec
+        .binding
+        .as_ref()
+        .expect("a controller-mode load balancer");
+    let prediction = predict(&PredictInput {
+        spec,
+        service: input.service,
+        nodes: input.nodes,
+        live: input.live,
+        scaled_workers: input.scaled_workers,
+    });
+    let service_diff = input.service.map(|s| service_changes(spec, s));
+    let writes = service_diff.as_ref().is_none_or(|c| !c.is_empty());
+    let mut attributes: Vec<AttributeChange> = prediction.findings.iter().map(attribute).collect();
+    if attributes.is_empty() {
+        for change in service_diff.iter().flatten() {
+            attributes.push(attribute(&Finding {
+                change: Change::ServiceWritten,
+                path: change.path.clone(),
+                before: change.before.clone(),
+                after: change.after.clone(),
+                object: format!("service {}", binding.service_ref()),
+                note: String::new(),
+            }));
+        }
+    }
+    let mut operations = Vec::new();
+    if writes {
+        operations.push(crate::ops::planned(Op::Ccm(CcmOp::WriteService {
+            namespace: binding.namespace.clone(),
+            name: binding.name.clone(),
+            body: desired_body(spec, binding, input.service.is_none()),
+            resource_version: input
+                .service
+                .map(|s| s.metadata.resource_version.clone().unwrap_or_default()),
+        })));
+    }
+    operations.extend(
+        prediction
+            .actions
+            .into_iter()
+            .map(|action| crate::ops::planned(Op::Ccm(CcmOp::Controller { action }))),
+    );
+    let effective = prediction.findings.iter().any(|f| !never_applied(f.change));
+    let action = match (input.service, writes || effective) {
+        (None, _) => Action::Create,
+        (Some(_), true) => Action::Update,
+        (Some(_), false) => Action::NoOp,
+    };
+    ResourceChange {
+        address: input.address.clone(),
+        provider: PROVIDER.to_string(),
+        action,
+        attributes,
+        operations,
+        record: Some(Record::of(spec)),
+        requested: false,
+    }
+}
+
+/// A controller-mode load balancer removed from the config. impact.md's deletion rule: refused
+/// unless `allow_delete`; then skyplan deletes the Service it wrote and the CCM deletes the
+/// rules — never the rules behind the CCM's back, which would only make it create them again.
+pub fn removed(
+    address: &Address,
+    applied: &CsLoadBalancerSpec,
+    allow_delete: bool,
+) -> ResourceChange {
+    let binding = applied
+        .binding
+        .as_ref()
+        .expect("a controller-mode load balancer");
+    let service = binding.service_ref();
+    let finding = Finding {
+        change: match allow_delete {
+            true => Change::ServiceDeleted,
+            false => Change::ServiceRemoved,
+        },
+        path: String::new(),
+        before: json!(service),
+        after: json!(null),
+        object: format!("service {service}"),
+        note: String::new(),
+    };
+    let mut attribute = attribute(&finding);
+    attribute.reason = attribute
+        .reason
+        .replace("--allow-delete ADDR", &format!("--allow-delete {address}"));
+    let operations = match allow_delete {
+        false => vec![],
+        true => [
+            CcmOp::DeleteService {
+                cluster: binding.cluster.clone(),
+                namespace: binding.namespace.clone(),
+                name: binding.name.clone(),
+            },
+            CcmOp::Controller {
+                action: "delete the Service's LB rules and firewall rules, release its public IP"
+                    .into(),
+            },
+        ]
+        .into_iter()
+        .map(|op| crate::ops::planned(Op::Ccm(op)))
+        .collect(),
+    };
+    ResourceChange {
+        address: address.clone(),
+        provider: PROVIDER.to_string(),
+        action: Action::Delete,
+        attributes: vec![attribute],
+        operations,
+        record: None,
+        requested: allow_delete,
+    }
+}
+
+fn attribute(finding: &Finding) -> AttributeChange {
+    let rule = rule(finding.change);
+    AttributeChange {
+        path: finding.path.clone(),
+        before: finding.before.clone(),
+        after: finding.after.clone(),
+        impact: rule.impact,
+        reason: format!("{}: {}{}", finding.object, rule.happens, finding.note),
+        downtime: rule.downtime,
+        group: finding.object.clone(),
+    }
+}
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;

@@ -1,0 +1,335 @@
+//! What the CloudStack provider keeps for its controller-mode load balancers between refresh,
+//! plan and apply: the clusters the registry attached, and per load balancer the cluster's
+//! nodes and the live Service read at refresh. The provider only delegates to this.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use k8s_openapi::api::core::v1::{Node, Service};
+
+use super::apply::{compare_rule_ids, wait_for_controller, RuleIds};
+use super::plan::{plan, CcmOp, CcmPlanInput};
+use super::predict::{lb_candidate, live_rules, service_base};
+use super::service::MANAGED;
+use crate::client::CloudstackClient;
+use crate::live::Inventory;
+use crate::ops::Op;
+use crate::PROVIDER;
+use skyplan_core::config::SourceLocation;
+use skyplan_core::model::Impact;
+use skyplan_core::model::{Address, CsLoadBalancerSpec, LbMode};
+use skyplan_core::plan::ResourceChange;
+use skyplan_core::provider::{DriftCheck, ProviderError};
+use skyplan_core::state::journal::Journal;
+use skyplan_core::state::ResourceState;
+use skyplan_kubernetes::connection::{ClusterConnection, Clusters};
+use skyplan_kubernetes::service_write::{write_service_journaled, ServiceWrite};
+
+/// The cluster as refresh read it for one load balancer.
+#[derive(Clone)]
+pub struct ServiceView {
+    pub nodes: Vec<Node>,
+    pub service: Option<Service>,
+}
+
+/// A controller-mode load balancer to read, and where its config names the Service.
+pub struct CcmTarget<'a> {
+    pub address: &'a Address,
+    pub spec: &'a CsLoadBalancerSpec,
+    pub service: Option<&'a SourceLocation>,
+}
+
+#[derive(Default)]
+pub struct CcmViews {
+    clusters: Mutex<Option<Arc<Clusters>>>,
+    views: Mutex<BTreeMap<Address, Result<ServiceView, ProviderError>>>,
+}
+
+/// Whether a spec is in controller mode.
+pub fn is_ccm(spec: &CsLoadBalancerSpec) -> bool {
+    spec.binding.as_ref().is_some_and(|b| b.mode == LbMode::Ccm)
+}
+
+fn error(address: &Address, message: impl std::fmt::Display) -> ProviderError {
+    ProviderError::new(address, message.to_string())
+}
+
+impl CcmViews {
+    pub fn attach(&self, clusters: Arc<Clusters>) {
+        *self.clusters.lock().unwrap_or_else(|p| p.into_inner()) = Some(clusters);
+    }
+
+    fn connection(
+        &self,
+        address: &Address,
+        cluster: &Address,
+    ) -> Result<Arc<ClusterConnection>, ProviderError> {
+        let clusters = self
+            .clusters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        clusters.and_then(|c| c.get(cluster)).ok_or_else(|| {
+            error(
+                address,
+                format!("{cluster} is not connected: controller mode needs its cluster"),
+            )
+        })
+    }
+
+    /// Reads each controller-mode load balancer's nodes and Service (one GET each). `service`
+    /// is where the config names the Service: a namespace that does not exist is an error
+    /// there (read only when the Service is missing).
+    pub async fn read(&self, specs: &[CcmTarget<'_>]) {
+        let mut views = BTreeMap::new();
+        for target in specs {
+            let view = self.read_one(target).await;
+            views.insert(target.address.clone(), view);
+        }
+        *self.views.lock().unwrap_or_else(|p| p.into_inner()) = views;
+    }
+
+    async fn read_one(&self, target: &CcmTarget<'_>) -> Result<ServiceView, ProviderError> {
+        let (address, binding) = (target.address, target.spec.binding.as_ref());
+        let binding = binding.expect("controller mode");
+        let api = |e: ProviderError| error(address, e);
+        let connection = self.connection(address, &binding.cluster)?;
+        let nodes = connection.nodes().await.map_err(api)?.to_vec();
+        let service = connection
+            .service(&binding.namespace, &binding.name)
+            .await
+            .map_err(api)?;
+        let missing = connection
+            .missing_namespace(&binding.namespace, service.as_ref())
+            .await
+            .map_err(api)?;
+        if let Some(why) = missing {
+            let plain = error(address, why);
+            return Err(match target.service {
+                Some(at) => plain.at(at),
+                None => plain,
+            });
+        }
+        Ok(ServiceView { nodes, service })
+    }
+
+    /// The CCM base names of the Services read, so refresh reads their rules' members.
+    pub fn base_names(&self) -> BTreeSet<String> {
+        let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
+        views
+            .values()
+            .flatten()
+            .filter_map(|v| service_base(v.service.as_ref()))
+            .collect()
+    }
+
+    fn view(&self, address: &Address) -> Result<ServiceView, ProviderError> {
+        let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
+        views
+            .get(address)
+            .ok_or_else(|| error(address, "the cluster was not read for this load balancer"))?
+            .clone()
+    }
+
+    /// `scaled_workers`: what the cluster gains or loses first in the same apply.
+    pub fn plan(
+        &self,
+        address: &Address,
+        spec: &CsLoadBalancerSpec,
+        live: &Inventory,
+        scaled_workers: i64,
+    ) -> Result<ResourceChange, ProviderError> {
+        let mut view = self.view(address)?;
+        // The nodes as this run's node policies leave them: a node a policy excludes leaves
+        // the rules once the policy is applied (before the load balancer).
+        let binding = spec.binding.as_ref().expect("controller mode");
+        if let Some(planned) = self.connection(address, &binding.cluster)?.planned_nodes() {
+            view.nodes = planned;
+        }
+        Ok(plan(&CcmPlanInput {
+            address,
+            spec,
+            service: view.service.as_ref(),
+            nodes: &view.nodes,
+            live,
+            scaled_workers,
+        }))
+    }
+
+    /// Drift: what writing the applied Service again would change.
+    pub fn drift(
+        &self,
+        address: &Address,
+        applied: &CsLoadBalancerSpec,
+        live: &Inventory,
+    ) -> Result<DriftCheck, ProviderError> {
+        let view = self.view(address)?;
+        if view.service.is_none() {
+            return Ok(DriftCheck::Missing);
+        }
+        let change = self.plan(address, applied, live, 0)?;
+        Ok(DriftCheck::Compared(change.attributes))
+    }
+
+    /// The rules the CCM made for the Service as refresh saw them, by name.
+    pub fn rules_before(&self, address: &Address, live: &Inventory) -> RuleIds {
+        let Ok(view) = self.view(address) else {
+            return RuleIds::new();
+        };
+        let Some(base) = service_base(view.service.as_ref()) else {
+            return RuleIds::new();
+        };
+        live_rules(live, &base)
+            .into_iter()
+            .map(|(n, r)| (n, r.id.clone()))
+            .collect()
+    }
+
+    /// `--allow-delete`: deletes the Service through `connection` (its cluster's) and waits
+    /// until the CCM has deleted the rules and released the Service (its finalizer).
+    pub async fn delete(
+        &self,
+        journal: &Journal,
+        change: &ResourceChange,
+        connection: &ClusterConnection,
+    ) -> Result<(), ProviderError> {
+        use skyplan_kubernetes::service_delete::delete_service_journaled;
+        let address = &change.address;
+        for operation in &change.operations {
+            let Some(Op::Ccm(op)) = Op::of(operation) else {
+                continue;
+            };
+            let CcmOp::DeleteService {
+                namespace, name, ..
+            } = &op
+            else {
+                continue;
+            };
+            let text = op.to_string();
+            delete_service_journaled(connection, journal, address, &text, namespace, name).await?;
+        }
+        Ok(())
+    }
+
+    /// The connection to `cluster` if the registry made one (the config binds a controller-mode
+    /// load balancer or a node policy to it).
+    pub fn connected(&self, cluster: &Address) -> Option<Arc<ClusterConnection>> {
+        let clusters = self
+            .clusters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        clusters.and_then(|c| c.get(cluster))
+    }
+
+    /// Writes the Service, waits for the CCM and checks its outcome against the plan.
+    pub async fn apply(
+        &self,
+        client: &CloudstackClient,
+        journal: &Journal,
+        change: &ResourceChange,
+        before: RuleIds,
+        scaled_workers: i64,
+    ) -> Result<ResourceState, ProviderError> {
+        let address = &change.address;
+        if let Some(forbidden) = change
+            .attributes
+            .iter()
+            .find(|a| a.impact == Impact::Forbidden)
+        {
+            return Err(error(
+                address,
+                format!(
+                    "refused, the controller would not converge: {}",
+                    forbidden.reason
+                ),
+            ));
+        }
+        let record = change
+            .record
+            .clone()
+            .expect("a controller-mode change records its spec");
+        let spec: CsLoadBalancerSpec = record.parse().map_err(|e| error(address, e))?;
+        let binding = spec.binding.clone().expect("bound");
+        let connection = self.connection(address, &binding.cluster)?;
+        // The Service as refresh read it: a 409 is retried only if what skyplan manages is
+        // still that (the CCM wrote its own annotation or the status meanwhile).
+        let planned = self.view(address).ok().and_then(|v| v.service.clone());
+        // Recorded once the Service is written (see the cloudscale provider's apply_ccm).
+        let written = ResourceState {
+            provider: PROVIDER.to_string(),
+            id: String::new(),
+            ids: serde_json::json!({ "rules": {} }),
+            attributes: record.to_value(),
+            depends_on: vec![],
+        };
+        let mut actions = Vec::new();
+        for operation in &change.operations {
+            let Some(Op::Ccm(op)) = Op::of(operation) else {
+                return Err(error(
+                    address,
+                    format!("{operation} in a controller-mode plan"),
+                ));
+            };
+            let CcmOp::WriteService {
+                namespace,
+                name,
+                body,
+                resource_version,
+            } = &op
+            else {
+                if let CcmOp::Controller { action } = &op {
+                    actions.push(action.clone());
+                }
+                continue;
+            };
+            let write = ServiceWrite {
+                namespace,
+                name,
+                body,
+                resource_version: resource_version.as_deref(),
+                planned: planned.as_ref(),
+                managed: &MANAGED,
+                leaves: Some(&written),
+            };
+            let text = op.to_string();
+            write_service_journaled(&connection, journal, address, &text, write).await?;
+        }
+        // After a scale in the same apply the node set must first reach its new size: the
+        // Nodes balanced as planned, plus or minus the workers (a scaled-up worker's Node is
+        // not Ready the moment CKS reports the scale done).
+        let expected_nodes = match scaled_workers {
+            0 => None,
+            scaled => {
+                let nodes = connection
+                    .planned_nodes()
+                    .or_else(|| self.view(address).ok().map(|v| v.nodes))
+                    .unwrap_or_default();
+                let balanced = nodes.iter().filter(|n| lb_candidate(n)).count();
+                let expected = i64::try_from(balanced).unwrap_or(i64::MAX) + scaled;
+                Some(usize::try_from(expected).unwrap_or(0))
+            }
+        };
+        let after = wait_for_controller(address, client, &connection, &spec, expected_nodes)
+            .await
+            .map_err(|e| error(address, e))?;
+        let differences = compare_rule_ids(&before, &after, &actions);
+        if !differences.is_empty() {
+            return Err(error(
+                address,
+                format!(
+                    "the controller did not do what the plan predicted: {}",
+                    differences.join("; ")
+                ),
+            ));
+        }
+        let id = after.values().next().cloned().unwrap_or_default();
+        Ok(ResourceState {
+            provider: PROVIDER.to_string(),
+            id,
+            ids: serde_json::json!({ "rules": after }),
+            attributes: record.to_value(),
+            depends_on: vec![],
+        })
+    }
+}

@@ -1,0 +1,29 @@
+//! Apache CloudStack: Kubernetes Service (CKS) clusters and load-balancer rules.
+//!
+//! - `client/` — the wire protocol: signing, envelopes, paging, async jobs, retries.
+//! - `api.rs` — the API objects skyplan reads; `live.rs` — one refreshed [`live::Inventory`].
+//! - `cluster/` — `[cluster.NAME]`: desired state, plan-time checks, the CKS impact table,
+//!   diff and executor.
+//! - `lb/` — `[load-balancer.NAME]`: LB rules, public IP and firewall rules, the LB impact
+//!   table (direct mode), diff and executor.
+//! - `provider.rs` — the [`skyplan_core::provider::Provider`] implementation tying them together;
+//!   `refresh.rs` — one paged list per collection.
+
+pub mod api;
+pub mod client;
+pub mod cluster;
+pub mod graph;
+pub mod instances;
+pub mod lb;
+pub mod live;
+pub mod ops;
+pub mod provider;
+pub mod recover;
+mod refresh;
+
+/// The provider's name in the config and the state.
+pub const PROVIDER: &str = "cloudstack";
+
+/// The tag key that marks what skyplan created (value: the resource address), so that a lost
+/// state adopts instead of duplicating.
+pub const OWNER_TAG: &str = "skyplan.address";

@@ -1,0 +1,811 @@
+//! The CloudStack [`Provider`]: connects (the cloud-config INI or the embedded simulator),
+//! refreshes one [`Inventory`] for all targets, and hands each resource to its kind's planner
+//! and executor.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+
+use super::client::{CloudstackClient, Credentials, JobPolicy, Secret};
+use super::instances::{self, CloudstackInstances};
+use super::live::{ApplyContext, ClusterRef, Inventory, PlanInput};
+use super::{cluster, lb, recover, refresh, OWNER_TAG, PROVIDER};
+use skyplan_core::config::{CloudstackEndpoint, ResourceSpec};
+use skyplan_core::model::{
+    Address, ClusterSpec, CsLoadBalancerSpec, CsMembers, PublicIp, ResourceKind,
+};
+use skyplan_core::plan::ResourceChange;
+use skyplan_core::provider::{Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target};
+use skyplan_core::state::journal::Journal;
+use skyplan_core::state::ResourceState;
+use skyplan_kubernetes::connection::Clusters;
+use skyplan_kubernetes::instances::CloudInstances;
+use skyplan_kubernetes::metadata;
+
+/// What refresh learnt of a cluster target, for the load balancers that take its workers.
+#[derive(Clone)]
+struct KnownCluster {
+    spec: Option<ClusterSpec>,
+    prior_id: Option<String>,
+}
+
+/// The embedded cloud the registry started for `endpoint = "embedded"`.
+pub struct CloudstackEmbedded {
+    /// `http://127.0.0.1:PORT/client/api`
+    pub base_url: String,
+    pub api_key: String,
+    pub secret_key: Secret,
+    pub companion: Companion,
+}
+
+pub struct CloudstackProvider {
+    client: Arc<CloudstackClient>,
+    /// The connected clusters (a CKS cluster with node policies is one), for node-metadata
+    /// drift; handed over by the registry once the Kubernetes provider has connected.
+    attached: OnceLock<Arc<Clusters>>,
+    /// The VMs as the CloudStack CCM describes them.
+    instances: Arc<CloudstackInstances>,
+    inventory: Mutex<Inventory>,
+    clusters: Mutex<BTreeMap<Address, KnownCluster>>,
+    /// When an interrupted apply started associating a public IP it did not tag, per load
+    /// balancer address (`recover`).
+    untagged_associations: Mutex<BTreeMap<String, jiff::Timestamp>>,
+    /// The embedded cloud, stopped (its world written) on close.
+    embedded: Mutex<Option<Companion>>,
+    /// Controller-mode load balancers: the attached clusters and the Services read.
+    ccm: lb::ccm::views::CcmViews,
+    /// What apply found when it compared a load balancer's rules with the plan, until taken.
+    verifications: Mutex<BTreeMap<Address, skyplan_core::plan::Verification>>,
+}
+
+fn error(address: impl ToString, message: impl ToString) -> ProviderError {
+    ProviderError::new(address, message)
+}
+
+/// The embedded cloud finishes async jobs fast, so the client polls it quickly.
+fn embedded_jobs() -> JobPolicy {
+    JobPolicy {
+        first_poll: Duration::from_millis(20),
+        max_poll: Duration::from_millis(250),
+        timeout: Duration::from_secs(120),
+    }
+}
+
+/// Polling of async jobs: the client's default (1 s growing to 15 s), unless
+/// `SKYPLAN_CLOUDSTACK_JOB_POLL_MS` sets the first interval — for a simulator whose jobs end in
+/// milliseconds, as the kill test's does.
+fn job_policy_from_env() -> JobPolicy {
+    let first = std::env::var(JOB_POLL_ENV)
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis);
+    match first {
+        Some(first) => JobPolicy {
+            first_poll: first,
+            max_poll: first.max(Duration::from_millis(250)),
+            ..JobPolicy::default()
+        },
+        None => JobPolicy::default(),
+    }
+}
+
+const JOB_POLL_ENV: &str = "SKYPLAN_CLOUDSTACK_JOB_POLL_MS";
+
+impl CloudstackProvider {
+    /// The cloud's VMs as its controller describes them, for node-metadata drift.
+    pub fn instances(&self) -> Arc<dyn CloudInstances> {
+        self.instances.clone()
+    }
+
+    /// The connected clusters, handed over by the registry once the Kubernetes provider
+    /// connected: a load balancer bound to a Service reads its cluster when it refreshes.
+    pub fn attach_clusters(&self, clusters: Arc<Clusters>) {
+        // Once per run, by the registry.
+        self.ccm.attach(Arc::clone(&clusters));
+        let _ = self.attached.set(clusters);
+    }
+
+    /// Connects to the endpoint: the cloud-config INI's, or the embedded cloud the registry
+    /// started (`embedded`, required when the settings say so).
+    pub async fn connect(
+        endpoint: &CloudstackEndpoint,
+        embedded: Option<CloudstackEmbedded>,
+    ) -> Result<CloudstackProvider, ProviderError> {
+        let (client, embedded) = match (endpoint, embedded) {
+            (CloudstackEndpoint::CloudConfig(path), _) => {
+                let credentials =
+                    Credentials::from_cloud_config(path).map_err(|e| error(PROVIDER, e))?;
+                let client = CloudstackClient::new(credentials)
+                    .map_err(|e| error(PROVIDER, e))?
+                    .with_job_policy(job_policy_from_env());
+                (client, None)
+            }
+            (CloudstackEndpoint::Embedded, Some(embedded)) => {
+                let credentials = Credentials {
+                    api_url: embedded.base_url,
+                    api_key: embedded.api_key,
+                    secret_key: embedded.secret_key,
+                    project_id: None,
+                    zone: None,
+                    ssl_no_verify: false,
+                };
+                let client = CloudstackClient::new(credentials)
+                    .map_err(|e| error(PROVIDER, e))?
+                    .with_job_policy(embedded_jobs());
+                (client, Some(embedded.companion))
+            }
+            (CloudstackEndpoint::Embedded, None) => {
+                return Err(error(PROVIDER, "no embedded cloud was started"));
+            }
+        };
+        let client = Arc::new(client);
+        Ok(CloudstackProvider {
+            instances: CloudstackInstances::new(Arc::clone(&client)),
+            attached: OnceLock::new(),
+            client,
+            inventory: Mutex::new(Inventory::default()),
+            clusters: Mutex::new(BTreeMap::new()),
+            untagged_associations: Mutex::new(BTreeMap::new()),
+            embedded: Mutex::new(embedded),
+            ccm: Default::default(),
+            verifications: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    fn inventory(&self) -> MutexGuard<'_, Inventory> {
+        self.inventory.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn known_clusters(&self) -> MutexGuard<'_, BTreeMap<Address, KnownCluster>> {
+        self.clusters.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<(), ProviderError> {
+        let mut clusters = BTreeMap::new();
+        for target in targets
+            .iter()
+            .filter(|t| t.address.kind == ResourceKind::Cluster)
+        {
+            let known = KnownCluster {
+                spec: target.resource.and_then(cluster_spec).cloned(),
+                prior_id: target.prior.map(|p| p.id.clone()),
+            };
+            clusters.insert(target.address.clone(), known);
+        }
+        *self.known_clusters() = clusters;
+        let ccm_specs: Vec<lb::ccm::views::CcmTarget> = targets
+            .iter()
+            .filter_map(|t| {
+                Some(lb::ccm::views::CcmTarget {
+                    address: t.address,
+                    spec: t.resource.and_then(lb_spec)?,
+                    service: t.resource.map(|r| r.location_of("service")),
+                })
+            })
+            .filter(|t| lb::ccm::views::is_ccm(t.spec))
+            .collect();
+        self.ccm.read(&ccm_specs).await;
+        let ccm_bases = self.ccm.base_names();
+        let mut inventory = refresh::inventory(&self.client, |inventory| {
+            let mut ips = rule_ips(targets, inventory);
+            // The rules the CCM made for a Service, found by its base name, with their members.
+            ips.extend(
+                inventory
+                    .rules
+                    .iter()
+                    .filter(|r| {
+                        ccm_bases
+                            .iter()
+                            .any(|b| r.name.starts_with(&format!("{b}-")))
+                    })
+                    .map(|r| r.publicipid.clone()),
+            );
+            ips
+        })
+        .await?;
+        let started = self
+            .untagged_associations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        inventory.recovered_ips = recover::associated_by_interrupted_apply(&started, &inventory);
+        *self.inventory() = inventory;
+        self.read_cluster_nodes(targets).await
+    }
+
+    /// The nodes of every cluster target skyplan reaches with the Kubernetes API, for
+    /// node-metadata drift (one paged list per cluster, shared with its node policies).
+    async fn read_cluster_nodes(&self, targets: &[Target<'_>]) -> Result<(), ProviderError> {
+        let Some(clusters) = self.attached.get() else {
+            return Ok(());
+        };
+        for target in targets
+            .iter()
+            .filter(|t| t.address.kind == ResourceKind::Cluster)
+        {
+            if let Some(connection) = clusters.get(target.address) {
+                connection.nodes().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// What the cluster's nodes carry against what the CCM would set from the VMs.
+    fn node_metadata_drift(&self, address: &Address) -> Vec<skyplan_core::plan::AttributeChange> {
+        let connection = self.attached.get().and_then(|c| c.get(address));
+        let Some(nodes) = connection.as_ref().and_then(|c| c.cached_nodes()) else {
+            return vec![];
+        };
+        let inventory = self.inventory();
+        let vms: Vec<_> = inventory
+            .vms
+            .iter()
+            .map(|vm| instances::instance(vm, &inventory.zones))
+            .collect();
+        let cloud = metadata::Cloud {
+            scheme: instances::SCHEME,
+            instances: &vms,
+        };
+        metadata::drift(nodes, &[cloud])
+    }
+
+    /// The kubeconfig of the cluster named `name` when it exists and its API runs (two
+    /// calls: the cluster by name, then its config); `None` for a cluster not created yet,
+    /// or stopped (its API server is down with its control VMs).
+    pub async fn running_cluster_kubeconfig(
+        &self,
+        name: &str,
+    ) -> Result<Option<Secret>, ProviderError> {
+        let params = vec![("name".to_string(), name.to_string())];
+        let found = self
+            .client
+            .list("listKubernetesClusters", &params, "kubernetescluster")
+            .await
+            .map_err(|e| error(PROVIDER, format!("listKubernetesClusters: {e}")))?;
+        let up = ["Running", "Scaling", "Upgrading", "Alert"];
+        let id = found
+            .iter()
+            .filter(|c| c["name"] == name)
+            .find(|c| up.iter().any(|s| c["state"] == *s))
+            .and_then(|c| c["id"].as_str());
+        match id {
+            Some(id) => cluster::kubeconfig(&self.client, id)
+                .await
+                .map(|text| Some(Secret::new(text))),
+            None => Ok(None),
+        }
+    }
+
+    /// The cluster a load balancer takes its members from, as far as refresh knows it.
+    fn cluster_ref<'a>(
+        &self,
+        spec: &CsLoadBalancerSpec,
+        address: &'a Address,
+        known: &'a BTreeMap<Address, KnownCluster>,
+        inventory: &'a Inventory,
+    ) -> Option<ClusterRef<'a>> {
+        let CsMembers::Cluster(_) = &spec.members else {
+            return None;
+        };
+        let found = known.get(address);
+        let spec = found.and_then(|k| k.spec.as_ref());
+        let by_id = found
+            .and_then(|k| k.prior_id.as_deref())
+            .and_then(|id| inventory.cluster_by_id(id));
+        let name = spec.map_or(address.name.as_str(), |s| s.name.as_str());
+        Some(ClusterRef {
+            address,
+            spec,
+            live: by_id.or_else(|| inventory.cluster_by_name(name)),
+        })
+    }
+
+    fn plan_target(
+        &self,
+        target: &Target,
+        options: &PlanOptions,
+        drift: bool,
+    ) -> Result<Outcome, ProviderError> {
+        let inventory = self.inventory();
+        let replace = options.replace.contains(target.address);
+        let allow_delete = options.allow_delete.contains(target.address);
+        match target.address.kind {
+            ResourceKind::Cluster => {
+                let input = PlanInput {
+                    address: target.address,
+                    desired: target.resource.and_then(cluster_spec),
+                    prior: target.prior,
+                    live: &inventory,
+                    replace,
+                    allow_delete,
+                };
+                match drift {
+                    false => cluster::plan(&input).map(Outcome::Plan),
+                    true => {
+                        let check = cluster::drift(&input)?;
+                        drop(inventory);
+                        Ok(Outcome::Drift(self.with_node_drift(target.address, check)))
+                    }
+                }
+            }
+            ResourceKind::LoadBalancer => {
+                let desired = target.resource.and_then(lb_spec);
+                let applied = target.prior.and_then(applied_lb_spec);
+                let ccm = CcmPlan {
+                    address: target.address,
+                    desired,
+                    applied: applied.as_ref(),
+                    allow_delete,
+                };
+                if let Some(outcome) = self.plan_ccm(&ccm, &inventory, drift) {
+                    return outcome;
+                }
+                let members_from = desired.or(applied.as_ref());
+                let known = self.known_clusters();
+                let cluster_address = members_from.and_then(|s| match &s.members {
+                    CsMembers::Cluster(key) => Some(Address::new(ResourceKind::Cluster, key)),
+                    CsMembers::Vms(_) => None,
+                });
+                let cluster = members_from
+                    .zip(cluster_address.as_ref())
+                    .and_then(|(spec, a)| self.cluster_ref(spec, a, &known, &inventory));
+                let input = PlanInput {
+                    address: target.address,
+                    desired,
+                    prior: target.prior,
+                    live: &inventory,
+                    replace,
+                    allow_delete,
+                };
+                match drift {
+                    false => lb::plan(&input, cluster).map(Outcome::Plan),
+                    true => lb::drift(&input, cluster).map(Outcome::Drift),
+                }
+            }
+            ResourceKind::Nodes => Err(not_cloudstack(target.address.to_string())),
+        }
+    }
+
+    /// The cluster's kubeconfig (`getKubernetesClusterConfig`), found by the state's ID or
+    /// by its name.
+    async fn cluster_kubeconfig(&self, target: &Target<'_>) -> Result<Secret, ProviderError> {
+        let address = target.address;
+        let name = target
+            .resource
+            .and_then(cluster_spec)
+            .map_or(address.name.as_str(), |s| s.name.as_str());
+        let id = {
+            let inventory = self.inventory();
+            let live = target
+                .prior
+                .and_then(|p| inventory.cluster_by_id(&p.id))
+                .or_else(|| inventory.cluster_by_name(name));
+            live.map(|c| c.id.clone())
+        };
+        let id =
+            id.ok_or_else(|| error(address, "the cluster does not exist (yet): apply it first"))?;
+        cluster::kubeconfig(&self.client, &id)
+            .await
+            .map(Secret::new)
+    }
+}
+
+impl CloudstackProvider {
+    /// Controller mode, when the config (or, once removed, the state) says so.
+    fn plan_ccm(
+        &self,
+        target: &CcmPlan<'_>,
+        inventory: &Inventory,
+        drift: bool,
+    ) -> Option<Result<Outcome, ProviderError>> {
+        use lb::ccm::views::is_ccm;
+        let address = target.address;
+        let outcome = match (target.desired, target.applied) {
+            (Some(spec), _) if is_ccm(spec) => match drift {
+                false => {
+                    let scaled = self.scaled_workers(spec, inventory);
+                    self.ccm
+                        .plan(address, spec, inventory, scaled)
+                        .map(Outcome::Plan)
+                }
+                true => {
+                    let expected = target.applied.filter(|a| is_ccm(a)).unwrap_or(spec);
+                    self.ccm
+                        .drift(address, expected, inventory)
+                        .map(Outcome::Drift)
+                }
+            },
+            (None, Some(spec)) if is_ccm(spec) => match drift {
+                false => Ok(Outcome::Plan(lb::ccm::plan::removed(
+                    address,
+                    spec,
+                    target.allow_delete,
+                ))),
+                true => Ok(Outcome::Drift(DriftCheck::NotApplied)),
+            },
+            _ => return None,
+        };
+        Some(outcome)
+    }
+
+    /// Workers the CKS cluster of a controller-mode load balancer gains (negative: loses) in
+    /// this apply, which runs the cluster first: its config's count against the live size as
+    /// refresh read it. 0 with autoscaling (the autoscaler owns the count), for a cluster not
+    /// created yet or one this config does not manage.
+    fn scaled_workers(&self, spec: &CsLoadBalancerSpec, inventory: &Inventory) -> i64 {
+        let Some(binding) = &spec.binding else {
+            return 0;
+        };
+        let known = self.known_clusters();
+        let cluster = self.cluster_ref(spec, &binding.cluster, &known, inventory);
+        match cluster.and_then(|c| c.spec.zip(c.live)) {
+            Some((wanted, live)) if wanted.autoscaling.is_none() => {
+                i64::from(wanted.workers) - i64::from(live.size)
+            }
+            _ => 0,
+        }
+    }
+
+    async fn apply_lb(
+        &self,
+        context: &ApplyContext<'_>,
+        change: &ResourceChange,
+        prior: Option<&ResourceState>,
+    ) -> Result<Option<ResourceState>, ProviderError> {
+        let controller_mode = change
+            .operations
+            .iter()
+            .any(|op| matches!(super::ops::Op::of(op), Some(super::ops::Op::Ccm(_))))
+            || change
+                .record
+                .as_ref()
+                .and_then(|r| r.parse::<CsLoadBalancerSpec>().ok())
+                .is_some_and(|s| lb::ccm::views::is_ccm(&s));
+        let deletes_service = change.operations.iter().any(|op| {
+            matches!(
+                super::ops::Op::of(op),
+                Some(super::ops::Op::Ccm(
+                    lb::ccm::plan::CcmOp::DeleteService { .. }
+                ))
+            )
+        });
+        if deletes_service {
+            let connection = self.delete_connection(change).await?;
+            let deleted = self.ccm.delete(context.journal, change, &connection).await;
+            return deleted.map(|()| None);
+        }
+        if !controller_mode {
+            let entry = lb::apply(context, change, prior).await?;
+            if let (Some(entry), false) = (&entry, change.operations.is_empty()) {
+                let verified = lb::verify::verify(context.client, change, entry).await;
+                self.keep_verification(&change.address, verified);
+            }
+            return Ok(entry);
+        }
+        let (before, scaled) = {
+            let inventory = self.inventory();
+            let spec = change
+                .record
+                .as_ref()
+                .and_then(|r| r.parse::<CsLoadBalancerSpec>().ok());
+            let scaled = spec.map_or(0, |s| self.scaled_workers(&s, &inventory));
+            (self.ccm.rules_before(&change.address, &inventory), scaled)
+        };
+        self.ccm
+            .apply(context.client, context.journal, change, before, scaled)
+            .await
+            .map(Some)
+    }
+
+    /// The cluster of a controller-mode Service to delete. Once its load balancer is gone from
+    /// the config nothing there names the cluster, so the registry did not connect it: it is
+    /// connected here through the kubeconfig CloudStack gives.
+    async fn delete_connection(
+        &self,
+        change: &ResourceChange,
+    ) -> Result<Arc<skyplan_kubernetes::connection::ClusterConnection>, ProviderError> {
+        let address = &change.address;
+        let cluster = change
+            .operations
+            .iter()
+            .find_map(|op| match super::ops::Op::of(op) {
+                Some(super::ops::Op::Ccm(lb::ccm::plan::CcmOp::DeleteService {
+                    cluster, ..
+                })) => Some(cluster),
+                _ => None,
+            })
+            .ok_or_else(|| error(address, "no Service to delete"))?;
+        if let Some(connection) = self.ccm.connected(&cluster) {
+            return Ok(connection);
+        }
+        let name = self
+            .known_clusters()
+            .get(&cluster)
+            .and_then(|k| k.spec.as_ref().map(|s| s.name.clone()))
+            .unwrap_or_else(|| cluster.name.clone());
+        let kubeconfig = self
+            .running_cluster_kubeconfig(&name)
+            .await?
+            .ok_or_else(|| {
+                error(
+                    address,
+                    format!("{cluster} is not running: its Service cannot be deleted"),
+                )
+            })?;
+        let connection =
+            skyplan_kubernetes::connect::connect_with_kubeconfig(&cluster, &kubeconfig).await?;
+        Ok(Arc::new(connection))
+    }
+
+    /// What apply found verifying `address`, until [`Provider::take_verification`].
+    fn keep_verification(&self, address: &Address, verified: skyplan_core::plan::Verification) {
+        tracing::info!(%address, "verified: {}", verified.summary());
+        self.verifications
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(address.clone(), verified);
+    }
+
+    /// A compared cluster's drift, with its nodes' metadata drift after it.
+    fn with_node_drift(&self, address: &Address, check: DriftCheck) -> DriftCheck {
+        match check {
+            DriftCheck::Compared(mut changes) => {
+                changes.extend(self.node_metadata_drift(address));
+                DriftCheck::Compared(changes)
+            }
+            other => other,
+        }
+    }
+}
+
+/// A load balancer to plan in controller mode: its config, what was last applied, and whether
+/// `--allow-delete` names it.
+struct CcmPlan<'a> {
+    address: &'a Address,
+    desired: Option<&'a CsLoadBalancerSpec>,
+    applied: Option<&'a CsLoadBalancerSpec>,
+    allow_delete: bool,
+}
+
+enum Outcome {
+    Plan(ResourceChange),
+    Drift(DriftCheck),
+}
+
+/// The state entry for an existing cluster taken under management by its ID.
+fn import_cluster(
+    address: &Address,
+    spec: &ClusterSpec,
+    prior: Option<&ResourceState>,
+    inventory: &Inventory,
+) -> Result<ResourceState, ProviderError> {
+    let id = prior.map(|p| p.id.as_str()).unwrap_or_default();
+    let cluster = inventory.cluster_by_id(id).ok_or_else(|| {
+        error(
+            address,
+            format!("no Kubernetes cluster with ID {id} in the account"),
+        )
+    })?;
+    Ok(ResourceState {
+        provider: PROVIDER.to_string(),
+        id: cluster.id.clone(),
+        ids: serde_json::json!({}),
+        attributes: serde_json::to_value(spec).expect("specs serialize"),
+        depends_on: vec![],
+    })
+}
+
+/// A plan error about what the config names points at the key that names it, so it reads
+/// `file:line:col: cluster.lab: zone `zz9` does not exist; zones: …`: a cluster's unknown
+/// catalog name (the table for a per-node offering), a load balancer's `network: …`,
+/// `public-ip: …`, `members: …` or `cluster: …`.
+fn locate(
+    error: ProviderError,
+    resource: Option<&skyplan_core::config::Resource>,
+) -> ProviderError {
+    let Some(resource) = resource else {
+        return error;
+    };
+    let key = match cluster_spec(resource) {
+        Some(spec) if error.message.contains("` does not exist; ") => {
+            cluster::unknown_name_key(&error.message, spec).unwrap_or_default()
+        }
+        Some(_) => return error,
+        None => {
+            let keyed = ["network", "public-ip", "members", "cluster"];
+            match keyed
+                .into_iter()
+                .find(|key| error.message.starts_with(&format!("{key}:")))
+            {
+                Some(key) => key,
+                None => return error,
+            }
+        }
+    };
+    let location = resource.location_of(key).clone();
+    error.at(&location)
+}
+
+fn cluster_spec(resource: &skyplan_core::config::Resource) -> Option<&ClusterSpec> {
+    match &resource.spec {
+        ResourceSpec::CloudstackCluster(spec) => Some(spec),
+        _ => None,
+    }
+}
+
+fn lb_spec(resource: &skyplan_core::config::Resource) -> Option<&CsLoadBalancerSpec> {
+    match &resource.spec {
+        ResourceSpec::CloudstackLoadBalancer(spec) => Some(spec),
+        _ => None,
+    }
+}
+
+fn applied_lb_spec(prior: &ResourceState) -> Option<CsLoadBalancerSpec> {
+    serde_json::from_value(prior.attributes.clone()).ok()
+}
+
+/// The public IPs of the load balancers asked about: by state, by the address the config
+/// names, and by the ownership tag.
+fn rule_ips(targets: &[Target<'_>], inventory: &Inventory) -> BTreeSet<String> {
+    let mut ips = BTreeSet::new();
+    for target in targets
+        .iter()
+        .filter(|t| t.address.kind == ResourceKind::LoadBalancer)
+    {
+        if let Some(prior) = target.prior {
+            ips.insert(prior.id.clone());
+        }
+        if let Some(PublicIp::Address(address)) =
+            target.resource.and_then(lb_spec).map(|s| &s.public_ip)
+        {
+            if let Some(ip) = inventory.public_ip_by_address(address) {
+                ips.insert(ip.id.clone());
+            }
+        }
+        let owner = target.address.to_string();
+        for ip in &inventory.public_ips {
+            if ip
+                .tags
+                .iter()
+                .any(|t| t.key == OWNER_TAG && t.value == owner)
+            {
+                ips.insert(ip.id.clone());
+            }
+        }
+    }
+    ips
+}
+
+impl Provider for CloudstackProvider {
+    fn name(&self) -> &'static str {
+        PROVIDER
+    }
+
+    fn refresh<'a>(
+        &'a self,
+        targets: &'a [Target<'a>],
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
+        self.refresh_targets(targets).boxed()
+    }
+
+    fn plan(
+        &self,
+        target: &Target,
+        options: &PlanOptions,
+    ) -> Result<ResourceChange, ProviderError> {
+        let planned = self.plan_target(target, options, false);
+        match planned.map_err(|e| locate(e, target.resource))? {
+            Outcome::Plan(change) => Ok(change),
+            Outcome::Drift(_) => unreachable!("planning gives a plan"),
+        }
+    }
+
+    fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError> {
+        match self.plan_target(target, &PlanOptions::default(), true)? {
+            Outcome::Drift(check) => Ok(check),
+            Outcome::Plan(_) => unreachable!("a drift check gives a drift check"),
+        }
+    }
+
+    fn import(&self, target: &Target) -> Result<ResourceState, ProviderError> {
+        let address = target.address;
+        let inventory = self.inventory();
+        let mut entry = match target.resource.map(|r| &r.spec) {
+            Some(ResourceSpec::CloudstackLoadBalancer(spec)) => lb::import(&PlanInput {
+                address,
+                desired: Some(spec),
+                prior: target.prior,
+                live: &inventory,
+                replace: false,
+                allow_delete: false,
+            })?,
+            Some(ResourceSpec::CloudstackCluster(spec)) => {
+                import_cluster(address, spec, target.prior, &inventory)?
+            }
+            _ => {
+                let message = "import needs the resource in the config and an ID";
+                return Err(error(address, message));
+            }
+        };
+        entry.depends_on = target
+            .resource
+            .map(|r| r.depends_on.clone())
+            .unwrap_or_default();
+        Ok(entry)
+    }
+
+    fn take_verification(&self, address: &Address) -> Option<skyplan_core::plan::Verification> {
+        self.verifications
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(address)
+    }
+
+    fn apply<'a>(
+        &'a self,
+        change: &'a ResourceChange,
+        prior: Option<&'a ResourceState>,
+        journal: &'a Journal,
+    ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
+        async move {
+            let context = ApplyContext {
+                client: &self.client,
+                journal,
+            };
+            match change.address.kind {
+                ResourceKind::Cluster => {
+                    let entry = cluster::apply(&context, change, prior).await?;
+                    if let (Some(entry), false) = (&entry, change.operations.is_empty()) {
+                        let verified = cluster::verify::verify(&self.client, change, entry).await;
+                        self.keep_verification(&change.address, verified);
+                    }
+                    Ok(entry)
+                }
+                ResourceKind::LoadBalancer => self.apply_lb(&context, change, prior).await,
+                ResourceKind::Nodes => Err(not_cloudstack(change.address.to_string())),
+            }
+        }
+        .boxed()
+    }
+
+    fn kubeconfig<'a>(
+        &'a self,
+        target: &'a Target<'a>,
+    ) -> BoxFuture<'a, Result<Secret, ProviderError>> {
+        self.cluster_kubeconfig(target).boxed()
+    }
+
+    fn recover(&self, interrupted: &skyplan_core::state::journal::Interrupted) {
+        *self
+            .untagged_associations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = recover::untagged_associations(interrupted);
+    }
+
+    fn request_count(&self) -> u64 {
+        self.client.request_count()
+    }
+
+    fn close(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
+        async move {
+            let handle = self
+                .embedded
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            if let Some(companion) = handle {
+                companion.stop().await.map_err(|e| error(PROVIDER, e))?;
+            }
+            Ok(())
+        }
+        .boxed()
+    }
+}
+
+/// Node policies belong to the Kubernetes provider; the registry never routes them here.
+fn not_cloudstack(address: String) -> ProviderError {
+    ProviderError::new(address, "node policies are not a CloudStack resource")
+}

@@ -1,0 +1,400 @@
+//! The Kubernetes [`Provider`]: one connection per `[cluster.*]` with provider "kubernetes".
+//! A cluster is never created or deleted (its plan is a no-op; removed from the config it is
+//! only forgotten) and its drift is node-metadata drift; a node policy is planned against the
+//! nodes it selects and applied one node patch at a time.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::Node;
+use serde_json::json;
+
+use super::conflict::Backoff;
+use super::connection::{ClusterConnection, Clusters};
+use super::embedded::EmbeddedClusters;
+use super::instances::{CloudInstance, CloudInstances};
+use super::metadata::{self, Cloud};
+use super::nodes::impact::{rule, Change};
+use super::nodes::live::LiveNode;
+use super::nodes::{self, patch, PolicyInput};
+use super::ops as kube_ops;
+use super::{connect, PROVIDER};
+use skyplan_core::config::{Config, ResourceSpec};
+use skyplan_core::model::{Address, NodePolicySpec, ResourceKind};
+use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
+use skyplan_core::provider::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
+use skyplan_core::state::journal::{Journal, Phase};
+use skyplan_core::state::ResourceState;
+
+pub struct KubernetesProvider {
+    connections: BTreeMap<Address, Arc<ClusterConnection>>,
+    clusters: Arc<Clusters>,
+    /// The connected clouds' VMs, for node-metadata drift.
+    clouds: Vec<Arc<dyn CloudInstances>>,
+    /// Read at refresh when a cluster is among the targets.
+    instances: Mutex<Vec<(&'static str, Vec<CloudInstance>)>>,
+    /// What apply found verifying each node policy, until `take_verification`.
+    verifications: Mutex<BTreeMap<Address, skyplan_core::plan::Verification>>,
+}
+
+impl KubernetesProvider {
+    /// Connects every `[cluster.*]` of provider kubernetes in the config; `embedded` starts
+    /// the embedded ones. `clouds_clusters`
+    /// are the clusters a cloud created and gave the kubeconfig of (CKS), already connected.
+    pub async fn connect(
+        config: &Config,
+        embedded: Option<&dyn EmbeddedClusters>,
+        clouds: Vec<Arc<dyn CloudInstances>>,
+        clouds_clusters: BTreeMap<Address, ClusterConnection>,
+    ) -> Result<KubernetesProvider, ProviderError> {
+        let mut connections: BTreeMap<Address, Arc<ClusterConnection>> = clouds_clusters
+            .into_iter()
+            .map(|(address, connection)| (address, Arc::new(connection)))
+            .collect();
+        for resource in &config.resources {
+            let ResourceSpec::KubernetesCluster(spec) = &resource.spec else {
+                continue;
+            };
+            let state_dir: &Path = &config.settings.state_dir;
+            let connection =
+                connect::connect(&resource.address, &spec.access, state_dir, embedded).await?;
+            connections.insert(resource.address.clone(), Arc::new(connection));
+        }
+        let clusters = Arc::new(Clusters::default());
+        clusters.set(connections.clone());
+        Ok(KubernetesProvider {
+            connections,
+            clusters,
+            clouds,
+            instances: Mutex::new(Vec::new()),
+            verifications: Mutex::default(),
+        })
+    }
+
+    /// The connected clusters, for the cloud providers' `attach_clusters`.
+    pub fn clusters(&self) -> Arc<Clusters> {
+        self.clusters.clone()
+    }
+
+    /// The cluster a target is about: itself, or a policy's cluster.
+    fn cluster_of(target: &Target<'_>) -> Option<Address> {
+        match target.address.kind {
+            ResourceKind::Cluster => Some(target.address.clone()),
+            _ => desired_policy(target)
+                .map(|p| p.cluster.clone())
+                .or_else(|| applied_policy(target).map(|p| p.cluster)),
+        }
+    }
+
+    fn live_nodes(&self, cluster: &Address) -> Option<Vec<LiveNode>> {
+        let nodes = self.connections.get(cluster)?.cached_nodes()?;
+        Some(nodes.iter().map(LiveNode::from_node).collect())
+    }
+
+    async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<(), ProviderError> {
+        let clusters: Vec<Address> = targets.iter().filter_map(Self::cluster_of).collect();
+        for cluster in &clusters {
+            if let Some(connection) = self.connections.get(cluster) {
+                connection.nodes().await?;
+            }
+        }
+        self.plan_nodes(targets);
+        let wants_metadata = targets
+            .iter()
+            .any(|t| t.address.kind == ResourceKind::Cluster && t.resource.is_some());
+        if wants_metadata {
+            let mut read = Vec::new();
+            for cloud in &self.clouds {
+                read.push((cloud.scheme(), cloud.instances().await?));
+            }
+            *self.instances.lock().unwrap_or_else(|p| p.into_inner()) = read;
+        }
+        Ok(())
+    }
+
+    /// Hands each cluster the nodes as its policies will leave them, for the load balancers
+    /// whose members follow node labels and taints (planned after every refresh).
+    fn plan_nodes(&self, targets: &[Target<'_>]) {
+        for (cluster, connection) in &self.connections {
+            let (Some(nodes), Some(live)) = (connection.cached_nodes(), self.live_nodes(cluster))
+            else {
+                continue;
+            };
+            let changes: Vec<ResourceChange> = targets
+                .iter()
+                .filter(|t| t.address.kind == ResourceKind::Nodes)
+                .filter(|t| Self::cluster_of(t).as_ref() == Some(cluster))
+                .map(|t| nodes::plan(&self.policy_input(t, Some(&live))))
+                .collect();
+            let ops: Vec<super::ops::Op> = changes
+                .iter()
+                .flat_map(|c| &c.operations)
+                .filter_map(super::ops::Op::of)
+                .collect();
+            let ops: Vec<&super::ops::Op> = ops.iter().collect();
+            connection.set_planned_nodes(nodes::planned_nodes(nodes, &ops));
+        }
+    }
+
+    fn policy_input<'a>(
+        &self,
+        target: &Target<'a>,
+        nodes: Option<&'a [LiveNode]>,
+    ) -> PolicyInput<'a> {
+        PolicyInput {
+            address: target.address,
+            desired: desired_policy(target),
+            applied: applied_policy(target),
+            nodes,
+        }
+    }
+
+    fn cluster_drift(&self, target: &Target<'_>) -> DriftCheck {
+        let Some(nodes) = self
+            .connections
+            .get(target.address)
+            .and_then(|c| c.cached_nodes())
+        else {
+            return DriftCheck::Compared(vec![]);
+        };
+        let instances = self.instances.lock().unwrap_or_else(|p| p.into_inner());
+        let clouds: Vec<Cloud<'_>> = instances
+            .iter()
+            .map(|(scheme, vms)| Cloud {
+                scheme,
+                instances: vms,
+            })
+            .collect();
+        DriftCheck::Compared(metadata::drift(nodes, &clouds))
+    }
+
+    /// Patches each node of the change. A node that cannot be patched — changed since the plan
+    /// in a key the policy manages, or refused by the API — does not stop the others: each is
+    /// tried, and the failures are reported together.
+    async fn apply_policy(
+        &self,
+        change: &ResourceChange,
+        prior: Option<&ResourceState>,
+        journal: &Journal,
+    ) -> Result<Vec<(kube_ops::Op, Node)>, ProviderError> {
+        let address = &change.address;
+        let cluster = self.policy_cluster(change, prior)?;
+        let mut patched = Vec::new();
+        let mut failures = Vec::new();
+        for operation in &change.operations {
+            let Some(op) = crate::ops::Op::of(operation) else {
+                return Err(ProviderError::new(
+                    address,
+                    format!("not a Kubernetes operation: {operation}"),
+                ));
+            };
+            let text = op.to_string();
+            let journal_error = |e: skyplan_core::state::StateError| ProviderError::new(address, e);
+            journal
+                .record(address, Phase::Intent, &text, None, None)
+                .map_err(journal_error)?;
+            match patch::patch_node(&cluster, &op, Backoff::default()).await {
+                Ok(node) => {
+                    let ids = json!({ "node": op.node, "resourceVersion": node.metadata.resource_version });
+                    journal
+                        .record(address, Phase::Done, &text, Some(ids), None)
+                        .map_err(journal_error)?;
+                    patched.push((op.clone(), node));
+                }
+                Err(e) => {
+                    journal
+                        .record(address, Phase::Failed, &text, None, Some(e.to_string()))
+                        .map_err(journal_error)?;
+                    failures.push(e.to_string());
+                }
+            }
+        }
+        match failures.is_empty() {
+            true => Ok(patched),
+            false => Err(ProviderError::new(address, failures.join("\n"))),
+        }
+    }
+
+    /// The connection of the cluster whose nodes a policy change patches: the policy's as
+    /// planned, or — for a policy removed from the config — as last applied.
+    fn policy_cluster(
+        &self,
+        change: &ResourceChange,
+        prior: Option<&ResourceState>,
+    ) -> Result<Arc<ClusterConnection>, ProviderError> {
+        let spec = |value: Option<serde_json::Value>| {
+            value.and_then(|v| serde_json::from_value::<NodePolicySpec>(v).ok())
+        };
+        let cluster = spec(change.record.as_ref().map(Record::to_value))
+            .or_else(|| spec(prior.map(|p| p.attributes.clone())))
+            .map(|s| s.cluster);
+        cluster
+            .and_then(|c| self.connections.get(&c).cloned())
+            .ok_or_else(|| ProviderError::new(&change.address, "its cluster is not connected"))
+    }
+}
+
+fn desired_policy<'a>(target: &Target<'a>) -> Option<&'a NodePolicySpec> {
+    match &target.resource?.spec {
+        ResourceSpec::NodePolicy(spec) => Some(spec),
+        _ => None,
+    }
+}
+
+fn applied_policy(target: &Target<'_>) -> Option<NodePolicySpec> {
+    serde_json::from_value(target.prior?.attributes.clone()).ok()
+}
+
+fn cluster_record(target: &Target<'_>) -> Option<Record> {
+    match &target.resource?.spec {
+        ResourceSpec::KubernetesCluster(spec) => Some(Record::of(spec)),
+        _ => None,
+    }
+}
+
+/// A cluster is never created or deleted: in the config it is a no-op (recorded so the state
+/// knows it); gone from the config it is only forgotten.
+fn plan_cluster(target: &Target<'_>) -> ResourceChange {
+    let mut change =
+        ResourceChange::no_op(target.address.clone(), PROVIDER, cluster_record(target));
+    if target.resource.is_none() && target.prior.is_some() {
+        let row = rule(Change::ClusterForgotten);
+        change.action = Action::Delete;
+        change.attributes.push(AttributeChange {
+            path: String::new(),
+            before: json!(target.address.to_string()),
+            after: serde_json::Value::Null,
+            impact: row.impact,
+            reason: row.happens.to_string(),
+            downtime: row.downtime,
+            group: String::new(),
+        });
+    }
+    change
+}
+
+fn state_entry(
+    address: &Address,
+    record: serde_json::Value,
+    ids: serde_json::Value,
+) -> ResourceState {
+    ResourceState {
+        provider: PROVIDER.to_string(),
+        id: address.to_string(),
+        ids,
+        attributes: record,
+        depends_on: vec![],
+    }
+}
+
+impl Provider for KubernetesProvider {
+    fn name(&self) -> &'static str {
+        PROVIDER
+    }
+
+    fn refresh<'a>(
+        &'a self,
+        targets: &'a [Target<'a>],
+    ) -> BoxFuture<'a, Result<(), ProviderError>> {
+        Box::pin(self.refresh_targets(targets))
+    }
+
+    fn plan(
+        &self,
+        target: &Target,
+        _options: &PlanOptions,
+    ) -> Result<ResourceChange, ProviderError> {
+        match target.address.kind {
+            ResourceKind::Cluster => Ok(plan_cluster(target)),
+            ResourceKind::Nodes => {
+                let nodes = Self::cluster_of(target).and_then(|c| self.live_nodes(&c));
+                Ok(nodes::plan(&self.policy_input(target, nodes.as_deref())))
+            }
+            ResourceKind::LoadBalancer => Err(ProviderError::new(
+                target.address,
+                "load balancers belong to a cloud provider, not to kubernetes",
+            )),
+        }
+    }
+
+    fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError> {
+        match target.address.kind {
+            ResourceKind::Cluster => Ok(self.cluster_drift(target)),
+            _ => {
+                let nodes = Self::cluster_of(target).and_then(|c| self.live_nodes(&c));
+                Ok(nodes::drift(&self.policy_input(target, nodes.as_deref())))
+            }
+        }
+    }
+
+    fn import(&self, target: &Target) -> Result<ResourceState, ProviderError> {
+        let record = match &target.resource.map(|r| &r.spec) {
+            Some(ResourceSpec::KubernetesCluster(spec)) => serde_json::to_value(spec),
+            Some(ResourceSpec::NodePolicy(spec)) => serde_json::to_value(spec),
+            _ => {
+                return Err(ProviderError::new(
+                    target.address,
+                    "is not a Kubernetes resource in the config",
+                ))
+            }
+        }
+        .expect("specs serialize");
+        Ok(state_entry(target.address, record, serde_json::Value::Null))
+    }
+
+    fn apply<'a>(
+        &'a self,
+        change: &'a ResourceChange,
+        prior: Option<&'a ResourceState>,
+        journal: &'a Journal,
+    ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
+        Box::pin(async move {
+            let patched = match change.operations.is_empty() {
+                true => vec![],
+                false => self.apply_policy(change, prior, journal).await?,
+            };
+            if !patched.is_empty() {
+                let verified = nodes::verify::verify(change, &patched);
+                tracing::info!(address = %change.address, "verified: {}", verified.summary());
+                self.verifications
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(change.address.clone(), verified);
+            }
+            let names: Vec<String> = patched
+                .iter()
+                .filter_map(|(_, n)| n.metadata.name.clone())
+                .collect();
+            let ids = match names.is_empty() {
+                true => serde_json::Value::Null,
+                false => json!({ "patched": names }),
+            };
+            Ok(change
+                .record
+                .as_ref()
+                .map(|record| state_entry(&change.address, record.to_value(), ids)))
+        })
+    }
+
+    fn take_verification(&self, address: &Address) -> Option<skyplan_core::plan::Verification> {
+        self.verifications
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(address)
+    }
+
+    fn request_count(&self) -> u64 {
+        self.connections.values().map(|c| c.request_count()).sum()
+    }
+
+    fn close(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
+        Box::pin(async move {
+            for connection in self.connections.values() {
+                connection.close().await?;
+            }
+            Ok(())
+        })
+    }
+}

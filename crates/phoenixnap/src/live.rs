@@ -1,0 +1,91 @@
+//! What one refresh read: the account's tag names, the blocks tagged with the CCM's usage tag,
+//! the public networks; and for each load balancer its cluster's identity and Service.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::api::{IpBlock, PublicNetwork};
+use skyplan_core::model::{Address, PnapLoadBalancerSpec};
+
+#[derive(Debug, Clone, Default)]
+pub struct Inventory {
+    pub tag_names: BTreeSet<String>,
+    /// Blocks with `usage=cloud-provider-phoenixnap-auto`, plus any block a state names that
+    /// lost that tag (read by id).
+    pub blocks: Vec<IpBlock>,
+    pub networks: Vec<PublicNetwork>,
+}
+
+impl Inventory {
+    pub fn block(&self, id: &str) -> Option<&IpBlock> {
+        self.blocks.iter().find(|b| b.id == id)
+    }
+
+    /// The public network named by id or name; the error lists the ones that exist.
+    pub fn network(&self, wanted: &str) -> Result<&PublicNetwork, String> {
+        self.networks
+            .iter()
+            .find(|n| n.id == wanted)
+            .or_else(|| self.networks.iter().find(|n| n.name == wanted))
+            .ok_or_else(|| {
+                let known: Vec<String> = self
+                    .networks
+                    .iter()
+                    .map(|n| format!("{} ({}, {})", n.name, n.id, n.location))
+                    .collect();
+                format!(
+                    "public network `{wanted}` does not exist; public networks: {}",
+                    match known.is_empty() {
+                        true => "none".to_string(),
+                        false => known.join(", "),
+                    }
+                )
+            })
+    }
+}
+
+/// The Service as refresh read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceFacts {
+    pub service_type: String,
+    /// `spec.loadBalancerIP`, `None` when empty.
+    pub load_balancer_ip: Option<String>,
+    pub load_balancer_class: Option<String>,
+    pub resource_version: Option<String>,
+}
+
+/// A load balancer's cluster, as refresh read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterFacts {
+    /// The kube-system namespace UID: the CCM's cluster id.
+    pub uid: String,
+    /// `None`: the Service does not exist.
+    pub service: Option<ServiceFacts>,
+    /// Why the Service cannot exist: its namespace does not (read only when it is missing).
+    pub missing_namespace: Option<String>,
+}
+
+/// What skyplan keeps in the state for a load balancer: the spec it applied and what the cloud
+/// gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct Record {
+    pub spec: PnapLoadBalancerSpec,
+    pub block: String,
+    pub cidr: String,
+    pub address: String,
+    pub network_id: String,
+    pub cluster_uid: String,
+    /// The Service's type before skyplan made it LoadBalancer; restored when released.
+    pub service_type_before: String,
+}
+
+impl Record {
+    pub fn from_json(value: &serde_json::Value) -> Option<Record> {
+        serde_json::from_value(value.clone()).ok()
+    }
+}
+
+/// Per load balancer, its cluster's facts (absent: the cluster is not connected).
+pub type ClusterViews = BTreeMap<Address, ClusterFacts>;
