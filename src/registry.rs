@@ -190,7 +190,7 @@ pub fn graph(config: &Config) -> ObjectGraph {
     for resource in &config.resources {
         let address = &resource.address;
         match &resource.spec {
-            ResourceSpec::LoadBalancer(spec) => {
+            ResourceSpec::CloudscaleLoadBalancer(spec) => {
                 skyplan_cloudscale::order::add_to_graph(&mut graph, address, spec)
             }
             ResourceSpec::CloudstackLoadBalancer(spec) => {

@@ -15,7 +15,7 @@ use super::api;
 use super::client::{CloudscaleClient, Error};
 use super::objects::Snapshot;
 use skyplan_core::config::Resource;
-use skyplan_core::model::{Address, LoadBalancerSpec};
+use skyplan_core::model::{Address, CloudscaleLoadBalancerSpec};
 use skyplan_core::provider::ProviderError;
 
 /// What refresh read of the catalog; `None` where nothing needed reading.
@@ -33,7 +33,7 @@ pub struct CatalogWants {
 }
 
 impl CatalogWants {
-    pub fn of<'a>(specs: impl IntoIterator<Item = &'a LoadBalancerSpec>) -> CatalogWants {
+    pub fn of<'a>(specs: impl IntoIterator<Item = &'a CloudscaleLoadBalancerSpec>) -> CatalogWants {
         let mut wants = CatalogWants::default();
         for spec in specs {
             wants.zones.insert(spec.zone.clone());
@@ -116,7 +116,7 @@ fn unknown(what: &str, plural: &str, wanted: &str, existing: &[String]) -> Strin
 /// The first name the spec takes from the catalog that the account does not have, in the
 /// order the config lists them: zone, flavor, the VIP addresses' subnets. Floating IPs are
 /// checked by [`check_floating_ips`], members' subnets where the desired objects are built.
-pub fn check_names(spec: &LoadBalancerSpec, snapshot: &Snapshot) -> Result<(), Unusable> {
+pub fn check_names(spec: &CloudscaleLoadBalancerSpec, snapshot: &Snapshot) -> Result<(), Unusable> {
     let catalog = &snapshot.catalog;
     if let Some(zones) = &catalog.zones {
         if !zones.contains(&spec.zone) {
@@ -155,7 +155,7 @@ pub fn check_names(spec: &LoadBalancerSpec, snapshot: &Snapshot) -> Result<(), U
 /// the API refuses both ("is not in subnet", "is already in use"). Addresses servers hold are
 /// not read at plan time (the servers are listed only for bound load balancers).
 pub fn check_vip_addresses(
-    spec: &LoadBalancerSpec,
+    spec: &CloudscaleLoadBalancerSpec,
     snapshot: &Snapshot,
     own: Option<&str>,
 ) -> Result<(), Unusable> {
@@ -202,7 +202,7 @@ pub fn check_vip_addresses(
 /// would take the address away from that load balancer or server (and the CCM refuses to move
 /// one between load balancers, to avoid flapping). `own` is the live load balancer's UUID.
 pub fn check_floating_ips(
-    spec: &LoadBalancerSpec,
+    spec: &CloudscaleLoadBalancerSpec,
     snapshot: &Snapshot,
     own: Option<&str>,
 ) -> Result<(), Unusable> {
@@ -284,11 +284,11 @@ mod tests {
         }
     }
 
-    fn spec() -> LoadBalancerSpec {
-        LoadBalancerSpec::with_defaults("web", "lpg1")
+    fn spec() -> CloudscaleLoadBalancerSpec {
+        CloudscaleLoadBalancerSpec::with_defaults("web", "lpg1")
     }
 
-    fn problem(spec: &LoadBalancerSpec) -> Unusable {
+    fn problem(spec: &CloudscaleLoadBalancerSpec) -> Unusable {
         check_names(spec, &snapshot())
             .and_then(|()| check_floating_ips(spec, &snapshot(), Some("lb-own")))
             .unwrap_err()

@@ -11,7 +11,8 @@ use super::objects::{
     PoolSet, SubnetObject, Tags, OWNER_TAG,
 };
 use skyplan_core::model::{
-    Address, HttpCheck, LoadBalancerSpec, MonitorType, PortProtocol, PortSpec, TrafficPolicy,
+    Address, CloudscaleLoadBalancerSpec, HttpCheck, MonitorType, PortProtocol, PortSpec,
+    TrafficPolicy,
 };
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -51,7 +52,7 @@ pub fn owner_tags(address: &Address) -> Tags {
 /// pool member names the subnet its address is in.
 pub fn desired_objects(
     address: &Address,
-    spec: &LoadBalancerSpec,
+    spec: &CloudscaleLoadBalancerSpec,
     subnets: &[SubnetObject],
 ) -> Result<LbObjects, DesiredError> {
     let tags = owner_tags(address);
@@ -82,7 +83,7 @@ pub fn desired_objects(
 
 /// Each member address with the subnet it is in, filtered by the allowed subnets.
 fn member_subnets(
-    spec: &LoadBalancerSpec,
+    spec: &CloudscaleLoadBalancerSpec,
     subnets: &[SubnetObject],
 ) -> Result<Vec<(String, String)>, DesiredError> {
     let mut backends = Vec::new();
@@ -114,7 +115,7 @@ fn subnet_of<'a>(address: &str, subnets: &'a [SubnetObject]) -> Option<&'a Subne
 }
 
 fn pool_set(
-    spec: &LoadBalancerSpec,
+    spec: &CloudscaleLoadBalancerSpec,
     port: &PortSpec,
     backends: &[(String, String)],
     tags: &Tags,
@@ -178,7 +179,7 @@ fn pool_set(
 
 /// The CCM's healthMonitorForPort: with traffic policy Local the monitor becomes an http
 /// check of kube-proxy's `/livez`, unless the user configured the http options themselves.
-fn monitor(spec: &LoadBalancerSpec, tags: &Tags) -> MonitorObject {
+fn monitor(spec: &CloudscaleLoadBalancerSpec, tags: &Tags) -> MonitorObject {
     let hm = &spec.health_monitor;
     let local = spec.traffic_policy == TrafficPolicy::Local;
     let kind = if local { MonitorType::Http } else { hm.kind };
@@ -224,8 +225,8 @@ mod tests {
         }]
     }
 
-    fn spec() -> LoadBalancerSpec {
-        let mut spec = LoadBalancerSpec::with_defaults("hello-lb", "lpg1");
+    fn spec() -> CloudscaleLoadBalancerSpec {
+        let mut spec = CloudscaleLoadBalancerSpec::with_defaults("hello-lb", "lpg1");
         spec.members = vec!["10.0.0.11".into(), "10.0.0.12".into()];
         spec.ports = vec![PortSpec {
             name: "http".into(),

@@ -11,7 +11,7 @@ use super::impact::{rule, Change};
 use super::objects::{LbObjects, ListenerObject, MonitorObject, PoolSet};
 use super::ops::Op;
 use super::order::order_operations;
-use skyplan_core::model::{Address, LoadBalancerSpec, VipAddress};
+use skyplan_core::model::{Address, CloudscaleLoadBalancerSpec, VipAddress};
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
 
 pub const PROVIDER: &str = "cloudscale";
@@ -20,10 +20,10 @@ pub const PROVIDER: &str = "cloudscale";
 pub struct DiffInput<'a> {
     pub address: &'a Address,
     /// The config's spec and the objects derived from it; `None` when removed from the config.
-    pub desired: Option<(&'a LoadBalancerSpec, &'a LbObjects)>,
+    pub desired: Option<(&'a CloudscaleLoadBalancerSpec, &'a LbObjects)>,
     /// The spec recorded at the last apply, for what the cloud does not show (status-only
     /// fields, floating IPs that cannot be unassigned).
-    pub prior: Option<&'a LoadBalancerSpec>,
+    pub prior: Option<&'a CloudscaleLoadBalancerSpec>,
     pub live: Option<&'a LbObjects>,
     pub replace: bool,
     pub allow_delete: bool,
@@ -207,10 +207,10 @@ impl Diff {
 
     fn update(
         &mut self,
-        spec: &LoadBalancerSpec,
+        spec: &CloudscaleLoadBalancerSpec,
         desired: &LbObjects,
         live: &LbObjects,
-        prior: Option<&LoadBalancerSpec>,
+        prior: Option<&CloudscaleLoadBalancerSpec>,
     ) {
         self.immutable(desired, live);
         if desired.lb.name != live.lb.name {
@@ -272,8 +272,8 @@ impl Diff {
         &mut self,
         desired: &LbObjects,
         live: &LbObjects,
-        spec: &LoadBalancerSpec,
-        prior: Option<&LoadBalancerSpec>,
+        spec: &CloudscaleLoadBalancerSpec,
+        prior: Option<&CloudscaleLoadBalancerSpec>,
     ) {
         let mut created: Vec<&PoolSet> = desired
             .pools
@@ -380,8 +380,8 @@ impl Diff {
         &mut self,
         old: &PoolSet,
         new: &PoolSet,
-        spec: &LoadBalancerSpec,
-        prior: Option<&LoadBalancerSpec>,
+        spec: &CloudscaleLoadBalancerSpec,
+        prior: Option<&CloudscaleLoadBalancerSpec>,
     ) {
         let key = port_key(new);
         let object = format!("pool {}", new.pool.name);
@@ -424,8 +424,8 @@ impl Diff {
         old: &PoolSet,
         new: &PoolSet,
         key: &str,
-        spec: &LoadBalancerSpec,
-        prior: Option<&LoadBalancerSpec>,
+        spec: &CloudscaleLoadBalancerSpec,
+        prior: Option<&CloudscaleLoadBalancerSpec>,
     ) {
         if same_members(old, new) {
             return;
@@ -738,7 +738,7 @@ impl Diff {
         &mut self,
         desired: &LbObjects,
         live: &LbObjects,
-        prior: Option<&LoadBalancerSpec>,
+        prior: Option<&CloudscaleLoadBalancerSpec>,
     ) {
         for network in desired.floating_ips.difference(&live.floating_ips) {
             let object = format!("floating IP {network}");
@@ -772,7 +772,11 @@ impl Diff {
         }
     }
 
-    fn status_only(&mut self, spec: &LoadBalancerSpec, prior: &LoadBalancerSpec) {
+    fn status_only(
+        &mut self,
+        spec: &CloudscaleLoadBalancerSpec,
+        prior: &CloudscaleLoadBalancerSpec,
+    ) {
         let object = "Service status";
         if spec.force_hostname != prior.force_hostname {
             self.note(

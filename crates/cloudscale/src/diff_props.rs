@@ -14,8 +14,8 @@ use crate::objects::{
 };
 use crate::ops::Op;
 use skyplan_core::model::{
-    Address, Algorithm, HealthMonitorSpec, HttpCheck, HttpVersion, Impact, IpMode,
-    ListenerProtocol, LoadBalancerSpec, MonitorType, PoolProtocol, PortProtocol, PortSpec,
+    Address, Algorithm, CloudscaleLoadBalancerSpec, HealthMonitorSpec, HttpCheck, HttpVersion,
+    Impact, IpMode, ListenerProtocol, MonitorType, PoolProtocol, PortProtocol, PortSpec,
     ResourceKind, Timeouts, TrafficPolicy, VipAddress,
 };
 use skyplan_core::plan::ResourceChange;
@@ -143,7 +143,7 @@ fn ports() -> impl Strategy<Value = Vec<PortSpec>> {
 }
 
 /// Everything but flavor, zone and VIP addresses, which `placed` sets.
-fn spec() -> impl Strategy<Value = LoadBalancerSpec> {
+fn spec() -> impl Strategy<Value = CloudscaleLoadBalancerSpec> {
     let lb = (
         select(&["web-lb", "web-lb-2"][..]),
         subsequence(FLOATING_IPS, 0..=2),
@@ -169,7 +169,7 @@ fn spec() -> impl Strategy<Value = LoadBalancerSpec> {
         let (algorithm, pool_protocol, listener_protocol, allowed_cidrs, allowed_subnets, timeouts) =
             pools;
         let (health_monitor, (traffic_policy, health_check_node_port), members, ports) = backends;
-        LoadBalancerSpec {
+        CloudscaleLoadBalancerSpec {
             floating_ips: texts(floating_ips),
             force_hostname: force_hostname.map(String::from),
             ip_mode,
@@ -184,7 +184,7 @@ fn spec() -> impl Strategy<Value = LoadBalancerSpec> {
             health_check_node_port,
             members: texts(members),
             ports,
-            ..LoadBalancerSpec::with_defaults(name, "lpg1")
+            ..CloudscaleLoadBalancerSpec::with_defaults(name, "lpg1")
         }
     })
 }
@@ -214,7 +214,10 @@ fn placement() -> impl Strategy<Value = Placement> {
         })
 }
 
-fn placed(mut spec: LoadBalancerSpec, placement: &Placement) -> LoadBalancerSpec {
+fn placed(
+    mut spec: CloudscaleLoadBalancerSpec,
+    placement: &Placement,
+) -> CloudscaleLoadBalancerSpec {
     spec.flavor = placement.flavor.into();
     spec.zone = placement.zone.into();
     spec.vip_addresses = placement.vip_addresses.clone();
@@ -227,7 +230,7 @@ const EDITS: usize = 25;
 /// Edits one field (or one field of the first port or of the monitor) of `spec`: taken from
 /// `other` where that keeps the spec valid, otherwise set to a value no strategy produces.
 /// A few such edits exercise single changes and their interplay with an unchanged rest.
-fn edit(spec: &mut LoadBalancerSpec, other: &LoadBalancerSpec, edit: usize) {
+fn edit(spec: &mut CloudscaleLoadBalancerSpec, other: &CloudscaleLoadBalancerSpec, edit: usize) {
     let first = &mut spec.ports[0];
     match edit {
         0 => spec.name = other.name.clone(),
@@ -310,7 +313,7 @@ fn edit_http(http: Option<&mut HttpCheck>, edit: usize) {
 /// is the spec with one to three edits.
 fn spec_pair(
     placement: impl Strategy<Value = Placement>,
-) -> impl Strategy<Value = (LoadBalancerSpec, LoadBalancerSpec)> {
+) -> impl Strategy<Value = (CloudscaleLoadBalancerSpec, CloudscaleLoadBalancerSpec)> {
     let edits = proptest::collection::vec(0..EDITS, 1..=3);
     (
         placement,
@@ -546,15 +549,15 @@ fn update_listener(have: &mut ListenerObject, want: &ListenerObject) {
 
 // ---- Planning ------------------------------------------------------------------------------
 
-fn desired(spec: &LoadBalancerSpec) -> LbObjects {
+fn desired(spec: &CloudscaleLoadBalancerSpec) -> LbObjects {
     desired_objects(&address(), spec, &subnets()).expect("members are in the account's subnet")
 }
 
 /// Plans `after` against `live`, with `prior` recorded in the state as the last applied spec.
 fn plan(
-    after: &LoadBalancerSpec,
+    after: &CloudscaleLoadBalancerSpec,
     live: Option<&LbObjects>,
-    prior: Option<&LoadBalancerSpec>,
+    prior: Option<&CloudscaleLoadBalancerSpec>,
     replace: bool,
 ) -> ResourceChange {
     let desired = desired(after);
@@ -575,8 +578,8 @@ fn ops(change: &ResourceChange) -> Vec<Op> {
 /// Applies the plan for `after` to `live` and plans again: nothing may be left.
 fn assert_converges(
     live: Option<LbObjects>,
-    prior: Option<&LoadBalancerSpec>,
-    after: &LoadBalancerSpec,
+    prior: Option<&CloudscaleLoadBalancerSpec>,
+    after: &CloudscaleLoadBalancerSpec,
     replace: bool,
 ) -> Result<(), TestCaseError> {
     let first = plan(after, live.as_ref(), prior, replace);
@@ -770,14 +773,14 @@ proptest! {
 #[test]
 fn the_interpreter_refuses_what_the_api_refuses() {
     let live = desired(&placed(
-        LoadBalancerSpec {
+        CloudscaleLoadBalancerSpec {
             ports: vec![PortSpec {
                 name: String::new(),
                 port: 80,
                 protocol: PortProtocol::Tcp,
                 node_port: 30080,
             }],
-            ..LoadBalancerSpec::with_defaults("web-lb", "lpg1")
+            ..CloudscaleLoadBalancerSpec::with_defaults("web-lb", "lpg1")
         },
         &Placement {
             flavor: "lb-standard",

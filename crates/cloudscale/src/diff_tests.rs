@@ -23,8 +23,8 @@ fn subnets() -> Vec<SubnetObject> {
     }]
 }
 
-fn base() -> LoadBalancerSpec {
-    let mut spec = LoadBalancerSpec::with_defaults("hello-lb", "lpg1");
+fn base() -> CloudscaleLoadBalancerSpec {
+    let mut spec = CloudscaleLoadBalancerSpec::with_defaults("hello-lb", "lpg1");
     spec.members = vec!["10.0.0.11".into(), "10.0.0.12".into()];
     spec.floating_ips = vec!["5.102.150.123/32".into()];
     spec.ports = vec![PortSpec {
@@ -37,7 +37,7 @@ fn base() -> LoadBalancerSpec {
 }
 
 /// Plans `change` against a load balancer that was applied from the base spec.
-fn plan(change: impl FnOnce(&mut LoadBalancerSpec)) -> ResourceChange {
+fn plan(change: impl FnOnce(&mut CloudscaleLoadBalancerSpec)) -> ResourceChange {
     let before = base();
     let mut after = base();
     change(&mut after);
@@ -47,9 +47,9 @@ fn plan(change: impl FnOnce(&mut LoadBalancerSpec)) -> ResourceChange {
 /// Plans `after` against a load balancer built from `live` (`None`: not in the cloud), with
 /// `prior` as the last-applied spec.
 fn plan_from(
-    live: Option<&LoadBalancerSpec>,
-    after: &LoadBalancerSpec,
-    prior: Option<&LoadBalancerSpec>,
+    live: Option<&CloudscaleLoadBalancerSpec>,
+    after: &CloudscaleLoadBalancerSpec,
+    prior: Option<&CloudscaleLoadBalancerSpec>,
     replace: bool,
 ) -> ResourceChange {
     let live = live.map(|spec| desired_objects(&address(), spec, &subnets()).unwrap());
@@ -144,7 +144,7 @@ fn monitor_numbers_and_http_fields_are_minimal_in_place() {
 
     let http = |path: &str| {
         let path = path.to_string();
-        move |s: &mut LoadBalancerSpec| {
+        move |s: &mut CloudscaleLoadBalancerSpec| {
             s.health_monitor.kind = MonitorType::Http;
             s.health_monitor.http = Some(skyplan_core::model::HttpCheck {
                 url_path: path,

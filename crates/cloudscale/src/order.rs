@@ -5,7 +5,7 @@
 use super::desired::{listener_name, member_name, pool_name};
 use super::ops::Op;
 use skyplan_core::graph::{apply_order, Action, ObjectGraph, ObjectKey, Step};
-use skyplan_core::model::{Address, LoadBalancerSpec, PortProtocol};
+use skyplan_core::model::{Address, CloudscaleLoadBalancerSpec, PortProtocol};
 
 struct Keys<'a>(&'a Address);
 
@@ -111,7 +111,7 @@ pub fn order_operations(address: &Address, ops: Vec<Op>) -> Vec<Op> {
 }
 
 /// Adds the objects a load balancer spec asks for to the graph (`skyplan graph`).
-pub fn add_to_graph(graph: &mut ObjectGraph, address: &Address, spec: &LoadBalancerSpec) {
+pub fn add_to_graph(graph: &mut ObjectGraph, address: &Address, spec: &CloudscaleLoadBalancerSpec) {
     let keys = Keys(address);
     let lb = keys.lb();
     graph.add(lb.clone(), None);

@@ -22,7 +22,7 @@ use super::servers::{CloudscaleInstances, ServerCache};
 use super::verify::{compare, observe};
 use skyplan_core::config::{self, Endpoint, Resource, ResourceSpec};
 use skyplan_core::model::LbMode;
-use skyplan_core::model::{Address, LoadBalancerSpec, ServiceBinding};
+use skyplan_core::model::{Address, CloudscaleLoadBalancerSpec, ServiceBinding};
 use skyplan_core::plan::{Action, ResourceChange, Verification};
 use skyplan_core::provider::{Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target};
 use skyplan_core::state::journal::{Journal, Phase};
@@ -91,7 +91,7 @@ impl CloudscaleProvider {
     /// Connects to the endpoint: a URL with the token from the environment, or the embedded
     /// cloud the registry started (`embedded`, required when the settings say so).
     pub async fn connect(
-        settings: &config::CloudscaleProvider,
+        settings: &config::CloudscaleSettings,
         embedded: Option<CloudscaleEmbedded>,
     ) -> Result<Self, ProviderError> {
         let (client, companion) = match (&settings.endpoint, embedded) {
@@ -228,9 +228,9 @@ impl CloudscaleProvider {
     fn resolve_binding(
         &self,
         address: &Address,
-        spec: &LoadBalancerSpec,
+        spec: &CloudscaleLoadBalancerSpec,
         nodes: Nodes,
-    ) -> Result<LoadBalancerSpec, ProviderError> {
+    ) -> Result<CloudscaleLoadBalancerSpec, ProviderError> {
         let view = self.view(address, spec, nodes)?;
         let servers = self.servers.get().unwrap_or_default();
         resolve_direct(spec, &view, &servers).map_err(|e| error(address, e))
@@ -241,7 +241,7 @@ impl CloudscaleProvider {
     fn view(
         &self,
         address: &Address,
-        spec: &LoadBalancerSpec,
+        spec: &CloudscaleLoadBalancerSpec,
         nodes: Nodes,
     ) -> Result<ClusterView, ProviderError> {
         let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
@@ -267,7 +267,7 @@ impl CloudscaleProvider {
     ) -> Result<Option<ResourceState>, ProviderError> {
         let address = &change.address;
         let controller_mode = change.record.as_ref().is_some_and(|r| {
-            r.parse::<LoadBalancerSpec>()
+            r.parse::<CloudscaleLoadBalancerSpec>()
                 .is_ok_and(|s| s.binding.is_some_and(|b| b.mode == LbMode::Ccm))
         });
         if controller_mode {
@@ -362,8 +362,8 @@ impl CloudscaleProvider {
     fn compare_ccm(
         &self,
         target: &Target,
-        spec: &LoadBalancerSpec,
-        prior: Option<&LoadBalancerSpec>,
+        spec: &CloudscaleLoadBalancerSpec,
+        prior: Option<&CloudscaleLoadBalancerSpec>,
         _options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError> {
         let address = target.address;
@@ -386,7 +386,7 @@ impl CloudscaleProvider {
     fn removed_ccm(
         &self,
         target: &Target,
-        applied: &LoadBalancerSpec,
+        applied: &CloudscaleLoadBalancerSpec,
         options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError> {
         let snapshot = self.snapshot();
@@ -442,7 +442,7 @@ impl CloudscaleProvider {
             .record
             .clone()
             .expect("a controller-mode change records its spec");
-        let spec: LoadBalancerSpec = record.parse().map_err(|e| error(address, e))?;
+        let spec: CloudscaleLoadBalancerSpec = record.parse().map_err(|e| error(address, e))?;
         let binding = spec.binding.clone().expect("bound");
         let connection = self.connection(address, &binding.cluster)?;
         let live_service = {
@@ -516,7 +516,7 @@ impl CloudscaleProvider {
     fn drift_ccm(
         &self,
         target: &Target,
-        applied: &LoadBalancerSpec,
+        applied: &CloudscaleLoadBalancerSpec,
     ) -> Result<DriftCheck, ProviderError> {
         let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
         let Some(Ok(view)) = views.get(target.address) else {
@@ -605,7 +605,7 @@ impl ViewError {
 /// node ports other Services hold. The namespace is read only when the Service is missing.
 async fn read_view(
     connection: &ClusterConnection,
-    spec: &LoadBalancerSpec,
+    spec: &CloudscaleLoadBalancerSpec,
     binding: &ServiceBinding,
 ) -> Result<ClusterView, ViewError> {
     let nodes = connection.nodes().await.map_err(ViewError::Api)?;
@@ -668,19 +668,19 @@ fn find_live<'s>(
 }
 
 /// Whether a spec is in controller mode.
-fn is_ccm(spec: &LoadBalancerSpec) -> bool {
+fn is_ccm(spec: &CloudscaleLoadBalancerSpec) -> bool {
     spec.binding.as_ref().is_some_and(|b| b.mode == LbMode::Ccm)
 }
 
 /// The spec recorded at the last apply; unreadable (an older format) counts as unknown.
-fn applied_spec(prior: &ResourceState) -> Option<LoadBalancerSpec> {
+fn applied_spec(prior: &ResourceState) -> Option<CloudscaleLoadBalancerSpec> {
     serde_json::from_value(prior.attributes.clone()).ok()
 }
 
 /// The config validates that a cloudscale resource is a cloudscale load balancer.
-fn load_balancer_spec(resource: &Resource) -> Option<&LoadBalancerSpec> {
+fn load_balancer_spec(resource: &Resource) -> Option<&CloudscaleLoadBalancerSpec> {
     match &resource.spec {
-        ResourceSpec::LoadBalancer(spec) => Some(spec),
+        ResourceSpec::CloudscaleLoadBalancer(spec) => Some(spec),
         _ => None,
     }
 }
@@ -707,8 +707,8 @@ impl CloudscaleProvider {
     fn compare(
         &self,
         target: &Target,
-        spec: Option<&LoadBalancerSpec>,
-        prior: Option<&LoadBalancerSpec>,
+        spec: Option<&CloudscaleLoadBalancerSpec>,
+        prior: Option<&CloudscaleLoadBalancerSpec>,
         options: &PlanOptions,
         purpose: Purpose,
     ) -> Result<ResourceChange, ProviderError> {
@@ -876,7 +876,7 @@ impl Provider for CloudscaleProvider {
 /// from a cluster's nodes is not written there: the resource's table).
 fn located_desired_error(
     target: &Target,
-    spec: Option<&LoadBalancerSpec>,
+    spec: Option<&CloudscaleLoadBalancerSpec>,
     e: super::desired::DesiredError,
 ) -> ProviderError {
     let super::desired::DesiredError::MemberWithoutSubnet {

@@ -4,7 +4,7 @@
 
 use skyplan_core::graph::{ObjectGraph, ObjectKey};
 use skyplan_core::model::{
-    Address, ClusterSpec, CsLoadBalancerSpec, CsMembers, CsProtocol, ResourceKind,
+    Address, CloudstackClusterSpec, CloudstackLoadBalancerSpec, CsMembers, CsProtocol, ResourceKind,
 };
 
 fn key(address: &Address, kind: &str, name: impl Into<String>) -> ObjectKey {
@@ -12,11 +12,11 @@ fn key(address: &Address, kind: &str, name: impl Into<String>) -> ObjectKey {
 }
 
 /// The object standing for the whole cluster, which load balancers depend on.
-pub fn cluster_key(address: &Address, spec: &ClusterSpec) -> ObjectKey {
+pub fn cluster_key(address: &Address, spec: &CloudstackClusterSpec) -> ObjectKey {
     key(address, "kubernetes-cluster", spec.name.clone())
 }
 
-pub fn add_cluster(graph: &mut ObjectGraph, address: &Address, spec: &ClusterSpec) {
+pub fn add_cluster(graph: &mut ObjectGraph, address: &Address, spec: &CloudstackClusterSpec) {
     let cluster = cluster_key(address, spec);
     graph.add(cluster.clone(), None);
     let groups = [
@@ -37,7 +37,7 @@ pub fn add_cluster(graph: &mut ObjectGraph, address: &Address, spec: &ClusterSpe
 pub fn add_load_balancer(
     graph: &mut ObjectGraph,
     address: &Address,
-    spec: &CsLoadBalancerSpec,
+    spec: &CloudstackLoadBalancerSpec,
     cluster: Option<&ObjectKey>,
 ) {
     let ip_name = match &spec.public_ip {
@@ -69,7 +69,7 @@ pub fn add_load_balancer(
 }
 
 /// The cluster address a load balancer's members come from.
-pub fn members_cluster(spec: &CsLoadBalancerSpec) -> Option<Address> {
+pub fn members_cluster(spec: &CloudstackLoadBalancerSpec) -> Option<Address> {
     match &spec.members {
         CsMembers::Cluster(name) => Some(Address::new(ResourceKind::Cluster, name)),
         CsMembers::Vms(_) => None,

@@ -15,7 +15,7 @@ use super::live::{ApplyContext, ClusterRef, Inventory, PlanInput};
 use super::{cluster, lb, recover, refresh, OWNER_TAG, PROVIDER};
 use skyplan_core::config::{CloudstackEndpoint, ResourceSpec};
 use skyplan_core::model::{
-    Address, ClusterSpec, CsLoadBalancerSpec, CsMembers, PublicIp, ResourceKind,
+    Address, CloudstackClusterSpec, CloudstackLoadBalancerSpec, CsMembers, PublicIp, ResourceKind,
 };
 use skyplan_core::plan::ResourceChange;
 use skyplan_core::provider::{Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target};
@@ -28,7 +28,7 @@ use skyplan_kubernetes::metadata;
 /// What refresh learnt of a cluster target, for the load balancers that take its workers.
 #[derive(Clone)]
 struct KnownCluster {
-    spec: Option<ClusterSpec>,
+    spec: Option<CloudstackClusterSpec>,
     prior_id: Option<String>,
 }
 
@@ -282,7 +282,7 @@ impl CloudstackProvider {
     /// The cluster a load balancer takes its members from, as far as refresh knows it.
     fn cluster_ref<'a>(
         &self,
-        spec: &CsLoadBalancerSpec,
+        spec: &CloudstackLoadBalancerSpec,
         address: &'a Address,
         known: &'a BTreeMap<Address, KnownCluster>,
         inventory: &'a Inventory,
@@ -435,7 +435,7 @@ impl CloudstackProvider {
     /// this apply, which runs the cluster first: its config's count against the live size as
     /// refresh read it. 0 with autoscaling (the autoscaler owns the count), for a cluster not
     /// created yet or one this config does not manage.
-    fn scaled_workers(&self, spec: &CsLoadBalancerSpec, inventory: &Inventory) -> i64 {
+    fn scaled_workers(&self, spec: &CloudstackLoadBalancerSpec, inventory: &Inventory) -> i64 {
         let Some(binding) = &spec.binding else {
             return 0;
         };
@@ -462,7 +462,7 @@ impl CloudstackProvider {
             || change
                 .record
                 .as_ref()
-                .and_then(|r| r.parse::<CsLoadBalancerSpec>().ok())
+                .and_then(|r| r.parse::<CloudstackLoadBalancerSpec>().ok())
                 .is_some_and(|s| lb::ccm::views::is_ccm(&s));
         let deletes_service = change.operations.iter().any(|op| {
             matches!(
@@ -490,7 +490,7 @@ impl CloudstackProvider {
             let spec = change
                 .record
                 .as_ref()
-                .and_then(|r| r.parse::<CsLoadBalancerSpec>().ok());
+                .and_then(|r| r.parse::<CloudstackLoadBalancerSpec>().ok());
             let scaled = spec.map_or(0, |s| self.scaled_workers(&s, &inventory));
             (self.ccm.rules_before(&change.address, &inventory), scaled)
         };
@@ -565,8 +565,8 @@ impl CloudstackProvider {
 /// `--allow-delete` names it.
 struct CcmPlan<'a> {
     address: &'a Address,
-    desired: Option<&'a CsLoadBalancerSpec>,
-    applied: Option<&'a CsLoadBalancerSpec>,
+    desired: Option<&'a CloudstackLoadBalancerSpec>,
+    applied: Option<&'a CloudstackLoadBalancerSpec>,
     allow_delete: bool,
 }
 
@@ -578,7 +578,7 @@ enum Outcome {
 /// The state entry for an existing cluster taken under management by its ID.
 fn import_cluster(
     address: &Address,
-    spec: &ClusterSpec,
+    spec: &CloudstackClusterSpec,
     prior: Option<&ResourceState>,
     inventory: &Inventory,
 ) -> Result<ResourceState, ProviderError> {
@@ -629,21 +629,21 @@ fn locate(
     error.at(&location)
 }
 
-fn cluster_spec(resource: &skyplan_core::config::Resource) -> Option<&ClusterSpec> {
+fn cluster_spec(resource: &skyplan_core::config::Resource) -> Option<&CloudstackClusterSpec> {
     match &resource.spec {
         ResourceSpec::CloudstackCluster(spec) => Some(spec),
         _ => None,
     }
 }
 
-fn lb_spec(resource: &skyplan_core::config::Resource) -> Option<&CsLoadBalancerSpec> {
+fn lb_spec(resource: &skyplan_core::config::Resource) -> Option<&CloudstackLoadBalancerSpec> {
     match &resource.spec {
         ResourceSpec::CloudstackLoadBalancer(spec) => Some(spec),
         _ => None,
     }
 }
 
-fn applied_lb_spec(prior: &ResourceState) -> Option<CsLoadBalancerSpec> {
+fn applied_lb_spec(prior: &ResourceState) -> Option<CloudstackLoadBalancerSpec> {
     serde_json::from_value(prior.attributes.clone()).ok()
 }
 

@@ -9,7 +9,7 @@ use super::ccm::{self, Owner, TAG_NAMES};
 use super::impact::{rule, Change};
 use super::live::{ClusterFacts, Inventory, Record};
 use super::ops::{BlockRef, Op};
-use skyplan_core::model::{Address, PnapLoadBalancerSpec};
+use skyplan_core::model::{Address, PhoenixnapLoadBalancerSpec};
 use skyplan_core::plan::{self, Action, AttributeChange, ResourceChange};
 
 pub const PROVIDER: &str = "phoenixnap";
@@ -21,7 +21,7 @@ pub const MAX_BLOCKS_PER_NETWORK: usize = 10;
 /// One load balancer to plan.
 pub struct PlanInput<'a> {
     pub address: &'a Address,
-    pub spec: Option<&'a PnapLoadBalancerSpec>,
+    pub spec: Option<&'a PhoenixnapLoadBalancerSpec>,
     pub prior: Option<Record>,
     /// The desired spec's cluster (None: not connected).
     pub cluster: Option<&'a ClusterFacts>,
@@ -167,7 +167,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<ResourceChange, PlanError> {
 /// What every branch of an existing load balancer needs.
 struct Context<'a> {
     input: &'a PlanInput<'a>,
-    spec: &'a PnapLoadBalancerSpec,
+    spec: &'a PhoenixnapLoadBalancerSpec,
     owner: &'a Owner<'a>,
     network_id: &'a str,
     network_name: &'a str,
@@ -529,7 +529,11 @@ fn plan_removal(input: &PlanInput<'_>) -> ResourceChange {
     change
 }
 
-fn finish(input: &PlanInput<'_>, found: Found, spec: &PnapLoadBalancerSpec) -> ResourceChange {
+fn finish(
+    input: &PlanInput<'_>,
+    found: Found,
+    spec: &PhoenixnapLoadBalancerSpec,
+) -> ResourceChange {
     to_change(input, found, Some(plan::Record::of(spec)))
 }
 

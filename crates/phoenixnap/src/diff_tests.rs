@@ -5,14 +5,16 @@ use super::ccm::{Owner, TAG_NAMES};
 use super::diff::{plan, PlanInput};
 use super::live::{ClusterFacts, Inventory, Record, ServiceFacts};
 use super::ops::Op;
-use skyplan_core::model::{Address, Impact, PnapLoadBalancerSpec, PnapLocation, ResourceKind};
+use skyplan_core::model::{
+    Address, Impact, PhoenixnapLoadBalancerSpec, PnapLocation, ResourceKind,
+};
 use skyplan_core::plan::{Action, ResourceChange};
 
 const UID: &str = "5c1b7a0e-uid";
 const NET: &str = "net-phx";
 
-fn spec() -> PnapLoadBalancerSpec {
-    PnapLoadBalancerSpec {
+fn spec() -> PhoenixnapLoadBalancerSpec {
+    PhoenixnapLoadBalancerSpec {
         cluster: Address::new(ResourceKind::Cluster, "prod"),
         namespace: "default".into(),
         name: "api".into(),
@@ -101,7 +103,7 @@ fn record(block: &IpBlock) -> Record {
 }
 
 struct Case {
-    spec: Option<PnapLoadBalancerSpec>,
+    spec: Option<PhoenixnapLoadBalancerSpec>,
     prior: Option<Record>,
     cluster: ClusterFacts,
     inventory: Inventory,

@@ -30,7 +30,7 @@ pub use provider::{PhoenixnapProvider, PnapEmbedded};
 pub fn add_to_graph(
     graph: &mut skyplan_core::graph::ObjectGraph,
     address: &skyplan_core::model::Address,
-    spec: &skyplan_core::model::PnapLoadBalancerSpec,
+    spec: &skyplan_core::model::PhoenixnapLoadBalancerSpec,
 ) {
     use skyplan_core::graph::ObjectKey;
     let network = ObjectKey::new(address.clone(), "public-network", &spec.public_network);

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::api::{IpBlock, PublicNetwork};
-use skyplan_core::model::{Address, PnapLoadBalancerSpec};
+use skyplan_core::model::{Address, PhoenixnapLoadBalancerSpec};
 
 #[derive(Debug, Clone, Default)]
 pub struct Inventory {
@@ -71,7 +71,7 @@ pub struct ClusterFacts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct Record {
-    pub spec: PnapLoadBalancerSpec,
+    pub spec: PhoenixnapLoadBalancerSpec,
     pub block: String,
     pub cidr: String,
     pub address: String,

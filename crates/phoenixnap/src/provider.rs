@@ -18,8 +18,8 @@ use super::instances::PnapInstances;
 use super::live::{ClusterFacts, Inventory, Record};
 use super::refresh;
 use super::verify;
-use skyplan_core::config::{Endpoint, PhoenixnapProvider as Settings, ResourceSpec};
-use skyplan_core::model::{Address, PnapLoadBalancerSpec};
+use skyplan_core::config::{Endpoint, PhoenixnapSettings as Settings, ResourceSpec};
+use skyplan_core::model::{Address, PhoenixnapLoadBalancerSpec};
 use skyplan_core::plan::{ResourceChange, Verification};
 use skyplan_core::provider::{Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target};
 use skyplan_core::state::journal::Journal;
@@ -145,7 +145,7 @@ impl PhoenixnapProvider {
     fn plan_input<'a>(
         &self,
         target: &'a Target<'a>,
-        spec: Option<&'a PnapLoadBalancerSpec>,
+        spec: Option<&'a PhoenixnapLoadBalancerSpec>,
         inventory: &'a Inventory,
         cluster: Option<&'a ClusterFacts>,
         requested: bool,
@@ -174,7 +174,7 @@ impl PhoenixnapProvider {
         let inventory = refresh::inventory(&self.client, &state_blocks)
             .await
             .map_err(|e| error(PROVIDER, e))?;
-        let pairs: Vec<(&Address, &PnapLoadBalancerSpec)> =
+        let pairs: Vec<(&Address, &PhoenixnapLoadBalancerSpec)> =
             specs.iter().map(|(a, s)| (*a, s)).collect();
         let (facts, services) =
             refresh::clusters(self.attached.get().map(Arc::as_ref), &pairs).await?;
@@ -187,7 +187,7 @@ impl PhoenixnapProvider {
 
 /// The spec each target is planned against: the config's, or for drift of a load balancer
 /// removed from the config, the one last applied.
-fn targets_specs<'a>(targets: &'a [Target<'a>]) -> Vec<(&'a Address, PnapLoadBalancerSpec)> {
+fn targets_specs<'a>(targets: &'a [Target<'a>]) -> Vec<(&'a Address, PhoenixnapLoadBalancerSpec)> {
     targets
         .iter()
         .filter_map(|t| {
@@ -210,7 +210,7 @@ fn located(target: &Target, error: diff::PlanError) -> ProviderError {
     }
 }
 
-fn config_spec<'a>(target: &Target<'a>) -> Option<&'a PnapLoadBalancerSpec> {
+fn config_spec<'a>(target: &Target<'a>) -> Option<&'a PhoenixnapLoadBalancerSpec> {
     match target.resource.map(|r| &r.spec) {
         Some(ResourceSpec::PnapLoadBalancer(spec)) => Some(spec),
         _ => None,
@@ -320,7 +320,7 @@ impl PhoenixnapProvider {
         journal: &Journal,
     ) -> Result<Option<ResourceState>, ProviderError> {
         let address = &change.address;
-        let spec: Option<PnapLoadBalancerSpec> =
+        let spec: Option<PhoenixnapLoadBalancerSpec> =
             change.record.as_ref().and_then(|r| r.parse().ok());
         let prior_record = prior.and_then(|p| Record::from_json(&p.attributes));
         let cluster_spec = spec.as_ref().or(prior_record.as_ref().map(|r| &r.spec));
@@ -387,7 +387,7 @@ impl PhoenixnapProvider {
         kept: Option<&str>,
         block: &super::api::IpBlock,
         connection: Option<&ClusterConnection>,
-        spec: &PnapLoadBalancerSpec,
+        spec: &PhoenixnapLoadBalancerSpec,
     ) {
         if change.operations.is_empty() {
             return;
@@ -422,7 +422,7 @@ fn service_type(service: Option<&Service>) -> Option<String> {
 }
 
 fn record_for(
-    spec: &PnapLoadBalancerSpec,
+    spec: &PhoenixnapLoadBalancerSpec,
     block: &super::api::IpBlock,
     cluster: &ClusterFacts,
     service_type_before: Option<String>,

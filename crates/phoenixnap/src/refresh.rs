@@ -10,7 +10,7 @@ use super::api::IpBlock;
 use super::ccm::{USAGE_TAG, USAGE_VALUE};
 use super::client::{Error, PnapClient};
 use super::live::{ClusterFacts, Inventory, ServiceFacts};
-use skyplan_core::model::{Address, PnapLoadBalancerSpec};
+use skyplan_core::model::{Address, PhoenixnapLoadBalancerSpec};
 use skyplan_core::provider::ProviderError;
 use skyplan_kubernetes::connection::Clusters;
 
@@ -42,7 +42,7 @@ pub async fn inventory(client: &PnapClient, state_blocks: &[String]) -> Result<I
 /// cluster that is not connected is left out (plan says so).
 pub async fn clusters(
     clusters: Option<&Clusters>,
-    specs: &[(&Address, &PnapLoadBalancerSpec)],
+    specs: &[(&Address, &PhoenixnapLoadBalancerSpec)],
 ) -> Result<(BTreeMap<Address, ClusterFacts>, BTreeMap<Address, Service>), ProviderError> {
     let mut facts = BTreeMap::new();
     let mut services = BTreeMap::new();

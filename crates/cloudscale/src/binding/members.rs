@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::Node;
 
 use crate::servers::ServerObject;
 use skyplan_core::model::labels::LabelSelector as Selector;
-use skyplan_core::model::LoadBalancerSpec;
+use skyplan_core::model::CloudscaleLoadBalancerSpec;
 use skyplan_kubernetes::lb_nodes::{has_exclude_label, is_autoscaled_away, is_being_deleted};
 
 /// The v0.29 `stableNodeSetPredicates`: not being deleted, not excluded by label (its mere
@@ -82,7 +82,7 @@ pub fn server_of<'s>(node: &Node, servers: &'s [ServerObject]) -> Result<&'s Ser
 /// Every member address: each chosen node's server's non-public interface addresses that have
 /// a subnet (Kubernetes node addresses are never used).
 pub fn member_addresses(
-    spec: &LoadBalancerSpec,
+    spec: &CloudscaleLoadBalancerSpec,
     nodes: &[Node],
     servers: &[ServerObject],
 ) -> Result<Vec<String>, String> {
@@ -106,8 +106,8 @@ mod tests {
     use super::*;
     use skyplan_kubernetes::lb_nodes::{EXCLUDE_LABEL, TO_BE_DELETED_TAINT};
 
-    fn spec(selector: Option<&str>) -> LoadBalancerSpec {
-        let mut spec = LoadBalancerSpec::with_defaults("shop", "lpg1");
+    fn spec(selector: Option<&str>) -> CloudscaleLoadBalancerSpec {
+        let mut spec = CloudscaleLoadBalancerSpec::with_defaults("shop", "lpg1");
         spec.node_selector = selector.map(String::from);
         spec
     }

@@ -8,7 +8,7 @@ pub mod members;
 use k8s_openapi::api::core::v1::{Node, Service};
 
 use super::servers::ServerObject;
-use skyplan_core::model::{LoadBalancerSpec, PortSpec, ServiceBinding, TrafficPolicy};
+use skyplan_core::model::{CloudscaleLoadBalancerSpec, PortSpec, ServiceBinding, TrafficPolicy};
 
 /// What refresh read from the cluster for one bound load balancer.
 #[derive(Debug, Clone, Default)]
@@ -38,10 +38,10 @@ pub fn missing_service(binding: &ServiceBinding) -> String {
 /// addresses, node ports are the live Service's, and with `Local` the monitor port is the
 /// Service's healthCheckNodePort.
 pub fn resolve_direct(
-    spec: &LoadBalancerSpec,
+    spec: &CloudscaleLoadBalancerSpec,
     view: &ClusterView,
     servers: &[ServerObject],
-) -> Result<LoadBalancerSpec, String> {
+) -> Result<CloudscaleLoadBalancerSpec, String> {
     let binding = spec.binding.as_ref().expect("a bound load balancer");
     let service = view
         .service
@@ -166,8 +166,8 @@ mod tests {
     use super::*;
     use skyplan_core::model::{Address, LbMode, PortProtocol, ResourceKind, ServiceBinding};
 
-    fn bound_spec() -> LoadBalancerSpec {
-        let mut spec = LoadBalancerSpec::with_defaults("shop", "lpg1");
+    fn bound_spec() -> CloudscaleLoadBalancerSpec {
+        let mut spec = CloudscaleLoadBalancerSpec::with_defaults("shop", "lpg1");
         spec.ports = vec![PortSpec {
             name: "http".into(),
             port: 80,

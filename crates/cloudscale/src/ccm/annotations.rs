@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use skyplan_core::model::{
-    HealthMonitorSpec, HttpCheck, LoadBalancerSpec, MonitorType, Timeouts, TrafficPolicy,
+    CloudscaleLoadBalancerSpec, HealthMonitorSpec, HttpCheck, MonitorType, Timeouts, TrafficPolicy,
 };
 
 pub const PREFIX: &str = "k8s.cloudscale.ch/loadbalancer-";
@@ -51,8 +51,8 @@ pub const MANAGED: [&str; 21] = [
 ];
 
 /// The managed annotations and their values; `None` removes one (its value is the default).
-pub fn desired_annotations(spec: &LoadBalancerSpec) -> BTreeMap<String, Option<String>> {
-    let defaults = LoadBalancerSpec::with_defaults(&spec.name, &spec.zone);
+pub fn desired_annotations(spec: &CloudscaleLoadBalancerSpec) -> BTreeMap<String, Option<String>> {
+    let defaults = CloudscaleLoadBalancerSpec::with_defaults(&spec.name, &spec.zone);
     let mut out = BTreeMap::new();
     let mut put = |suffix: &str, value: Option<String>| {
         out.insert(format!("{PREFIX}{suffix}"), value);
@@ -189,7 +189,7 @@ mod tests {
 
     #[test]
     fn only_non_default_values_are_written_and_defaults_removed() {
-        let spec = LoadBalancerSpec::with_defaults("shop", "lpg1");
+        let spec = CloudscaleLoadBalancerSpec::with_defaults("shop", "lpg1");
         let map = desired_annotations(&spec);
         assert_eq!(value(&map, "name"), Some("shop"));
         assert_eq!(value(&map, "flavor"), None);
@@ -203,7 +203,7 @@ mod tests {
 
     #[test]
     fn integers_are_decimal_strings_and_lists_json() {
-        let mut spec = LoadBalancerSpec::with_defaults("shop", "lpg1");
+        let mut spec = CloudscaleLoadBalancerSpec::with_defaults("shop", "lpg1");
         spec.algorithm = Algorithm::SourceIp;
         spec.health_monitor.delay_s = 5;
         spec.allowed_cidrs = vec!["10.0.0.0/8".into()];
@@ -226,7 +226,7 @@ mod tests {
 
     #[test]
     fn local_policy_leaves_the_livez_check_to_the_ccm() {
-        let mut spec = LoadBalancerSpec::with_defaults("shop", "lpg1");
+        let mut spec = CloudscaleLoadBalancerSpec::with_defaults("shop", "lpg1");
         spec.traffic_policy = TrafficPolicy::Local;
         spec.health_monitor.kind = MonitorType::Http;
         spec.health_monitor.http = Some(HttpCheck::livez());

@@ -17,7 +17,7 @@ use super::super::refresh::refresh;
 use super::super::servers::read_servers;
 use super::annotations::{CCM_OWNED, PREFIX, UUID};
 use super::predict::predicted_spec;
-use skyplan_core::model::{Address, LoadBalancerSpec};
+use skyplan_core::model::{Address, CloudscaleLoadBalancerSpec};
 use skyplan_kubernetes::connection::ClusterConnection;
 use skyplan_kubernetes::service_write::ManagedAnnotations;
 
@@ -39,7 +39,7 @@ pub async fn wait_for_controller(
     address: &Address,
     client: &Arc<CloudscaleClient>,
     connection: &Arc<ClusterConnection>,
-    spec: &LoadBalancerSpec,
+    spec: &CloudscaleLoadBalancerSpec,
 ) -> Result<Converged, String> {
     let started = Instant::now();
     let limit = skyplan_kubernetes::controller_wait_limit();
@@ -70,7 +70,7 @@ async fn check_once(
     address: &Address,
     client: &Arc<CloudscaleClient>,
     connection: &ClusterConnection,
-    spec: &LoadBalancerSpec,
+    spec: &CloudscaleLoadBalancerSpec,
     servers: &[super::super::servers::ServerObject],
 ) -> Result<Result<Converged, String>, String> {
     let binding = spec.binding.as_ref().expect("bound");
@@ -123,7 +123,7 @@ async fn check_once(
 /// in-place fields alike: a listener's CIDRs count as much as its pool).
 pub fn shape_difference(
     address: &Address,
-    spec: &LoadBalancerSpec,
+    spec: &CloudscaleLoadBalancerSpec,
     desired: &LbObjects,
     live: &LbObjects,
 ) -> Option<String> {

@@ -17,13 +17,13 @@ use super::super::servers::ServerObject;
 use super::impact::{from_direct, rule, Change};
 use super::predict::{find_ccm_lb, node_ports_free, predicted_spec, Found, UNKNOWN_PORT};
 use super::service::{desired_body, service_changes};
-use skyplan_core::model::{Address, LoadBalancerSpec};
+use skyplan_core::model::{Address, CloudscaleLoadBalancerSpec};
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
 
 pub struct CcmInput<'a> {
     pub address: &'a Address,
-    pub spec: &'a LoadBalancerSpec,
-    pub prior: Option<&'a LoadBalancerSpec>,
+    pub spec: &'a CloudscaleLoadBalancerSpec,
+    pub prior: Option<&'a CloudscaleLoadBalancerSpec>,
     pub view: &'a ClusterView,
     pub servers: &'a [ServerObject],
     pub snapshot: &'a Snapshot,
@@ -107,7 +107,7 @@ pub fn plan(input: &CcmInput) -> Result<ResourceChange, String> {
 /// only make it build a new one for the Service.
 pub fn removed(
     address: &Address,
-    applied: &LoadBalancerSpec,
+    applied: &CloudscaleLoadBalancerSpec,
     live: Option<&str>,
     allow_delete: bool,
 ) -> ResourceChange {

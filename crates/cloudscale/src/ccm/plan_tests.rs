@@ -17,8 +17,8 @@ fn address() -> Address {
     Address::new(ResourceKind::LoadBalancer, "shop")
 }
 
-fn applied() -> LoadBalancerSpec {
-    let mut spec = LoadBalancerSpec::with_defaults("shop", "lpg1");
+fn applied() -> CloudscaleLoadBalancerSpec {
+    let mut spec = CloudscaleLoadBalancerSpec::with_defaults("shop", "lpg1");
     spec.ports = vec![PortSpec {
         name: "http".into(),
         port: 80,
@@ -42,7 +42,7 @@ struct World {
     snapshot: Snapshot,
 }
 
-fn world(applied: &LoadBalancerSpec, with_uuid: bool) -> World {
+fn world(applied: &CloudscaleLoadBalancerSpec, with_uuid: bool) -> World {
     let mut live = service(&[("http", 80, 31080)], None);
     let mut annotations: std::collections::BTreeMap<String, String> = desired_annotations(applied)
         .into_iter()
@@ -89,18 +89,18 @@ fn world(applied: &LoadBalancerSpec, with_uuid: bool) -> World {
     }
 }
 
-fn plan_of(change: impl FnOnce(&mut LoadBalancerSpec)) -> ResourceChange {
+fn plan_of(change: impl FnOnce(&mut CloudscaleLoadBalancerSpec)) -> ResourceChange {
     plan_in(&world(&applied(), true), change)
 }
 
-fn plan_in(world: &World, change: impl FnOnce(&mut LoadBalancerSpec)) -> ResourceChange {
+fn plan_in(world: &World, change: impl FnOnce(&mut CloudscaleLoadBalancerSpec)) -> ResourceChange {
     try_plan_in(world, change).unwrap()
 }
 
 /// The applied spec with `change` made, planned in `world`: the change, or why it fails.
 fn try_plan_in(
     world: &World,
-    change: impl FnOnce(&mut LoadBalancerSpec),
+    change: impl FnOnce(&mut CloudscaleLoadBalancerSpec),
 ) -> Result<ResourceChange, String> {
     let prior = applied();
     let mut spec = prior.clone();

@@ -10,7 +10,7 @@ use super::super::objects::{LbObjects, Snapshot};
 use super::super::servers::ServerObject;
 use super::annotations::{NAME, UUID};
 use super::service::live_node_ports;
-use skyplan_core::model::{LoadBalancerSpec, TrafficPolicy};
+use skyplan_core::model::{CloudscaleLoadBalancerSpec, TrafficPolicy};
 
 /// A node port the apiserver has not allocated yet (a new or renamed port): known only once
 /// the Service is written, so the members on it are predicted to be created anew.
@@ -21,10 +21,10 @@ pub const UNKNOWN_PORT: u16 = 0;
 /// unknown one), and with
 /// `Local` the live healthCheckNodePort when the Service already had one.
 pub fn predicted_spec(
-    spec: &LoadBalancerSpec,
+    spec: &CloudscaleLoadBalancerSpec,
     view: &ClusterView,
     servers: &[ServerObject],
-) -> Result<LoadBalancerSpec, String> {
+) -> Result<CloudscaleLoadBalancerSpec, String> {
     let live = view.service.as_ref();
     let mut predicted = spec.clone();
     predicted.members = member_addresses(spec, &view.nodes, servers)
@@ -42,7 +42,10 @@ pub fn predicted_spec(
 
 /// A configured node port another Service of the cluster holds: the apiserver refuses the
 /// write (422 Invalid, "provided port is already allocated"), so the plan says so first.
-pub fn node_ports_free(spec: &LoadBalancerSpec, view: &ClusterView) -> Result<(), String> {
+pub fn node_ports_free(
+    spec: &CloudscaleLoadBalancerSpec,
+    view: &ClusterView,
+) -> Result<(), String> {
     let own = spec.binding.as_ref().map(|b| b.service_ref());
     for port in spec.ports.iter().filter(|p| p.node_port != 0) {
         match view.node_ports_held.get(&port.node_port) {

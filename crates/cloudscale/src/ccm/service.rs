@@ -9,10 +9,14 @@ use k8s_openapi::api::core::v1::Service;
 use serde_json::{json, Map, Value};
 
 use super::annotations::desired_annotations;
-use skyplan_core::model::{LoadBalancerSpec, PortProtocol, ServiceBinding};
+use skyplan_core::model::{CloudscaleLoadBalancerSpec, PortProtocol, ServiceBinding};
 
 /// The merge patch (or, for a missing Service, the object to create).
-pub fn desired_body(spec: &LoadBalancerSpec, binding: &ServiceBinding, create: bool) -> Value {
+pub fn desired_body(
+    spec: &CloudscaleLoadBalancerSpec,
+    binding: &ServiceBinding,
+    create: bool,
+) -> Value {
     let annotations: Map<String, Value> = desired_annotations(spec)
         .into_iter()
         .filter(|(_, v)| !create || v.is_some())
@@ -71,7 +75,7 @@ pub struct ServiceChange {
 }
 
 /// What writing the desired Service would change on the live one (empty: nothing to write).
-pub fn service_changes(spec: &LoadBalancerSpec, live: &Service) -> Vec<ServiceChange> {
+pub fn service_changes(spec: &CloudscaleLoadBalancerSpec, live: &Service) -> Vec<ServiceChange> {
     let mut changes = Vec::new();
     let live_annotations = live.metadata.annotations.clone().unwrap_or_default();
     for (key, want) in desired_annotations(spec) {
@@ -127,7 +131,7 @@ pub fn service_changes(spec: &LoadBalancerSpec, live: &Service) -> Vec<ServiceCh
 
 /// A configured node port that differs from the live one of the same port name. An unset
 /// node-port is no change: the apiserver keeps the live one.
-fn node_port_changes(spec: &LoadBalancerSpec, live: &Service) -> Vec<ServiceChange> {
+fn node_port_changes(spec: &CloudscaleLoadBalancerSpec, live: &Service) -> Vec<ServiceChange> {
     let kept = live_node_ports(Some(live));
     spec.ports
         .iter()
@@ -200,8 +204,8 @@ mod tests {
     use super::*;
     use skyplan_core::model::{Address, LbMode, PortSpec, ResourceKind};
 
-    fn spec() -> (LoadBalancerSpec, ServiceBinding) {
-        let mut spec = LoadBalancerSpec::with_defaults("shop", "lpg1");
+    fn spec() -> (CloudscaleLoadBalancerSpec, ServiceBinding) {
+        let mut spec = CloudscaleLoadBalancerSpec::with_defaults("shop", "lpg1");
         spec.ports = vec![PortSpec {
             name: "http".into(),
             port: 80,

@@ -8,7 +8,7 @@ use std::fmt;
 use super::desired::Resolved;
 use crate::api::{KubernetesVersion, ServiceOffering};
 use crate::live::Inventory;
-use skyplan_core::model::{ClusterSpec, NodeType};
+use skyplan_core::model::{CloudstackClusterSpec, NodeType};
 
 /// `MIN_KUBERNETES_CLUSTER_NODE_CPU` / `_RAM_SIZE` (KubernetesClusterService).
 pub const MIN_NODE_CPU: u32 = 2;
@@ -152,7 +152,7 @@ pub fn check_offering(
 /// Constraints on the spec's counts that hold for every plan: size, the account's maximum
 /// cluster size, HA and autoscaling bounds.
 pub fn check_counts(
-    spec: &ClusterSpec,
+    spec: &CloudstackClusterSpec,
     version: KubeVersion,
     inventory: &Inventory,
 ) -> Result<(), String> {
@@ -200,7 +200,10 @@ pub fn check_counts(
 }
 
 /// Per-type offerings and etcd nodes need CloudStack 4.21.
-pub fn check_server_features(spec: &ClusterSpec, inventory: &Inventory) -> Result<(), String> {
+pub fn check_server_features(
+    spec: &CloudstackClusterSpec,
+    inventory: &Inventory,
+) -> Result<(), String> {
     let server = inventory.server_version();
     if server >= NODE_OFFERINGS_SINCE {
         return Ok(());

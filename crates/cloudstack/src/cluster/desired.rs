@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 
 use crate::api::{KubernetesVersion, Network, ServiceOffering, Zone};
 use crate::live::Inventory;
-use skyplan_core::model::{ClusterSpec, NodeType};
+use skyplan_core::model::{CloudstackClusterSpec, NodeType};
 
 /// A cluster spec with every catalog reference resolved.
 #[derive(Debug, Clone)]
 pub struct Resolved<'a> {
-    pub spec: &'a ClusterSpec,
+    pub spec: &'a CloudstackClusterSpec,
     pub zone: &'a Zone,
     pub version: &'a KubernetesVersion,
     /// The cluster's global offering (`service-offering`).
@@ -59,7 +59,7 @@ fn unknown(what: &str, plural: &str, wanted: &str, existing: Vec<&str>) -> Strin
 /// The config key an unknown-name error of [`resolve`] is about (`zone`, `service-offering`),
 /// so the plan error can point at it; `None` for another error, or a per-node offering (whose
 /// table position stands in).
-pub fn unknown_name_key(message: &str, spec: &ClusterSpec) -> Option<&'static str> {
+pub fn unknown_name_key(message: &str, spec: &CloudstackClusterSpec) -> Option<&'static str> {
     if !message.contains("` does not exist; ") {
         return None;
     }
@@ -77,7 +77,7 @@ pub fn unknown_name_key(message: &str, spec: &ClusterSpec) -> Option<&'static st
 }
 
 pub fn resolve<'a>(
-    spec: &'a ClusterSpec,
+    spec: &'a CloudstackClusterSpec,
     inventory: &'a Inventory,
 ) -> Result<Resolved<'a>, String> {
     let zone = inventory.zone(&spec.zone).ok_or_else(|| {

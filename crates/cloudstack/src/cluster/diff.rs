@@ -16,17 +16,17 @@ use crate::api::{KubernetesCluster, ServiceOffering};
 use crate::live::Inventory;
 use crate::ops::Op;
 use crate::PROVIDER;
-use skyplan_core::model::{Address, ClusterRunState, ClusterSpec, NodeType};
+use skyplan_core::model::{Address, CloudstackClusterSpec, ClusterRunState, NodeType};
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
 
 /// Everything the diff of one cluster looks at.
 pub struct DiffInput<'a> {
     pub address: &'a Address,
-    pub desired: Option<&'a ClusterSpec>,
+    pub desired: Option<&'a CloudstackClusterSpec>,
     /// The spec recorded at the last apply: what cannot be read back from the cloud (a
     /// description that cannot be applied, the worker count under autoscaling, whether the
     /// network was supplied) is compared with it.
-    pub prior: Option<&'a ClusterSpec>,
+    pub prior: Option<&'a CloudstackClusterSpec>,
     pub live: Option<&'a KubernetesCluster>,
     pub inventory: &'a Inventory,
     pub replace: bool,
@@ -213,7 +213,7 @@ impl<'a> Diff<'a> {
     fn removed(
         &mut self,
         live: &KubernetesCluster,
-        prior: Option<&ClusterSpec>,
+        prior: Option<&CloudstackClusterSpec>,
         allow_delete: bool,
     ) -> bool {
         let detail = self.delete_consequence(live, prior);
@@ -238,7 +238,7 @@ impl<'a> Diff<'a> {
         &mut self,
         live: &KubernetesCluster,
         want: &Resolved,
-        prior: Option<&ClusterSpec>,
+        prior: Option<&CloudstackClusterSpec>,
     ) -> bool {
         let (before, after) = (json!(live.name), json!(want.spec.name));
         if let Some((row, why)) = self.delete_refusal(live, prior) {
@@ -259,7 +259,7 @@ impl<'a> Diff<'a> {
     fn delete_refusal(
         &self,
         live: &KubernetesCluster,
-        prior: Option<&ClusterSpec>,
+        prior: Option<&CloudstackClusterSpec>,
     ) -> Option<(Change, String)> {
         if !is_in(&live.state, DELETABLE) {
             return Some((
@@ -298,7 +298,11 @@ impl<'a> Diff<'a> {
 
     /// With a network the user supplied, CKS removes only its own rules: what the CCM made for
     /// Services stays (research §3.4).
-    fn delete_consequence(&self, live: &KubernetesCluster, spec: Option<&ClusterSpec>) -> String {
+    fn delete_consequence(
+        &self,
+        live: &KubernetesCluster,
+        spec: Option<&CloudstackClusterSpec>,
+    ) -> String {
         let network = live
             .associatednetworkname
             .clone()

@@ -29,7 +29,7 @@ pub use ops::ClusterOp;
 use super::api::KubernetesCluster;
 use super::live::{Inventory, PlanInput};
 use diff::{diff, DiffInput};
-use skyplan_core::model::ClusterSpec;
+use skyplan_core::model::CloudstackClusterSpec;
 use skyplan_core::plan::{Action, ResourceChange};
 use skyplan_core::provider::{DriftCheck, ProviderError};
 use skyplan_core::state::ResourceState;
@@ -56,14 +56,14 @@ pub fn find_live<'a>(
 }
 
 /// The spec recorded at the last apply; unreadable (an older format) counts as unknown.
-fn applied_spec(prior: &ResourceState) -> Option<ClusterSpec> {
+fn applied_spec(prior: &ResourceState) -> Option<CloudstackClusterSpec> {
     serde_json::from_value(prior.attributes.clone()).ok()
 }
 
 fn compare(
-    input: &PlanInput<'_, ClusterSpec>,
-    desired: Option<&ClusterSpec>,
-    prior: Option<&ClusterSpec>,
+    input: &PlanInput<'_, CloudstackClusterSpec>,
+    desired: Option<&CloudstackClusterSpec>,
+    prior: Option<&CloudstackClusterSpec>,
     replace: bool,
     allow_delete: bool,
 ) -> Result<ResourceChange, ProviderError> {
@@ -82,7 +82,7 @@ fn compare(
 }
 
 /// Desired vs live for one cluster, every constraint of the CKS table checked. Pure.
-pub fn plan(input: &PlanInput<'_, ClusterSpec>) -> Result<ResourceChange, ProviderError> {
+pub fn plan(input: &PlanInput<'_, CloudstackClusterSpec>) -> Result<ResourceChange, ProviderError> {
     let prior = input.prior.and_then(applied_spec);
     compare(
         input,
@@ -94,7 +94,7 @@ pub fn plan(input: &PlanInput<'_, ClusterSpec>) -> Result<ResourceChange, Provid
 }
 
 /// Live vs last applied, as the change that would restore it. Pure.
-pub fn drift(input: &PlanInput<'_, ClusterSpec>) -> Result<DriftCheck, ProviderError> {
+pub fn drift(input: &PlanInput<'_, CloudstackClusterSpec>) -> Result<DriftCheck, ProviderError> {
     // What was last applied is what the cloud should still hold; a cluster found only by its
     // name is held to the config.
     let applied = input.prior.and_then(applied_spec);

@@ -8,7 +8,7 @@ use crate::api::{
     SshKeyPair, VirtualMachine, Zone,
 };
 use crate::live::{Inventory, PlanInput};
-use skyplan_core::model::{Address, ClusterRunState, ClusterSpec, ResourceKind};
+use skyplan_core::model::{Address, CloudstackClusterSpec, ClusterRunState, ResourceKind};
 use skyplan_core::plan::ResourceChange;
 use skyplan_core::provider::ProviderError;
 use skyplan_core::state::ResourceState;
@@ -102,8 +102,8 @@ pub fn inventory() -> Inventory {
 }
 
 /// The spec the inventory's cluster `lab` was applied from.
-pub fn spec() -> ClusterSpec {
-    ClusterSpec {
+pub fn spec() -> CloudstackClusterSpec {
+    CloudstackClusterSpec {
         name: "lab".into(),
         description: None,
         zone: "zone1".into(),
@@ -121,7 +121,7 @@ pub fn spec() -> ClusterSpec {
 }
 
 /// A live cluster as CloudStack shows one created from `spec` (names resolved in `inventory`).
-pub fn live_cluster(spec: &ClusterSpec, inventory: &Inventory) -> KubernetesCluster {
+pub fn live_cluster(spec: &CloudstackClusterSpec, inventory: &Inventory) -> KubernetesCluster {
     let offering = inventory.offering(&spec.service_offering).unwrap();
     let version = inventory.version(&spec.kubernetes_version, None).unwrap();
     let vm = |role: &str, i: u32| ClusterVm {
@@ -194,7 +194,7 @@ pub fn address() -> Address {
     Address::new(ResourceKind::Cluster, "lab")
 }
 
-pub fn state_entry(spec: &ClusterSpec) -> ResourceState {
+pub fn state_entry(spec: &CloudstackClusterSpec) -> ResourceState {
     ResourceState {
         provider: "cloudstack".into(),
         id: "c1".into(),
@@ -207,8 +207,8 @@ pub fn state_entry(spec: &ClusterSpec) -> ResourceState {
 /// Plans `desired` against `inventory`, with `prior` applied before.
 pub fn plan_with(
     inventory: &Inventory,
-    desired: Option<&ClusterSpec>,
-    prior: Option<&ClusterSpec>,
+    desired: Option<&CloudstackClusterSpec>,
+    prior: Option<&CloudstackClusterSpec>,
     replace: bool,
     allow_delete: bool,
 ) -> Result<ResourceChange, ProviderError> {

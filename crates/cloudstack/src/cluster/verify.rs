@@ -6,7 +6,7 @@
 use super::impact::{rule, Change};
 use crate::api::KubernetesCluster;
 use crate::client::CloudstackClient;
-use skyplan_core::model::{ClusterRunState, ClusterSpec, Impact};
+use skyplan_core::model::{CloudstackClusterSpec, ClusterRunState, Impact};
 use skyplan_core::plan::{ResourceChange, Verification};
 use skyplan_core::state::ResourceState;
 
@@ -18,7 +18,7 @@ pub async fn verify(
 ) -> Verification {
     let address = change.address.to_string();
     let predicted = change.impact();
-    let spec: Option<ClusterSpec> = serde_json::from_value(entry.attributes.clone()).ok();
+    let spec: Option<CloudstackClusterSpec> = serde_json::from_value(entry.attributes.clone()).ok();
     let params = vec![("id".to_string(), entry.id.clone())];
     let listed = client
         .list("listKubernetesClusters", &params, "kubernetescluster")
@@ -55,7 +55,10 @@ pub async fn verify(
 }
 
 /// What the live cluster shows that the spec does not ask for.
-pub fn compare(spec: &ClusterSpec, live: Option<&KubernetesCluster>) -> Vec<(Impact, String)> {
+pub fn compare(
+    spec: &CloudstackClusterSpec,
+    live: Option<&KubernetesCluster>,
+) -> Vec<(Impact, String)> {
     let Some(live) = live.filter(|c| c.state != "Destroyed") else {
         return vec![(rule(Change::Deleted).impact, "the cluster is gone".into())];
     };
@@ -94,7 +97,7 @@ mod tests {
         .unwrap()
     }
 
-    fn spec() -> ClusterSpec {
+    fn spec() -> CloudstackClusterSpec {
         let mut spec = crate::cluster::tests::spec();
         spec.workers = 2;
         spec

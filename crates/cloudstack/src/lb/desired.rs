@@ -6,7 +6,7 @@ use super::super::api::{Network, PublicIpAddress, VirtualMachine};
 use super::super::live::{ClusterRef, Inventory};
 use super::found::Found;
 use super::ops::{MemberVm, NetworkRef};
-use skyplan_core::model::{CsLoadBalancerSpec, CsMembers, CsPort, CsProtocol};
+use skyplan_core::model::{CloudstackLoadBalancerSpec, CsMembers, CsPort, CsProtocol};
 
 /// haproxy's stats port on the virtual router (`network.loadbalancer.haproxy.stats.port`,
 /// default 8081): the server refuses it as a public port.
@@ -78,7 +78,7 @@ pub struct Desired {
 
 /// Resolves the spec. `cluster` is the members' cluster when the spec names one.
 pub fn desired(
-    spec: &CsLoadBalancerSpec,
+    spec: &CloudstackLoadBalancerSpec,
     live: &Inventory,
     cluster: Option<ClusterRef<'_>>,
 ) -> Result<Desired, String> {
@@ -124,7 +124,7 @@ fn member(vm: &VirtualMachine) -> MemberVm {
 }
 
 fn members(
-    spec: &CsLoadBalancerSpec,
+    spec: &CloudstackLoadBalancerSpec,
     live: &Inventory,
     cluster: Option<ClusterRef<'_>>,
 ) -> Result<Members, String> {
@@ -159,7 +159,7 @@ fn cluster_workers_now(
         };
     };
     // With autoscaling the autoscaler owns the worker count: the config's is not applied.
-    let scaled = |spec: &skyplan_core::model::ClusterSpec| {
+    let scaled = |spec: &skyplan_core::model::CloudstackClusterSpec| {
         spec.autoscaling.is_none() && spec.workers != running.size
     };
     if cluster.spec.is_some_and(scaled) {
@@ -245,7 +245,7 @@ fn facts(network: &Network) -> Result<NetworkFacts, String> {
 }
 
 fn network(
-    spec: &CsLoadBalancerSpec,
+    spec: &CloudstackLoadBalancerSpec,
     live: &Inventory,
     cluster: Option<ClusterRef<'_>>,
     members: &Members,

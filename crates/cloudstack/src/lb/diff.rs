@@ -15,7 +15,7 @@ use super::impact::{cidrs_change, rule, Change, Version, CIDRLIST_CREATE_SINCE};
 use super::ops::{LbOp, MemberVm, NewRule, RuleUpdate};
 use crate::ops::Op;
 use crate::PROVIDER;
-use skyplan_core::model::{Address, CsLoadBalancerSpec, CsProtocol, PublicIp};
+use skyplan_core::model::{Address, CloudstackLoadBalancerSpec, CsProtocol, PublicIp};
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
 
 mod kept;
@@ -28,9 +28,9 @@ const OTHER_RULES_SHOWN: usize = 3;
 pub struct DiffInput<'a> {
     pub address: &'a Address,
     /// The config's spec and its resolution; `None` when removed from the config.
-    pub desired: Option<(&'a CsLoadBalancerSpec, &'a Desired)>,
+    pub desired: Option<(&'a CloudstackLoadBalancerSpec, &'a Desired)>,
     /// The spec recorded at the last apply.
-    pub prior: Option<&'a CsLoadBalancerSpec>,
+    pub prior: Option<&'a CloudstackLoadBalancerSpec>,
     pub found: &'a Found<'a>,
     pub live: &'a Inventory,
     pub replace: bool,
@@ -180,7 +180,11 @@ impl<'a> Diff<'a> {
 
     // ---- whole load balancer -------------------------------------------------------------
 
-    fn created(&mut self, spec: &CsLoadBalancerSpec, desired: &Desired) -> Result<(), String> {
+    fn created(
+        &mut self,
+        spec: &CloudstackLoadBalancerSpec,
+        desired: &Desired,
+    ) -> Result<(), String> {
         let detail = match &desired.members {
             Members::AfterCluster {
                 address, workers, ..
@@ -225,7 +229,11 @@ impl<'a> Diff<'a> {
         }
     }
 
-    fn replaced(&mut self, spec: &CsLoadBalancerSpec, desired: &Desired) -> Result<(), String> {
+    fn replaced(
+        &mut self,
+        spec: &CloudstackLoadBalancerSpec,
+        desired: &Desired,
+    ) -> Result<(), String> {
         let after = match &spec.public_ip {
             PublicIp::Auto => json!("auto"),
             PublicIp::Address(address) => json!(address),
@@ -263,7 +271,11 @@ impl<'a> Diff<'a> {
     }
 
     /// Associates (and tags) the IP when the config asks for one skyplan must associate.
-    fn acquire_ip(&mut self, spec: &CsLoadBalancerSpec, released: bool) -> Result<(), String> {
+    fn acquire_ip(
+        &mut self,
+        spec: &CloudstackLoadBalancerSpec,
+        released: bool,
+    ) -> Result<(), String> {
         let found = self.input.found.ip.filter(|_| !released);
         let address = match (&spec.public_ip, found) {
             (PublicIp::Auto, Some(ip)) if self.input.found.ip_recovered => {
@@ -324,7 +336,7 @@ impl<'a> Diff<'a> {
     }
 
     /// Says that firewall-cidrs do nothing on a network without the Firewall service.
-    fn firewall_ignored(&mut self, spec: &CsLoadBalancerSpec, desired: &Desired) {
+    fn firewall_ignored(&mut self, spec: &CloudstackLoadBalancerSpec, desired: &Desired) {
         let open = super::desired::firewall_cidrs(&[]);
         if desired.network.firewall || desired.firewall_cidrs == open {
             return;
@@ -350,7 +362,12 @@ impl<'a> Diff<'a> {
 
     // ---- one rule ------------------------------------------------------------------------
 
-    fn create_rule(&mut self, spec: &CsLoadBalancerSpec, desired: &Desired, wanted: &DesiredRule) {
+    fn create_rule(
+        &mut self,
+        spec: &CloudstackLoadBalancerSpec,
+        desired: &Desired,
+        wanted: &DesiredRule,
+    ) {
         self.ops.push(LbOp::CreateRule {
             rule: NewRule {
                 name: wanted.name.clone(),

@@ -20,7 +20,7 @@ use super::request::{
     vm_ids,
 };
 use crate::ops::Op;
-use skyplan_core::model::{CsLoadBalancerSpec, PublicIp};
+use skyplan_core::model::{CloudstackLoadBalancerSpec, PublicIp};
 use skyplan_core::plan::{Record, ResourceChange};
 use skyplan_core::provider::ProviderError;
 use skyplan_core::state::journal::{Journal, Phase};
@@ -100,7 +100,7 @@ pub(super) async fn apply_with<A: Api>(
 ) -> Result<Option<ResourceState>, ProviderError> {
     let address = &change.address;
     let fail = |message: String| ProviderError::new(address, message);
-    let spec: Option<CsLoadBalancerSpec> = change
+    let spec: Option<CloudstackLoadBalancerSpec> = change
         .record
         .as_ref()
         .and_then(|record| record.parse().ok());
@@ -147,7 +147,7 @@ pub(super) async fn apply_with<A: Api>(
 /// The new state entry: the public IP's ID, the IDs of the config's rules, the applied spec.
 fn state_entry(
     change: &ResourceChange,
-    spec: Option<&CsLoadBalancerSpec>,
+    spec: Option<&CloudstackLoadBalancerSpec>,
     mut ids: LbIds,
 ) -> Result<Option<ResourceState>, String> {
     let (Some(record), Some(spec)) = (change.record.as_ref().map(Record::to_value), spec) else {
@@ -179,7 +179,7 @@ impl<A: Api> Run<'_, A> {
     /// of the existing rules the ops name.
     async fn locate(
         &mut self,
-        spec: Option<&CsLoadBalancerSpec>,
+        spec: Option<&CloudstackLoadBalancerSpec>,
         ops: &[&LbOp],
     ) -> Result<(), String> {
         if self.ids.public_ip.is_none() {
@@ -216,7 +216,7 @@ impl<A: Api> Run<'_, A> {
         Ok(())
     }
 
-    async fn find_ip(&mut self, spec: Option<&CsLoadBalancerSpec>) -> Result<(), Error> {
+    async fn find_ip(&mut self, spec: Option<&CloudstackLoadBalancerSpec>) -> Result<(), Error> {
         let by_address = match spec.map(|s| &s.public_ip) {
             Some(PublicIp::Address(address)) => {
                 self.list_ips(&[("ipaddress", address.as_str()), ("allocatedonly", "false")])

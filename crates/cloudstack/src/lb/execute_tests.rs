@@ -12,7 +12,7 @@ use super::found::LbIds;
 use super::tests::{address, base, empty_world, plan_in, port, world, Flags, IP, IP_ID};
 use crate::client::{Error, Params};
 use crate::live::{ClusterRef, Inventory};
-use skyplan_core::model::{CsLoadBalancerSpec, CsMembers, CsProtocol};
+use skyplan_core::model::{CloudstackLoadBalancerSpec, CsMembers, CsProtocol};
 use skyplan_core::plan::ResourceChange;
 use skyplan_core::state::journal::Journal;
 use skyplan_core::state::ResourceState;
@@ -355,7 +355,7 @@ async fn a_moved_port_resolves_the_old_rule_by_name_and_records_only_the_new_one
 async fn a_lost_state_finds_the_ip_by_its_tag_and_a_rename_follows_the_rule() {
     let before = base();
     let live = world(&before);
-    let after = CsLoadBalancerSpec {
+    let after = CloudstackLoadBalancerSpec {
         name: "front".into(),
         ..base()
     };
@@ -381,7 +381,7 @@ async fn a_lost_state_finds_the_ip_by_its_tag_and_a_rename_follows_the_rule() {
 
 #[tokio::test]
 async fn cluster_members_are_synced_from_the_cluster_after_it_was_applied() {
-    let spec = CsLoadBalancerSpec {
+    let spec = CloudstackLoadBalancerSpec {
         network: None,
         members: CsMembers::Cluster("lab".into()),
         ports: vec![port(80, CsProtocol::Tcp, 30080)],

@@ -26,7 +26,7 @@ mod tests;
 pub mod verify;
 
 use super::live::{ApplyContext, ClusterRef, PlanInput};
-use skyplan_core::model::CsLoadBalancerSpec;
+use skyplan_core::model::CloudstackLoadBalancerSpec;
 use skyplan_core::plan::{Action, ResourceChange};
 use skyplan_core::provider::{DriftCheck, ProviderError};
 use skyplan_core::state::ResourceState;
@@ -36,7 +36,7 @@ pub use ops::LbOp;
 /// Desired vs live for one load balancer. `cluster` is the members' cluster when the spec
 /// names one. Pure.
 pub fn plan(
-    input: &PlanInput<'_, CsLoadBalancerSpec>,
+    input: &PlanInput<'_, CloudstackLoadBalancerSpec>,
     cluster: Option<ClusterRef<'_>>,
 ) -> Result<ResourceChange, ProviderError> {
     let prior = input.prior.and_then(applied_spec);
@@ -45,7 +45,7 @@ pub fn plan(
 
 /// Live vs last applied. Pure.
 pub fn drift(
-    input: &PlanInput<'_, CsLoadBalancerSpec>,
+    input: &PlanInput<'_, CloudstackLoadBalancerSpec>,
     cluster: Option<ClusterRef<'_>>,
 ) -> Result<DriftCheck, ProviderError> {
     // What was last applied is what the cloud should still hold; a load balancer found only by
@@ -76,7 +76,9 @@ pub async fn apply(
 /// The state entry for an existing public IP and its rules taken under management:
 /// `input.prior.id` names the IP by its ID or address; the config's spec becomes the applied
 /// one. The IP counts as skyplan's (released on delete) only if it carries the ownership tag.
-pub fn import(input: &PlanInput<'_, CsLoadBalancerSpec>) -> Result<ResourceState, ProviderError> {
+pub fn import(
+    input: &PlanInput<'_, CloudstackLoadBalancerSpec>,
+) -> Result<ResourceState, ProviderError> {
     let fail = |message: String| ProviderError::new(input.address, message);
     let (Some(spec), Some(prior)) = (input.desired, input.prior) else {
         return Err(fail(
@@ -111,14 +113,14 @@ pub fn import(input: &PlanInput<'_, CsLoadBalancerSpec>) -> Result<ResourceState
 }
 
 /// The spec recorded at the last apply; unreadable (an older format) counts as unknown.
-fn applied_spec(prior: &ResourceState) -> Option<CsLoadBalancerSpec> {
+fn applied_spec(prior: &ResourceState) -> Option<CloudstackLoadBalancerSpec> {
     serde_json::from_value(prior.attributes.clone()).ok()
 }
 
 fn compare(
-    input: &PlanInput<'_, CsLoadBalancerSpec>,
-    spec: Option<&CsLoadBalancerSpec>,
-    prior: Option<&CsLoadBalancerSpec>,
+    input: &PlanInput<'_, CloudstackLoadBalancerSpec>,
+    spec: Option<&CloudstackLoadBalancerSpec>,
+    prior: Option<&CloudstackLoadBalancerSpec>,
     cluster: Option<ClusterRef<'_>>,
     replace_allowed: bool,
 ) -> Result<ResourceChange, ProviderError> {

@@ -14,8 +14,8 @@ use super::found::LbIds;
 use super::*;
 use crate::ops::Op;
 use skyplan_core::model::{
-    Address, ClusterRunState, ClusterSpec, CsAlgorithm, CsMembers, CsPort, CsProtocol, Impact,
-    PublicIp, ResourceKind,
+    Address, CloudstackClusterSpec, ClusterRunState, CsAlgorithm, CsMembers, CsPort, CsProtocol,
+    Impact, PublicIp, ResourceKind,
 };
 use skyplan_core::plan::AttributeChange;
 
@@ -45,8 +45,8 @@ pub(super) fn port(port: u16, protocol: CsProtocol, node_port: u16) -> CsPort {
     }
 }
 
-pub(super) fn base() -> CsLoadBalancerSpec {
-    CsLoadBalancerSpec {
+pub(super) fn base() -> CloudstackLoadBalancerSpec {
+    CloudstackLoadBalancerSpec {
         name: "edge".into(),
         description: None,
         public_ip: PublicIp::Auto,
@@ -98,7 +98,7 @@ fn vm(id: &str, name: &str) -> VirtualMachine {
     }
 }
 
-fn rule_of(spec: &CsLoadBalancerSpec, p: &CsPort, ip: &str) -> LoadBalancerRule {
+fn rule_of(spec: &CloudstackLoadBalancerSpec, p: &CsPort, ip: &str) -> LoadBalancerRule {
     LoadBalancerRule {
         id: format!("rule-{}", p.port),
         name: spec.rule_name(p),
@@ -118,7 +118,7 @@ fn rule_of(spec: &CsLoadBalancerSpec, p: &CsPort, ip: &str) -> LoadBalancerRule 
     }
 }
 
-fn firewall_of(spec: &CsLoadBalancerSpec, p: &CsPort) -> FirewallRule {
+fn firewall_of(spec: &CloudstackLoadBalancerSpec, p: &CsPort) -> FirewallRule {
     FirewallRule {
         id: format!("fw-{}", p.port),
         protocol: diff::firewall_protocol(p.protocol.as_str()).into(),
@@ -175,7 +175,7 @@ pub(super) fn empty_world() -> Inventory {
 
 /// The account after `spec` was applied: a tagged IP, one rule per port with its members and
 /// firewall rule.
-pub(super) fn world(spec: &CsLoadBalancerSpec) -> Inventory {
+pub(super) fn world(spec: &CloudstackLoadBalancerSpec) -> Inventory {
     let mut live = empty_world();
     live.public_ips.push(PublicIpAddress {
         allocated: None,
@@ -204,7 +204,7 @@ pub(super) fn world(spec: &CsLoadBalancerSpec) -> Inventory {
     live
 }
 
-pub(super) fn state_of(spec: &CsLoadBalancerSpec, live: &Inventory) -> ResourceState {
+pub(super) fn state_of(spec: &CloudstackLoadBalancerSpec, live: &Inventory) -> ResourceState {
     let ids = LbIds {
         public_ip: Some(IP_ID.into()),
         address: Some(IP.into()),
@@ -233,8 +233,8 @@ pub(super) struct Flags {
 
 pub(super) fn plan_in(
     live: &Inventory,
-    applied: Option<&CsLoadBalancerSpec>,
-    desired: Option<&CsLoadBalancerSpec>,
+    applied: Option<&CloudstackLoadBalancerSpec>,
+    desired: Option<&CloudstackLoadBalancerSpec>,
     cluster: Option<ClusterRef<'_>>,
     flags: Flags,
 ) -> Result<ResourceChange, ProviderError> {
@@ -256,7 +256,7 @@ pub(super) fn plan_in(
 }
 
 /// Plans the base spec changed by `change` against the account where the base was applied.
-fn plan_change(change: impl FnOnce(&mut CsLoadBalancerSpec)) -> ResourceChange {
+fn plan_change(change: impl FnOnce(&mut CloudstackLoadBalancerSpec)) -> ResourceChange {
     let before = base();
     let mut after = base();
     change(&mut after);
@@ -443,7 +443,10 @@ fn allowed_cidrs_on_4_22_are_updated_in_place() {
     assert_eq!(update.cidrs, Some(vec!["10.0.0.0/8".to_string()]));
 }
 
-fn on_version(version: &str, after: &CsLoadBalancerSpec) -> Result<ResourceChange, ProviderError> {
+fn on_version(
+    version: &str,
+    after: &CloudstackLoadBalancerSpec,
+) -> Result<ResourceChange, ProviderError> {
     let before = base();
     let mut live = world(&before);
     live.capabilities.as_mut().unwrap().cloudstackversion = version.into();
@@ -617,7 +620,7 @@ fn an_unknown_member_vm_is_a_plan_error_listing_the_vms() {
     let error = plan_in(
         &empty_world(),
         None,
-        Some(&CsLoadBalancerSpec {
+        Some(&CloudstackLoadBalancerSpec {
             members: CsMembers::Vms(vec!["web-9".into()]),
             ..base()
         }),
@@ -734,7 +737,7 @@ fn the_haproxy_stats_port_is_a_plan_error() {
     let error = plan_in(
         &empty_world(),
         None,
-        Some(&CsLoadBalancerSpec {
+        Some(&CloudstackLoadBalancerSpec {
             ports: vec![port(8081, CsProtocol::Tcp, 30081)],
             ..base()
         }),
@@ -760,7 +763,7 @@ fn port_53_on_a_source_nat_ip_is_a_plan_error() {
         vpcid: None,
         tags: vec![],
     });
-    let spec = CsLoadBalancerSpec {
+    let spec = CloudstackLoadBalancerSpec {
         public_ip: PublicIp::Address("198.51.100.1".into()),
         ports: vec![port(53, CsProtocol::Tcp, 30053)],
         ..base()
@@ -868,8 +871,8 @@ fn drift_shows_a_hand_made_change_as_what_restores_it() {
 
 // ---- members from a cluster ----------------------------------------------------------------
 
-pub(super) fn cluster_spec(workers: u32, network: Option<&str>) -> ClusterSpec {
-    ClusterSpec {
+pub(super) fn cluster_spec(workers: u32, network: Option<&str>) -> CloudstackClusterSpec {
+    CloudstackClusterSpec {
         name: "lab".into(),
         description: None,
         zone: "zone1".into(),
@@ -899,8 +902,8 @@ pub(super) fn live_cluster(size: u32) -> KubernetesCluster {
     .unwrap()
 }
 
-fn cluster_lb() -> CsLoadBalancerSpec {
-    CsLoadBalancerSpec {
+fn cluster_lb() -> CloudstackLoadBalancerSpec {
+    CloudstackLoadBalancerSpec {
         network: None,
         members: CsMembers::Cluster("lab".into()),
         ..base()
@@ -1011,7 +1014,7 @@ fn a_load_balancer_of_a_cluster_not_created_yet_takes_its_network_at_apply_time(
         ]
     );
     // CKS makes an isolated virtual-router network: udp would be refused there.
-    let udp = CsLoadBalancerSpec {
+    let udp = CloudstackLoadBalancerSpec {
         ports: vec![port(5000, CsProtocol::Udp, 30500)],
         ..cluster_lb()
     };
@@ -1067,7 +1070,7 @@ fn a_given_address_of_another_network_is_a_plan_error() {
         &["Lb", "Firewall"],
     ));
     live.public_ips[0].associatednetworkid = Some("net-2".into());
-    let spec = CsLoadBalancerSpec {
+    let spec = CloudstackLoadBalancerSpec {
         public_ip: PublicIp::Address("198.51.100.20".into()),
         ..base()
     };
@@ -1120,7 +1123,7 @@ fn import_takes_the_ip_by_address_and_its_rules_and_then_plans_nothing() {
 #[test]
 fn a_port_another_rule_holds_on_the_ip_is_a_plan_error() {
     // The other load balancer's IP, which holds other-tcp-443.
-    let spec = CsLoadBalancerSpec {
+    let spec = CloudstackLoadBalancerSpec {
         public_ip: PublicIp::Address("198.51.100.20".into()),
         ports: vec![port(443, CsProtocol::Tcp, 30443)],
         ..base()
@@ -1155,7 +1158,7 @@ fn a_member_outside_the_rules_network_is_a_plan_error() {
         &["Lb", "Firewall"],
     ));
     live.vms[2].nic[0].networkid = "net-2".into();
-    let spec = CsLoadBalancerSpec {
+    let spec = CloudstackLoadBalancerSpec {
         members: CsMembers::Vms(vec!["web-1".into(), "web-3".into()]),
         ..base()
     };

@@ -248,14 +248,14 @@ mod tests {
         )
     }
 
-    fn lb_spec(text: &str) -> (crate::model::LoadBalancerSpec, Vec<Address>) {
+    fn lb_spec(text: &str) -> (crate::model::CloudscaleLoadBalancerSpec, Vec<Address>) {
         let config = load_str(text).unwrap();
         let lb = config
             .resources
             .iter()
             .find(|r| r.address.to_string() == "load-balancer.shop")
             .unwrap();
-        let ResourceSpec::LoadBalancer(spec) = &lb.spec else {
+        let ResourceSpec::CloudscaleLoadBalancer(spec) = &lb.spec else {
             panic!("a cloudscale load balancer")
         };
         (spec.clone(), lb.depends_on.clone())

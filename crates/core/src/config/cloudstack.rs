@@ -12,12 +12,13 @@ use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
 use super::parse::{RawConfig, Sourced};
 use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer, RawCsPort};
-use super::types::{CloudstackEndpoint, CloudstackProvider, KeyLocations, Resource, ResourceSpec};
+use super::types::{CloudstackEndpoint, CloudstackSettings, KeyLocations, Resource, ResourceSpec};
 use super::validate::{once, provider_has_table};
 use super::values::{self, Invalid};
 use crate::model::{
-    Address, Autoscaling, ClusterRunState, ClusterSpec, CsAlgorithm, CsLoadBalancerSpec, CsMembers,
-    CsPort, CsProtocol, LbMode, NodeType, PublicIp, ResourceKind, ServiceBinding,
+    Address, Autoscaling, CloudstackClusterSpec, CloudstackLoadBalancerSpec, ClusterRunState,
+    CsAlgorithm, CsMembers, CsPort, CsProtocol, LbMode, NodeType, PublicIp, ResourceKind,
+    ServiceBinding,
 };
 
 /// The firewall rules a load balancer gets unless it says otherwise: open to everyone, as the
@@ -28,7 +29,7 @@ pub(super) fn provider(
     root: &Path,
     raw: &Sourced<'_, RawCloudstack>,
     problems: &mut Problems,
-) -> CloudstackProvider {
+) -> CloudstackSettings {
     let mut check = Checker::new(raw.file, problems);
     let section = raw.get();
     for key in [&section.api_key, &section.secret_key]
@@ -59,7 +60,7 @@ pub(super) fn provider(
         (None, Some(path)) => CloudstackEndpoint::CloudConfig(expand_path(root, path.get_ref())),
         (None, None) => CloudstackEndpoint::Embedded,
     };
-    CloudstackProvider { endpoint }
+    CloudstackSettings { endpoint }
 }
 
 /// `~/…` is the home directory; a relative path is relative to the config.
@@ -106,7 +107,7 @@ fn cluster_keys(raw: &RawCluster, file: &SourceFile) -> KeyLocations {
     keys
 }
 
-fn cluster_spec(key: &str, raw: &RawCluster, check: &mut Checker<'_, '_>) -> ClusterSpec {
+fn cluster_spec(key: &str, raw: &RawCluster, check: &mut Checker<'_, '_>) -> CloudstackClusterSpec {
     let control_nodes = count(check, &raw.control_nodes, 1, 1, "control-nodes");
     let kubernetes_version = check
         .text(&raw.kubernetes_version, semantic_version)
@@ -116,7 +117,7 @@ fn cluster_spec(key: &str, raw: &RawCluster, check: &mut Checker<'_, '_>) -> Clu
         (NodeType::Worker, &raw.node_offerings.worker),
         (NodeType::Etcd, &raw.node_offerings.etcd),
     ];
-    ClusterSpec {
+    CloudstackClusterSpec {
         name: raw.name.clone().unwrap_or_else(|| key.to_string()),
         description: raw.description.clone(),
         zone: raw.zone.get_ref().clone(),
@@ -232,13 +233,17 @@ pub(super) fn load_balancer(
     }
 }
 
-fn lb_spec(key: &str, raw: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) -> CsLoadBalancerSpec {
+fn lb_spec(
+    key: &str,
+    raw: &RawCsLoadBalancer,
+    check: &mut Checker<'_, '_>,
+) -> CloudstackLoadBalancerSpec {
     let cidr_text = |text: &str| values::cidr(text).map(|net| net.to_string());
     let firewall_cidrs = match &raw.firewall_cidrs {
         Some(cidrs) => check.texts(cidrs, cidr_text),
         None => DEFAULT_FIREWALL_CIDRS.map(String::from).to_vec(),
     };
-    CsLoadBalancerSpec {
+    CloudstackLoadBalancerSpec {
         name: raw.name.clone().unwrap_or_else(|| key.to_string()),
         description: raw.description.clone(),
         public_ip: raw

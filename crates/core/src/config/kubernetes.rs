@@ -16,8 +16,8 @@ use super::types::{Resource, ResourceSpec};
 use super::values::{self, Invalid};
 use crate::model::labels::{check_key, check_value, LabelSelector};
 use crate::model::{
-    Address, KubeAccess, KubeClusterSpec, NodePolicySpec, NodeSelection, ResourceKind, TaintEffect,
-    TaintSpec,
+    Address, KubeAccess, KubernetesClusterSpec, NodePolicySpec, NodeSelection, ResourceKind,
+    TaintEffect, TaintSpec,
 };
 
 /// The provider name of clusters skyplan connects to and of node policies.
@@ -35,7 +35,7 @@ pub(super) fn cluster(
         provider: PROVIDER.to_string(),
         location: raw.file.location(&raw.span()),
         keys: Default::default(),
-        spec: ResourceSpec::KubernetesCluster(KubeClusterSpec {
+        spec: ResourceSpec::KubernetesCluster(KubernetesClusterSpec {
             access: access(root, raw.get(), &mut check),
         }),
         depends_on: vec![],

@@ -15,8 +15,8 @@ use super::raw::{
 use super::types::{KeyLocations, Resource, ResourceSpec};
 use super::values::{self, Invalid};
 use crate::model::{
-    Address, HealthMonitorSpec, HttpCheck, LoadBalancerSpec, MonitorType, PortProtocol, PortSpec,
-    ResourceKind, Timeouts, TrafficPolicy, VipAddress,
+    Address, CloudscaleLoadBalancerSpec, HealthMonitorSpec, HttpCheck, MonitorType, PortProtocol,
+    PortSpec, ResourceKind, Timeouts, TrafficPolicy, VipAddress,
 };
 
 pub(super) fn resource(
@@ -33,7 +33,7 @@ pub(super) fn resource(
         provider: raw.get().provider.get_ref().clone(),
         location: raw.file.location(&raw.span()),
         keys: catalog_keys(raw.get(), raw.file),
-        spec: ResourceSpec::LoadBalancer(spec),
+        spec: ResourceSpec::CloudscaleLoadBalancer(spec),
         depends_on,
     }
 }
@@ -70,14 +70,18 @@ fn catalog_keys(raw: &RawLoadBalancer, file: &SourceFile) -> KeyLocations {
     keys
 }
 
-fn spec(key: &str, raw: &RawLoadBalancer, check: &mut Checker<'_, '_>) -> LoadBalancerSpec {
+fn spec(
+    key: &str,
+    raw: &RawLoadBalancer,
+    check: &mut Checker<'_, '_>,
+) -> CloudscaleLoadBalancerSpec {
     let name = raw.name.clone().unwrap_or_else(|| key.to_string());
-    let defaults = LoadBalancerSpec::with_defaults(name, raw.zone.get_ref().clone());
+    let defaults = CloudscaleLoadBalancerSpec::with_defaults(name, raw.zone.get_ref().clone());
     let traffic_policy = check.choice(&raw.traffic_policy, defaults.traffic_policy);
     let cidr_text = |text: &str| values::cidr(text).map(|net| net.to_string());
     binding::check_keys(raw, check);
     let binding = binding::binding(raw, check);
-    LoadBalancerSpec {
+    CloudscaleLoadBalancerSpec {
         flavor: raw
             .flavor
             .as_ref()

@@ -10,16 +10,16 @@ use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
 use super::parse::{RawConfig, Sourced};
 use super::raw_phoenixnap::{RawPhoenixnap, RawPnapLoadBalancer};
-use super::types::{Endpoint, KeyLocations, PhoenixnapProvider, Resource, ResourceSpec};
+use super::types::{Endpoint, KeyLocations, PhoenixnapSettings, Resource, ResourceSpec};
 use super::validate::provider_has_table;
 use super::values::{self, Invalid};
-use crate::model::{Address, PnapLoadBalancerSpec, PnapLocation, ResourceKind};
+use crate::model::{Address, PhoenixnapLoadBalancerSpec, PnapLocation, ResourceKind};
 
 pub(super) fn provider(
     root: &Path,
     raw: &Sourced<'_, RawPhoenixnap>,
     problems: &mut Problems,
-) -> PhoenixnapProvider {
+) -> PhoenixnapSettings {
     let mut check = Checker::new(raw.file, problems);
     let section = raw.get();
     for key in [&section.client_id, &section.client_secret]
@@ -32,7 +32,7 @@ pub(super) fn provider(
         let problem = Problem::at(raw.file, key.span(), message).without_snippet();
         check.push(problem.with_help(help));
     }
-    PhoenixnapProvider {
+    PhoenixnapSettings {
         endpoint: section
             .endpoint
             .as_ref()
@@ -100,7 +100,7 @@ pub(super) fn load_balancer(
         provider: section.provider.get_ref().clone(),
         location: raw.file.location(&raw.span()),
         keys: catalog_keys(section, raw.file),
-        spec: ResourceSpec::PnapLoadBalancer(PnapLoadBalancerSpec {
+        spec: ResourceSpec::PnapLoadBalancer(PhoenixnapLoadBalancerSpec {
             cluster: cluster.clone(),
             namespace,
             name,

@@ -9,7 +9,7 @@ use super::diagnostics::{Problem, Problems};
 use super::parse::{RawConfig, Sourced};
 use super::raw::{RawCloudscale, RawMaintenance};
 use super::types::{
-    CloudscaleProvider, Config, Endpoint, Maintenance, Providers, Resource, Settings,
+    CloudscaleSettings, Config, Endpoint, Maintenance, Providers, Resource, Settings,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
 };
 use super::values::{self, Invalid};
@@ -93,7 +93,7 @@ fn resources(root: &Path, raw: &RawConfig<'_>, problems: &mut Problems) -> Vec<R
     resources
 }
 
-fn cloudscale(raw: &Sourced<'_, RawCloudscale>, problems: &mut Problems) -> CloudscaleProvider {
+fn cloudscale(raw: &Sourced<'_, RawCloudscale>, problems: &mut Problems) -> CloudscaleSettings {
     let mut check = Checker::new(raw.file, problems);
     if let Some(token) = &raw.get().token {
         let message = "API tokens do not belong in config files";
@@ -104,7 +104,7 @@ fn cloudscale(raw: &Sourced<'_, RawCloudscale>, problems: &mut Problems) -> Clou
     }
     let endpoint = raw.get().endpoint.as_ref();
     let concurrency = raw.get().max_concurrent_requests.as_ref();
-    CloudscaleProvider {
+    CloudscaleSettings {
         endpoint: endpoint
             .and_then(|e| check.text(e, values::endpoint))
             .unwrap_or(Endpoint::Embedded),

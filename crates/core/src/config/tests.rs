@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::model::{
-    Algorithm, HealthMonitorSpec, HttpCheck, Impact, IpMode, LoadBalancerSpec, MonitorType,
-    PoolProtocol, PortProtocol, PortSpec, TrafficPolicy, VipAddress,
+    Algorithm, CloudscaleLoadBalancerSpec, HealthMonitorSpec, HttpCheck, Impact, IpMode,
+    MonitorType, PoolProtocol, PortProtocol, PortSpec, TrafficPolicy, VipAddress,
 };
 
 const PROVIDER: &str = "[provider.cloudscale]\nendpoint = \"embedded\"\n";
@@ -46,8 +46,8 @@ fn help_of(text: &str) -> String {
         .to_string()
 }
 
-fn spec(config: &Config) -> &LoadBalancerSpec {
-    let ResourceSpec::LoadBalancer(spec) = &config.resources[0].spec else {
+fn spec(config: &Config) -> &CloudscaleLoadBalancerSpec {
+    let ResourceSpec::CloudscaleLoadBalancer(spec) = &config.resources[0].spec else {
         panic!("a cloudscale load balancer");
     };
     spec
@@ -56,7 +56,7 @@ fn spec(config: &Config) -> &LoadBalancerSpec {
 #[test]
 fn a_minimal_load_balancer_gets_the_ccm_defaults() {
     let config = load_str(&format!("{}{PROVIDER}", lb("members = [\"10.0.0.11\"]"))).unwrap();
-    let mut expected = LoadBalancerSpec::with_defaults("hello", "lpg1");
+    let mut expected = CloudscaleLoadBalancerSpec::with_defaults("hello", "lpg1");
     expected.members = vec!["10.0.0.11".into()];
     expected.ports = vec![PortSpec {
         name: String::new(),

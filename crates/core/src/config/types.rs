@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::model::{
-    Address, ClusterSpec, CsLoadBalancerSpec, Impact, KubeClusterSpec, LoadBalancerSpec,
-    NodePolicySpec, PnapLoadBalancerSpec, PnapLocation,
+    Address, CloudscaleLoadBalancerSpec, CloudstackClusterSpec, CloudstackLoadBalancerSpec, Impact,
+    KubernetesClusterSpec, NodePolicySpec, PhoenixnapLoadBalancerSpec, PnapLocation,
 };
 
 #[derive(Debug, Clone, PartialEq)]
@@ -71,16 +71,16 @@ pub const PROVIDERS: [&str; 3] = ["cloudscale", "cloudstack", "phoenixnap"];
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Providers {
-    pub cloudscale: Option<CloudscaleProvider>,
-    pub cloudstack: Option<CloudstackProvider>,
-    pub phoenixnap: Option<PhoenixnapProvider>,
+    pub cloudscale: Option<CloudscaleSettings>,
+    pub cloudstack: Option<CloudstackSettings>,
+    pub phoenixnap: Option<PhoenixnapSettings>,
 }
 
 /// `[provider.cloudscale] max-concurrent-requests` when the config does not set it.
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 16;
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct CloudscaleProvider {
+pub struct CloudscaleSettings {
     pub endpoint: Endpoint,
     /// The most API requests in flight at once (1-256).
     pub max_concurrent_requests: usize,
@@ -97,13 +97,13 @@ pub enum CloudstackEndpoint {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct CloudstackProvider {
+pub struct CloudstackSettings {
     pub endpoint: CloudstackEndpoint,
 }
 
 /// `[provider.phoenixnap]`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PhoenixnapProvider {
+pub struct PhoenixnapSettings {
     /// The API root (`https://api.phoenixnap.com`), or the built-in simulator.
     pub endpoint: Endpoint,
     /// The OAuth2 token URL; `None`: PhoenixNAP's for its API, else the endpoint's.
@@ -190,15 +190,15 @@ impl std::fmt::Display for SourceLocation {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ResourceSpec {
     /// A cloudscale load balancer.
-    LoadBalancer(LoadBalancerSpec),
+    CloudscaleLoadBalancer(CloudscaleLoadBalancerSpec),
     /// A CloudStack Kubernetes Service cluster.
-    CloudstackCluster(ClusterSpec),
+    CloudstackCluster(CloudstackClusterSpec),
     /// CloudStack load-balancer rules on one public IP.
-    CloudstackLoadBalancer(CsLoadBalancerSpec),
+    CloudstackLoadBalancer(CloudstackLoadBalancerSpec),
     /// An existing Kubernetes cluster skyplan connects to (never created or deleted).
-    KubernetesCluster(KubeClusterSpec),
+    KubernetesCluster(KubernetesClusterSpec),
     /// A policy over the nodes of a cluster: labels and taints.
     NodePolicy(NodePolicySpec),
     /// A PhoenixNAP /29 public IP block for a kube-vip Service.
-    PnapLoadBalancer(PnapLoadBalancerSpec),
+    PnapLoadBalancer(PhoenixnapLoadBalancerSpec),
 }

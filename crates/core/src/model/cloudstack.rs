@@ -33,7 +33,7 @@ pub struct Autoscaling {
 
 /// `[cluster.NAME]` with `provider = "cloudstack"`: a CKS cluster skyplan creates and manages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClusterSpec {
+pub struct CloudstackClusterSpec {
     /// The cluster's name in CloudStack (default: the table key).
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,7 +61,7 @@ pub struct ClusterSpec {
     pub state: ClusterRunState,
 }
 
-impl ClusterSpec {
+impl CloudstackClusterSpec {
     /// The offering (as written) that nodes of this type get.
     pub fn offering_for(&self, node: NodeType) -> &str {
         self.node_offerings
@@ -103,7 +103,7 @@ pub struct CsPort {
 
 /// `[load-balancer.NAME]` with `provider = "cloudstack"`, direct mode: LB rules on one public IP.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CsLoadBalancerSpec {
+pub struct CloudstackLoadBalancerSpec {
     /// The base of the rule names (default: the table key).
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -125,7 +125,7 @@ pub struct CsLoadBalancerSpec {
     pub binding: Option<crate::model::ServiceBinding>,
 }
 
-impl CsLoadBalancerSpec {
+impl CloudstackLoadBalancerSpec {
     /// The CCM's rule name: `<base>-<tcp|udp|tcp-proxy>-<public port>`.
     pub fn rule_name(&self, port: &CsPort) -> String {
         format!("{}-{}-{}", self.name, port.protocol, port.port)
@@ -138,7 +138,7 @@ mod tests {
 
     #[test]
     fn rule_names_follow_the_ccm() {
-        let spec = CsLoadBalancerSpec {
+        let spec = CloudstackLoadBalancerSpec {
             name: "edge".into(),
             description: None,
             public_ip: PublicIp::Auto,
@@ -160,7 +160,7 @@ mod tests {
 
     #[test]
     fn a_node_type_without_its_own_offering_uses_the_clusters() {
-        let mut spec = ClusterSpec {
+        let mut spec = CloudstackClusterSpec {
             name: "lab".into(),
             description: None,
             zone: "zone1".into(),

@@ -25,7 +25,7 @@ pub enum KubeAccess {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KubeClusterSpec {
+pub struct KubernetesClusterSpec {
     pub access: KubeAccess,
 }
 

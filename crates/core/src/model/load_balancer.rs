@@ -144,7 +144,7 @@ impl PortSpec {
 
 /// Everything the config says about one load balancer, defaults resolved.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LoadBalancerSpec {
+pub struct CloudscaleLoadBalancerSpec {
     pub name: String,
     pub flavor: String,
     pub zone: String,
@@ -180,10 +180,10 @@ pub struct LoadBalancerSpec {
     pub binding: Option<super::ServiceBinding>,
 }
 
-impl LoadBalancerSpec {
+impl CloudscaleLoadBalancerSpec {
     /// A load balancer with the CCM's defaults and no ports or members.
     pub fn with_defaults(name: impl Into<String>, zone: impl Into<String>) -> Self {
-        LoadBalancerSpec {
+        CloudscaleLoadBalancerSpec {
             name: name.into(),
             flavor: "lb-standard".into(),
             zone: zone.into(),

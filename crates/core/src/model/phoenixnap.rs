@@ -21,7 +21,7 @@ wire_enum! {
 /// `[load-balancer.NAME] provider = "phoenixnap"`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub struct PnapLoadBalancerSpec {
+pub struct PhoenixnapLoadBalancerSpec {
     /// The `cluster.NAME` the Service is in.
     pub cluster: Address,
     pub namespace: String,
@@ -33,7 +33,7 @@ pub struct PnapLoadBalancerSpec {
     pub location: PnapLocation,
 }
 
-impl PnapLoadBalancerSpec {
+impl PhoenixnapLoadBalancerSpec {
     /// `namespace/name`, as the config writes it.
     pub fn service_ref(&self) -> String {
         format!("{}/{}", self.namespace, self.name)

@@ -63,7 +63,7 @@ impl Diff<'_> {
         &mut self,
         want: &Resolved,
         live: &KubernetesCluster,
-        prior: Option<&ClusterSpec>,
+        prior: Option<&CloudstackClusterSpec>,
     ) -> Result<(), String> {
         let spec = want.spec;
         check_server_features(spec, self.inventory)?;
@@ -118,7 +118,7 @@ impl Diff<'_> {
         &mut self,
         want: &Resolved,
         live: &KubernetesCluster,
-        prior: Option<&ClusterSpec>,
+        prior: Option<&CloudstackClusterSpec>,
     ) {
         let spec = want.spec;
         let replace = "use --replace to delete the cluster and create it anew";
@@ -184,9 +184,9 @@ impl Diff<'_> {
     /// No update API: shown once, when the config's description changes, and never applied.
     fn description(
         &mut self,
-        spec: &ClusterSpec,
+        spec: &CloudstackClusterSpec,
         live: &KubernetesCluster,
-        prior: Option<&ClusterSpec>,
+        prior: Option<&CloudstackClusterSpec>,
     ) {
         let live_text = live.description.as_deref().filter(|d| !d.is_empty());
         let wanted = spec.description.as_deref().filter(|d| !d.is_empty());
@@ -288,7 +288,7 @@ impl Diff<'_> {
         Ok(())
     }
 
-    fn autoscaling(&mut self, spec: &ClusterSpec, live: &KubernetesCluster, now: &str) {
+    fn autoscaling(&mut self, spec: &CloudstackClusterSpec, live: &KubernetesCluster, now: &str) {
         let current = live
             .autoscalingenabled
             .then_some((live.minsize, live.maxsize));
@@ -335,7 +335,7 @@ impl Diff<'_> {
         &mut self,
         want: &Resolved,
         live: &KubernetesCluster,
-        prior: Option<&ClusterSpec>,
+        prior: Option<&CloudstackClusterSpec>,
         now: &str,
         offering_changed: bool,
     ) {

@@ -8,14 +8,14 @@ use skyplan_core::plan::{Action, AttributeChange};
 use skyplan_core::provider::DriftCheck;
 
 /// Plans `edit`ed spec against the default cluster (Running on KVM), applied from `spec()`.
-fn change(edit: impl FnOnce(&mut ClusterSpec)) -> ResourceChange {
+fn change(edit: impl FnOnce(&mut CloudstackClusterSpec)) -> ResourceChange {
     change_in(|_| {}, edit).unwrap()
 }
 
 /// Plans against an `adjust`ed inventory.
 fn change_in(
     adjust: impl FnOnce(&mut Inventory),
-    edit: impl FnOnce(&mut ClusterSpec),
+    edit: impl FnOnce(&mut CloudstackClusterSpec),
 ) -> Result<ResourceChange, ProviderError> {
     let mut inventory = inventory();
     adjust(&mut inventory);
@@ -26,7 +26,7 @@ fn change_in(
 }
 
 /// A change to a spec, for tables of cases.
-type Edit = Box<dyn Fn(&mut ClusterSpec)>;
+type Edit = Box<dyn Fn(&mut CloudstackClusterSpec)>;
 
 fn error_of(result: Result<ResourceChange, ProviderError>) -> String {
     result.expect_err("a plan error").message
@@ -650,7 +650,7 @@ fn replace_deletes_and_creates_with_its_real_consequence() {
 fn create_checks_the_limits() {
     let mut inventory = inventory();
     inventory.clusters.clear();
-    let plan = |edit: fn(&mut ClusterSpec)| {
+    let plan = |edit: fn(&mut CloudstackClusterSpec)| {
         let mut desired = spec();
         edit(&mut desired);
         error_of(plan_with(&inventory, Some(&desired), None, false, false))

@@ -101,7 +101,7 @@ fn accept(model: &mut Model, op: &ClusterOp, inventory: &Inventory) -> Result<Im
 const OFFERINGS: &[&str] = &["Small Instance", "Medium Instance", "Large Instance"];
 const VERSIONS: &[&str] = &["1.28.5", "1.29.3", "1.29.5", "1.30.1", "1.31.0"];
 
-fn specs() -> impl Strategy<Value = ClusterSpec> {
+fn specs() -> impl Strategy<Value = CloudstackClusterSpec> {
     (
         1u32..=5,
         select(OFFERINGS),

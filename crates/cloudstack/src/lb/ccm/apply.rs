@@ -15,7 +15,7 @@ use super::predict::{lb_candidate, live_rules, node_vms, service_base, wanted_ru
 use crate::client::CloudstackClient;
 use crate::live::Inventory;
 use crate::refresh;
-use skyplan_core::model::{Address, CsLoadBalancerSpec};
+use skyplan_core::model::{Address, CloudstackLoadBalancerSpec};
 use skyplan_kubernetes::connection::ClusterConnection;
 
 /// Rule IDs by rule name, as the wait found them once the cloud matched.
@@ -28,7 +28,7 @@ pub async fn wait_for_controller(
     address: &Address,
     client: &CloudstackClient,
     connection: &ClusterConnection,
-    spec: &CsLoadBalancerSpec,
+    spec: &CloudstackLoadBalancerSpec,
     expected_nodes: Option<usize>,
 ) -> Result<RuleIds, String> {
     let binding = spec.binding.as_ref().expect("bound");
@@ -85,7 +85,7 @@ pub async fn wait_for_controller(
 /// The first way the live rules differ from what the CCM should have made of the Service as
 /// written (its node ports now known); `None` once they match.
 pub fn difference(
-    spec: &CsLoadBalancerSpec,
+    spec: &CloudstackLoadBalancerSpec,
     service: &k8s_openapi::api::core::v1::Service,
     nodes: &[Node],
     live: &Inventory,
@@ -141,7 +141,7 @@ pub fn difference(
 /// Whether the port's firewall rules on the public IP are not yet the one rule the CCM makes
 /// from loadBalancerSourceRanges (a VPC tier has network ACLs instead: nothing to wait for).
 fn firewall_difference(
-    spec: &CsLoadBalancerSpec,
+    spec: &CloudstackLoadBalancerSpec,
     rule: &WantedRule,
     live_rule: &LoadBalancerRule,
     live: &Inventory,

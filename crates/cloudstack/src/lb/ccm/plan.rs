@@ -14,7 +14,7 @@ use super::service::{desired_body, service_changes};
 use crate::live::Inventory;
 use crate::ops::Op;
 use crate::PROVIDER;
-use skyplan_core::model::{Address, CsLoadBalancerSpec};
+use skyplan_core::model::{Address, CloudstackLoadBalancerSpec};
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
 
 /// What a controller-mode plan does: one write, then what the CCM is predicted to do.
@@ -61,7 +61,7 @@ impl fmt::Display for CcmOp {
 
 pub struct CcmPlanInput<'a> {
     pub address: &'a Address,
-    pub spec: &'a CsLoadBalancerSpec,
+    pub spec: &'a CloudstackLoadBalancerSpec,
     pub service: Option<&'a Service>,
     pub nodes: &'a [Node],
     pub live: &'a Inventory,
@@ -136,7 +136,7 @@ pub fn plan(input: &CcmPlanInput) -> ResourceChange {
 /// rules — never the rules behind the CCM's back, which would only make it create them again.
 pub fn removed(
     address: &Address,
-    applied: &CsLoadBalancerSpec,
+    applied: &CloudstackLoadBalancerSpec,
     allow_delete: bool,
 ) -> ResourceChange {
     let binding = applied

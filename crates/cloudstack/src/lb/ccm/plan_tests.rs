@@ -24,8 +24,8 @@ fn binding() -> ServiceBinding {
 }
 
 /// What the CCM made: rule `<base>-tcp-80` on node port 30080 with web-1 and web-2.
-fn applied() -> CsLoadBalancerSpec {
-    CsLoadBalancerSpec {
+fn applied() -> CloudstackLoadBalancerSpec {
+    CloudstackLoadBalancerSpec {
         name: base_name(UID),
         members: CsMembers::Vms(vec!["web-1".into(), "web-2".into()]),
         // The CCM v1.2.0 always sends the cidrlist: 0.0.0.0/0 without the annotation.
@@ -35,8 +35,8 @@ fn applied() -> CsLoadBalancerSpec {
     }
 }
 
-fn desired() -> CsLoadBalancerSpec {
-    CsLoadBalancerSpec {
+fn desired() -> CloudstackLoadBalancerSpec {
+    CloudstackLoadBalancerSpec {
         name: "web".into(),
         members: CsMembers::Cluster("prod".into()),
         ports: vec![port(80, CsProtocol::Tcp, 0)],
@@ -46,7 +46,7 @@ fn desired() -> CsLoadBalancerSpec {
 }
 
 /// The live Service as skyplan wrote `spec`, with the apiserver's UID and node ports.
-fn service(spec: &CsLoadBalancerSpec, node_ports: &[(&str, i32)]) -> Service {
+fn service(spec: &CloudstackLoadBalancerSpec, node_ports: &[(&str, i32)]) -> Service {
     let mut body = desired_body(spec, &binding(), true);
     body["metadata"]["uid"] = json!(UID);
     body["metadata"]["resourceVersion"] = json!("7");
@@ -71,7 +71,7 @@ fn nodes(names: &[&str]) -> Vec<Node> {
 }
 
 fn plan_with(
-    spec: &CsLoadBalancerSpec,
+    spec: &CloudstackLoadBalancerSpec,
     live_service: &Service,
     live: &Inventory,
     node_names: &[&str],
@@ -88,7 +88,7 @@ fn plan_with(
 }
 
 /// Plans `change` applied to the desired spec against the world the CCM made of `desired()`.
-fn plan_change(change: impl FnOnce(&mut CsLoadBalancerSpec)) -> ResourceChange {
+fn plan_change(change: impl FnOnce(&mut CloudstackLoadBalancerSpec)) -> ResourceChange {
     let mut spec = desired();
     change(&mut spec);
     let live_service = service(&desired(), &[("tcp-80", 30080)]);
@@ -171,7 +171,7 @@ fn a_port_removed_deletes_its_rule() {
     let mut two = applied();
     two.ports.push(port(443, CsProtocol::Tcp, 30443));
     let live_service = service(
-        &CsLoadBalancerSpec {
+        &CloudstackLoadBalancerSpec {
             ports: vec![port(80, CsProtocol::Tcp, 0), port(443, CsProtocol::Tcp, 0)],
             ..desired()
         },

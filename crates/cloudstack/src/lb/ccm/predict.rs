@@ -14,7 +14,7 @@ use super::names::{base_name, rule_name, service_port_name};
 use super::service::{explicit_node_port, live_node_ports};
 use crate::api::{split_cidrs, LoadBalancerRule};
 use crate::live::Inventory;
-use skyplan_core::model::{CsLoadBalancerSpec, CsProtocol, PublicIp};
+use skyplan_core::model::{CloudstackLoadBalancerSpec, CsProtocol, PublicIp};
 
 /// One predicted effect: the row, the config-shaped path, before/after, the object it is on.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +53,7 @@ pub fn service_base(service: Option<&Service>) -> Option<String> {
 /// The rules the CCM will want, with the config's node port or else the one the apiserver
 /// keeps by port name.
 pub fn wanted_rules(
-    spec: &CsLoadBalancerSpec,
+    spec: &CloudstackLoadBalancerSpec,
     base: &str,
     live: Option<&Service>,
 ) -> Vec<WantedRule> {
@@ -82,7 +82,7 @@ pub fn live_rules<'a>(live: &'a Inventory, base: &str) -> BTreeMap<String, &'a L
 }
 
 pub struct PredictInput<'a> {
-    pub spec: &'a CsLoadBalancerSpec,
+    pub spec: &'a CloudstackLoadBalancerSpec,
     pub service: Option<&'a Service>,
     pub nodes: &'a [Node],
     pub live: &'a Inventory,
@@ -157,7 +157,7 @@ impl Prediction {
 }
 
 /// Two rules on one IP and port conflict whatever their protocols (537).
-fn same_port_twice(spec: &CsLoadBalancerSpec, out: &mut Prediction) {
+fn same_port_twice(spec: &CloudstackLoadBalancerSpec, out: &mut Prediction) {
     let mut seen = BTreeMap::new();
     for port in &spec.ports {
         if let Some(other) = seen.insert(port.port, port.protocol) {

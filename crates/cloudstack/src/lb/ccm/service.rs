@@ -11,7 +11,9 @@ use k8s_openapi::api::core::v1::Service;
 use serde_json::{json, Value};
 
 use super::names::service_port_name;
-use skyplan_core::model::{CsAlgorithm, CsLoadBalancerSpec, CsProtocol, PublicIp, ServiceBinding};
+use skyplan_core::model::{
+    CloudstackLoadBalancerSpec, CsAlgorithm, CsProtocol, PublicIp, ServiceBinding,
+};
 
 pub const PROXY_PROTOCOL: &str =
     "service.beta.kubernetes.io/cloudstack-load-balancer-proxy-protocol";
@@ -28,7 +30,7 @@ pub const MANAGED: skyplan_kubernetes::service_write::ManagedAnnotations =
     };
 
 /// The annotations skyplan owns; `None` means absent (the CCM's default).
-pub fn desired_annotations(spec: &CsLoadBalancerSpec) -> BTreeMap<String, Option<String>> {
+pub fn desired_annotations(spec: &CloudstackLoadBalancerSpec) -> BTreeMap<String, Option<String>> {
     let proxy = spec
         .ports
         .iter()
@@ -59,7 +61,7 @@ fn wire_protocol(protocol: CsProtocol) -> &'static str {
     }
 }
 
-fn load_balancer_ip(spec: &CsLoadBalancerSpec) -> Option<&str> {
+fn load_balancer_ip(spec: &CloudstackLoadBalancerSpec) -> Option<&str> {
     match &spec.public_ip {
         PublicIp::Address(address) => Some(address),
         PublicIp::Auto => None,
@@ -67,7 +69,11 @@ fn load_balancer_ip(spec: &CsLoadBalancerSpec) -> Option<&str> {
 }
 
 /// The merge patch, or for a missing Service the object to create.
-pub fn desired_body(spec: &CsLoadBalancerSpec, binding: &ServiceBinding, create: bool) -> Value {
+pub fn desired_body(
+    spec: &CloudstackLoadBalancerSpec,
+    binding: &ServiceBinding,
+    create: bool,
+) -> Value {
     let annotations: serde_json::Map<String, Value> = desired_annotations(spec)
         .into_iter()
         .filter(|(_, v)| !create || v.is_some())
@@ -129,7 +135,7 @@ pub struct ServiceChange {
 }
 
 /// What writing the desired Service would change on the live one (empty: nothing to write).
-pub fn service_changes(spec: &CsLoadBalancerSpec, live: &Service) -> Vec<ServiceChange> {
+pub fn service_changes(spec: &CloudstackLoadBalancerSpec, live: &Service) -> Vec<ServiceChange> {
     let mut changes = Vec::new();
     let mut differs = |path: &str, before: Value, after: Value| {
         if before != after {
@@ -231,8 +237,8 @@ mod tests {
     use super::*;
     use skyplan_core::model::{Address, CsMembers, CsPort, LbMode, ResourceKind};
 
-    pub(crate) fn spec() -> CsLoadBalancerSpec {
-        CsLoadBalancerSpec {
+    pub(crate) fn spec() -> CloudstackLoadBalancerSpec {
+        CloudstackLoadBalancerSpec {
             name: "web".into(),
             description: None,
             public_ip: PublicIp::Auto,

@@ -17,7 +17,7 @@ use crate::ops::Op;
 use crate::PROVIDER;
 use skyplan_core::config::SourceLocation;
 use skyplan_core::model::Impact;
-use skyplan_core::model::{Address, CsLoadBalancerSpec, LbMode};
+use skyplan_core::model::{Address, CloudstackLoadBalancerSpec, LbMode};
 use skyplan_core::plan::ResourceChange;
 use skyplan_core::provider::{DriftCheck, ProviderError};
 use skyplan_core::state::journal::Journal;
@@ -35,7 +35,7 @@ pub struct ServiceView {
 /// A controller-mode load balancer to read, and where its config names the Service.
 pub struct CcmTarget<'a> {
     pub address: &'a Address,
-    pub spec: &'a CsLoadBalancerSpec,
+    pub spec: &'a CloudstackLoadBalancerSpec,
     pub service: Option<&'a SourceLocation>,
 }
 
@@ -46,7 +46,7 @@ pub struct CcmViews {
 }
 
 /// Whether a spec is in controller mode.
-pub fn is_ccm(spec: &CsLoadBalancerSpec) -> bool {
+pub fn is_ccm(spec: &CloudstackLoadBalancerSpec) -> bool {
     spec.binding.as_ref().is_some_and(|b| b.mode == LbMode::Ccm)
 }
 
@@ -135,7 +135,7 @@ impl CcmViews {
     pub fn plan(
         &self,
         address: &Address,
-        spec: &CsLoadBalancerSpec,
+        spec: &CloudstackLoadBalancerSpec,
         live: &Inventory,
         scaled_workers: i64,
     ) -> Result<ResourceChange, ProviderError> {
@@ -160,7 +160,7 @@ impl CcmViews {
     pub fn drift(
         &self,
         address: &Address,
-        applied: &CsLoadBalancerSpec,
+        applied: &CloudstackLoadBalancerSpec,
         live: &Inventory,
     ) -> Result<DriftCheck, ProviderError> {
         let view = self.view(address)?;
@@ -249,7 +249,7 @@ impl CcmViews {
             .record
             .clone()
             .expect("a controller-mode change records its spec");
-        let spec: CsLoadBalancerSpec = record.parse().map_err(|e| error(address, e))?;
+        let spec: CloudstackLoadBalancerSpec = record.parse().map_err(|e| error(address, e))?;
         let binding = spec.binding.clone().expect("bound");
         let connection = self.connection(address, &binding.cluster)?;
         // The Service as refresh read it: a 409 is retried only if what skyplan manages is

@@ -7,7 +7,7 @@ use super::*;
 impl<'a> Diff<'a> {
     pub(super) fn kept(
         &mut self,
-        spec: &CsLoadBalancerSpec,
+        spec: &CloudstackLoadBalancerSpec,
         desired: &Desired,
         live: &LoadBalancerRule,
         wanted: &DesiredRule,
@@ -81,7 +81,7 @@ impl<'a> Diff<'a> {
     /// LB-wide once every rule was looked at.
     fn update_in_place(
         &mut self,
-        spec: &CsLoadBalancerSpec,
+        spec: &CloudstackLoadBalancerSpec,
         desired: &Desired,
         live: &LoadBalancerRule,
         wanted: &DesiredRule,
@@ -122,7 +122,7 @@ impl<'a> Diff<'a> {
     /// The rule's fields updateLoadBalancerRule can change (the source ACL only from 4.22).
     fn in_place(
         &self,
-        spec: &CsLoadBalancerSpec,
+        spec: &CloudstackLoadBalancerSpec,
         desired: &Desired,
         live: &LoadBalancerRule,
         wanted: &DesiredRule,
@@ -237,7 +237,7 @@ impl<'a> Diff<'a> {
     /// kept unless its protocol changes.
     fn recreate(
         &mut self,
-        spec: &CsLoadBalancerSpec,
+        spec: &CloudstackLoadBalancerSpec,
         desired: &Desired,
         live: &LoadBalancerRule,
         wanted: &DesiredRule,

@@ -51,7 +51,7 @@ pub(super) struct Spreads {
 }
 
 impl Diff<'_> {
-    pub(super) fn update(&mut self, spec: &CsLoadBalancerSpec, desired: &Desired) {
+    pub(super) fn update(&mut self, spec: &CloudstackLoadBalancerSpec, desired: &Desired) {
         if self.immutable(spec, desired) {
             return;
         }
@@ -77,7 +77,7 @@ impl Diff<'_> {
     }
 
     /// Public IP and network cannot change; returns whether one would.
-    fn immutable(&mut self, spec: &CsLoadBalancerSpec, desired: &Desired) -> bool {
+    fn immutable(&mut self, spec: &CloudstackLoadBalancerSpec, desired: &Desired) -> bool {
         let mut refused = false;
         if let (PublicIp::Address(wanted), Some(ip)) = (&spec.public_ip, self.input.found.ip) {
             if ip.ipaddress != *wanted {
@@ -125,7 +125,12 @@ impl Diff<'_> {
         refused
     }
 
-    fn note_spreads(&mut self, spec: &CsLoadBalancerSpec, desired: &Desired, spreads: &Spreads) {
+    fn note_spreads(
+        &mut self,
+        spec: &CloudstackLoadBalancerSpec,
+        desired: &Desired,
+        spreads: &Spreads,
+    ) {
         if !spreads.name.rules.is_empty() {
             let after = match spreads.renamed_to.as_slice() {
                 [one] => json!(one),
@@ -240,7 +245,7 @@ impl Diff<'_> {
     /// public port is that port moved (created first, then the old one deleted).
     fn moved_added_removed(
         &mut self,
-        spec: &CsLoadBalancerSpec,
+        spec: &CloudstackLoadBalancerSpec,
         desired: &Desired,
         live_left: Vec<&LoadBalancerRule>,
         mut want_left: Vec<&DesiredRule>,
