@@ -24,7 +24,9 @@ use skyplan_core::config::{self, Endpoint, Resource, ResourceSpec};
 use skyplan_core::model::LbMode;
 use skyplan_core::model::{Address, CloudscaleLoadBalancerSpec, ServiceBinding};
 use skyplan_core::plan::{Action, ResourceChange, Verification};
-use skyplan_core::provider::{Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target};
+use skyplan_core::provider::{
+    Applied, Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target,
+};
 use skyplan_core::state::journal::{Journal, Phase};
 use skyplan_core::state::ResourceState;
 use skyplan_kubernetes::connection::{ClusterConnection, Clusters};
@@ -53,8 +55,6 @@ pub struct CloudscaleProvider {
     /// What refresh read from the cluster of each Service-bound target (an error to report
     /// when the plan needs it).
     views: Mutex<BTreeMap<Address, Result<ClusterView, ProviderError>>>,
-    /// What apply found when it compared the cloud with the plan, by resource, until taken.
-    verifications: Mutex<BTreeMap<Address, Verification>>,
 }
 
 /// The embedded cloud settles fast, so the client polls it quickly; a real cloud keeps the
@@ -120,7 +120,6 @@ impl CloudscaleProvider {
             servers: Arc::default(),
             clusters: Mutex::new(None),
             views: Mutex::new(BTreeMap::new()),
-            verifications: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -264,14 +263,14 @@ impl CloudscaleProvider {
         change: &ResourceChange,
         prior: Option<&ResourceState>,
         journal: &Journal,
-    ) -> Result<Option<ResourceState>, ProviderError> {
+    ) -> Result<Applied, ProviderError> {
         let address = &change.address;
         let controller_mode = change.record.as_ref().is_some_and(|r| {
             r.parse::<CloudscaleLoadBalancerSpec>()
                 .is_ok_and(|s| s.binding.is_some_and(|b| b.mode == LbMode::Ccm))
         });
         if controller_mode {
-            return self.apply_ccm(change, journal).await.map(Some);
+            return self.apply_ccm(change, journal).await;
         }
         let deletes_service = change.operations.iter().any(|op| {
             matches!(
@@ -280,7 +279,10 @@ impl CloudscaleProvider {
             )
         });
         if deletes_service {
-            return self.apply_ccm_delete(change, journal).await;
+            return self
+                .apply_ccm_delete(change, journal)
+                .await
+                .map(|()| Applied::unverified(None));
         }
         let live = find_live(&self.snapshot(), address, prior.map(|p| p.id.as_str()))?.cloned();
         let mut ids = live.as_ref().map(LbIds::from_live).unwrap_or_default();
@@ -310,16 +312,19 @@ impl CloudscaleProvider {
                 .record(address, Phase::Done, &text, Some(recorded), None)
                 .map_err(journal_error)?;
         }
-        self.verify(change, &ids).await;
-        Ok(state_entry(change, ids))
+        let verification = self.verify(change, &ids).await;
+        Ok(Applied {
+            entry: state_entry(change, ids),
+            verification,
+        })
     }
 
-    /// Holds the settled cloud to the plan's prediction (`ids`: what it kept and created) and
-    /// keeps the outcome for [`Provider::take_verification`]. A deletion leaves nothing to
-    /// verify; a failed read is reported, not fatal: the change itself was made.
-    async fn verify(&self, change: &ResourceChange, ids: &LbIds) {
+    /// Holds the settled cloud to the plan's prediction (`ids`: what it kept and created). A
+    /// deletion leaves nothing to verify; a failed read is reported, not fatal: the change
+    /// itself was made.
+    async fn verify(&self, change: &ResourceChange, ids: &LbIds) -> Option<Verification> {
         if change.operations.is_empty() || change.action == Action::Delete || ids.lb.is_none() {
-            return;
+            return None;
         }
         let address = change.address.to_string();
         let predicted = change.impact();
@@ -332,15 +337,8 @@ impl CloudscaleProvider {
                 differences: vec![format!("could not be verified: {e}")],
             },
         };
-        self.keep_verification(&change.address, verification);
-    }
-
-    fn keep_verification(&self, address: &Address, verification: Verification) {
         tracing::info!(%address, "verified: {}", verification.summary());
-        self.verifications
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(address.clone(), verification);
+        Some(verification)
     }
 }
 
@@ -406,7 +404,7 @@ impl CloudscaleProvider {
         &self,
         change: &ResourceChange,
         journal: &Journal,
-    ) -> Result<Option<ResourceState>, ProviderError> {
+    ) -> Result<(), ProviderError> {
         use skyplan_kubernetes::service_delete::delete_service_journaled;
         let address = &change.address;
         for operation in &change.operations {
@@ -425,7 +423,7 @@ impl CloudscaleProvider {
             let text = op.to_string();
             delete_service_journaled(&connection, journal, address, &text, namespace, name).await?;
         }
-        Ok(None)
+        Ok(())
     }
 
     /// Writes the Service, waits for the CCM, and checks its outcome against the plan.
@@ -433,7 +431,7 @@ impl CloudscaleProvider {
         &self,
         change: &ResourceChange,
         journal: &Journal,
-    ) -> Result<ResourceState, ProviderError> {
+    ) -> Result<Applied, ProviderError> {
         use super::ccm::apply::{compare_pool_uuids, wait_for_controller, MANAGED};
         use super::ops::Op;
         use skyplan_kubernetes::service_write::{write_service_journaled, ServiceWrite};
@@ -502,13 +500,17 @@ impl CloudscaleProvider {
             .map_err(|e| error(address, e))?;
         let uuid = converged.lb.lb.uuid.clone().unwrap_or_default();
         let differences = compare_pool_uuids(before.as_ref(), &converged.lb, &actions);
-        self.keep_verification(address, ccm_verification(change, differences));
-        Ok(ResourceState {
-            provider: PROVIDER.to_string(),
-            id: uuid.clone(),
-            ids: serde_json::json!({"lb": uuid, "service_uid": converged.service_uid}),
-            attributes: record.to_value(),
-            depends_on: vec![],
+        let verification = ccm_verification(change, differences);
+        tracing::info!(%address, "verified: {}", verification.summary());
+        Ok(Applied {
+            entry: Some(ResourceState {
+                provider: PROVIDER.to_string(),
+                id: uuid.clone(),
+                ids: serde_json::json!({"lb": uuid, "service_uid": converged.service_uid}),
+                attributes: record.to_value(),
+                depends_on: vec![],
+            }),
+            verification: Some(verification),
         })
     }
 
@@ -841,15 +843,8 @@ impl Provider for CloudscaleProvider {
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
         journal: &'a Journal,
-    ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
+    ) -> BoxFuture<'a, Result<Applied, ProviderError>> {
         self.apply_change(change, prior, journal).boxed()
-    }
-
-    fn take_verification(&self, address: &Address) -> Option<Verification> {
-        self.verifications
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(address)
     }
 
     fn request_count(&self) -> u64 {

@@ -18,7 +18,10 @@ use skyplan_core::model::{
     Address, CloudstackClusterSpec, CloudstackLoadBalancerSpec, CsMembers, PublicIp, ResourceKind,
 };
 use skyplan_core::plan::ResourceChange;
-use skyplan_core::provider::{Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target};
+use skyplan_core::plan::Verification;
+use skyplan_core::provider::{
+    Applied, Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target,
+};
 use skyplan_core::state::journal::Journal;
 use skyplan_core::state::ResourceState;
 use skyplan_kubernetes::connection::Clusters;
@@ -57,8 +60,6 @@ pub struct CloudstackProvider {
     embedded: Mutex<Option<Companion>>,
     /// Controller-mode load balancers: the attached clusters and the Services read.
     ccm: lb::ccm::views::CcmViews,
-    /// What apply found when it compared a load balancer's rules with the plan, until taken.
-    verifications: Mutex<BTreeMap<Address, skyplan_core::plan::Verification>>,
 }
 
 fn error(address: impl ToString, message: impl ToString) -> ProviderError {
@@ -151,7 +152,6 @@ impl CloudstackProvider {
             untagged_associations: Mutex::new(BTreeMap::new()),
             embedded: Mutex::new(embedded),
             ccm: Default::default(),
-            verifications: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -454,7 +454,7 @@ impl CloudstackProvider {
         context: &ApplyContext<'_>,
         change: &ResourceChange,
         prior: Option<&ResourceState>,
-    ) -> Result<Option<ResourceState>, ProviderError> {
+    ) -> Result<Applied, ProviderError> {
         let controller_mode = change
             .operations
             .iter()
@@ -475,15 +475,21 @@ impl CloudstackProvider {
         if deletes_service {
             let connection = self.delete_connection(change).await?;
             let deleted = self.ccm.delete(context.journal, change, &connection).await;
-            return deleted.map(|()| None);
+            return deleted.map(|()| Applied::unverified(None));
         }
         if !controller_mode {
             let entry = lb::apply(context, change, prior).await?;
-            if let (Some(entry), false) = (&entry, change.operations.is_empty()) {
-                let verified = lb::verify::verify(context.client, change, entry).await;
-                self.keep_verification(&change.address, verified);
-            }
-            return Ok(entry);
+            let verification = match (&entry, change.operations.is_empty()) {
+                (Some(entry), false) => Some(verified(
+                    change,
+                    lb::verify::verify(context.client, change, entry).await,
+                )),
+                _ => None,
+            };
+            return Ok(Applied {
+                entry,
+                verification,
+            });
         }
         let (before, scaled) = {
             let inventory = self.inventory();
@@ -497,7 +503,7 @@ impl CloudstackProvider {
         self.ccm
             .apply(context.client, context.journal, change, before, scaled)
             .await
-            .map(Some)
+            .map(|entry| Applied::unverified(Some(entry)))
     }
 
     /// The cluster of a controller-mode Service to delete. Once its load balancer is gone from
@@ -538,15 +544,6 @@ impl CloudstackProvider {
         let connection =
             skyplan_kubernetes::connect::connect_with_kubeconfig(&cluster, &kubeconfig).await?;
         Ok(Arc::new(connection))
-    }
-
-    /// What apply found verifying `address`, until [`Provider::take_verification`].
-    fn keep_verification(&self, address: &Address, verified: skyplan_core::plan::Verification) {
-        tracing::info!(%address, "verified: {}", verified.summary());
-        self.verifications
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(address.clone(), verified);
     }
 
     /// A compared cluster's drift, with its nodes' metadata drift after it.
@@ -737,19 +734,12 @@ impl Provider for CloudstackProvider {
         Ok(entry)
     }
 
-    fn take_verification(&self, address: &Address) -> Option<skyplan_core::plan::Verification> {
-        self.verifications
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(address)
-    }
-
     fn apply<'a>(
         &'a self,
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
         journal: &'a Journal,
-    ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
+    ) -> BoxFuture<'a, Result<Applied, ProviderError>> {
         async move {
             let context = ApplyContext {
                 client: &self.client,
@@ -758,11 +748,17 @@ impl Provider for CloudstackProvider {
             match change.address.kind {
                 ResourceKind::Cluster => {
                     let entry = cluster::apply(&context, change, prior).await?;
-                    if let (Some(entry), false) = (&entry, change.operations.is_empty()) {
-                        let verified = cluster::verify::verify(&self.client, change, entry).await;
-                        self.keep_verification(&change.address, verified);
-                    }
-                    Ok(entry)
+                    let verification = match (&entry, change.operations.is_empty()) {
+                        (Some(entry), false) => Some(verified(
+                            change,
+                            cluster::verify::verify(&self.client, change, entry).await,
+                        )),
+                        _ => None,
+                    };
+                    Ok(Applied {
+                        entry,
+                        verification,
+                    })
                 }
                 ResourceKind::LoadBalancer => self.apply_lb(&context, change, prior).await,
                 ResourceKind::Nodes => Err(not_cloudstack(change.address.to_string())),
@@ -803,6 +799,12 @@ impl Provider for CloudstackProvider {
         }
         .boxed()
     }
+}
+
+/// A verification, logged as it is handed back.
+fn verified(change: &ResourceChange, verification: Verification) -> Verification {
+    tracing::info!(address = %change.address, "verified: {}", verification.summary());
+    verification
 }
 
 /// Node policies belong to the Kubernetes provider; the registry never routes them here.

@@ -480,7 +480,7 @@ mod tests {
             _: &'a ResourceChange,
             _: Option<&'a ResourceState>,
             _: &'a Journal,
-        ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
+        ) -> BoxFuture<'a, Result<crate::provider::Applied, ProviderError>> {
             unreachable!("not planned")
         }
 

@@ -24,7 +24,7 @@ use super::{connect, PROVIDER};
 use skyplan_core::config::{Config, ResourceSpec};
 use skyplan_core::model::{Address, NodePolicySpec, ResourceKind};
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
-use skyplan_core::provider::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
+use skyplan_core::provider::{Applied, DriftCheck, PlanOptions, Provider, ProviderError, Target};
 use skyplan_core::state::journal::{Journal, Phase};
 use skyplan_core::state::ResourceState;
 
@@ -35,8 +35,6 @@ pub struct KubernetesProvider {
     clouds: Vec<Arc<dyn CloudInstances>>,
     /// Read at refresh when a cluster is among the targets.
     instances: Mutex<Vec<(&'static str, Vec<CloudInstance>)>>,
-    /// What apply found verifying each node policy, until `take_verification`.
-    verifications: Mutex<BTreeMap<Address, skyplan_core::plan::Verification>>,
 }
 
 impl KubernetesProvider {
@@ -69,7 +67,6 @@ impl KubernetesProvider {
             clusters,
             clouds,
             instances: Mutex::new(Vec::new()),
-            verifications: Mutex::default(),
         })
     }
 
@@ -349,20 +346,17 @@ impl Provider for KubernetesProvider {
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
         journal: &'a Journal,
-    ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
+    ) -> BoxFuture<'a, Result<Applied, ProviderError>> {
         Box::pin(async move {
             let patched = match change.operations.is_empty() {
                 true => vec![],
                 false => self.apply_policy(change, prior, journal).await?,
             };
-            if !patched.is_empty() {
+            let verification = (!patched.is_empty()).then(|| {
                 let verified = nodes::verify::verify(change, &patched);
                 tracing::info!(address = %change.address, "verified: {}", verified.summary());
-                self.verifications
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(change.address.clone(), verified);
-            }
+                verified
+            });
             let names: Vec<String> = patched
                 .iter()
                 .filter_map(|(_, n)| n.metadata.name.clone())
@@ -371,18 +365,15 @@ impl Provider for KubernetesProvider {
                 true => serde_json::Value::Null,
                 false => json!({ "patched": names }),
             };
-            Ok(change
+            let entry = change
                 .record
                 .as_ref()
-                .map(|record| state_entry(&change.address, record.to_value(), ids)))
+                .map(|record| state_entry(&change.address, record.to_value(), ids));
+            Ok(Applied {
+                entry,
+                verification,
+            })
         })
-    }
-
-    fn take_verification(&self, address: &Address) -> Option<skyplan_core::plan::Verification> {
-        self.verifications
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(address)
     }
 
     fn request_count(&self) -> u64 {

@@ -21,7 +21,9 @@ use super::verify;
 use skyplan_core::config::{Endpoint, PhoenixnapSettings as Settings, ResourceSpec};
 use skyplan_core::model::{Address, PhoenixnapLoadBalancerSpec};
 use skyplan_core::plan::{ResourceChange, Verification};
-use skyplan_core::provider::{Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target};
+use skyplan_core::provider::{
+    Applied, Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target,
+};
 use skyplan_core::state::journal::Journal;
 use skyplan_core::state::ResourceState;
 use skyplan_kubernetes::connection::{ClusterConnection, Clusters};
@@ -48,8 +50,6 @@ pub struct PhoenixnapProvider {
     services: Mutex<BTreeMap<Address, Service>>,
     /// The embedded cloud, stopped (its world written) on close.
     embedded: Mutex<Option<Companion>>,
-    /// What apply found verifying each load balancer, until `take_verification`.
-    verifications: Mutex<BTreeMap<Address, Verification>>,
     location: String,
     /// How often a settling block is read.
     poll: Duration,
@@ -111,7 +111,6 @@ impl PhoenixnapProvider {
             clusters: Mutex::default(),
             services: Mutex::default(),
             embedded: Mutex::new(embedded),
-            verifications: Mutex::default(),
             location: settings
                 .location
                 .map_or_else(|| "PHX".to_owned(), |l| l.to_string()),
@@ -288,12 +287,8 @@ impl Provider for PhoenixnapProvider {
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
         journal: &'a Journal,
-    ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>> {
+    ) -> BoxFuture<'a, Result<Applied, ProviderError>> {
         async move { self.apply_change(change, prior, journal).await }.boxed()
-    }
-
-    fn take_verification(&self, address: &Address) -> Option<Verification> {
-        lock(&self.verifications).remove(address)
     }
 
     fn request_count(&self) -> u64 {
@@ -318,7 +313,7 @@ impl PhoenixnapProvider {
         change: &ResourceChange,
         prior: Option<&ResourceState>,
         journal: &Journal,
-    ) -> Result<Option<ResourceState>, ProviderError> {
+    ) -> Result<Applied, ProviderError> {
         let address = &change.address;
         let spec: Option<PhoenixnapLoadBalancerSpec> =
             change.record.as_ref().and_then(|r| r.parse().ok());
@@ -353,7 +348,7 @@ impl PhoenixnapProvider {
             executor.run(&op).await.map_err(|e| error(address, e))?;
         }
         let (Some(spec), Some(facts)) = (&spec, &facts) else {
-            return Ok(None);
+            return Ok(Applied::unverified(None));
         };
         let block = executor
             .owned_block()
@@ -369,18 +364,21 @@ impl PhoenixnapProvider {
                 )
             })?;
         let kept = verify::kept_block(change, prior_record.as_ref().map(|r| r.block.as_str()));
-        self.verify(change, kept, &block, connection.as_deref(), spec)
+        let verification = self
+            .verify(change, kept, &block, connection.as_deref(), spec)
             .await;
         let before = prior_record.map(|r| r.service_type_before);
         let before = before.or_else(|| service_type(service.as_ref()));
-        Ok(Some(state_entry(&record_for(spec, &block, facts, before))))
+        Ok(Applied {
+            entry: Some(state_entry(&record_for(spec, &block, facts, before))),
+            verification,
+        })
     }
 }
 
 impl PhoenixnapProvider {
-    /// Compares the cloud and the Service with the plan and keeps the outcome for
-    /// [`Provider::take_verification`]. A failed read is reported, not fatal: the change itself
-    /// was made.
+    /// Compares the cloud and the Service with the plan. A failed read is reported, not fatal:
+    /// the change itself was made.
     async fn verify(
         &self,
         change: &ResourceChange,
@@ -388,9 +386,9 @@ impl PhoenixnapProvider {
         block: &super::api::IpBlock,
         connection: Option<&ClusterConnection>,
         spec: &PhoenixnapLoadBalancerSpec,
-    ) {
+    ) -> Option<Verification> {
         if change.operations.is_empty() {
-            return;
+            return None;
         }
         let network = lock(&self.inventory)
             .network(&spec.public_network)
@@ -411,7 +409,7 @@ impl PhoenixnapProvider {
         };
         let verification = verify::compare(change, kept, &observed);
         tracing::info!(address = %change.address, "verified: {}", verification.summary());
-        lock(&self.verifications).insert(change.address.clone(), verification);
+        Some(verification)
     }
 }
 

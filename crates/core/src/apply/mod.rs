@@ -19,7 +19,7 @@ use timing::{record_durations, Timings};
 
 use crate::plan::verification::{record_mismatch, RecordedMismatch};
 use crate::plan::{Action, Plan, ResourceChange, Verification};
-use crate::provider::ProviderError;
+use crate::provider::{Applied, ProviderError};
 use crate::state::journal::{Entry, Observer, Phase};
 use crate::state::{ResourceState, State};
 use crate::workspace::{Workspace, WorkspaceError};
@@ -168,16 +168,16 @@ pub async fn run(
         while let Some((change, result)) = results.next().await {
             match result {
                 None => report.left.push(change.address.to_string()),
-                Some(Ok(entry)) => {
+                Some(Ok(Applied {
+                    entry,
+                    verification,
+                })) => {
                     let entry = entry.map(|mut e| {
                         e.depends_on = dependencies(ws, &change.address);
                         e
                     });
                     record(&mut state, change, entry);
-                    let provider = ws.provider(&change.provider);
-                    if let Some(verified) =
-                        provider.and_then(|p| p.take_verification(&change.address))
-                    {
+                    if let Some(verified) = verification {
                         record_verification(&mut state, &verified);
                         report.verified.push(verified);
                     }

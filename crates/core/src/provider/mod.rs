@@ -7,7 +7,7 @@ pub mod impact_table;
 mod traits;
 
 pub use companion::Companion;
-pub use traits::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
+pub use traits::{Applied, DriftCheck, PlanOptions, Provider, ProviderError, Target};
 
 /// Operations are plan data, opaque to the pipeline; each provider makes and reads its own.
 pub use crate::plan::Operation;

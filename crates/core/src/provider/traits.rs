@@ -6,7 +6,7 @@ use futures::future::BoxFuture;
 
 use crate::config::{Resource, SourceLocation};
 use crate::model::Address;
-use crate::plan::{AttributeChange, ResourceChange};
+use crate::plan::{AttributeChange, ResourceChange, Verification};
 use crate::state::journal::Journal;
 use crate::state::ResourceState;
 
@@ -74,6 +74,26 @@ pub enum DriftCheck {
     Compared(Vec<AttributeChange>),
 }
 
+/// What `apply` did to one resource.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    /// The resource's new state entry (`None` once it is deleted or gone).
+    pub entry: Option<ResourceState>,
+    /// What the cloud showed once the change settled, held to the plan's prediction; `None`
+    /// when the provider does not verify or the change left nothing to verify (a deletion).
+    pub verification: Option<Verification>,
+}
+
+impl Applied {
+    /// A change applied with nothing verified.
+    pub fn unverified(entry: Option<ResourceState>) -> Applied {
+        Applied {
+            entry,
+            verification: None,
+        }
+    }
+}
+
 pub trait Provider: Send + Sync {
     fn name(&self) -> &'static str;
 
@@ -95,21 +115,13 @@ pub trait Provider: Send + Sync {
     fn import(&self, target: &Target) -> Result<ResourceState, ProviderError>;
 
     /// Performs the change's operations in order, recording each in the journal before and
-    /// after its cloud call, and returns the resource's new state entry (`None` once it is
-    /// deleted or gone).
+    /// after its cloud call, and returns what it left and what the cloud showed once settled.
     fn apply<'a>(
         &'a self,
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
         journal: &'a Journal,
-    ) -> BoxFuture<'a, Result<Option<ResourceState>, ProviderError>>;
-
-    /// What the cloud showed after `apply` of `address` settled, compared with the plan's
-    /// prediction; taken once. `None` when the provider does not verify (or the change left
-    /// nothing to verify, a deletion).
-    fn take_verification(&self, _address: &Address) -> Option<crate::plan::Verification> {
-        None
-    }
+    ) -> BoxFuture<'a, Result<Applied, ProviderError>>;
 
     /// A managed cluster's kubeconfig (refreshed first), for `skyplan kubeconfig`. Never
     /// printed: the caller writes it to the file the user named.
