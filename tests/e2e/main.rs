@@ -49,6 +49,7 @@ mod real_pnap_ccm;
 mod real_services;
 mod real_support;
 mod saved_plans;
+mod sim_serve;
 mod support;
 mod throttled;
 mod trust_catalog;
