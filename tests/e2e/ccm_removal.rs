@@ -3,9 +3,10 @@
 //! cloud controller deletes the load balancer (skyplan never deletes it behind the
 //! controller's back, which would only make the controller build a new one).
 
+use crate::http;
 use crate::k8s_ccm_rows::{config, operations, shop, HTTP};
 use crate::pnap_support::with_cluster;
-use crate::support::{curl, Project};
+use crate::support::Project;
 
 const WITHOUT_SHOP: &str = "[provider.cloudscale]\nendpoint = \"embedded\"\n\n\
     [cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n";
@@ -14,7 +15,9 @@ const WITHOUT_SHOP: &str = "[provider.cloudscale]\nendpoint = \"embedded\"\n\n\
 fn service_exists(project: &Project) -> bool {
     with_cluster(project, |kube| {
         let url = format!("{}/api/v1/namespaces/default/services/shop", kube.url);
-        curl(&[&url]).is_ok()
+        let status = http::get(&url).send().status;
+        assert!(matches!(status, 200 | 404), "GET {url}: {status}");
+        status == 200
     })
 }
 

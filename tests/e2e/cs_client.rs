@@ -1,5 +1,5 @@
 //! `skyplan sim serve --provider cloudstack` against clients written for the real CloudStack
-//! API: the Python `cs` tool, and signed requests sent with curl; and the promise that an
+//! API: the Python `cs` tool, and signed requests sent as plain HTTP; and the promise that an
 //! acknowledged change survives a SIGTERM.
 
 use std::io::{BufRead, BufReader};
@@ -11,7 +11,8 @@ use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha1::Sha1;
 
-use crate::support::{curl, run, BINARY};
+use crate::http;
+use crate::support::{run, BINARY};
 
 /// The Python with `cs==3.2.0` installed (CI sets it in .ci/run).
 const PYTHON_VAR: &str = "SKYPLAN_CS_PYTHON";
@@ -80,7 +81,9 @@ impl CsSimServer {
         let signature =
             base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
         let url = format!("{}?{query}&signature={}", self.base_url, encode(&signature));
-        let body = curl(&[&url]).unwrap_or_else(|e| panic!("{command}: {e}"));
+        let body = http::get(&url)
+            .ok()
+            .unwrap_or_else(|e| panic!("{command}: {e}"));
         serde_json::from_str(&body).expect("JSON")
     }
 

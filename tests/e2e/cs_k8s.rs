@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::cs_client::CsSimServer;
 use crate::cs_support::{change, operations, reasons, CsProject};
-use crate::support::curl;
+use crate::http;
 
 fn config(workers: u32) -> String {
     format!(
@@ -42,7 +42,9 @@ fn nodes(project: &CsProject) -> Vec<Value> {
         .unwrap_or_else(|| panic!("no server in the kubeconfig"))
         .trim()
         .to_string();
-    let body = curl(&[&format!("{server}/api/v1/nodes")]).expect("the cluster's API answers");
+    let body = http::get(&format!("{server}/api/v1/nodes"))
+        .ok()
+        .expect("the cluster's API answers");
     let list: Value = serde_json::from_str(&body).expect("a NodeList");
     list["items"].as_array().cloned().unwrap_or_default()
 }

@@ -1,9 +1,10 @@
-//! `skyplan drift` after someone changes the cloud behind skyplan's back with curl, through
+//! `skyplan drift` after someone changes the cloud behind skyplan's back with plain HTTP, through
 //! `skyplan sim serve`: exit 2, and every report format says what drifted.
 
 use serde_json::Value;
 
-use crate::support::{curl, run, Output, Project, SimServer, SIM_TOKEN};
+use crate::http;
+use crate::support::{run, Output, Project, SimServer, SIM_TOKEN};
 
 struct Watched {
     project: Project,
@@ -39,27 +40,21 @@ impl Watched {
         self.skyplan(&["drift", "--format", format])
     }
 
-    /// curl against the simulated API, as an operator would against the real one.
-    fn curl(&self, method: &str, path: &str, body: Option<&str>) -> String {
+    /// A request to the simulated API, as an operator would send one to the real one.
+    fn call(&self, method: &str, path: &str, body: Option<&str>) -> String {
         let url = format!("{}{path}", self.sim.base_url);
-        let auth = format!("Authorization: Bearer {SIM_TOKEN}");
-        let mut args = vec![
-            "-X",
-            method,
-            "-H",
-            &auth,
-            "-H",
-            "Content-Type: application/json",
-            &url,
-        ];
-        if let Some(body) = body {
-            args.extend(["-d", body]);
-        }
-        curl(&args).unwrap_or_else(|e| panic!("curl {method} {path}: {e}"))
+        let request = http::request(method, &url).bearer(SIM_TOKEN);
+        let request = match body {
+            Some(body) => request.body("application/json", body),
+            None => request.header("Content-Type", "application/json"),
+        };
+        request
+            .ok()
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
     }
 
     fn uuid_of(&self, path: &str, name: &str) -> String {
-        let list: Vec<Value> = serde_json::from_str(&self.curl("GET", path, None)).unwrap();
+        let list: Vec<Value> = serde_json::from_str(&self.call("GET", path, None)).unwrap();
         list.iter().find(|o| o["name"] == name).unwrap()["uuid"]
             .as_str()
             .unwrap()
@@ -68,20 +63,20 @@ impl Watched {
 }
 
 #[test]
-fn drift_made_with_curl_is_reported_in_every_format() {
+fn drift_made_through_the_api_is_reported_in_every_format() {
     let watched = Watched::new();
     let clean = watched.drift("text");
     assert_eq!(clean.code, 0, "no drift right after apply: {clean:?}");
 
     // Behind skyplan's back: web's listener opened to the world, api's load balancer deleted.
     let listener = watched.uuid_of("/load-balancers/listeners", "tcp/80");
-    watched.curl(
+    watched.call(
         "PATCH",
         &format!("/load-balancers/listeners/{listener}"),
         Some(r#"{"allowed_cidrs": ["0.0.0.0/0"]}"#),
     );
     let api = watched.uuid_of("/load-balancers", "api");
-    watched.curl("DELETE", &format!("/load-balancers/{api}"), None);
+    watched.call("DELETE", &format!("/load-balancers/{api}"), None);
 
     let text = watched.drift("text");
     assert_eq!(text.code, 2, "{text:?}");

@@ -42,7 +42,6 @@ fn sigterm_right_after_an_acknowledged_change_keeps_it_in_the_world_file() {
     let dir = tempfile::tempdir().expect("temp dir");
     let world = dir.path().join("world.json");
     let sim = SimServer::start(&world);
-    let auth = format!("Authorization: Bearer {SIM_TOKEN}");
     let ips = sim.list("/floating-ips");
     let network = ips[0]["network"]
         .as_str()
@@ -54,18 +53,11 @@ fn sigterm_right_after_an_acknowledged_change_keeps_it_in_the_world_file() {
     for ptr in ["first.example.com", "second.example.com"] {
         let body = format!("{{\"reverse_ptr\": \"{ptr}\"}}");
         let url = format!("{}/floating-ips/{address}", sim.base_url);
-        crate::support::curl(&[
-            "-X",
-            "PATCH",
-            "-H",
-            &auth,
-            "-H",
-            "Content-Type: application/json",
-            "-d",
-            &body,
-            &url,
-        ])
-        .expect("PATCH answered");
+        crate::http::request("PATCH", &url)
+            .bearer(SIM_TOKEN)
+            .body("application/json", body)
+            .ok()
+            .expect("PATCH answered");
     }
     sim.terminate();
     let saved: serde_json::Value =

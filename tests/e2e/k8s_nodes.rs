@@ -1,12 +1,13 @@
 //! Node policies end to end: the real binary against `skyplan sim serve --provider kubernetes`
-//! reached through a kubeconfig file, the nodes checked through the simulator's HTTP API (curl,
-//! not skyplan's client).
+//! reached through a kubeconfig file, the nodes checked through the simulator's HTTP API (plain
+//! requests, not skyplan's Kubernetes client).
 
 use std::process::Child;
 
 use serde_json::Value;
 
-use crate::support::{curl, serving, sim_serve, Project};
+use crate::http;
+use crate::support::{serving, sim_serve, Project};
 
 /// `skyplan sim serve --provider kubernetes` on a free port; killed on drop.
 pub struct KubeSim {
@@ -41,7 +42,9 @@ impl KubeSim {
     }
 
     pub fn node(&self, name: &str) -> Value {
-        let body = curl(&[&format!("{}/api/v1/nodes/{name}", self.url)]).expect("GET node");
+        let body = http::get(&format!("{}/api/v1/nodes/{name}", self.url))
+            .ok()
+            .expect("GET node");
         serde_json::from_str(&body).expect("node JSON")
     }
 
@@ -62,15 +65,7 @@ impl KubeSim {
     /// Creates a node as the API would store any object POSTed to it.
     pub fn add_node(&self, body: Value) {
         let url = format!("{}/api/v1/nodes", self.url);
-        let result = curl(&[
-            "-X",
-            "POST",
-            "-H",
-            "Content-Type: application/json",
-            "-d",
-            &body.to_string(),
-            &url,
-        ]);
+        let result = http::request("POST", &url).json(&body).ok();
         assert!(result.is_ok(), "POST node: {result:?}");
     }
 }
@@ -238,15 +233,9 @@ fn a_node_newly_matching_the_selector_is_a_change_in_the_next_plan() {
 
     let url = format!("{}/api/v1/nodes/node-3", sim.url);
     let patch = r#"{"metadata":{"labels":{"pool":"web"}}}"#;
-    let result = curl(&[
-        "-X",
-        "PATCH",
-        "-H",
-        "Content-Type: application/merge-patch+json",
-        "-d",
-        patch,
-        &url,
-    ]);
+    let result = http::request("PATCH", &url)
+        .body("application/merge-patch+json", patch)
+        .ok();
     assert!(result.is_ok(), "{result:?}");
     let plan = project.plan(&[]);
     let change = web_change(&plan);
@@ -300,16 +289,10 @@ fn sigterm_right_after_an_acknowledged_patch_keeps_it_in_the_world_file() {
     // pause, so only the write on SIGTERM can save it.
     for value in ["first", "second"] {
         let body = format!("{{\"metadata\": {{\"labels\": {{\"tier\": \"{value}\"}}}}}}");
-        let answer = curl(&[
-            "-X",
-            "PATCH",
-            "-H",
-            "Content-Type: application/merge-patch+json",
-            "-d",
-            &body,
-            &format!("{}/api/v1/nodes/node-1", sim.url),
-        ])
-        .expect("PATCH answered");
+        let answer = http::request("PATCH", &format!("{}/api/v1/nodes/node-1", sim.url))
+            .body("application/merge-patch+json", body)
+            .ok()
+            .expect("PATCH answered");
         assert!(answer.contains(value), "{answer}");
     }
     sim.terminate();

@@ -200,18 +200,14 @@ fn import_takes_an_existing_load_balancer_under_management_and_state_rm_lets_it_
     let project = Project::new();
     let sim = SimServer::start_settling(&project.path().join("world.json"), 0);
     // Made by hand, without skyplan's tag.
-    let made = crate::support::curl(&[
-        "-X",
-        "POST",
-        "-H",
-        &format!("Authorization: Bearer {SIM_TOKEN}"),
-        "-H",
-        "Content-Type: application/json",
-        "-d",
-        r#"{"name": "web", "flavor": "lb-standard", "zone": "lpg1"}"#,
-        &format!("{}/load-balancers", sim.base_url),
-    ])
-    .expect("create by hand");
+    let made = crate::http::request("POST", &format!("{}/load-balancers", sim.base_url))
+        .bearer(SIM_TOKEN)
+        .body(
+            "application/json",
+            r#"{"name": "web", "flavor": "lb-standard", "zone": "lpg1"}"#,
+        )
+        .ok()
+        .expect("create by hand");
     let uuid = serde_json::from_str::<serde_json::Value>(&made).unwrap()["uuid"]
         .as_str()
         .unwrap()

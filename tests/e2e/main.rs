@@ -19,6 +19,7 @@ mod cs_lifecycle;
 mod cs_support;
 mod drift;
 mod faults;
+mod http;
 mod independent_clients;
 mod k8s_ccm_last_rows;
 mod k8s_ccm_more_rows;

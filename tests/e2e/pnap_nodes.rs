@@ -32,7 +32,8 @@ fn nodes_match_their_servers_until_one_is_powered_off_or_gone() {
     let id = server_id(&project, "node-2");
     let node = with_cluster(&project, |kube| {
         let url = format!("{}/api/v1/nodes/node-2", kube.url);
-        serde_json::from_str::<serde_json::Value>(&crate::support::curl(&[&url]).unwrap()).unwrap()
+        let body = crate::http::get(&url).ok().expect("GET node");
+        serde_json::from_str::<serde_json::Value>(&body).unwrap()
     });
     assert_eq!(node["spec"]["providerID"], format!("phoenixnap://{id}"));
     assert_eq!(
@@ -69,7 +70,7 @@ fn nodes_match_their_servers_until_one_is_powered_off_or_gone() {
     assert!(!out.stdout.contains("node-3"), "{out:?}");
     let status = with_cluster(&project, |kube| {
         let url = format!("{}/api/v1/nodes/node-3", kube.url);
-        crate::support::curl(&[&url]).is_err()
+        crate::http::get(&url).send().status == 404
     });
     assert!(status, "node-3 was deleted with its server");
 }

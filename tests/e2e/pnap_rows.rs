@@ -49,7 +49,7 @@ fn service_added_makes_the_ccm_s_block_and_the_third_address() {
         (project, blocks[0].clone())
     };
     let uid = with_cluster(&project, |kube| {
-        let namespace = curl_json(&format!("{}/api/v1/namespaces/kube-system", kube.url));
+        let namespace = get_json(&format!("{}/api/v1/namespaces/kube-system", kube.url));
         namespace["metadata"]["uid"].as_str().unwrap().to_string()
     });
     assert_eq!(
@@ -79,8 +79,8 @@ fn service_added_makes_the_ccm_s_block_and_the_third_address() {
     assert_eq!(block_now(&project).len(), 1, "the CCM made no second block");
 }
 
-fn curl_json(url: &str) -> Value {
-    serde_json::from_str(&crate::support::curl(&[url]).expect("GET")).expect("JSON")
+fn get_json(url: &str) -> Value {
+    serde_json::from_str(&crate::http::get(url).ok().expect("GET")).expect("JSON")
 }
 
 #[test]
@@ -100,16 +100,10 @@ fn ports_selector_annotations_traffic_policy_and_nodes_change_nothing_on_phoenix
         let node = json!({"apiVersion": "v1", "kind": "Node",
                           "metadata": {"name": "node-4"}, "spec": {"providerID": "phoenixnap://elsewhere"}});
         let url = format!("{}/api/v1/nodes", kube.url);
-        crate::support::curl(&[
-            "-X",
-            "POST",
-            "-H",
-            "Content-Type: application/json",
-            "-d",
-            &node.to_string(),
-            &url,
-        ])
-        .expect("POST node");
+        crate::http::request("POST", &url)
+            .json(&node)
+            .ok()
+            .expect("POST node");
     });
     let change = api_change(&project.plan(&[]));
     assert_eq!(change["action"], "no-op", "{change:#}");
@@ -382,7 +376,9 @@ fn a_service_deleted_from_the_cluster_is_drift_and_the_ccm_releases_its_block() 
     let (project, block) = applied();
     with_cluster(&project, |kube| {
         let url = format!("{}/api/v1/namespaces/default/services/api", kube.url);
-        crate::support::curl(&["-X", "DELETE", &url]).expect("DELETE service")
+        crate::http::request("DELETE", &url)
+            .ok()
+            .expect("DELETE service")
     });
     let drift = project.run(&["drift", "--format", "json"]);
     assert_eq!(drift.code, 2, "{drift:?}");

@@ -1,4 +1,4 @@
-//! `skyplan sim serve --provider phoenixnap` against curl, an independent client: the token
+//! `skyplan sim serve --provider phoenixnap` against plain HTTP requests: the token
 //! endpoint (HTTP Basic and form credentials), the bearer check, and the wire format of the
 //! CCM's whole load-balancer flow (research/phoenixnap.md §1-4): tag names, a /29 with the
 //! CCM's four tags, tag filters, the asynchronous attach and detach, delete, 406 and 400s.
@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::http;
 use crate::support::{terminate, BINARY};
 
 const CLIENT_ID: &str = "skyplan-sim-pnap-client";
@@ -88,7 +89,7 @@ impl PnapServer {
         let form = format!(
             "grant_type=client_credentials&client_id={CLIENT_ID}&client_secret={CLIENT_SECRET}"
         );
-        let (status, body) = curl(&["-X", "POST", "-d", &form, &self.url(TOKEN_PATH)]);
+        let (status, body) = answer(http::request("POST", &self.url(TOKEN_PATH)).form(&form));
         assert_eq!(status, 200, "{body}");
         body["access_token"].as_str().unwrap().to_owned()
     }
@@ -99,15 +100,11 @@ impl PnapServer {
 
     /// An API call with the bearer token and, for a body, JSON.
     fn call(&self, token: &str, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-        let auth = format!("Authorization: Bearer {token}");
-        let mut args = vec!["-X", method, "-H", &auth];
-        let text = body.map(|b| b.to_string());
-        if let Some(text) = &text {
-            args.extend(["-H", "Content-Type: application/json", "-d", text]);
-        }
-        let url = self.url(path);
-        args.push(&url);
-        curl(&args)
+        let request = http::request(method, &self.url(path)).bearer(token);
+        answer(match body {
+            Some(body) => request.json(&body),
+            None => request,
+        })
     }
 
     /// Polls the block until its status is `status` (the transitions take 100 ms).
@@ -132,24 +129,10 @@ impl Drop for PnapServer {
     }
 }
 
-/// curl with the status code; the body as JSON (`null` when empty).
-fn curl(args: &[&str]) -> (u16, Value) {
-    let out = Command::new("curl")
-        .args(["-sS", "-w", "\n%{http_code}"])
-        .args(args)
-        .output()
-        .expect("run curl");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let (body, code) = text.rsplit_once('\n').expect("curl -w output");
-    let code = code
-        .trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("no status in {text:?}"));
-    let body = match body.trim() {
-        "" => Value::Null,
-        body => serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}")),
-    };
-    (code, body)
+/// The answer's status code and its body as JSON (`null` when empty).
+fn answer(request: http::Request) -> (u16, Value) {
+    let response = request.send();
+    (response.status, response.json())
 }
 
 #[test]
@@ -160,14 +143,11 @@ fn tokens_by_basic_auth_and_by_form_and_every_refusal() {
         &dir.path().join("pnap.json"),
         &["--client-id", "my-client", "--client-secret", secret],
     );
-    let basic = format!("my-client:{secret}");
-    let (status, body) = curl(&[
-        "-u",
-        &basic,
-        "-d",
-        "grant_type=client_credentials",
-        &server.url(TOKEN_PATH),
-    ]);
+    let (status, body) = answer(
+        http::request("POST", &server.url(TOKEN_PATH))
+            .basic_auth("my-client", secret)
+            .form("grant_type=client_credentials"),
+    );
     assert_eq!(status, 200, "{body}");
     assert_eq!(
         (body["token_type"].as_str(), body["expires_in"].as_u64()),
@@ -179,17 +159,17 @@ fn tokens_by_basic_auth_and_by_form_and_every_refusal() {
     let form = format!(
         "grant_type=client_credentials&client_id=my-client&client_secret={secret}&scope=bmc.read"
     );
-    let (status, body) = curl(&["-d", &form, &server.url(TOKEN_PATH)]);
+    let (status, body) = answer(http::request("POST", &server.url(TOKEN_PATH)).form(&form));
     assert_eq!((status, body["scope"].as_str()), (200, Some("bmc.read")));
     let read_only = body["access_token"].as_str().unwrap().to_owned();
 
     let wrong = "grant_type=client_credentials&client_id=my-client&client_secret=nope";
-    let (status, body) = curl(&["-d", wrong, &server.url(TOKEN_PATH)]);
+    let (status, body) = answer(http::request("POST", &server.url(TOKEN_PATH)).form(wrong));
     assert_eq!(status, 401);
     assert_eq!(body["error"], "unauthorized_client");
     assert!(body["error_description"].is_string());
 
-    let (status, body) = curl(&[&server.url("/bmc/v1/servers")]);
+    let (status, body) = answer(http::get(&server.url("/bmc/v1/servers")));
     assert_eq!(status, 401);
     assert!(body["message"].is_string(), "{body}");
     let (status, _) = server.call("made-up", "GET", "/bmc/v1/servers", None);
@@ -382,7 +362,7 @@ fn tokens_expire_after_the_configured_lifetime() {
     let form = format!(
         "grant_type=client_credentials&client_id={CLIENT_ID}&client_secret={CLIENT_SECRET}"
     );
-    let (status, body) = curl(&["-d", &form, &server.url(TOKEN_PATH)]);
+    let (status, body) = answer(http::request("POST", &server.url(TOKEN_PATH)).form(&form));
     assert_eq!((status, body["expires_in"].as_u64()), (200, Some(1)));
     let token = body["access_token"].as_str().unwrap();
     let (status, _) = server.call(token, "GET", "/ips/v1/ip-blocks", None);

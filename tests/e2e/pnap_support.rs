@@ -1,14 +1,15 @@
 //! PhoenixNAP tests' harness: a project whose config binds `load-balancer.api` to the Service
 //! `default/api` of the embedded cluster beside an embedded PhoenixNAP, and readers of the
-//! simulated cloud and cluster through their APIs (`sim serve` and curl), never the world files.
+//! simulated cloud and cluster through their APIs (`sim serve` and HTTP), never the world files.
 
 use std::path::PathBuf;
 use std::process::Child;
 
 use serde_json::{json, Value};
 
+use crate::http;
 use crate::k8s_nodes::KubeSim;
-use crate::support::{curl, serving, sim_serve, Project};
+use crate::support::{serving, sim_serve, Project};
 
 pub const USAGE: &str = "cloud-provider-phoenixnap-auto";
 
@@ -77,7 +78,7 @@ pub struct Kube {
 impl Kube {
     pub fn service(&self, name: &str) -> Value {
         let url = format!("{}/api/v1/namespaces/default/services/{name}", self.url);
-        serde_json::from_str(&curl(&[&url]).expect("GET service")).expect("service JSON")
+        serde_json::from_str(&http::get(&url).ok().expect("GET service")).expect("service JSON")
     }
 
     pub fn create_service(&self, name: &str, ports: &[u16]) {
@@ -91,15 +92,7 @@ impl Kube {
             "spec": {"selector": {"app": name}, "ports": ports},
         });
         let url = format!("{}/api/v1/namespaces/default/services", self.url);
-        let result = curl(&[
-            "-X",
-            "POST",
-            "-H",
-            "Content-Type: application/json",
-            "-d",
-            &body.to_string(),
-            &url,
-        ]);
+        let result = http::request("POST", &url).json(&body).ok();
         assert!(result.is_ok(), "POST service: {result:?}");
     }
 
@@ -112,30 +105,14 @@ impl Kube {
             .unwrap()
             .remove("loadBalancerIP");
         let url = format!("{}/api/v1/namespaces/default/services/{name}", self.url);
-        let result = curl(&[
-            "-X",
-            "PUT",
-            "-H",
-            "Content-Type: application/json",
-            "-d",
-            &service.to_string(),
-            &url,
-        ]);
+        let result = http::request("PUT", &url).json(&service).ok();
         assert!(result.is_ok(), "PUT service: {result:?}");
     }
 
     /// A JSON merge patch of the Service, as `kubectl patch --type merge` sends it.
     pub fn patch_service(&self, name: &str, patch: Value) {
         let url = format!("{}/api/v1/namespaces/default/services/{name}", self.url);
-        let result = curl(&[
-            "-X",
-            "PATCH",
-            "-H",
-            "Content-Type: application/merge-patch+json",
-            "-d",
-            &patch.to_string(),
-            &url,
-        ]);
+        let result = http::request("PATCH", &url).merge_patch(&patch).ok();
         assert!(result.is_ok(), "PATCH service: {result:?}");
     }
 }
@@ -151,14 +128,12 @@ impl Pnap {
     pub fn start(world: &std::path::Path) -> Pnap {
         let (child, url) = serving(&mut sim_serve("phoenixnap", world));
         let url = url.trim_end_matches('/').to_string();
-        let body = curl(&[
-            "-u",
-            "skyplan-sim-pnap-client:skyplan-sim-pnap-secret",
-            "-d",
-            "grant_type=client_credentials",
-            &format!("{url}/auth/realms/BMC/protocol/openid-connect/token"),
-        ])
-        .expect("token");
+        let token_url = format!("{url}/auth/realms/BMC/protocol/openid-connect/token");
+        let body = http::request("POST", &token_url)
+            .basic_auth("skyplan-sim-pnap-client", "skyplan-sim-pnap-secret")
+            .form("grant_type=client_credentials")
+            .ok()
+            .expect("token");
         let token: Value = serde_json::from_str(&body).expect("token JSON");
         Pnap {
             child,
@@ -169,21 +144,12 @@ impl Pnap {
 
     fn call(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
         let url = format!("{}{path}", self.url);
-        let auth = format!("Authorization: Bearer {}", self.token);
-        let mut args = vec![
-            "-X",
-            method,
-            "-H",
-            &auth,
-            "-H",
-            "Content-Type: application/json",
-        ];
-        let text = body.map(|b| b.to_string());
-        if let Some(text) = &text {
-            args.extend(["-d", text.as_str()]);
-        }
-        args.push(&url);
-        let out = curl(&args)?;
+        let request = http::request(method, &url).bearer(&self.token);
+        let request = match body {
+            Some(body) => request.json(&body),
+            None => request.header("Content-Type", "application/json"),
+        };
+        let out = request.ok()?;
         Ok(serde_json::from_str(&out).unwrap_or(Value::Null))
     }
 

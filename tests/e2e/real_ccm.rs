@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::http;
 use crate::real_support::RealCluster;
-use crate::support::{curl, run, sim_serve, Output, Project, SIM_TOKEN};
+use crate::support::{run, sim_serve, Output, Project, SIM_TOKEN};
 
 /// `sim serve --provider P --kubeconfig`: the cloud and its CCM; killed on drop.
 pub struct CloudWithCcm {
@@ -73,8 +74,9 @@ impl CloudWithCcm {
     }
 
     fn get(&self, path: &str) -> Value {
-        let auth = format!("Authorization: Bearer {SIM_TOKEN}");
-        let body = curl(&["-H", &auth, &format!("{}{path}", self.base_url)])
+        let body = http::get(&format!("{}{path}", self.base_url))
+            .bearer(SIM_TOKEN)
+            .ok()
             .unwrap_or_else(|e| panic!("GET {path}: {e}"));
         serde_json::from_str(&body).expect("the cloud's JSON")
     }

@@ -6,12 +6,13 @@
 
 use serde_json::{json, Value};
 
+use crate::http;
 use crate::pnap_support::{tags, third_address, USAGE};
 use crate::real_ccm::{initialised, CloudWithCcm};
 use crate::real_support::RealCluster;
-use crate::support::{curl, run, Output, Project};
+use crate::support::{run, Output, Project};
 
-const CLIENT: &str = "skyplan-sim-pnap-client:skyplan-sim-pnap-secret";
+const CLIENT: (&str, &str) = ("skyplan-sim-pnap-client", "skyplan-sim-pnap-secret");
 
 /// The served cloud's API with a token from its token endpoint.
 struct Api<'a> {
@@ -26,7 +27,11 @@ impl<'a> Api<'a> {
             cloud.base_url.trim_end_matches('/')
         );
         let grant = "grant_type=client_credentials";
-        let body = curl(&["-u", CLIENT, "-d", grant, &url]).expect("token");
+        let body = http::request("POST", &url)
+            .basic_auth(CLIENT.0, CLIENT.1)
+            .form(grant)
+            .ok()
+            .expect("token");
         let token: Value = serde_json::from_str(&body).unwrap();
         Api {
             cloud,
@@ -36,21 +41,14 @@ impl<'a> Api<'a> {
 
     fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Value {
         let url = format!("{}{path}", self.cloud.base_url.trim_end_matches('/'));
-        let auth = format!("Authorization: Bearer {}", self.token);
-        let mut args = vec![
-            "-X",
-            method,
-            "-H",
-            &auth,
-            "-H",
-            "Content-Type: application/json",
-        ];
-        let text = body.map(Value::to_string);
-        if let Some(text) = &text {
-            args.extend(["-d", text.as_str()]);
-        }
-        args.push(&url);
-        let out = curl(&args).unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        let request = http::request(method, &url).bearer(&self.token);
+        let request = match body {
+            Some(body) => request.json(body),
+            None => request.header("Content-Type", "application/json"),
+        };
+        let out = request
+            .ok()
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
         serde_json::from_str(&out).unwrap_or(Value::Null)
     }
 

@@ -8,6 +8,8 @@ use std::process::{Child, Command, Stdio};
 use serde_json::Value;
 use tempfile::TempDir;
 
+use crate::http;
+
 pub const BINARY: &str = env!("CARGO_BIN_EXE_skyplan");
 
 /// The simulator's default token, accepted by `sim serve` without `--token`.
@@ -232,10 +234,10 @@ impl SimServer {
     }
 
     pub fn list(&self, path: &str) -> Vec<Value> {
-        let auth = format!("Authorization: Bearer {SIM_TOKEN}");
         // The simulator's faults hit every client: retry like any careful client would.
         for _ in 0..20 {
-            if let Ok(body) = curl(&["-H", &auth, &format!("{}{path}", self.base_url)]) {
+            let url = format!("{}{path}", self.base_url);
+            if let Ok(body) = http::get(&url).bearer(SIM_TOKEN).ok() {
                 if let Ok(list) = serde_json::from_str(&body) {
                     return list;
                 }
@@ -245,16 +247,14 @@ impl SimServer {
     }
 
     pub fn reset_requests(&self) {
-        let status = curl(&[
-            "-X",
-            "POST",
-            &format!("{}/_sim/requests/reset", self.root()),
-        ]);
+        let status = http::request("POST", &format!("{}/_sim/requests/reset", self.root())).ok();
         assert!(status.is_ok(), "reset: {status:?}");
     }
 
     pub fn requests(&self) -> Value {
-        let body = curl(&[&format!("{}/_sim/requests", self.root())]).expect("requests");
+        let body = http::get(&format!("{}/_sim/requests", self.root()))
+            .ok()
+            .expect("requests");
         serde_json::from_str(&body).expect("requests JSON")
     }
 }
@@ -270,8 +270,10 @@ impl Drop for SimServer {
 /// interface and one on the default private network, as the embedded cluster's nodes have:
 /// what the CCM finds a Node's server by (its name). Returns the server as created.
 pub fn create_server(base_url: &str, name: &str) -> Value {
-    let auth = format!("Authorization: Bearer {SIM_TOKEN}");
-    let networks = curl(&["-H", &auth, &format!("{base_url}/networks")]).expect("list networks");
+    let networks = http::get(&format!("{base_url}/networks"))
+        .bearer(SIM_TOKEN)
+        .ok()
+        .expect("list networks");
     let networks: Vec<Value> = serde_json::from_str(&networks).expect("networks JSON");
     let network = networks
         .iter()
@@ -281,43 +283,26 @@ pub fn create_server(base_url: &str, name: &str) -> Value {
         "name": name, "flavor": "flex-8-4", "image": "debian-12", "zone": "lpg1",
         "interfaces": [{"network": "public"}, {"network": network["uuid"]}],
     });
-    let json = "Content-Type: application/json";
-    let url = format!("{base_url}/servers");
-    let body = curl(&[
-        "-X",
-        "POST",
-        "-H",
-        &auth,
-        "-H",
-        json,
-        "-d",
-        &server.to_string(),
-        &url,
-    ])
-    .unwrap_or_else(|e| panic!("create server {name}: {e}"));
+    let body = http::request("POST", &format!("{base_url}/servers"))
+        .bearer(SIM_TOKEN)
+        .json(&server)
+        .ok()
+        .unwrap_or_else(|e| panic!("create server {name}: {e}"));
     serde_json::from_str(&body).expect("server JSON")
-}
-
-/// Runs curl (an independent client) and returns the body of a 2xx answer.
-pub fn curl(args: &[&str]) -> Result<String, String> {
-    let out = Command::new("curl")
-        .args(["-sS", "--fail-with-body"])
-        .args(args)
-        .output()
-        .map_err(|e| e.to_string())?;
-    let body = String::from_utf8_lossy(&out.stdout).into_owned();
-    if out.status.success() {
-        Ok(body)
-    } else {
-        Err(format!("{body}{}", String::from_utf8_lossy(&out.stderr)))
-    }
 }
 
 /// Sends SIGTERM to a `sim serve` and waits for it to end cleanly (it writes its world first).
 pub fn terminate(child: &mut std::process::Child) {
-    let pid = child.id().to_string();
-    let status = Command::new("kill").args(["-TERM", &pid]).status();
-    assert!(status.is_ok_and(|s| s.success()), "kill -TERM {pid}");
+    let pid = child.id();
+    let pid_t = libc::pid_t::try_from(pid).expect("a process id");
+    // SAFETY: kill(2) on the id of a child not yet waited for (so not reused) only signals it.
+    let sent = unsafe { libc::kill(pid_t, libc::SIGTERM) };
+    assert_eq!(
+        sent,
+        0,
+        "SIGTERM to {pid}: {}",
+        std::io::Error::last_os_error()
+    );
     let exit = child.wait().expect("wait for sim serve");
     assert!(
         exit.success(),
