@@ -111,8 +111,8 @@ fn an_api_status_reads_code_reason_message() {
 #[test]
 fn a_certificate_from_another_ca_names_the_tls_cause() {
     let project = Project::new();
-    let (cert, key) = openssl_certificate(project.path(), "server");
-    let (other_ca, _) = openssl_certificate(project.path(), "other");
+    let (cert, key) = self_signed_certificate(project.path(), "server");
+    let (other_ca, _) = self_signed_certificate(project.path(), "other");
     let server = tls_server(&cert, &key);
     let ca = format!("    certificate-authority: {}\n", other_ca.display());
     project.write("kubeconfig.yaml", &kubeconfig(&server, &ca));
@@ -144,7 +144,7 @@ fn the_real_apiserver_refusals_read_as_their_cause() {
         "{out:?}"
     );
 
-    let (other_ca, _) = openssl_certificate(project.path(), "other");
+    let (other_ca, _) = self_signed_certificate(project.path(), "other");
     let mut wrong_ca = real;
     let cluster = &mut wrong_ca["clusters"][0]["cluster"];
     cluster
@@ -206,29 +206,16 @@ fn read_head(stream: &mut impl Read) {
     }
 }
 
-/// A self-signed certificate for 127.0.0.1 and its key, made by openssl: (cert, key).
-fn openssl_certificate(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+/// A self-signed certificate for 127.0.0.1 and its key, as PEM files: (cert, key).
+fn self_signed_certificate(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
     let (cert, key) = (
         dir.join(format!("{name}.crt")),
         dir.join(format!("{name}.key")),
     );
-    let status = std::process::Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-        ])
-        .args(["-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"])
-        .args(["-addext", "subjectAltName=IP:127.0.0.1", "-keyout"])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .expect("openssl (needed to make a test certificate)");
-    assert!(status.status.success(), "openssl: {status:?}");
+    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()])
+        .expect("a self-signed certificate");
+    std::fs::write(&cert, made.cert.pem()).unwrap();
+    std::fs::write(&key, made.key_pair.serialize_pem()).unwrap();
     (cert, key)
 }
 
