@@ -118,11 +118,9 @@ fn check_script() -> PathBuf {
 }
 
 #[test]
+#[ignore = "needs Python with cs: SKYPLAN_CS_PYTHON (.ci/run installs it)"]
 fn cs_python_client_works_against_the_simulator() {
-    let Some(python) = std::env::var_os(PYTHON_VAR) else {
-        println!("skipped: set {PYTHON_VAR} to a Python with cs==3.2.0");
-        return;
-    };
+    let python = crate::needs::env(PYTHON_VAR, "a Python with cs 3.2.0");
     let home = tempfile::tempdir().expect("temp dir");
     let sim = CsSimServer::start(&home.path().join("world.json"));
     // A home of its own, so no cloudstack.ini of the machine's user is read.

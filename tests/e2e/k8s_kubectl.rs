@@ -2,7 +2,7 @@
 //! simulator speaks what kubectl needs from an apiserver (research/kubernetes.md §2) —
 //! discovery, JSON and strategic merge patches, the protobuf body of `create service`, the
 //! minimal OpenAPI v3 behind a strict `apply`, and Status errors kubectl prints verbatim.
-//! Without kubectl on PATH the test is skipped, except in CI (`CI` set), where it fails.
+//! The tests need kubectl on PATH: ignored unless asked for, they fail without it.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -20,6 +20,7 @@ struct Kubectl {
 
 impl Kubectl {
     fn new(project: &Project, sim: &KubeSim) -> Kubectl {
+        crate::needs::kubectl();
         let text = format!(
             "apiVersion: v1\nkind: Config\ncurrent-context: sim\n\
              clusters:\n- name: sim\n  cluster:\n    server: {}\n\
@@ -64,21 +65,6 @@ impl Kubectl {
     }
 }
 
-/// Whether to run: kubectl on PATH. In CI its absence is a failure, not a skip.
-fn kubectl_present() -> bool {
-    let found = Command::new("kubectl")
-        .args(["version", "--client"])
-        .output()
-        .is_ok_and(|out| out.status.success());
-    if !found && std::env::var_os("CI").is_some() {
-        panic!("kubectl is not on PATH: the kubectl check (tests/e2e/k8s_kubectl.rs) must run in CI; install kubectl (see .ci/run)");
-    }
-    if !found {
-        eprintln!("skipped: kubectl not found");
-    }
-    found
-}
-
 fn node_port(service: &Value) -> u64 {
     service["spec"]["ports"][0]["nodePort"]
         .as_u64()
@@ -86,10 +72,8 @@ fn node_port(service: &Value) -> u64 {
 }
 
 #[test]
+#[ignore = "needs kubectl on PATH (.ci/run installs it)"]
 fn kubectl_lists_labels_and_taints_nodes() {
-    if !kubectl_present() {
-        return;
-    }
     let project = Project::new();
     let sim = KubeSim::start(&project);
     let kubectl = Kubectl::new(&project, &sim);
@@ -119,10 +103,8 @@ fn kubectl_lists_labels_and_taints_nodes() {
 }
 
 #[test]
+#[ignore = "needs kubectl on PATH (.ci/run installs it)"]
 fn kubectl_creates_annotates_and_applies_services() {
-    if !kubectl_present() {
-        return;
-    }
     let project = Project::new();
     let sim = KubeSim::start(&project);
     let kubectl = Kubectl::new(&project, &sim);
@@ -176,10 +158,8 @@ fn kubectl_creates_annotates_and_applies_services() {
 }
 
 #[test]
+#[ignore = "needs kubectl on PATH (.ci/run installs it)"]
 fn kubectl_prints_the_not_found_status() {
-    if !kubectl_present() {
-        return;
-    }
     let project = Project::new();
     let sim = KubeSim::start(&project);
     let kubectl = Kubectl::new(&project, &sim);

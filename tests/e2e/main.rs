@@ -33,6 +33,7 @@ mod k8s_node_set;
 mod k8s_nodes;
 mod lifecycle;
 mod locking;
+mod needs;
 mod pg_crash;
 mod pg_shared;
 mod pg_support;

@@ -3,11 +3,13 @@
 //! apply — no duplicates, no orphans, and the lock never outlives the killed run.
 
 use crate::crash::{config_a, config_b, crash_and_recover_in, kill_points, reference, Cloud};
-use crate::pg_support::{backend_toml, fresh_workspace, pg_url};
+use crate::needs::pg_url;
+use crate::pg_support::{backend_toml, fresh_workspace};
 
 #[test]
+#[ignore = "needs PostgreSQL: SKYPLAN_TEST_PG_URL (.ci/run starts one)"]
 fn kill_apply_at_every_step_then_recover_with_the_postgres_backend() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let on_postgres = || Cloud::with_backend(&backend_toml(&url, &fresh_workspace()));
     let (a, b) = (config_a(), config_b());
     let created = reference(std::slice::from_ref(&a));

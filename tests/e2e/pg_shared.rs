@@ -5,9 +5,8 @@
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::pg_support::{
-    backend_toml, fresh_workspace, lock_when_free, open, pg_url, wait_until_locked,
-};
+use crate::needs::pg_url;
+use crate::pg_support::{backend_toml, fresh_workspace, lock_when_free, open, wait_until_locked};
 use crate::support::{run, Output, Project, SimServer, SIM_TOKEN};
 
 fn lb(name: &str, ports: &[(&str, u16, u16)]) -> String {
@@ -76,8 +75,9 @@ impl Team {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL: SKYPLAN_TEST_PG_URL (.ci/run starts one)"]
 fn two_projects_sharing_a_workspace_see_each_others_applies() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let team = Team::new(&url, 0);
     let one_port = lb("web", &[("http", 80, 30080)]);
     let two_ports = lb("web", &[("http", 80, 30080), ("https", 443, 30443)]);
@@ -129,8 +129,9 @@ fn two_projects_sharing_a_workspace_see_each_others_applies() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL: SKYPLAN_TEST_PG_URL (.ci/run starts one)"]
 fn a_second_apply_is_refused_at_once_with_the_holders_details_or_waits() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let team = Team::new(&url, 700);
     let resources = lb("web", &[("http", 80, 30080)]);
     team.configure(&team.alice, &resources);
@@ -172,8 +173,9 @@ fn a_second_apply_is_refused_at_once_with_the_holders_details_or_waits() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL: SKYPLAN_TEST_PG_URL (.ci/run starts one)"]
 fn a_holder_killed_mid_apply_frees_the_lock_at_once() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let team = Team::new(&url, 700);
     let resources = lb("web", &[("http", 80, 30080)])
         + &lb("api", &[("grpc", 443, 30444)])
@@ -246,8 +248,9 @@ fn a_password_in_the_url_is_a_config_error_that_never_shows_it() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL: SKYPLAN_TEST_PG_URL (.ci/run starts one)"]
 fn state_migrate_moves_the_state_to_postgres_and_back() {
-    let Some(url) = pg_url() else { return };
+    let url = pg_url();
     let world = tempfile::tempdir().unwrap();
     let sim = SimServer::start_settling(&world.path().join("world.json"), 0);
     let resources = format!(

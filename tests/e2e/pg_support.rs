@@ -1,5 +1,6 @@
-//! The PostgreSQL server the `pg_*` tests share: CI starts one and sets SKYPLAN_TEST_PG_URL
-//! (see .ci/postgres.sh). Each test uses workspaces of its own, so they run side by side.
+//! The PostgreSQL server the `pg_*` tests share: `.ci/run` starts one and sets
+//! SKYPLAN_TEST_PG_URL (see .ci/postgres.sh; [`crate::needs::pg_url`]). Each test uses
+//! workspaces of its own, so they run side by side.
 
 use std::time::{Duration, Instant};
 
@@ -8,24 +9,6 @@ use skyplan::state::postgres::PgBackend;
 use skyplan::state::{StateBackend, StateLock};
 
 use crate::support::{run, Output, Project};
-
-const TEST_URL_ENV: &str = "SKYPLAN_TEST_PG_URL";
-
-/// The test server's URL. Unset in CI is a failure, not a skip: these tests must run there.
-pub fn pg_url() -> Option<String> {
-    match std::env::var(TEST_URL_ENV) {
-        Ok(url) => Some(url),
-        Err(_) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "{TEST_URL_ENV} is not set: CI must run the PostgreSQL tests against a real \
-                 server (.ci/run starts one)"
-            );
-            eprintln!("notice: {TEST_URL_ENV} is not set; skipping a PostgreSQL test");
-            None
-        }
-    }
-}
 
 pub fn fresh_workspace() -> String {
     format!("e2e-{}", uuid::Uuid::new_v4())

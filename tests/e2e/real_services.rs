@@ -57,10 +57,9 @@ fn ccm_load_balancer(cluster: &RealCluster, namespace: &str) -> String {
 /// The scenario of issue 19: controller mode with no controller able to act. The apply writes
 /// the Service, waits, and fails — and what it wrote is skyplan's, in the state and marked.
 #[test]
+#[ignore = "needs kube-apiserver and kubectl: SKYPLAN_TEST_KUBECONFIG (.ci/run starts one)"]
 fn a_service_written_before_a_failed_wait_is_marked_recorded_and_its_removal_planned() {
-    let Some(cluster) = RealCluster::get() else {
-        return;
-    };
+    let cluster = RealCluster::get();
     let cloud = SimServer::start(&Project::new().path().join("cloud.json"));
     let node = cluster.ready_node("node-1", serde_json::json!({}), "10.9.1.1");
     create_server(&cloud.base_url, &node);
@@ -108,10 +107,9 @@ fn assert_removal_planned(cluster: &RealCluster, cloud: &SimServer, project: &Pr
 /// The same, killed right after the Service write (before the wait): the journal's intent of
 /// the write records the resource for the next run.
 #[test]
+#[ignore = "needs kube-apiserver and kubectl: SKYPLAN_TEST_KUBECONFIG (.ci/run starts one)"]
 fn a_service_written_by_a_killed_apply_is_recorded_from_the_journal() {
-    let Some(cluster) = RealCluster::get() else {
-        return;
-    };
+    let cluster = RealCluster::get();
     let cloud = SimServer::start(&Project::new().path().join("cloud.json"));
     let node = cluster.ready_node("node-1", serde_json::json!({}), "10.9.3.1");
     create_server(&cloud.base_url, &node);
@@ -176,10 +174,9 @@ fn change_of(plan: &Value, address: &str) -> Value {
 /// Direct mode: the members are the selected nodes' addresses on the node port the apiserver
 /// allocated; a node policy setting the exclude label takes a node out, in the same plan.
 #[test]
+#[ignore = "needs kube-apiserver and kubectl: SKYPLAN_TEST_KUBECONFIG (.ci/run starts one)"]
 fn direct_mode_members_follow_the_allocated_node_port_and_the_exclude_label() {
-    let Some(cluster) = RealCluster::get() else {
-        return;
-    };
+    let cluster = RealCluster::get();
     let cloud = SimServer::start(&Project::new().path().join("cloud.json"));
     let selected = serde_json::json!({"role": "web"});
     let nodes: Vec<String> = (1..=2)
@@ -243,10 +240,9 @@ fn direct_mode_members_follow_the_allocated_node_port_and_the_exclude_label() {
 /// Controller mode asking for a node port another Service holds: the apiserver would refuse
 /// the write (422); the plan says so first, naming the holder.
 #[test]
+#[ignore = "needs kube-apiserver and kubectl: SKYPLAN_TEST_KUBECONFIG (.ci/run starts one)"]
 fn a_node_port_held_by_another_service_is_caught_at_plan_time() {
-    let Some(cluster) = RealCluster::get() else {
-        return;
-    };
+    let cluster = RealCluster::get();
     let cloud = SimServer::start(&Project::new().path().join("cloud.json"));
     let namespace = cluster.namespace("held");
     let port = node_port_service(&cluster, &namespace);
@@ -270,10 +266,9 @@ fn a_node_port_held_by_another_service_is_caught_at_plan_time() {
 /// A binding to a namespace the cluster does not have: the apiserver would answer the write
 /// with 404; the plan says so first, at the `service` key.
 #[test]
+#[ignore = "needs kube-apiserver and kubectl: SKYPLAN_TEST_KUBECONFIG (.ci/run starts one)"]
 fn a_namespace_that_does_not_exist_is_a_plan_error_at_the_service_key() {
-    let Some(cluster) = RealCluster::get() else {
-        return;
-    };
+    let cluster = RealCluster::get();
     let cloud = SimServer::start(&Project::new().path().join("cloud.json"));
     let namespace = cluster.name("nons");
     let project = project(&cluster, &cloud, &ccm_load_balancer(&cluster, &namespace));
