@@ -20,14 +20,29 @@ fn example_project() -> (Project, std::path::PathBuf) {
         example.join("skyplan.toml"),
     )
     .unwrap();
+    // The account and its clusters' APIs (cloudstack.k8s/), as committed.
     let world = project.path().join("state/cloudstack/embedded");
-    std::fs::create_dir_all(&world).unwrap();
-    std::fs::copy(
-        repo.join("state/cloudstack/embedded/cloudstack.json"),
-        world.join("cloudstack.json"),
-    )
-    .unwrap();
+    for file in ["cloudstack.json", "cloudstack.k8s"] {
+        copy(
+            &repo.join("state/cloudstack/embedded").join(file),
+            &world.join(file),
+        );
+    }
     (project, example)
+}
+
+/// Copies a file, or a directory with everything in it.
+fn copy(from: &Path, to: &Path) {
+    if from.is_dir() {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            copy(&entry.path(), &to.join(entry.file_name()));
+        }
+    } else {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(from, to).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+    }
 }
 
 /// The README's CloudStack command: the example's plan shows a cluster upgrade and a worker

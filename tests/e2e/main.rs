@@ -18,6 +18,7 @@ mod cs_lb_rows;
 mod cs_lifecycle;
 mod cs_support;
 mod drift;
+mod examples;
 mod faults;
 mod http;
 mod independent_clients;
