@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::kubernetes::node_policies::KubeSim;
+use crate::support::kube_sim::KubeSim;
 use crate::support::{Project, SimServer};
 
 /// `shop` in controller mode writes the Service `default/shop`; `direct` serves it directly.

@@ -2,7 +2,7 @@
 //! the CloudStack CCM and `cs` read: its keys are used, never shown, and the server version
 //! the simulator reports decides the version-dependent rows.
 
-use crate::cloudstack::simulator_clients::CsSimServer;
+use crate::cloudstack::support::CsSimServer;
 use crate::support::{run, Output, Project};
 
 const API_KEY: &str = "ops-api-key-4711";

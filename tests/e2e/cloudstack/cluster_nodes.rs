@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::cloudstack::simulator_clients::CsSimServer;
+use crate::cloudstack::support::CsSimServer;
 use crate::cloudstack::support::{change, operations, reasons, CsProject};
 use crate::support::http;
 

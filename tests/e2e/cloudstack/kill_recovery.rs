@@ -4,7 +4,7 @@
 //! cloud is `skyplan sim serve`, a process of its own, so it survives the kill as a real cloud
 //! would (an embedded simulator would die with skyplan and forget its last changes).
 
-use crate::cloudstack::simulator_clients::CsSimServer;
+use crate::cloudstack::support::CsSimServer;
 use crate::cloudstack::support::{text, Account, CsProject};
 
 /// Async jobs that end at once: this test is about crashes, not waiting.

@@ -2,116 +2,16 @@
 //! API: the Python `cs` tool, and signed requests sent as plain HTTP; and the promise that an
 //! acknowledged change survives a SIGTERM.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-use base64::Engine;
-use hmac::{Hmac, Mac};
 use serde_json::Value;
-use sha1::Sha1;
 
-use crate::support::http;
-use crate::support::{run, BINARY};
+use crate::cloudstack::support::{CsSimServer, API_KEY, SECRET_KEY};
+use crate::support::run;
 
 /// The Python with `cs==3.2.0` installed (CI sets it in .ci/run).
 const PYTHON_VAR: &str = "SKYPLAN_CS_PYTHON";
-/// The keys `sim serve` accepts without `--api-key`/`--secret-key`.
-const API_KEY: &str = "skyplan-sim-cloudstack-api-key";
-const SECRET_KEY: &str = "skyplan-sim-cloudstack-secret-key";
-
-/// `skyplan sim serve --provider cloudstack` on a free port; killed on drop.
-pub struct CsSimServer {
-    child: Child,
-    /// `http://127.0.0.1:PORT/client/api`.
-    pub base_url: String,
-}
-
-impl CsSimServer {
-    pub fn start(world: &Path) -> CsSimServer {
-        CsSimServer::start_with(world, &[])
-    }
-
-    /// With more `sim serve` options, e.g. `--secret-key` or `--server-version`.
-    pub fn start_with(world: &Path, options: &[&str]) -> CsSimServer {
-        let job_ms: &[&str] = match options.contains(&"--job-ms") {
-            true => &[],
-            false => &["--job-ms", "50"],
-        };
-        let mut child = Command::new(BINARY)
-            .args(["sim", "serve", "--provider", "cloudstack"])
-            .args(["--listen", "127.0.0.1:0"])
-            .args(job_ms)
-            .args(options)
-            .arg("--world")
-            .arg(world)
-            .env_remove("SKYPLAN_SIM_FAULTS")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start sim serve");
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .expect("sim output");
-        let base_url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_string();
-        CsSimServer { child, base_url }
-    }
-
-    /// A signed GET, signed the way the server checks (research §4.1); the JSON answer.
-    pub fn call(&self, command: &str, params: &[(&str, &str)]) -> Value {
-        let mut pairs: Vec<(String, String)> = vec![
-            ("command".into(), command.into()),
-            ("response".into(), "json".into()),
-            ("apiKey".into(), API_KEY.into()),
-        ];
-        pairs.extend(params.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        pairs.sort();
-        let query = pairs
-            .iter()
-            .map(|(k, v)| format!("{k}={}", encode(v)))
-            .collect::<Vec<_>>()
-            .join("&");
-        let mut mac = Hmac::<Sha1>::new_from_slice(SECRET_KEY.as_bytes()).unwrap();
-        mac.update(query.to_lowercase().as_bytes());
-        let signature =
-            base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
-        let url = format!("{}?{query}&signature={}", self.base_url, encode(&signature));
-        let body = http::get(&url)
-            .ok()
-            .unwrap_or_else(|e| panic!("{command}: {e}"));
-        serde_json::from_str(&body).expect("JSON")
-    }
-
-    /// Sends SIGTERM and waits for the process to end.
-    pub fn terminate(mut self) {
-        crate::support::terminate(&mut self.child);
-    }
-}
-
-impl Drop for CsSimServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Java `URLEncoder` with `+` as `%20`: only `A-Z a-z 0-9 . - * _` stay literal.
-fn encode(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'.' | b'-' | b'*' | b'_' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
 
 fn check_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/cs_check.py")

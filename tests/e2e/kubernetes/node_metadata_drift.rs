@@ -1,7 +1,8 @@
 //! Node-metadata drift end to end: a node registered behind skyplan's back, uninitialised and
 //! named like no VM, is reported with what the cloud controller would do and why it has not.
 
-use crate::kubernetes::node_policies::{KubeSim, CLUSTER};
+use crate::kubernetes::node_policies::CLUSTER;
+use crate::support::kube_sim::KubeSim;
 use crate::support::Project;
 
 /// An applied project whose cluster is `sim serve --provider kubernetes` (no controller runs)

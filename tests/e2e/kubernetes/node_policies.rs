@@ -2,80 +2,11 @@
 //! reached through a kubeconfig file, the nodes checked through the simulator's HTTP API (plain
 //! requests, not skyplan's Kubernetes client).
 
-use std::process::Child;
-
 use serde_json::Value;
 
 use crate::support::http;
-use crate::support::{serving, sim_serve, Project};
-
-/// `skyplan sim serve --provider kubernetes` on a free port; killed on drop.
-pub struct KubeSim {
-    child: Child,
-    pub url: String,
-}
-
-impl KubeSim {
-    pub fn start(project: &Project) -> KubeSim {
-        KubeSim::start_on(&project.path().join("kube-world.json"))
-    }
-
-    /// The same over the world file `world`.
-    pub fn start_on(world: &std::path::Path) -> KubeSim {
-        let (child, url) = serving(&mut sim_serve("kubernetes", world));
-        KubeSim { child, url }
-    }
-
-    /// A kubeconfig whose context `sim` points at this server (beside one that does not, so
-    /// the context is what chooses).
-    pub fn write_kubeconfig(&self, project: &Project) {
-        let text = format!(
-            "apiVersion: v1\nkind: Config\ncurrent-context: elsewhere\n\
-             clusters:\n- name: sim\n  cluster:\n    server: {}\n\
-             - name: elsewhere\n  cluster:\n    server: http://127.0.0.1:9\n\
-             users:\n- name: nobody\n  user: {{}}\n\
-             contexts:\n- name: sim\n  context:\n    cluster: sim\n    user: nobody\n\
-             - name: elsewhere\n  context:\n    cluster: elsewhere\n    user: nobody\n",
-            self.url
-        );
-        project.write("kubeconfig.yaml", &text);
-    }
-
-    pub fn node(&self, name: &str) -> Value {
-        let body = http::get(&format!("{}/api/v1/nodes/{name}", self.url))
-            .ok()
-            .expect("GET node");
-        serde_json::from_str(&body).expect("node JSON")
-    }
-
-    /// Registers a node as a kubelet with `--cloud-provider=external` does.
-    pub fn add_uninitialised_node(&self, name: &str) {
-        self.add_node(serde_json::json!({
-            "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-            "spec": {"taints": [{"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"}]}
-        }));
-    }
-
-    /// Sends SIGTERM; the server writes its world and ends.
-    pub fn terminate(mut self) {
-        crate::support::terminate(&mut self.child);
-    }
-
-    /// Creates a node as the API would store any object POSTed to it.
-    pub fn add_node(&self, body: Value) {
-        let url = format!("{}/api/v1/nodes", self.url);
-        let result = http::request("POST", &url).json(&body).ok();
-        assert!(result.is_ok(), "POST node: {result:?}");
-    }
-}
-
-impl Drop for KubeSim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use crate::support::kube_sim::KubeSim;
+use crate::support::Project;
 
 pub const CLUSTER: &str = "[cluster.prod]\nprovider = \"kubernetes\"\nkubeconfig = \"kubeconfig.yaml\"\ncontext = \"sim\"\n";
 

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::kubernetes::node_policies::KubeSim;
+use crate::support::kube_sim::KubeSim;
 use crate::support::Project;
 
 /// A kubectl bound to one simulator: its own kubeconfig, discovery cache and HOME.

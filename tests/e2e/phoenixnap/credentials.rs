@@ -4,8 +4,9 @@
 
 use std::process::Stdio;
 
-use crate::kubernetes::node_policies::KubeSim;
-use crate::phoenixnap::support::{Kube, Pnap};
+use crate::phoenixnap::support::Pnap;
+use crate::support::kube_sim::Kube;
+use crate::support::kube_sim::KubeSim;
 use crate::support::{run, Output, Project};
 
 fn config(cloud: &str) -> String {

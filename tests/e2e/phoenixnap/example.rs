@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::phoenixnap::support::{tags, third_address, Kube, Pnap, USAGE};
+use crate::phoenixnap::support::{tags, third_address, Pnap, USAGE};
+use crate::support::kube_sim::Kube;
 use crate::support::{run, Project};
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -83,8 +84,7 @@ fn pnap_example_applies_a_block_the_ccm_adopts() {
         ["cluster", "serviceName", "serviceNamespace", "usage"]
     );
     assert!(tags(block).contains(&format!("usage={USAGE}")));
-    let kube_sim =
-        crate::kubernetes::node_policies::KubeSim::start_on(&world.join("kubernetes/prod.json"));
+    let kube_sim = crate::support::kube_sim::KubeSim::start_on(&world.join("kubernetes/prod.json"));
     let service = Kube {
         url: kube_sim.url.clone(),
     }

@@ -5,8 +5,9 @@
 use serde_json::{json, Value};
 
 use crate::phoenixnap::support::{
-    api_change, config, project_with_service, tags, third_address, with_cloud, with_cluster, USAGE,
+    api_change, config, project_with_service, tags, third_address, with_cloud, USAGE,
 };
+use crate::support::kube_sim::with_cluster;
 use crate::support::Project;
 
 /// A project whose Service has its block, applied and adopted by the CCM; returns the block.
@@ -354,8 +355,8 @@ fn another_cluster_gets_a_new_block_and_the_old_one_is_released() {
         "{drift:?}"
     );
     let world = project.path().join("state/embedded/kubernetes/prod2.json");
-    let sim = crate::kubernetes::node_policies::KubeSim::start_on(&world);
-    crate::phoenixnap::support::Kube {
+    let sim = crate::support::kube_sim::KubeSim::start_on(&world);
+    crate::support::kube_sim::Kube {
         url: sim.url.clone(),
     }
     .create_service("api", &[80]);

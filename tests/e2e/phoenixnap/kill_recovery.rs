@@ -5,8 +5,9 @@
 
 use std::process::{Command, Stdio};
 
-use crate::kubernetes::node_policies::KubeSim;
-use crate::phoenixnap::support::{tags, third_address, Kube, Pnap, USAGE};
+use crate::phoenixnap::support::{tags, third_address, Pnap, USAGE};
+use crate::support::kube_sim::Kube;
+use crate::support::kube_sim::KubeSim;
 use crate::support::{run, Output, Project};
 
 fn config(cloud: &str) -> String {

@@ -3,7 +3,8 @@
 //! skyplan's own reading of the CCM — finds them in order, then reports a server powered off
 //! (reported), or gone (its node deleted by the CCM's node lifecycle).
 
-use crate::phoenixnap::support::{with_cloud, with_cluster};
+use crate::phoenixnap::support::with_cloud;
+use crate::support::kube_sim::with_cluster;
 use crate::support::Project;
 
 const CONFIG: &str = "[provider.phoenixnap]\nendpoint = \"embedded\"\nlocation = \"PHX\"\n\n\

@@ -1,14 +1,14 @@
 //! PhoenixNAP tests' harness: a project whose config binds `load-balancer.api` to the Service
-//! `default/api` of the embedded cluster beside an embedded PhoenixNAP, and readers of the
-//! simulated cloud and cluster through their APIs (`sim serve` and HTTP), never the world files.
+//! `default/api` of the embedded cluster beside an embedded PhoenixNAP, and a reader of the
+//! simulated cloud through its API (`sim serve` and HTTP), never the world file (the cluster's:
+//! `support::kube_sim`).
 
-use std::path::PathBuf;
 use std::process::Child;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::kubernetes::node_policies::KubeSim;
 use crate::support::http;
+use crate::support::kube_sim::with_cluster;
 use crate::support::{serving, sim_serve, Project};
 
 pub const USAGE: &str = "cloud-provider-phoenixnap-auto";
@@ -37,27 +37,12 @@ pub fn project_with_service() -> Project {
     project
 }
 
-/// The embedded cluster's world, served while `change` runs.
-pub fn with_cluster<T>(project: &Project, change: impl FnOnce(&Kube) -> T) -> T {
-    let sim = KubeSim::start_on(&kube_world(project));
-    let kube = Kube {
-        url: sim.url.clone(),
-    };
-    let result = change(&kube);
-    sim.terminate();
-    result
-}
-
 /// The embedded cloud's world, served while `read` runs.
 pub fn with_cloud<T>(project: &Project, read: impl FnOnce(&Pnap) -> T) -> T {
     let mut sim = Pnap::start(&project.path().join("state/embedded/phoenixnap.json"));
     let result = read(&sim);
     crate::support::terminate(&mut sim.child);
     result
-}
-
-fn kube_world(project: &Project) -> PathBuf {
-    project.path().join("state/embedded/kubernetes/prod.json")
 }
 
 /// The plan's entry for `load-balancer.api`.
@@ -69,52 +54,6 @@ pub fn api_change(plan: &Value) -> Value {
         .find(|c| c["address"] == "load-balancer.api")
         .cloned()
         .unwrap_or_else(|| panic!("no load-balancer.api in {plan:#}"))
-}
-
-pub struct Kube {
-    pub url: String,
-}
-
-impl Kube {
-    pub fn service(&self, name: &str) -> Value {
-        let url = format!("{}/api/v1/namespaces/default/services/{name}", self.url);
-        serde_json::from_str(&http::get(&url).ok().expect("GET service")).expect("service JSON")
-    }
-
-    pub fn create_service(&self, name: &str, ports: &[u16]) {
-        let ports: Vec<Value> = ports
-            .iter()
-            .map(|p| json!({"name": format!("p{p}"), "port": p, "targetPort": p}))
-            .collect();
-        let body = json!({
-            "apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {"selector": {"app": name}, "ports": ports},
-        });
-        let url = format!("{}/api/v1/namespaces/default/services", self.url);
-        let result = http::request("POST", &url).json(&body).ok();
-        assert!(result.is_ok(), "POST service: {result:?}");
-    }
-
-    /// A full replace (PUT) of the Service as read, without `spec.loadBalancerIP`: what a
-    /// tool that owns the whole object and never knew the field does.
-    pub fn replace_service_without_address(&self, name: &str) {
-        let mut service = self.service(name);
-        service["spec"]
-            .as_object_mut()
-            .unwrap()
-            .remove("loadBalancerIP");
-        let url = format!("{}/api/v1/namespaces/default/services/{name}", self.url);
-        let result = http::request("PUT", &url).json(&service).ok();
-        assert!(result.is_ok(), "PUT service: {result:?}");
-    }
-
-    /// A JSON merge patch of the Service, as `kubectl patch --type merge` sends it.
-    pub fn patch_service(&self, name: &str, patch: Value) {
-        let url = format!("{}/api/v1/namespaces/default/services/{name}", self.url);
-        let result = http::request("PATCH", &url).merge_patch(&patch).ok();
-        assert!(result.is_ok(), "PATCH service: {result:?}");
-    }
 }
 
 /// `skyplan sim serve --provider phoenixnap` with a token from its token endpoint.

@@ -2,6 +2,7 @@
 //! embedded simulator, and readers for the plan and the simulated world.
 
 pub mod http;
+pub mod kube_sim;
 pub mod needs;
 
 use std::io::{BufRead, BufReader};

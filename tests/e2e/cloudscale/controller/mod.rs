@@ -1,10 +1,15 @@
-//! Controller mode on the embedded default, one test per row that can be driven there: apply a
-//! Service-bound load balancer (skyplan writes the Service, the simulated cloudscale CCM builds
-//! the load balancer), change the config, check the predicted class and controller actions,
-//! apply, and check that the simulated cloud shows exactly that effect — which UUIDs stayed,
-//! which changed.
+//! Controller mode on the embedded default: skyplan writes a Service-bound load balancer's
+//! Service, the simulated cloudscale CCM builds the load balancer. One test per row of
+//! impact.md's cloudscale table (controller column) that can be driven there, sorted by what
+//! the row changes: the ports, their listeners and pools (`ports`); the members and the health
+//! monitor (`members_and_monitors`); the load balancer itself, its name, zone, flavor and
+//! addresses (`load_balancer`); and its removal (`removal`). Each applies a config, changes it,
+//! checks the predicted class and controller actions, applies, and checks that the simulated
+//! cloud shows exactly that effect — which UUIDs stayed, which changed. This module is their
+//! frame.
 
 pub mod load_balancer;
+pub mod members_and_monitors;
 pub mod ports;
 pub mod removal;
 
@@ -54,24 +59,6 @@ pub(crate) struct Row {
     pub(crate) before: World,
 }
 
-pub(crate) fn row(before: (&str, &str), after: (&str, &str)) -> Row {
-    let project = Project::new();
-    project.config(&config(before.0, before.1));
-    project.apply_ok();
-    let first = shop(&project.plan(&[]));
-    assert_eq!(
-        first["action"], "no-op",
-        "nothing to do after apply: {first:#}"
-    );
-    project.config(&config(after.0, after.1));
-    let change = shop(&project.plan(&[]));
-    Row {
-        before: project.world(),
-        project,
-        change,
-    }
-}
-
 impl Row {
     pub(crate) fn assert_class(&self, impact: &str) -> &Self {
         assert_eq!(self.change["impact"], impact, "{:#}", self.change);
@@ -114,100 +101,20 @@ impl Row {
     }
 }
 
-#[test]
-fn a_port_name_change_recreates_the_pool() {
-    let renamed = "[[load-balancer.shop.ports]]\nname = \"web\"\nport = 80\n";
-    let row = row(("", HTTP), ("", renamed));
-    row.assert_class("pool-recreate")
-        .assert_predicts("delete pool tcp/http")
-        .assert_predicts("create pool tcp/web");
-    let lb = row.before.uuid("load_balancers", "shop");
-    let pool = row.before.uuid("pools", "tcp/http");
-    let after = row.apply();
+pub(crate) fn row(before: (&str, &str), after: (&str, &str)) -> Row {
+    let project = Project::new();
+    project.config(&config(before.0, before.1));
+    project.apply_ok();
+    let first = shop(&project.plan(&[]));
     assert_eq!(
-        after.uuid("load_balancers", "shop"),
-        lb,
-        "same load balancer"
+        first["action"], "no-op",
+        "nothing to do after apply: {first:#}"
     );
-    assert!(after.named("pools", "tcp/http").is_none());
-    assert_ne!(after.uuid("pools", "tcp/web"), pool, "a new pool");
-}
-
-#[test]
-fn a_renumbered_port_keeps_its_node_port_and_pool_and_recreates_the_listener() {
-    let renumbered = "[[load-balancer.shop.ports]]\nname = \"http\"\nport = 8080\n";
-    let row = row(("", HTTP), ("", renumbered));
-    row.assert_class("minimal")
-        .assert_predicts("delete listener tcp/80")
-        .assert_predicts("create listener tcp/8080")
-        .assert_not_predicted("pool")
-        .assert_not_predicted("member");
-    let pool = row.before.uuid("pools", "tcp/http");
-    let members = row.before.member_uuids();
-    let after = row.apply();
-    assert_eq!(after.uuid("pools", "tcp/http"), pool, "pool kept");
-    assert_eq!(
-        after.member_uuids(),
-        members,
-        "members kept: same node port"
-    );
-    assert!(after.named("listeners", "tcp/80").is_none());
-    assert!(after.named("listeners", "tcp/8080").is_some());
-}
-
-#[test]
-fn allowed_cidrs_are_minimal_and_keep_the_listener() {
-    let row = row(("", HTTP), ("allowed-cidrs = [\"192.0.2.0/24\"]", HTTP));
-    row.assert_class("minimal")
-        .assert_predicts("update listener tcp/80")
-        .assert_not_predicted("delete");
-    let listener = row.before.uuid("listeners", "tcp/80");
-    let after = row.apply();
-    assert_eq!(after.uuid("listeners", "tcp/80"), listener);
-    assert_eq!(
-        after.named("listeners", "tcp/80").unwrap()["allowed_cidrs"],
-        serde_json::json!(["192.0.2.0/24"])
-    );
-}
-
-#[test]
-fn local_traffic_policy_recreates_members_and_monitor_but_keeps_the_pool() {
-    let row = row(("", HTTP), ("traffic-policy = \"Local\"", HTTP));
-    row.assert_class("minimal")
-        .assert_predicts("delete health monitor of pool tcp/http")
-        .assert_not_predicted("delete pool");
-    let reasons = row.change["attributes"].to_string();
-    assert!(reasons.contains("README"), "{reasons}");
-    let pool = row.before.uuid("pools", "tcp/http");
-    let monitor = row.before.monitor_uuid();
-    let members = row.before.member_uuids();
-    let after = row.apply();
-    assert_eq!(after.uuid("pools", "tcp/http"), pool, "pool kept");
-    assert_ne!(after.monitor_uuid(), monitor, "monitor recreated");
-    let monitor = &after.all("health_monitors")[0];
-    assert_eq!(monitor["type"], "http");
-    assert_eq!(monitor["http"]["url_path"], "/livez");
-    let recreated = after.member_uuids();
-    assert!(
-        recreated.iter().all(|m| !members.contains(m)),
-        "members recreated"
-    );
-}
-
-#[test]
-fn a_flavor_change_is_forbidden_and_refused() {
-    let row = row(("", HTTP), ("flavor = \"lb-large\"", HTTP));
-    row.assert_class("forbidden");
-    let out = row.project.apply(&[]);
-    assert_ne!(out.code, 0, "apply refuses: {out:?}");
-    let after = row.project.world();
-    let lb = after.named("load_balancers", "shop").unwrap();
-    assert_eq!(
-        lb["uuid"],
-        row.before.uuid("load_balancers", "shop").as_str()
-    );
-    assert_eq!(
-        lb["flavor"],
-        row.before.named("load_balancers", "shop").unwrap()["flavor"]
-    );
+    project.config(&config(after.0, after.1));
+    let change = shop(&project.plan(&[]));
+    Row {
+        before: project.world(),
+        project,
+        change,
+    }
 }

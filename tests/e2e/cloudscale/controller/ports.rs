@@ -1,13 +1,143 @@
-//! The last controller-mode rows of impact.md's cloudscale table on the embedded default (see
-//! k8s_ccm_rows.rs for the frame): a node port set in the config, listener allowed subnets
-//! (with a second private subnet added to the simulated cloud) and the health-monitor HTTP
-//! version. Each checks the predicted class and controller actions, applies, and checks which
-//! UUIDs stayed and which changed.
+//! Controller-mode rows that change a port: its name, number and protocol, the pool's
+//! algorithm and protocol, the listener's timeouts and allowed CIDRs, a port added or removed,
+//! and a node port set in the config (see `super` for the frame).
 
 use serde_json::{json, Value};
 
-use crate::cloudscale::controller::{config, row, shop, Row, HTTP};
+use crate::cloudscale::controller::{config, row, shop, HTTP};
 use crate::support::Project;
+
+const TWO_PORTS: &str = "[[load-balancer.shop.ports]]\nname = \"http\"\nport = 80\n\n\
+                         [[load-balancer.shop.ports]]\nname = \"https\"\nport = 443\n";
+
+#[test]
+fn a_port_name_change_recreates_the_pool() {
+    let renamed = "[[load-balancer.shop.ports]]\nname = \"web\"\nport = 80\n";
+    let row = row(("", HTTP), ("", renamed));
+    row.assert_class("pool-recreate")
+        .assert_predicts("delete pool tcp/http")
+        .assert_predicts("create pool tcp/web");
+    let lb = row.before.uuid("load_balancers", "shop");
+    let pool = row.before.uuid("pools", "tcp/http");
+    let after = row.apply();
+    assert_eq!(
+        after.uuid("load_balancers", "shop"),
+        lb,
+        "same load balancer"
+    );
+    assert!(after.named("pools", "tcp/http").is_none());
+    assert_ne!(after.uuid("pools", "tcp/web"), pool, "a new pool");
+}
+
+#[test]
+fn a_renumbered_port_keeps_its_node_port_and_pool_and_recreates_the_listener() {
+    let renumbered = "[[load-balancer.shop.ports]]\nname = \"http\"\nport = 8080\n";
+    let row = row(("", HTTP), ("", renumbered));
+    row.assert_class("minimal")
+        .assert_predicts("delete listener tcp/80")
+        .assert_predicts("create listener tcp/8080")
+        .assert_not_predicted("pool")
+        .assert_not_predicted("member");
+    let pool = row.before.uuid("pools", "tcp/http");
+    let members = row.before.member_uuids();
+    let after = row.apply();
+    assert_eq!(after.uuid("pools", "tcp/http"), pool, "pool kept");
+    assert_eq!(
+        after.member_uuids(),
+        members,
+        "members kept: same node port"
+    );
+    assert!(after.named("listeners", "tcp/80").is_none());
+    assert!(after.named("listeners", "tcp/8080").is_some());
+}
+
+#[test]
+fn a_port_added_is_none_and_leaves_the_other_port_alone() {
+    let row = row(("", HTTP), ("", TWO_PORTS));
+    row.assert_class("none")
+        .assert_predicts("create pool tcp/https")
+        .assert_not_predicted("delete");
+    let pool = row.before.uuid("pools", "tcp/http");
+    let after = row.apply();
+    assert_eq!(after.uuid("pools", "tcp/http"), pool);
+    assert!(after.named("pools", "tcp/https").is_some());
+}
+
+#[test]
+fn a_port_removed_is_pool_recreate_for_that_port_only() {
+    let row = row(("", TWO_PORTS), ("", HTTP));
+    row.assert_class("pool-recreate")
+        .assert_predicts("delete pool tcp/https");
+    let pool = row.before.uuid("pools", "tcp/http");
+    let after = row.apply();
+    assert_eq!(after.uuid("pools", "tcp/http"), pool, "the other port kept");
+    assert!(after.named("pools", "tcp/https").is_none());
+}
+
+#[test]
+fn a_port_protocol_change_to_udp_recreates_the_pool() {
+    let udp = "[[load-balancer.shop.ports]]\nname = \"http\"\nport = 80\nprotocol = \"udp\"\n";
+    let row = row(("", HTTP), ("", udp));
+    row.assert_class("pool-recreate")
+        .assert_predicts("delete pool tcp/http")
+        .assert_predicts("create pool udp/http");
+    let after = row.apply();
+    assert!(after.named("pools", "tcp/http").is_none());
+    assert_eq!(after.named("pools", "udp/http").unwrap()["protocol"], "udp");
+}
+
+#[test]
+fn a_pool_algorithm_change_recreates_the_pool() {
+    let row = row(("", HTTP), ("algorithm = \"source_ip\"", HTTP));
+    row.assert_class("pool-recreate")
+        .assert_predicts("delete pool tcp/http");
+    let pool = row.before.uuid("pools", "tcp/http");
+    let after = row.apply();
+    let live = after.named("pools", "tcp/http").unwrap();
+    assert_ne!(live["uuid"], pool.as_str(), "a new pool");
+    assert_eq!(live["algorithm"], "source_ip");
+}
+
+#[test]
+fn a_pool_protocol_change_recreates_the_pool() {
+    let row = row(("", HTTP), ("pool-protocol = \"proxy\"", HTTP));
+    row.assert_class("pool-recreate")
+        .assert_predicts("delete pool tcp/http");
+    let pool = row.before.uuid("pools", "tcp/http");
+    let after = row.apply();
+    let live = after.named("pools", "tcp/http").unwrap();
+    assert_ne!(live["uuid"], pool.as_str(), "a new pool");
+    assert_eq!(live["protocol"], "proxy");
+}
+
+#[test]
+fn listener_timeouts_are_none_and_patched_in_place() {
+    let row = row(
+        ("", HTTP),
+        ("timeouts = { member-connect-ms = 3000 }", HTTP),
+    );
+    row.assert_class("none").assert_not_predicted("delete");
+    let listener = row.before.uuid("listeners", "tcp/80");
+    let after = row.apply();
+    let live = after.named("listeners", "tcp/80").unwrap();
+    assert_eq!(live["uuid"], listener.as_str());
+    assert_eq!(live["timeout_member_connect_ms"], 3000);
+}
+
+#[test]
+fn allowed_cidrs_are_minimal_and_keep_the_listener() {
+    let row = row(("", HTTP), ("allowed-cidrs = [\"192.0.2.0/24\"]", HTTP));
+    row.assert_class("minimal")
+        .assert_predicts("update listener tcp/80")
+        .assert_not_predicted("delete");
+    let listener = row.before.uuid("listeners", "tcp/80");
+    let after = row.apply();
+    assert_eq!(after.uuid("listeners", "tcp/80"), listener);
+    assert_eq!(
+        after.named("listeners", "tcp/80").unwrap()["allowed_cidrs"],
+        serde_json::json!(["192.0.2.0/24"])
+    );
+}
 
 fn http_on(node_port: u16) -> String {
     format!("{HTTP}node-port = {node_port}\n")
@@ -109,109 +239,4 @@ fn a_node_port_another_service_holds_fails_the_plan_and_nothing_is_written() {
         .map(|m| &m["protocol_port"])
         .collect();
     assert_eq!(ports, [&json!(31000); 3]);
-}
-
-/// A second private network, `backend` with subnet 10.1.0.0/24, and an interface on it for
-/// node-1 and node-2 — written into the simulated cloud before anything is applied.
-const BACKEND_NETWORK: &str = "5b1e0c9a-0000-4000-8000-00000000b0b0";
-const BACKEND_SUBNET: &str = "5b1e0c9a-0000-4000-8000-00000000b5b5";
-
-fn add_backend_subnet(project: &Project) {
-    let path = project.world_path();
-    let mut world: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let template = world["networks"][0].clone();
-    let mut network = template.clone();
-    network["uuid"] = json!(BACKEND_NETWORK);
-    network["name"] = json!("backend");
-    world["networks"].as_array_mut().unwrap().push(network);
-    let mut subnet = world["subnets"][0].clone();
-    subnet["uuid"] = json!(BACKEND_SUBNET);
-    subnet["network"] = json!(BACKEND_NETWORK);
-    subnet["cidr"] = json!("10.1.0.0/24");
-    world["subnets"].as_array_mut().unwrap().push(subnet);
-    for (n, server) in world["servers"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .enumerate()
-    {
-        if server["name"] == "node-3" {
-            continue;
-        }
-        let interface = json!({"network": BACKEND_NETWORK, "addresses": [
-            {"address": format!("10.1.0.{}", n + 1), "subnet": BACKEND_SUBNET}]});
-        server["interfaces"].as_array_mut().unwrap().push(interface);
-    }
-    std::fs::write(&path, serde_json::to_string_pretty(&world).unwrap()).unwrap();
-}
-
-fn member_uuids_on(world: &crate::support::World, prefix: &str) -> Vec<String> {
-    let mut uuids: Vec<String> = world
-        .all("members")
-        .iter()
-        .filter(|m| m["address"].as_str().unwrap().starts_with(prefix))
-        .map(|m| m["uuid"].as_str().unwrap().to_string())
-        .collect();
-    uuids.sort();
-    uuids
-}
-
-#[test]
-fn allowed_subnets_only_filter_members_and_keep_the_pool() {
-    let project = Project::new();
-    project.config(&config("", HTTP));
-    // A first plan starts the embedded cluster, which creates the nodes' servers.
-    project.plan(&[]);
-    add_backend_subnet(&project);
-    project.apply_ok();
-    let before = project.world();
-    assert_eq!(
-        before.all("members").len(),
-        5,
-        "three on 10.0.0.0/24, two on 10.1.0.0/24"
-    );
-    let allowed = format!("allowed-subnets = [\"{BACKEND_SUBNET}\"]");
-    project.config(&config(&allowed, HTTP));
-    let row = Row {
-        change: shop(&project.plan(&[])),
-        before,
-        project,
-    };
-    row.assert_class("minimal")
-        .assert_predicts("delete member 10.0.0.1:30000")
-        .assert_predicts("delete member 10.0.0.3:30000")
-        .assert_not_predicted("create")
-        .assert_not_predicted("pool");
-    let reasons = row.change["attributes"].to_string();
-    assert!(
-        reasons.contains("README"),
-        "the README disagrees: {reasons}"
-    );
-    let pool = row.before.uuid("pools", "tcp/http");
-    let kept = member_uuids_on(&row.before, "10.1.0.");
-    let after = row.apply();
-    assert_eq!(after.uuid("pools", "tcp/http"), pool, "pool kept");
-    assert_eq!(after.member_uuids(), kept, "only the backend members stay");
-}
-
-#[test]
-fn a_health_monitor_http_version_change_recreates_the_monitor_only() {
-    let v11 = "health-monitor = { type = \"http\", http = { version = \"1.1\" } }";
-    let v10 = "health-monitor = { type = \"http\", http = { version = \"1.0\" } }";
-    let row = row((v11, HTTP), (v10, HTTP));
-    row.assert_class("minimal")
-        .assert_predicts("delete health monitor of pool tcp/http")
-        .assert_predicts("create health monitor http of pool tcp/http")
-        .assert_not_predicted("delete pool")
-        .assert_not_predicted("member");
-    let (monitor, pool, members) = (
-        row.before.monitor_uuid(),
-        row.before.uuid("pools", "tcp/http"),
-        row.before.member_uuids(),
-    );
-    let after = row.apply();
-    assert_ne!(after.monitor_uuid(), monitor, "monitor recreated");
-    assert_eq!(after.all("health_monitors")[0]["http"]["version"], "1.0");
-    assert_eq!(after.uuid("pools", "tcp/http"), pool, "pool kept");
-    assert_eq!(after.member_uuids(), members, "members kept");
 }

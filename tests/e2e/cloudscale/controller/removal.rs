@@ -4,8 +4,8 @@
 //! controller's back, which would only make the controller build a new one).
 
 use crate::cloudscale::controller::{config, operations, shop, HTTP};
-use crate::phoenixnap::support::with_cluster;
 use crate::support::http;
+use crate::support::kube_sim::with_cluster;
 use crate::support::Project;
 
 const WITHOUT_SHOP: &str = "[provider.cloudscale]\nendpoint = \"embedded\"\n\n\
@@ -75,50 +75,4 @@ fn a_controller_mode_load_balancer_removed_is_refused_then_deleted_through_its_s
     let out = project.run(&["plan", "--detailed-exitcode"]);
     assert_eq!(out.code, 0, "{out:?}");
     assert!(project.world().all("load_balancers").is_empty());
-}
-
-/// The same on CloudStack: the Service is deleted only with --allow-delete, and then the
-/// CloudStack CCM deletes its rules.
-#[test]
-fn cs_a_controller_mode_load_balancer_removed_is_refused_then_deleted_through_its_service() {
-    use crate::cloudstack::controller::{
-        config as cs_config, with_cluster, CLUSTER, HTTP as CS_HTTP,
-    };
-    use crate::cloudstack::support::{change, Account};
-    let (project, sim) = with_cluster();
-    project.config_served(&sim.base_url, &cs_config("", CS_HTTP));
-    project.apply_converges();
-    assert_eq!(Account::read_at(&sim.base_url).rules.len(), 1);
-
-    project.config_served(&sim.base_url, CLUSTER);
-    let plan = project.plan(&[]);
-    let shop = change(&plan, "load-balancer.shop");
-    assert_eq!(
-        (shop["action"].as_str(), shop["impact"].as_str()),
-        (Some("delete"), Some("forbidden")),
-        "{shop:#}"
-    );
-    assert!(
-        shop["attributes"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("--allow-delete load-balancer.shop"),
-        "{shop:#}"
-    );
-    let refused = project.apply(&[]);
-    assert_eq!(refused.code, 1, "{refused:?}");
-    assert_eq!(
-        Account::read_at(&sim.base_url).rules.len(),
-        1,
-        "nothing deleted"
-    );
-
-    let out = project.apply(&["--allow-delete", "load-balancer.shop"]);
-    assert_eq!(out.code, 0, "{out:?}");
-    assert!(
-        Account::read_at(&sim.base_url).rules.is_empty(),
-        "the CCM deleted the rule"
-    );
-    assert_eq!(project.run(&["state", "list"]).stdout, "cluster.lab\n");
-    sim.terminate();
 }

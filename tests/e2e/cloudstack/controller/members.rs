@@ -1,42 +1,33 @@
-//! CloudStack controller mode, the rest of impact.md's CloudStack table (controller column):
-//! a private (node) port, members when the CKS cluster is scaled in the same apply (up and
-//! down), the rule cidrlist on a server older than 4.22, a changed loadBalancerIP the CCM
-//! ignores, and TCP and UDP on one port. Built on `cs_ccm_rows`' served cluster and rows.
+//! Controller-mode rows about a rule's members, the cluster's workers: the CCM reaches its
+//! cluster without a node policy, follows a worker added or removed in the same apply, and a
+//! node a policy excludes leaves the rule and comes back (see `super` for the frame).
 
 use crate::cloudstack::controller::{
-    config, firewall_cidrs, node_vms, row, row_on, rule, rule_id, with_cluster, HTTP, SHOP,
+    config, node_vms, row, rule, rule_id, with_cluster, CLUSTER, HTTP, SHOP,
 };
-use crate::cloudstack::support::{change, operations, reasons, text, Account};
+use crate::cloudstack::support::CsSimServer;
+use crate::cloudstack::support::{change, operations, reasons, text, Account, CsProject};
+
+#[test]
+fn cs_ccm_reaches_its_cluster_without_a_node_policy() {
+    let project = CsProject::new();
+    let sim = CsSimServer::start(&project.project.path().join("cloudstack.json"));
+    project.config_served(&sim.base_url, CLUSTER);
+    project.apply_converges();
+    let without_policy = format!(
+        "{CLUSTER}[load-balancer.shop]\nprovider = \"cloudstack\"\ncluster = \"lab\"\n\
+         service = \"default/shop\"\nmode = \"ccm\"\n\n{HTTP}"
+    );
+    project.config_served(&sim.base_url, &without_policy);
+    let out = project.run(&["plan", "--json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(change(&out.json(), SHOP)["impact"], "none", "{out:?}");
+    sim.terminate();
+}
 
 /// `config` with the cluster at `workers` workers.
 fn scaled(workers: u32) -> String {
     config("", HTTP).replace("workers = 2", &format!("workers = {workers}"))
-}
-
-#[test]
-fn cs_ccm_a_node_port_recreates_the_rule_on_it() {
-    let fixed = "[[load-balancer.shop.ports]]\nport = 80\nnode-port = 31080\n";
-    let row = row(("", HTTP), ("", fixed));
-    row.assert_class("pool-recreate")
-        .assert_predicts(&["delete LB rule", "-tcp-80"])
-        .assert_predicts(&["create LB rule", "-tcp-80"]);
-    assert!(
-        operations(&row.change).contains(&"patch service default/shop".to_string()),
-        "{:#}",
-        row.change
-    );
-    let old = rule_id(&row.before, "tcp-80");
-    assert_ne!(
-        text(rule(&row.before, "tcp-80").unwrap(), "privateport"),
-        "31080"
-    );
-    let after = row.apply();
-    let http = rule(&after, "tcp-80").expect("the rule again");
-    assert_ne!(text(http, "id"), old, "deleted and created");
-    assert_eq!(text(http, "privateport"), "31080");
-    assert_eq!(after.members_of(&text(http, "name")), node_vms(&after));
-    assert_eq!(firewall_cidrs(&after, 80), ["0.0.0.0/0"]);
-    row.sim.terminate();
 }
 
 /// Applies the cluster at 2 workers with the load balancer, then plans `workers`: the
@@ -45,7 +36,7 @@ fn scale_row(
     workers: u32,
 ) -> (
     crate::cloudstack::support::CsProject,
-    crate::cloudstack::simulator_clients::CsSimServer,
+    crate::cloudstack::support::CsSimServer,
     serde_json::Value,
     Account,
 ) {
@@ -106,99 +97,6 @@ fn cs_ccm_a_worker_removed_in_the_same_apply_leaves_the_rule() {
     let name = text(rule(&after, "tcp-80").unwrap(), "name");
     assert_eq!(after.members_of(&name), node_vms(&after));
     sim.terminate();
-}
-
-#[test]
-fn cs_ccm_the_rule_cidrlist_before_4_22_recreates_the_rule() {
-    let row = row_on(
-        &["--server-version", "4.20.1.0"],
-        ("", HTTP),
-        ("allowed-cidrs = [\"10.0.0.0/8\"]", HTTP),
-    );
-    row.assert_class("pool-recreate")
-        .assert_predicts(&["delete LB rule", "-tcp-80"])
-        .assert_predicts(&["create LB rule", "-tcp-80"]);
-    assert!(
-        reasons(&row.change).contains("creates it again"),
-        "{:#}",
-        row.change
-    );
-    let old = rule_id(&row.before, "tcp-80");
-    let after = row.apply();
-    let http = rule(&after, "tcp-80").expect("the rule again");
-    assert_ne!(text(http, "id"), old, "deleted and created");
-    assert_eq!(text(http, "cidrlist").trim(), "10.0.0.0/8");
-    assert_eq!(after.members_of(&text(http, "name")), node_vms(&after));
-    row.sim.terminate();
-}
-
-#[test]
-fn cs_ccm_a_changed_load_balancer_ip_is_written_but_the_rules_stay() {
-    let (project, sim) = with_cluster();
-    project.config_served(&sim.base_url, &config("", HTTP));
-    project.apply_converges();
-    let before = Account::read_at(&sim.base_url);
-    let old_ip = text(rule(&before, "tcp-80").unwrap(), "publicip");
-    let other = before
-        .public_ips
-        .iter()
-        .map(|ip| text(ip, "ipaddress"))
-        .find(|ip| *ip != old_ip)
-        .unwrap_or_else(|| "203.0.113.77".to_string());
-    let moved = format!("public-ip = \"{other}\"");
-    project.config_served(&sim.base_url, &config(&moved, HTTP));
-    let plan = project.plan(&[]);
-    let shop = change(&plan, SHOP);
-    assert_eq!(shop["impact"], "none", "{shop:#}");
-    assert!(
-        reasons(shop).contains("ignores a changed loadBalancerIP"),
-        "the plan warns: {shop:#}"
-    );
-    assert!(operations(shop).contains(&"patch service default/shop".to_string()));
-    assert!(
-        !operations(shop)
-            .iter()
-            .any(|o| o.starts_with("controller:")),
-        "{shop:#}"
-    );
-    project.apply_converges();
-    let after = Account::read_at(&sim.base_url);
-    let http = rule(&after, "tcp-80").unwrap();
-    assert_eq!(
-        text(http, "publicip"),
-        old_ip,
-        "the rules stay on the old IP"
-    );
-    assert_eq!(text(http, "id"), rule_id(&before, "tcp-80"));
-    // Still said after the write, though there is nothing left to do.
-    let again = project.plan(&[]);
-    let shop = change(&again, SHOP);
-    assert_eq!(shop["action"], "no-op", "{shop:#}");
-    assert!(
-        reasons(shop).contains("ignores a changed loadBalancerIP"),
-        "{shop:#}"
-    );
-    sim.terminate();
-}
-
-#[test]
-fn cs_ccm_tcp_and_udp_on_one_port_are_forbidden_and_refused() {
-    let both = format!("{HTTP}\n[[load-balancer.shop.ports]]\nport = 80\nprotocol = \"udp\"\n");
-    let row = row(("", HTTP), ("", &both));
-    row.assert_class("forbidden");
-    assert!(reasons(&row.change).contains("537"), "{:#}", row.change);
-    let out = row.project.run(&["apply", "--auto-approve"]);
-    assert_ne!(out.code, 0, "apply refuses: {out:?}");
-    let after = Account::read_at(&row.sim.base_url);
-    assert_eq!(
-        after.rule_names(),
-        row.before.rule_names(),
-        "no rule changed"
-    );
-    assert_eq!(rule_id(&after, "tcp-80"), rule_id(&row.before, "tcp-80"));
-    assert!(rule(&after, "udp-80").is_none(), "no udp rule");
-    assert_eq!(firewall_cidrs(&after, 80), firewall_cidrs(&row.before, 80));
-    row.sim.terminate();
 }
 
 /// Members added/removed the other way: a `[nodes.*]` policy in the same config puts the
