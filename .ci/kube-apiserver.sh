@@ -1,6 +1,6 @@
 # Sourced by .ci/run (and usable by hand: `source .ci/kube-apiserver.sh && kube_start`): the
 # real kube-apiserver (v1.28.4 on etcd) of ../shared/tools/kube-apiserver/, on loopback, for the
-# real_* tests (tests/e2e/real_support.rs). kube_start exports SKYPLAN_TEST_KUBECONFIG and
+# tests in tests/e2e/kubernetes/real_apiserver/. kube_start exports SKYPLAN_TEST_KUBECONFIG and
 # prints how long the server took to become ready; kube_stop stops it.
 
 # The tools sit beside the checkout (../shared); a clone made elsewhere finds them in /work.

@@ -766,14 +766,50 @@ fn announced(
     Ok(ccm)
 }
 
+/// SIGINT and SIGTERM, listened for from before a served simulator announces its URL: a client
+/// may signal as soon as it has read the URL, and a signal before the listener would end the
+/// process at once, without writing the world file.
+struct StopSignals {
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn listen() -> Result<StopSignals, Report> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(StopSignals {
+                interrupt: signal(SignalKind::interrupt()).into_diagnostic()?,
+                terminate: signal(SignalKind::terminate()).into_diagnostic()?,
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(StopSignals {})
+    }
+
+    /// Resolves on the first SIGINT or SIGTERM.
+    async fn wait(mut self) -> Result<(), Report> {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+        }
+        #[cfg(not(unix))]
+        tokio::signal::ctrl_c().await.into_diagnostic()?;
+        Ok(())
+    }
+}
+
 /// Serves until SIGINT or SIGTERM, then stops the CCM before the caller stops the cloud: a
 /// pass cut short by the cloud going away could leave a half-built load balancer.
 async fn until_signal(
+    signals: StopSignals,
     ccm: Option<skyplan_sim::controllers::ControllersHandle>,
 ) -> Result<(), Report> {
-    skyplan_sim::persist::wait_for_signal()
-        .await
-        .into_diagnostic()?;
+    signals.wait().await?;
     if let Some(ccm) = ccm {
         ccm.stop().await;
     }
@@ -781,6 +817,7 @@ async fn until_signal(
 }
 
 async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
+    let signals = StopSignals::listen()?;
     let cluster = cluster_access(&args);
     let has_ccm = matches!(
         args.provider,
@@ -819,7 +856,7 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
                 }
                 None => None,
             };
-            until_signal(ccm).await?;
+            until_signal(signals, ccm).await?;
             handle.shutdown().await.into_diagnostic()?;
         }
         SimProvider::Cloudstack => {
@@ -841,7 +878,8 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
                 handle.base_url(),
                 args.world.display()
             );
-            handle.serve_until_ctrl_c().await.into_diagnostic()?;
+            signals.wait().await?;
+            handle.shutdown().await.into_diagnostic()?;
         }
         SimProvider::Phoenixnap => {
             use skyplan_sim::phoenixnap as sim;
@@ -876,7 +914,7 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
                 }
                 None => None,
             };
-            until_signal(ccm).await?;
+            until_signal(signals, ccm).await?;
             handle.shutdown().await.into_diagnostic()?;
         }
         SimProvider::Kubernetes => {
@@ -892,7 +930,8 @@ async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
                 handle.url(),
                 args.world.display()
             );
-            handle.serve_until_ctrl_c().await.into_diagnostic()?;
+            signals.wait().await?;
+            handle.shutdown().await.into_diagnostic()?;
         }
     }
     Ok(exit::SUCCESS)

@@ -1,58 +1,20 @@
-//! End-to-end tests: the real `skyplan` binary against the embedded simulators (cloudscale,
-//! CloudStack) and `skyplan sim serve`.
+//! End-to-end tests: the real `skyplan` binary against the embedded simulators and
+//! `skyplan sim serve`, one test binary in one folder per cloud plus one for the pipeline:
+//!
+//! - `cloudscale`, `cloudstack`, `phoenixnap`: each cloud's impact rows (direct mode and
+//!   controller mode), lifecycle, kill recovery, flaky APIs, and its simulator against
+//!   clients written for the real API;
+//! - `kubernetes`: node policies and drift, Service bindings, cluster errors, kubectl against
+//!   the simulator, and `real_apiserver` (what must hold against a real kube-apiserver);
+//! - `pipeline`: what holds whichever cloud it drives — the command line, saved plans,
+//!   locking, windows, verification, durations, drift reports, the state in PostgreSQL,
+//!   `sim serve`, the examples in place;
+//! - `support`: the harness (a project, the binary, the simulators served), HTTP, and the
+//!   needs of the tests that are `#[ignore = "needs …"]`.
 
-mod ccm_removal;
-mod cli;
-mod cloudscale_rows;
-mod colour;
-mod crash;
-mod cs_ccm_more_rows;
-mod cs_ccm_rows;
-mod cs_client;
-mod cs_cloud_config;
-mod cs_cluster_rows;
-mod cs_crash;
-mod cs_faults;
-mod cs_k8s;
-mod cs_lb_rows;
-mod cs_lifecycle;
-mod cs_support;
-mod drift;
-mod faults;
-mod independent_clients;
-mod k8s_ccm_last_rows;
-mod k8s_ccm_more_rows;
-mod k8s_ccm_rows;
-mod k8s_drift;
-mod k8s_errors;
-mod k8s_kubectl;
-mod k8s_lb_direct;
-mod k8s_namespaces;
-mod k8s_node_set;
-mod k8s_nodes;
-mod layering;
-mod lifecycle;
-mod locking;
-mod pg_crash;
-mod pg_shared;
-mod pg_support;
-mod pnap_crash;
-mod pnap_credentials;
-mod pnap_example;
-mod pnap_nodes;
-mod pnap_rows;
-mod pnap_sim_wire;
-mod pnap_support;
-mod real_ccm;
-mod real_nodes;
-mod real_parity;
-mod real_pnap_ccm;
-mod real_services;
-mod real_support;
-mod saved_plans;
+mod cloudscale;
+mod cloudstack;
+mod kubernetes;
+mod phoenixnap;
+mod pipeline;
 mod support;
-mod throttled;
-mod trust_catalog;
-mod trust_durations;
-mod trust_verify;
-mod windows;

@@ -118,22 +118,6 @@ pub async fn stop_server(
     }
 }
 
-/// Resolves on SIGINT or SIGTERM: either ends a simulator server, which then writes its
-/// world, so a change it acknowledged is never lost to the signal.
-pub async fn wait_for_signal() -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut terminate = signal(SignalKind::terminate())?;
-        tokio::select! {
-            result = tokio::signal::ctrl_c() => result,
-            _ = terminate.recv() => Ok(()),
-        }
-    }
-    #[cfg(not(unix))]
-    tokio::signal::ctrl_c().await
-}
-
 /// The background task that writes the world after changes.
 pub struct Writer {
     stop: oneshot::Sender<()>,

@@ -282,11 +282,11 @@ pub(super) fn force_unlock_needs_the_holders_id(fixture: &dyn Fixture) {
     assert_eq!(*holder, *new.info());
 }
 
-/// Declares one `#[test]` per check for a backend, given an expression making its fixture (an
-/// `Option`: `None` skips, for a backend whose server is not available outside CI).
+/// Declares one `#[test]` per check for a backend, given an expression making its fixture and
+/// the attributes each test gets (`#[ignore = "needs …"]` for a backend that needs a server).
 macro_rules! conformance_tests {
-    ($fixture:expr) => {
-        conformance_tests!(@each $fixture;
+    ($(#[$attribute:meta])* fixture: $fixture:expr) => {
+        conformance_tests!(@each [$(#[$attribute])*] $fixture;
             nothing_saved_loads_as_none,
             a_save_loads_back_equal_on_another_handle,
             a_save_against_a_stale_serial_is_refused,
@@ -302,15 +302,17 @@ macro_rules! conformance_tests {
             force_unlock_needs_the_holders_id,
         );
     };
-    (@each $fixture:expr; $($check:ident),* $(,)?) => {
+    (@each $attributes:tt $fixture:expr; $($check:ident),* $(,)?) => {
         $(
-            #[test]
-            fn $check() {
-                if let Some(fixture) = $fixture {
-                    super::$check(&fixture);
-                }
-            }
+            conformance_tests!(@one $attributes $check $fixture);
         )*
+    };
+    (@one [$($attribute:tt)*] $check:ident $fixture:expr) => {
+        #[test]
+        $($attribute)*
+        fn $check() {
+            super::$check(&$fixture);
+        }
     };
 }
 
@@ -328,11 +330,11 @@ mod local {
         }
     }
 
-    fn fixture() -> Option<LocalDir> {
-        Some(LocalDir(tempfile::tempdir().unwrap()))
+    fn fixture() -> LocalDir {
+        LocalDir(tempfile::tempdir().unwrap())
     }
 
-    conformance_tests!(fixture());
+    conformance_tests!(fixture: fixture());
 }
 
 pub(super) mod postgres {
@@ -341,7 +343,7 @@ pub(super) mod postgres {
     use crate::state::postgres::PgBackend;
     use crate::state::StateBackend;
 
-    /// The variable CI sets to its server's URL (see `.ci/postgres.sh`).
+    /// The variable `.ci/run` sets to its server's URL (see `.ci/postgres.sh`).
     pub const TEST_URL_ENV: &str = "SKYPLAN_TEST_PG_URL";
 
     /// A fresh workspace (a uuid) on the test server.
@@ -359,23 +361,24 @@ pub(super) mod postgres {
         }
     }
 
-    /// The test server's settings with a workspace of their own, or `None` outside CI when no
-    /// server is configured; in CI a missing server fails the test instead of hiding it.
-    pub(in crate::state) fn fixture() -> Option<PgWorkspace> {
-        let Ok(url) = std::env::var(TEST_URL_ENV) else {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "{TEST_URL_ENV} is not set: CI must run the PostgreSQL backend's tests \
-                 against a real server (.ci/run starts one)"
-            );
-            eprintln!("notice: {TEST_URL_ENV} is not set; skipping a PostgreSQL test");
-            return None;
+    /// The test server's settings with a workspace of their own. The tests that use it are
+    /// ignored unless asked for; asked for without a server, they fail saying what to set.
+    pub(in crate::state) fn fixture() -> PgWorkspace {
+        let url = match std::env::var(TEST_URL_ENV) {
+            Ok(url) if !url.is_empty() => url,
+            _ => panic!(
+                "{TEST_URL_ENV} is not set: this test needs a PostgreSQL server's URL \
+                 (.ci/run starts one)"
+            ),
         };
-        Some(PgWorkspace(PostgresBackend {
+        PgWorkspace(PostgresBackend {
             url,
             workspace: format!("test-{}", uuid::Uuid::new_v4()),
-        }))
+        })
     }
 
-    conformance_tests!(fixture());
+    conformance_tests!(
+        #[ignore = "needs PostgreSQL: SKYPLAN_TEST_PG_URL (.ci/run starts one)"]
+        fixture: fixture()
+    );
 }

@@ -81,13 +81,6 @@ impl SimHandle {
         persist::flush(&self.sim, &self.world).await?;
         served
     }
-
-    /// Serves until SIGINT or SIGTERM, then shuts down, so every acknowledged change is in the
-    /// world file before the process exits.
-    pub async fn serve_until_ctrl_c(self) -> io::Result<()> {
-        crate::persist::wait_for_signal().await?;
-        self.shutdown().await
-    }
 }
 
 pub async fn spawn(

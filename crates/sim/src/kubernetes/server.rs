@@ -49,12 +49,6 @@ impl KubeSimHandle {
         flush(&self.sim, &self.world).await?;
         served
     }
-
-    /// Serves until SIGINT or SIGTERM, then writes the world and stops (`skyplan sim serve`).
-    pub async fn serve_until_ctrl_c(self) -> io::Result<()> {
-        crate::persist::wait_for_signal().await?;
-        self.shutdown().await
-    }
 }
 
 /// Binds, loads (or creates) the world and serves it. Returns once it accepts connections.

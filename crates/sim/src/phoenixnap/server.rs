@@ -114,12 +114,6 @@ impl PnapSimHandle {
         crate::persist::flush(&self.sim, &self.world).await?;
         served
     }
-
-    /// Serves until SIGINT or SIGTERM, then writes the world and stops (`skyplan sim serve`).
-    pub async fn serve_until_ctrl_c(self) -> io::Result<()> {
-        crate::persist::wait_for_signal().await?;
-        self.shutdown().await
-    }
 }
 
 /// Starts serving `world` (created with the default inventory if missing) on `listen` (use

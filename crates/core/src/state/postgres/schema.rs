@@ -96,10 +96,9 @@ mod tests {
 
     /// In a database of its own: a newer version row must not disturb the other tests.
     #[test]
+    #[ignore = "needs PostgreSQL: SKYPLAN_TEST_PG_URL (.ci/run starts one)"]
     fn the_schema_is_created_once_versioned_and_a_newer_one_refused() {
-        let Some(fixture) = crate::state::conformance::postgres::fixture() else {
-            return;
-        };
+        let fixture = crate::state::conformance::postgres::fixture();
         let url = fixture.url().to_string();
         let database = format!("skyplan_schema_{}", uuid::Uuid::new_v4().simple());
         let admin = PgBackend::open(&PostgresBackend {

@@ -1,0 +1,13 @@
+//! cloudscale.ch: the impact table's rows in direct mode and in controller mode (the simulated
+//! cloudscale CCM), the catalog checks, lifecycle and kill recovery, a flaky and a throttling
+//! API, and clients written for the real API against the simulator.
+
+pub mod catalog_checks;
+pub mod controller;
+pub mod direct_mode_rows;
+pub mod direct_mode_service_members;
+pub mod flaky_api;
+pub mod kill_recovery;
+pub mod lifecycle;
+pub mod simulator_clients;
+pub mod throttling;
