@@ -583,3 +583,7 @@ fn to_change(input: &PlanInput<'_>, found: Found, record: Option<plan::Record>) 
         requested: input.requested,
     }
 }
+
+#[cfg(test)]
+#[path = "diff_tests.rs"]
+mod tests;

@@ -1,10 +1,10 @@
 //! Each row of the impact table at the diff level: the row found, its class and the operations.
 
-use super::api::{IpBlock, NetworkBlock, PublicNetwork, TagAssignment};
-use super::ccm::{Owner, TAG_NAMES};
-use super::diff::{plan, PlanInput};
-use super::live::{ClusterFacts, Inventory, Record, ServiceFacts};
-use super::ops::Op;
+use crate::api::{IpBlock, NetworkBlock, PublicNetwork, TagAssignment};
+use crate::ccm::{Owner, TAG_NAMES};
+use crate::diff::{plan, PlanInput};
+use crate::live::{ClusterFacts, Inventory, Record, ServiceFacts};
+use crate::ops::Op;
 use skyplan_core::model::{
     Address, Impact, PhoenixnapLoadBalancerSpec, PnapLocation, ResourceKind,
 };
@@ -115,7 +115,7 @@ impl Case {
         self.plan().map_err(|e| e.message)
     }
 
-    fn plan(&self) -> Result<ResourceChange, super::diff::PlanError> {
+    fn plan(&self) -> Result<ResourceChange, crate::diff::PlanError> {
         let address = Address::new(ResourceKind::LoadBalancer, "api");
         plan(&PlanInput {
             address: &address,

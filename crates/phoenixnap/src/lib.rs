@@ -20,9 +20,6 @@ pub mod provider;
 mod refresh;
 mod verify;
 
-#[cfg(test)]
-mod diff_tests;
-
 pub use provider::{PhoenixnapProvider, PnapEmbedded};
 
 /// What `skyplan graph` draws for a load balancer: its public network, the block attached to

@@ -13,7 +13,7 @@ use skyplan_core::plan::ResourceChange;
 use skyplan_core::provider::ProviderError;
 use skyplan_core::state::ResourceState;
 
-mod plan_tests;
+mod plan;
 mod props;
 
 pub fn offering(name: &str, cpu: u32, memory: u32) -> ServiceOffering {

@@ -670,3 +670,7 @@ where
         }
     }
 }
+
+#[cfg(test)]
+#[path = "execute_tests.rs"]
+mod tests;

@@ -7,10 +7,10 @@ use std::sync::Mutex;
 
 use serde_json::{json, Value};
 
-use super::execute::{apply_with, Api};
-use super::found::LbIds;
-use super::tests::{address, base, empty_world, plan_in, port, world, Flags, IP, IP_ID};
+use super::{apply_with, Api};
 use crate::client::{Error, Params};
+use crate::lb::found::LbIds;
+use crate::lb::tests::{address, base, empty_world, plan_in, port, world, Flags, IP, IP_ID};
 use crate::live::{ClusterRef, Inventory};
 use skyplan_core::model::{CloudstackLoadBalancerSpec, CsMembers, CsProtocol};
 use skyplan_core::plan::ResourceChange;
@@ -329,7 +329,7 @@ async fn a_moved_port_resolves_the_old_rule_by_name_and_records_only_the_new_one
     let mut after = base();
     after.ports[0].port = 8080;
     let change = plan_in(&live, Some(&before), Some(&after), None, Flags::default()).unwrap();
-    let prior = super::tests::state_of(&before, &live);
+    let prior = crate::lb::tests::state_of(&before, &live);
     let fake = fake_of(&live);
     let state = run(&fake, &change, Some(&prior)).await.unwrap();
     let cloud = fake.0.lock().unwrap();
@@ -390,9 +390,9 @@ async fn cluster_members_are_synced_from_the_cluster_after_it_was_applied() {
     let live = world(&spec);
     let cluster_address =
         skyplan_core::model::Address::new(skyplan_core::model::ResourceKind::Cluster, "lab");
-    let mut config = super::tests::cluster_spec(2, None);
+    let mut config = crate::lb::tests::cluster_spec(2, None);
     config.name = "lab".into();
-    let running = super::tests::live_cluster(1);
+    let running = crate::lb::tests::live_cluster(1);
     let cluster = ClusterRef {
         address: &cluster_address,
         spec: Some(&config),
@@ -419,7 +419,7 @@ async fn cluster_members_are_synced_from_the_cluster_after_it_was_applied() {
             ]
         }));
     }
-    let prior = super::tests::state_of(&spec, &live);
+    let prior = crate::lb::tests::state_of(&spec, &live);
     run(&fake, &change, Some(&prior)).await.unwrap();
     let cloud = fake.0.lock().unwrap();
     assert_eq!(
@@ -441,7 +441,7 @@ async fn a_deleted_load_balancer_releases_the_ip_skyplan_associated() {
         ..Flags::default()
     };
     let change = plan_in(&live, Some(&before), None, None, flags).unwrap();
-    let prior = super::tests::state_of(&before, &live);
+    let prior = crate::lb::tests::state_of(&before, &live);
     let fake = fake_of(&live);
     assert_eq!(run(&fake, &change, Some(&prior)).await, None);
     let cloud = fake.0.lock().unwrap();
@@ -459,14 +459,14 @@ async fn a_deleted_load_balancer_releases_the_ip_skyplan_associated() {
 #[allow(dead_code)]
 fn apply_is_send(ctx: &crate::live::ApplyContext<'_>, change: &ResourceChange) {
     fn send<T: Send>(_: T) {}
-    send(super::apply(ctx, change, None));
+    send(crate::lb::apply(ctx, change, None));
 }
 
 #[tokio::test]
 async fn a_create_over_a_stale_state_reads_nothing_of_the_ip_that_is_gone() {
     let spec = base();
     let applied = world(&spec);
-    let prior = super::tests::state_of(&spec, &applied);
+    let prior = crate::lb::tests::state_of(&spec, &applied);
     let live = empty_world();
     let change = plan_in(&live, Some(&spec), Some(&spec), None, Flags::default()).unwrap();
     assert_eq!(change.action, skyplan_core::plan::Action::Create);

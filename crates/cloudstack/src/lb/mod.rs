@@ -15,8 +15,6 @@ pub mod ccm;
 pub mod desired;
 pub mod diff;
 pub mod execute;
-#[cfg(test)]
-mod execute_tests;
 pub mod found;
 pub mod impact;
 pub mod ops;

@@ -63,9 +63,3 @@ fn load_sources(root: PathBuf, files: &[SourceFile]) -> Result<Config, ConfigErr
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_cloudstack;
-#[cfg(test)]
-mod tests_kubernetes;
-#[cfg(test)]
-mod tests_phoenixnap;

@@ -1,7 +1,7 @@
 //! The PhoenixNAP sections: the provider table and kube-vip load balancers.
 
-use super::tests::{errors, load_str};
 use super::*;
+use super::{errors, load_str};
 use crate::model::{Address, PnapLocation, ResourceKind};
 
 const BASE: &str = "[provider.phoenixnap]\nendpoint = \"embedded\"\nlocation = \"PHX\"\n\n\

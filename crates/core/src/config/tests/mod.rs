@@ -1,6 +1,10 @@
 //! The whole config stage on small inline configs: what resolves to what, and for each kind of
 //! error its message and position.
 
+mod cloudstack;
+mod kubernetes;
+mod phoenixnap;
+
 use std::path::PathBuf;
 
 use super::*;

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use super::tests::{errors, load_str};
 use super::*;
+use super::{errors, load_str};
 use crate::model::{Address, KubeAccess, NodeSelection, ResourceKind, TaintEffect, TaintSpec};
 
 const PROD: &str = "[cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n";
@@ -99,7 +99,7 @@ fn a_cluster_name_is_declared_once_across_providers() {
     let cloudstack = "[cluster.prod]\nprovider = \"cloudstack\"\nzone = \"z\"\n\
                       kubernetes-version = \"1.29.3\"\nservice-offering = \"S\"\n";
     let files = [("a.toml", PROD), ("b.toml", cloudstack)];
-    let error = super::tests::load_files(&files).unwrap_err();
+    let error = super::load_files(&files).unwrap_err();
     assert!(
         error
             .lines()

@@ -1,7 +1,7 @@
 //! The CloudStack sections: clusters, load-balancer rules, the provider table.
 
-use super::tests::{errors, load_str};
-use super::types::{CloudstackEndpoint, ResourceSpec};
+use super::{errors, load_str};
+use crate::config::types::{CloudstackEndpoint, ResourceSpec};
 use crate::model::{
     Address, ClusterRunState, CsAlgorithm, CsMembers, CsProtocol, NodeType, PublicIp, ResourceKind,
 };
@@ -128,7 +128,7 @@ fn keys_in_the_provider_table_are_refused_and_modes_checked() {
 fn a_load_balancer_defined_for_both_providers_is_defined_twice() {
     let cloudscale = "[load-balancer.edge]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\n\
                       [[load-balancer.edge.ports]]\nport = 80\nnode-port = 30080\n";
-    let lines = super::tests::load_files(&[
+    let lines = super::load_files(&[
         ("a.toml", &with_provider(&format!("{CLUSTER}{EDGE}"))),
         ("b.toml", &format!("[provider.cloudscale]\n{cloudscale}")),
     ])
