@@ -12,11 +12,11 @@ use crate::provider::{Provider, ProviderError};
 use crate::workspace::Providers;
 use futures::future::BoxFuture;
 use skyplan_cloudscale::CloudscaleProvider;
-use skyplan_cloudstack::{self, provider::CloudstackProvider};
+use skyplan_cloudstack::provider::CloudstackProvider;
 use skyplan_kubernetes::connection::{ClusterConnection, Clusters};
 use skyplan_kubernetes::instances::CloudInstances;
-use skyplan_kubernetes::{self, KubernetesProvider};
-use skyplan_phoenixnap::{self, PhoenixnapProvider};
+use skyplan_kubernetes::KubernetesProvider;
+use skyplan_phoenixnap::PhoenixnapProvider;
 use skyplan_sim::controllers::EmbeddedClouds;
 
 use crate::embedded;

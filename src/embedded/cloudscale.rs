@@ -3,7 +3,6 @@
 use std::path::Path;
 use std::time::Duration;
 
-use futures::FutureExt;
 use skyplan_sim::cloudscale as sim;
 use skyplan_sim::controllers::CloudscaleEndpoint;
 
@@ -38,15 +37,7 @@ pub async fn cloudscale(
     let embedded = CloudscaleEmbedded {
         base_url: handle.base_url(),
         token: Secret::new(sim::DEFAULT_TOKEN),
-        companion: Companion::new(
-            "cannot save the embedded world",
-            Box::new(move || {
-                handle
-                    .shutdown()
-                    .map(|r| r.map_err(|e| e.to_string()))
-                    .boxed()
-            }),
-        ),
+        companion: Companion::new("cannot save the embedded world", move || handle.shutdown()),
     };
     Ok((embedded, endpoint))
 }

@@ -3,7 +3,6 @@
 use std::path::Path;
 use std::time::Duration;
 
-use futures::FutureExt;
 use skyplan_sim::cloudstack as sim;
 
 use crate::provider::{Companion, ProviderError};
@@ -38,14 +37,6 @@ pub async fn cloudstack(state_dir: &Path) -> Result<CloudstackEmbedded, Provider
         base_url: handle.base_url(),
         api_key: sim::DEFAULT_API_KEY.to_string(),
         secret_key: Secret::new(sim::DEFAULT_SECRET_KEY),
-        companion: Companion::new(
-            "cannot save the embedded world",
-            Box::new(move || {
-                handle
-                    .shutdown()
-                    .map(|r| r.map_err(|e| e.to_string()))
-                    .boxed()
-            }),
-        ),
+        companion: Companion::new("cannot save the embedded world", move || handle.shutdown()),
     })
 }

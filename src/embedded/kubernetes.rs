@@ -23,15 +23,9 @@ impl EmbeddedClusters for Clusters {
                 .map_err(|e| e.to_string())?;
             Ok(StartedCluster {
                 url: cluster.url().to_owned(),
-                companion: Companion::new(
-                    "stopping the embedded cluster",
-                    Box::new(move || {
-                        cluster
-                            .shutdown()
-                            .map(|r| r.map_err(|e| e.to_string()))
-                            .boxed()
-                    }),
-                ),
+                companion: Companion::new("stopping the embedded cluster", move || {
+                    cluster.shutdown()
+                }),
             })
         }
         .boxed()

@@ -3,7 +3,6 @@
 use std::path::Path;
 use std::time::Duration;
 
-use futures::FutureExt;
 use skyplan_sim::controllers::PnapEndpoint;
 use skyplan_sim::phoenixnap as sim;
 
@@ -43,15 +42,7 @@ pub async fn phoenixnap(state_dir: &Path) -> Result<(PnapEmbedded, String), Prov
             client_id: sim::DEFAULT_CLIENT_ID.to_owned(),
             client_secret: Secret::new(sim::DEFAULT_CLIENT_SECRET),
         },
-        companion: Companion::new(
-            "stopping the embedded simulator",
-            Box::new(move || {
-                handle
-                    .shutdown()
-                    .map(|r| r.map_err(|e| e.to_string()))
-                    .boxed()
-            }),
-        ),
+        companion: Companion::new("stopping the embedded simulator", move || handle.shutdown()),
     };
     Ok((embedded, base_url))
 }

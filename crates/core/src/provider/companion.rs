@@ -3,7 +3,10 @@
 //! [`Companion`]: the provider stops it when it closes (the simulator writes its world then),
 //! without knowing what it is.
 
+use std::future::Future;
+
 use futures::future::BoxFuture;
+use futures::FutureExt;
 
 type Stop = Box<dyn FnOnce() -> BoxFuture<'static, Result<(), String>> + Send>;
 
@@ -14,7 +17,14 @@ pub struct Companion {
 }
 
 impl Companion {
-    pub fn new(failure: &'static str, stop: Stop) -> Self {
+    /// `stop` makes the future that stops it; its error is shown after `failure`.
+    pub fn new<S, F, E>(failure: &'static str, stop: S) -> Self
+    where
+        S: FnOnce() -> F + Send + 'static,
+        F: Future<Output = Result<(), E>> + Send + 'static,
+        E: std::fmt::Display,
+    {
+        let stop: Stop = Box::new(move || stop().map(|r| r.map_err(|e| e.to_string())).boxed());
         Companion { failure, stop }
     }
 
