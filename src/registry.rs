@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::config::{CloudstackEndpoint, Config, Endpoint, ResourceSpec};
+use crate::config::{CloudstackEndpoint, Config, ConfigSection, Endpoint, ResourceSpec};
 use crate::graph::{ObjectGraph, ObjectKey};
 use crate::model::Address;
 use crate::provider::{Provider, ProviderError};
@@ -16,6 +16,7 @@ use skyplan_cloudstack::provider::CloudstackProvider;
 use skyplan_kubernetes::connection::{ClusterConnection, Clusters};
 use skyplan_kubernetes::instances::CloudInstances;
 use skyplan_kubernetes::KubernetesProvider;
+use skyplan_phoenixnap::spec::PhoenixnapSettings;
 use skyplan_phoenixnap::PhoenixnapProvider;
 use skyplan_sim::controllers::EmbeddedClouds;
 
@@ -25,6 +26,10 @@ use crate::embedded;
 /// config has `provider = "kubernetes"` clusters — the Kubernetes provider (an embedded
 /// cluster's nodes are VMs of the embedded cloudscale, and node-metadata drift reads the
 /// clouds' VMs), then hands the connected clusters to every cloud.
+/// The providers' sections of the config language, in the order `validate` names them after
+/// the built-in ones.
+pub const CONFIG_SECTIONS: &[&dyn ConfigSection] = &[&skyplan_phoenixnap::PhoenixnapConfig];
+
 pub fn connect(config: &Config) -> BoxFuture<'_, Result<Providers, ProviderError>> {
     Box::pin(connect_all(config))
 }
@@ -55,7 +60,10 @@ async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
         cks_clusters = connect_cks_clusters(config, &provider).await?;
         clouds.cloudstack = Some(provider);
     }
-    if let Some(settings) = &config.providers.phoenixnap {
+    if let Some(settings) = config
+        .providers
+        .get::<PhoenixnapSettings>(skyplan_phoenixnap::diff::PROVIDER)
+    {
         let (started, base_url) = match settings.endpoint {
             Endpoint::Embedded => {
                 let (given, base_url) = embedded::phoenixnap(state_dir).await?;
@@ -198,14 +206,50 @@ pub fn graph(config: &Config) -> ObjectGraph {
                 let cluster = cluster.as_ref().and_then(|c| clusters.get(c));
                 skyplan_cloudstack::graph::add_load_balancer(&mut graph, address, spec, cluster);
             }
-            // Clusters skyplan only connects to, and node policies, have no cloud objects.
-            ResourceSpec::PnapLoadBalancer(spec) => {
-                skyplan_phoenixnap::add_to_graph(&mut graph, address, spec)
+            ResourceSpec::Provider(spec) => {
+                if let Some(spec) = spec.get() {
+                    skyplan_phoenixnap::add_to_graph(&mut graph, address, spec)
+                }
             }
+            // Clusters skyplan only connects to, and node policies, have no cloud objects.
             ResourceSpec::CloudstackCluster(_)
             | ResourceSpec::KubernetesCluster(_)
             | ResourceSpec::NodePolicy(_) => {}
         }
     }
     graph
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COMMITTED: &str = "schemas/skyplan.schema.json";
+
+    /// Fails when the committed schema is stale; `SKYPLAN_UPDATE_SCHEMA=1` rewrites it.
+    #[test]
+    fn committed_schema_is_up_to_date() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(COMMITTED);
+        let schema = crate::config::json_schema(CONFIG_SECTIONS);
+        let generated = serde_json::to_string_pretty(&schema).unwrap() + "\n";
+        if std::env::var_os("SKYPLAN_UPDATE_SCHEMA").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{COMMITTED} is out of date; regenerate it with \
+             `SKYPLAN_UPDATE_SCHEMA=1 cargo test --bin skyplan registry`"
+        );
+    }
+
+    #[test]
+    fn each_section_names_a_provider_of_its_own() {
+        let mut names: Vec<_> = CONFIG_SECTIONS.iter().map(|s| s.provider()).collect();
+        names.extend(crate::config::PROVIDERS);
+        let count = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), count, "{names:?}");
+    }
 }

@@ -73,7 +73,7 @@ async fn on_worker(
 
 fn load(path: &std::path::Path) -> Result<Config, Report> {
     let started = std::time::Instant::now();
-    let config = config::load(path).map_err(Report::new)?;
+    let config = config::load(path, crate::registry::CONFIG_SECTIONS).map_err(Report::new)?;
     tracing::info!(
         resources = config.resources.len(),
         ms = started.elapsed().as_millis(),
@@ -546,7 +546,8 @@ fn show(
 fn schema() -> Result<u8, Report> {
     println!(
         "{}",
-        serde_json::to_string_pretty(&config::json_schema()).into_diagnostic()?
+        serde_json::to_string_pretty(&config::json_schema(crate::registry::CONFIG_SECTIONS))
+            .into_diagnostic()?
     );
     Ok(exit::SUCCESS)
 }

@@ -9,7 +9,9 @@ use super::ccm::{self, Owner, TAG_NAMES};
 use super::impact::{rule, Change};
 use super::live::{ClusterFacts, Inventory, Record};
 use super::ops::{BlockRef, Op};
-use skyplan_core::model::{Address, PhoenixnapLoadBalancerSpec};
+use skyplan_core::model::Address;
+
+use crate::spec::PhoenixnapLoadBalancerSpec;
 use skyplan_core::plan::{self, Action, AttributeChange, ResourceChange};
 
 pub const PROVIDER: &str = "phoenixnap";

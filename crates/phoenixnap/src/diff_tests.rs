@@ -5,9 +5,8 @@ use crate::ccm::{Owner, TAG_NAMES};
 use crate::diff::{plan, PlanInput};
 use crate::live::{ClusterFacts, Inventory, Record, ServiceFacts};
 use crate::ops::Op;
-use skyplan_core::model::{
-    Address, Impact, PhoenixnapLoadBalancerSpec, PnapLocation, ResourceKind,
-};
+use crate::spec::{PhoenixnapLoadBalancerSpec, PnapLocation};
+use skyplan_core::model::{Address, Impact, ResourceKind};
 use skyplan_core::plan::{Action, ResourceChange};
 
 const UID: &str = "5c1b7a0e-uid";

@@ -1,7 +1,8 @@
 //! PhoenixNAP Bare Metal Cloud: /29 public IP blocks for kube-vip LoadBalancer Services, made
 //! the way the PhoenixNAP CCM v1.0.0 makes them so that it adopts them (research/phoenixnap.md).
 //!
-//! Codemap: `client/` the wire protocol (OAuth2 client credentials, the APIs' errors, retries
+//! Codemap: `spec` what the config asks for and `config/` its
+//! section of the config language (tables → spec, schema), `client/` the wire protocol (OAuth2 client credentials, the APIs' errors, retries
 //! only where safe), `api` the objects and calls, `ccm` what the CCM expects of a block (tags,
 //! the Service's address), `refresh` + `live` what one refresh reads, **`impact` the table**,
 //! `diff` desired vs live → rows and `ops`, `execute` the journalled executor, `instances` the
@@ -10,6 +11,7 @@
 pub mod api;
 pub mod ccm;
 pub mod client;
+pub mod config;
 pub mod diff;
 mod execute;
 pub mod impact;
@@ -18,8 +20,10 @@ pub mod live;
 pub mod ops;
 pub mod provider;
 mod refresh;
+pub mod spec;
 mod verify;
 
+pub use config::PhoenixnapConfig;
 pub use provider::{PhoenixnapProvider, PnapEmbedded};
 
 /// What `skyplan graph` draws for a load balancer: its public network, the block attached to
@@ -27,7 +31,7 @@ pub use provider::{PhoenixnapProvider, PnapEmbedded};
 pub fn add_to_graph(
     graph: &mut skyplan_core::graph::ObjectGraph,
     address: &skyplan_core::model::Address,
-    spec: &skyplan_core::model::PhoenixnapLoadBalancerSpec,
+    spec: &spec::PhoenixnapLoadBalancerSpec,
 ) {
     use skyplan_core::graph::ObjectKey;
     let network = ObjectKey::new(address.clone(), "public-network", &spec.public_network);

@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::api::{IpBlock, PublicNetwork};
-use skyplan_core::model::{Address, PhoenixnapLoadBalancerSpec};
+use skyplan_core::model::Address;
+
+use crate::spec::PhoenixnapLoadBalancerSpec;
 
 #[derive(Debug, Clone, Default)]
 pub struct Inventory {

@@ -18,8 +18,10 @@ use super::instances::PnapInstances;
 use super::live::{ClusterFacts, Inventory, Record};
 use super::refresh;
 use super::verify;
-use skyplan_core::config::{Endpoint, PhoenixnapSettings as Settings, ResourceSpec};
-use skyplan_core::model::{Address, PhoenixnapLoadBalancerSpec};
+use skyplan_core::config::Endpoint;
+use skyplan_core::model::Address;
+
+use crate::spec::{PhoenixnapLoadBalancerSpec, PhoenixnapSettings as Settings};
 use skyplan_core::plan::{ResourceChange, Verification};
 use skyplan_core::provider::{
     Applied, Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target,
@@ -211,7 +213,7 @@ fn located(target: &Target, error: diff::PlanError) -> ProviderError {
 
 fn config_spec<'a>(target: &Target<'a>) -> Option<&'a PhoenixnapLoadBalancerSpec> {
     match target.resource.map(|r| &r.spec) {
-        Some(ResourceSpec::PnapLoadBalancer(spec)) => Some(spec),
+        Some(spec) => spec.get(),
         _ => None,
     }
 }

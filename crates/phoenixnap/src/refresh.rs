@@ -10,7 +10,9 @@ use super::api::IpBlock;
 use super::ccm::{USAGE_TAG, USAGE_VALUE};
 use super::client::{Error, PnapClient};
 use super::live::{ClusterFacts, Inventory, ServiceFacts};
-use skyplan_core::model::{Address, PhoenixnapLoadBalancerSpec};
+use skyplan_core::model::Address;
+
+use crate::spec::PhoenixnapLoadBalancerSpec;
 use skyplan_core::provider::ProviderError;
 use skyplan_kubernetes::connection::Clusters;
 

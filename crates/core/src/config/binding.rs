@@ -138,7 +138,7 @@ fn node_ports_in_apiserver_range(raw: &RawLoadBalancer, check: &mut Checker<'_, 
 }
 
 /// `namespace/name`, both DNS-1123 labels as Kubernetes requires.
-pub(super) fn service_ref(text: &str) -> Result<(String, String), Invalid> {
+pub fn service_ref(text: &str) -> Result<(String, String), Invalid> {
     let help = "write namespace/name, e.g. \"default/shop\"";
     let Some((namespace, name)) = text.split_once('/') else {
         return Err(Invalid::new(format!("`{text}` is not namespace/name")).help(help));

@@ -9,7 +9,7 @@ use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
 use super::values::{self, Choice, Invalid};
 
-pub(super) struct Checker<'a, 'f> {
+pub struct Checker<'a, 'f> {
     pub file: &'f SourceFile,
     problems: &'a mut Problems,
 }

@@ -64,7 +64,7 @@ pub(super) fn provider(
 }
 
 /// `~/…` is the home directory; a relative path is relative to the config.
-pub(super) fn expand_path(root: &Path, text: &str) -> PathBuf {
+pub fn expand_path(root: &Path, text: &str) -> PathBuf {
     match (text.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
         _ => root.join(text),

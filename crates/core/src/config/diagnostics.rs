@@ -69,7 +69,7 @@ pub struct Problem {
 
 impl Problem {
     /// A problem at `span` (byte offsets into the file's text).
-    pub(super) fn at(file: &SourceFile, span: Range<usize>, message: impl Into<String>) -> Self {
+    pub fn at(file: &SourceFile, span: Range<usize>, message: impl Into<String>) -> Self {
         let (line, column) = file.position(span.start);
         Problem {
             message: message.into(),
@@ -95,18 +95,18 @@ impl Problem {
         }
     }
 
-    pub(super) fn with_help(mut self, help: impl Into<String>) -> Self {
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
     }
 
-    pub(super) fn with_note(mut self, note: Problem) -> Self {
+    pub fn with_note(mut self, note: Problem) -> Self {
         self.notes.push(note);
         self
     }
 
     /// Keeps the position but drops the source snippet, for lines that hold a secret.
-    pub(super) fn without_snippet(mut self) -> Self {
+    pub fn without_snippet(mut self) -> Self {
         self.source_code = None;
         self.labels.clear();
         self
@@ -158,7 +158,7 @@ impl std::error::Error for Problem {}
 
 /// Problems collected while reading a configuration.
 #[derive(Debug, Default)]
-pub(super) struct Problems(Vec<Problem>);
+pub struct Problems(Vec<Problem>);
 
 impl Problems {
     pub fn push(&mut self, problem: Problem) {

@@ -11,7 +11,7 @@ use super::types::SourceLocation;
 
 /// One config file's text, kept for positions and for showing snippets in errors.
 #[derive(Debug, Clone)]
-pub(super) struct SourceFile {
+pub struct SourceFile {
     /// Shared with every location in the file (a large config records tens of thousands).
     pub path: Arc<Path>,
     pub text: Arc<str>,

@@ -4,7 +4,8 @@
 //!
 //! Pipeline: `files` reads the file or directory, `parse` deserializes each section into the
 //! `raw` serde types and merges the files, `validate` checks rules across values, `resolve`
-//! (with `load_balancer`, `cloudstack`, `kubernetes` and `phoenixnap`) parses values and applies defaults. Every stage records problems
+//! (with `load_balancer`, `cloudstack` and `kubernetes`) parses values and applies defaults; each
+//! provider's own section (`section`) parses, resolves and checks its tables. Every stage records problems
 //! and goes on, so one run reports everything that is wrong.
 
 mod backend;
@@ -17,14 +18,13 @@ mod files;
 mod kubernetes;
 mod load_balancer;
 mod parse;
-mod phoenixnap;
 mod pieces;
 mod raw;
 mod raw_cloudstack;
 mod raw_kubernetes;
-mod raw_phoenixnap;
 mod resolve;
 mod schema;
+pub mod section;
 mod types;
 mod validate;
 mod values;
@@ -34,22 +34,42 @@ use std::path::{Path, PathBuf};
 
 pub use diagnostics::{ConfigError, Problem};
 pub use schema::json_schema;
+pub use section::ConfigSection;
 pub use types::*;
 pub use window::Window;
 
 use diagnostics::Problems;
 use files::SourceFile;
 
-/// Reads the config at `path`: a file, or a directory whose `*.toml` files are merged.
-pub fn load(path: &Path) -> Result<Config, ConfigError> {
+/// Reads the config at `path`: a file, or a directory whose `*.toml` files are merged; the
+/// providers' `sections` read their tables.
+pub fn load(path: &Path, sections: &[&dyn ConfigSection]) -> Result<Config, ConfigError> {
     let (root, files) = files::read_sources(path)?;
-    load_sources(root, &files)
+    load_sources(root, &files, sections)
 }
 
-fn load_sources(root: PathBuf, files: &[SourceFile]) -> Result<Config, ConfigError> {
+/// Reads a config given as `(path, text)` files, rooted at `root`: for tests of a provider's
+/// section.
+pub fn load_texts(
+    root: &Path,
+    files: &[(&str, &str)],
+    sections: &[&dyn ConfigSection],
+) -> Result<Config, ConfigError> {
+    let files: Vec<_> = files
+        .iter()
+        .map(|(path, text)| SourceFile::new(*path, text))
+        .collect();
+    load_sources(root.to_path_buf(), &files, sections)
+}
+
+fn load_sources(
+    root: PathBuf,
+    files: &[SourceFile],
+    sections: &[&dyn ConfigSection],
+) -> Result<Config, ConfigError> {
     let started = std::time::Instant::now();
     let mut problems = Problems::default();
-    let raw = parse::parse(files, &mut problems);
+    let raw = parse::parse(files, sections, &mut problems);
     let parsed = started.elapsed();
     validate::validate(&raw, &mut problems);
     let config = resolve::resolve(root, &raw, &mut problems);

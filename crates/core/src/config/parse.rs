@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use serde::Deserialize;
 use serde_spanned::Spanned;
-use toml::de::{DeTable, DeValue, Deserializer};
+use toml::de::{DeString, DeTable, DeValue, Deserializer, ValueDeserializer};
 
 use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
@@ -17,8 +17,12 @@ use super::raw::{
 };
 use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer};
 use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy};
-use super::raw_phoenixnap::{RawPhoenixnap, RawPnapLoadBalancer};
+use super::section::{ConfigSection, Raw, Table};
+use crate::model::ResourceKind;
 use crate::parallel::map_in_parallel;
+
+/// The providers' config sections the files are read with (see [`ConfigSection`]).
+pub(super) type Sections<'s> = &'s [&'s dyn ConfigSection];
 
 /// A raw section with the file it came from; its span is its table header. Boxed: a raw
 /// load balancer is a kilobyte, and the sections map them by name (a `BTreeMap` node holds
@@ -28,7 +32,7 @@ pub(super) struct Sourced<'f, T> {
     pub value: Box<Spanned<T>>,
 }
 
-impl<T> Sourced<'_, T> {
+impl<'f, T> Sourced<'f, T> {
     pub fn get(&self) -> &T {
         self.value.get_ref()
     }
@@ -36,26 +40,43 @@ impl<T> Sourced<'_, T> {
     pub fn span(&self) -> Range<usize> {
         self.value.span()
     }
+
+    /// The file and span of the table.
+    fn place(&self) -> (&'f SourceFile, Range<usize>) {
+        (self.file, self.span())
+    }
 }
 
 /// All files merged. Load balancers are keyed by name, hence sorted by address.
 #[derive(Default)]
 pub(super) struct RawConfig<'f> {
+    pub sections: Sections<'f>,
+    /// The `[provider.NAME]` of each section that has one, by the section's index.
+    pub section_settings: BTreeMap<usize, Table<'f>>,
+    /// The resource tables that name a section's provider, by kind and key.
+    pub section_resources: BTreeMap<(ResourceKind, String), SectionResource<'f>>,
     pub settings: Option<Sourced<'f, RawSettings>>,
     pub postgres: Option<Sourced<'f, RawPostgres>>,
     pub cloudscale: Option<Sourced<'f, RawCloudscale>>,
     pub cloudstack: Option<Sourced<'f, RawCloudstack>>,
-    pub phoenixnap: Option<Sourced<'f, RawPhoenixnap>>,
     pub maintenance: Option<Sourced<'f, RawMaintenance>>,
     /// cloudscale load balancers.
     pub load_balancers: BTreeMap<String, Sourced<'f, RawLoadBalancer>>,
     pub cloudstack_load_balancers: BTreeMap<String, Sourced<'f, RawCsLoadBalancer>>,
-    pub phoenixnap_load_balancers: BTreeMap<String, Sourced<'f, RawPnapLoadBalancer>>,
     /// CloudStack clusters (and any other provider but kubernetes, for validation to refuse).
     pub clusters: BTreeMap<String, Sourced<'f, RawCluster>>,
     /// `[cluster.NAME]` with provider = "kubernetes".
     pub kube_clusters: BTreeMap<String, Sourced<'f, RawKubeCluster>>,
     pub node_policies: BTreeMap<String, Sourced<'f, RawNodePolicy>>,
+}
+
+/// A resource table of a section's provider.
+pub(super) struct SectionResource<'f> {
+    /// The section's index.
+    pub section: usize,
+    pub table: Table<'f>,
+    /// Where the table writes `provider = "…"`.
+    pub provider: Range<usize>,
 }
 
 impl RawConfig<'_> {
@@ -64,9 +85,35 @@ impl RawConfig<'_> {
         match name {
             "cloudscale" => self.cloudscale.is_some(),
             "cloudstack" => self.cloudstack.is_some(),
-            "phoenixnap" => self.phoenixnap.is_some(),
-            _ => false,
+            _ => self
+                .section_index(name)
+                .is_some_and(|i| self.section_settings.contains_key(&i)),
         }
+    }
+
+    /// Every provider a resource may name: the built-in ones, then each section's.
+    pub fn provider_names(&self) -> Vec<&'static str> {
+        let sections = self.sections.iter().map(|s| s.provider());
+        super::PROVIDERS.into_iter().chain(sections).collect()
+    }
+
+    fn section_index(&self, provider: &str) -> Option<usize> {
+        self.sections.iter().position(|s| s.provider() == provider)
+    }
+
+    /// The keys of every `[cluster.KEY]`, whichever provider it names.
+    pub fn cluster_names(&self) -> Vec<&str> {
+        let sections = self
+            .section_resources
+            .keys()
+            .filter(|(kind, _)| *kind == ResourceKind::Cluster)
+            .map(|(_, key)| key);
+        self.kube_clusters
+            .keys()
+            .chain(self.clusters.keys())
+            .chain(sections)
+            .map(String::as_str)
+            .collect()
     }
 }
 
@@ -77,9 +124,6 @@ const NAMED_SECTIONS: [&str; 4] = ["cluster", "load-balancer", "nodes", "provide
 /// not a cloudscale load balancer's.
 const CLOUDSTACK_LOAD_BALANCER: &str = "load-balancer (cloudstack)";
 
-/// Where a `[load-balancer.NAME]` table with `provider = "phoenixnap"` is parsed.
-const PHOENIXNAP_LOAD_BALANCER: &str = "load-balancer (phoenixnap)";
-
 /// Where a `[cluster.NAME]` table with `provider = "kubernetes"` is parsed: a cluster skyplan
 /// connects to has other keys than one it creates.
 const KUBERNETES_CLUSTER: &str = "cluster (kubernetes)";
@@ -88,18 +132,25 @@ const KUBERNETES_CLUSTER: &str = "cluster (kubernetes)";
 fn routed_section(section: &str, entry: &Spanned<DeValue<'_>>) -> Option<&'static str> {
     match section {
         "load-balancer" if names_provider(entry, "cloudstack") => Some(CLOUDSTACK_LOAD_BALANCER),
-        "load-balancer" if names_provider(entry, "phoenixnap") => Some(PHOENIXNAP_LOAD_BALANCER),
         "cluster" if names_provider(entry, "kubernetes") => Some(KUBERNETES_CLUSTER),
         _ => None,
     }
 }
 
-pub(super) fn parse<'f>(files: &'f [SourceFile], problems: &mut Problems) -> RawConfig<'f> {
-    let mut config = RawConfig::default();
+pub(super) fn parse<'f>(
+    files: &'f [SourceFile],
+    sections: Sections<'f>,
+    problems: &mut Problems,
+) -> RawConfig<'f> {
+    let mut config = RawConfig {
+        sections,
+        ..RawConfig::default()
+    };
     for file in files {
-        for document in parse_file(file, problems) {
+        for document in parse_file(file, sections, problems) {
             match document {
-                Ok(document) => config.merge(file, document, problems),
+                Ok(Document::Core(document)) => config.merge(file, *document, problems),
+                Ok(Document::Section(entry)) => config.merge_section(file, entry, problems),
                 Err(error) => problems.push_toml(file, &error),
             }
         }
@@ -109,18 +160,18 @@ pub(super) fn parse<'f>(files: &'f [SourceFile], problems: &mut Problems) -> Raw
 
 /// The file as partial documents, one per section or named entry; a syntax error is a
 /// problem and no document.
-fn parse_file(file: &SourceFile, problems: &mut Problems) -> Vec<Parsed> {
+fn parse_file(file: &SourceFile, sections: Sections, problems: &mut Problems) -> Vec<Parsed> {
     let pieces = super::pieces::cut(&file.text, &NAMED_SECTIONS);
     if pieces.len() > 1 {
-        if let Some(parsed) = parse_in_pieces(&file.text, pieces) {
+        if let Some(parsed) = parse_in_pieces(&file.text, pieces, sections) {
             return parsed;
         }
     }
-    parse_whole(file, problems)
+    parse_whole(file, sections, problems)
 }
 
 /// The file parsed whole, on one thread; its sections and entries deserialized on every core.
-fn parse_whole(file: &SourceFile, problems: &mut Problems) -> Vec<Parsed> {
+fn parse_whole(file: &SourceFile, sections: Sections, problems: &mut Problems) -> Vec<Parsed> {
     let (root, errors) = DeTable::parse_recoverable(&file.text);
     if !errors.is_empty() {
         for error in &errors {
@@ -129,22 +180,112 @@ fn parse_whole(file: &SourceFile, problems: &mut Problems) -> Vec<Parsed> {
         return vec![];
     }
     let span = root.span();
-    map_in_parallel(split(root.into_inner()), PARTS_PER_THREAD, |part| {
-        deserialize(&span, part)
-    })
+    map_in_parallel(
+        split(root.into_inner(), sections),
+        PARTS_PER_THREAD,
+        |part| deserialize(&span, part, sections),
+    )
 }
 
-type Parsed = Result<RawDocument, toml::de::Error>;
+type Parsed = Result<Document, toml::de::Error>;
 
-fn deserialize(root_span: &Range<usize>, part: DeTable<'_>) -> Parsed {
-    RawDocument::deserialize(Deserializer::from(Spanned::new(root_span.clone(), part)))
+/// One part of a file, deserialized: core's sections, or a table of a provider's section.
+enum Document {
+    /// Boxed: every part of a file is one, and most are one small table.
+    Core(Box<RawDocument>),
+    Section(SectionEntry),
+}
+
+/// A table a provider's section deserialized.
+struct SectionEntry {
+    section: usize,
+    slot: Slot,
+    key: String,
+    span: Range<usize>,
+    /// Where a resource table writes its provider.
+    provider: Range<usize>,
+    raw: Raw,
+}
+
+/// Which table of a section's provider a part is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// `[provider.NAME]`.
+    Settings,
+    /// `[load-balancer.KEY]` (of the kind) with `provider = "NAME"`.
+    Resource(ResourceKind),
+}
+
+impl std::fmt::Debug for Document {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Document::Core(document) => document.fmt(f),
+            Document::Section(entry) => {
+                let SectionEntry {
+                    section,
+                    slot,
+                    key,
+                    span,
+                    ..
+                } = entry;
+                write!(f, "section {section} {slot:?} {key} at {span:?}")
+            }
+        }
+    }
+}
+
+/// A part of a file before it is deserialized.
+enum Part<'f> {
+    Core(DeTable<'f>),
+    Section {
+        section: usize,
+        slot: Slot,
+        key: String,
+        provider: Range<usize>,
+        value: Spanned<DeValue<'f>>,
+    },
+}
+
+fn deserialize(root_span: &Range<usize>, part: Part<'_>, sections: Sections) -> Parsed {
+    match part {
+        Part::Core(part) => {
+            let root = Spanned::new(root_span.clone(), part);
+            RawDocument::deserialize(Deserializer::from(root)).map(|d| Document::Core(Box::new(d)))
+        }
+        Part::Section {
+            section,
+            slot,
+            key,
+            provider,
+            value,
+        } => {
+            let span = value.span();
+            let table = ValueDeserializer::from(value);
+            let raw = match slot {
+                Slot::Settings => sections[section].parse_settings(table),
+                Slot::Resource(kind) => sections[section].parse_resource(kind, table),
+            }?;
+            Ok(Document::Section(SectionEntry {
+                section,
+                slot,
+                key,
+                span,
+                provider,
+                raw,
+            }))
+        }
+    }
 }
 
 /// The file parsed piece by piece on every core, each piece's sections and entries
 /// deserialized where it was parsed; None — parse it whole — when a piece is not valid TOML
 /// on its own (the whole file's errors are the ones to report) or when two pieces write into
 /// the same table (which only the whole file's parse merges, or refuses, as TOML says).
-fn parse_in_pieces(text: &str, pieces: Vec<Range<usize>>) -> Option<Vec<Parsed>> {
+fn parse_in_pieces(
+    text: &str,
+    pieces: Vec<Range<usize>>,
+    sections: Sections,
+) -> Option<Vec<Parsed>> {
     let parsed = map_in_parallel(pieces, 1, |piece| {
         let offset = piece.start;
         let (root, errors) = DeTable::parse_recoverable(&text[piece]);
@@ -155,9 +296,9 @@ fn parse_in_pieces(text: &str, pieces: Vec<Range<usize>>) -> Option<Vec<Parsed>>
         let span = span.start + offset..span.end + offset;
         let root = super::pieces::placed_at(root.into_inner(), offset);
         let tables = tables_written(&root);
-        let documents: Vec<Parsed> = split(root)
+        let documents: Vec<Parsed> = split(root, sections)
             .into_iter()
-            .map(|part| deserialize(&span, part))
+            .map(|part| deserialize(&span, part, sections))
             .collect();
         Some((tables, documents))
     });
@@ -200,39 +341,84 @@ const PARTS_PER_THREAD: usize = 256;
 /// Cuts a document into one-entry documents: one per top-level key, and one per entry of a
 /// named section (`{load-balancer = {a, b}}` becomes `{load-balancer = {a}}`,
 /// `{load-balancer = {b}}`).
-fn split(root: DeTable<'_>) -> Vec<DeTable<'_>> {
+/// An entry that belongs to a provider's section becomes a [`Part::Section`].
+fn split<'f>(root: DeTable<'f>, sections: Sections) -> Vec<Part<'f>> {
     let mut parts = Vec::new();
     for (key, value) in root {
         let span = value.span();
         match value.into_inner() {
             DeValue::Table(entries) if NAMED_SECTIONS.contains(&key.get_ref().as_ref()) => {
                 for entry in entries {
+                    if let Some((section, slot, provider)) =
+                        section_of(key.get_ref(), &entry, sections)
+                    {
+                        parts.push(Part::Section {
+                            section,
+                            slot,
+                            key: entry.0.get_ref().to_string(),
+                            provider,
+                            value: entry.1,
+                        });
+                        continue;
+                    }
                     let section_key = match routed_section(key.get_ref(), &entry.1) {
                         Some(routed) => Spanned::new(key.span(), routed.into()),
                         None => key.clone(),
                     };
                     let section = DeValue::Table(DeTable::from_iter([entry]));
-                    parts.push(DeTable::from_iter([(
+                    parts.push(Part::Core(DeTable::from_iter([(
                         section_key,
                         Spanned::new(span.clone(), section),
-                    )]));
+                    )])));
                 }
             }
-            other => parts.push(DeTable::from_iter([(key, Spanned::new(span, other))])),
+            other => parts.push(Part::Core(DeTable::from_iter([(
+                key,
+                Spanned::new(span, other),
+            )]))),
         }
     }
     parts
 }
 
+/// The section an entry of a named section belongs to: `[provider.NAME]` of a section's
+/// provider, or a resource table of a kind the section takes that names its provider; with
+/// where the table writes `provider = …` (nowhere for settings).
+fn section_of(
+    named_section: &str,
+    (key, entry): &(Spanned<DeString<'_>>, Spanned<DeValue<'_>>),
+    sections: Sections,
+) -> Option<(usize, Slot, Range<usize>)> {
+    if named_section == "provider" {
+        let index = sections
+            .iter()
+            .position(|s| s.provider() == key.get_ref())?;
+        return Some((index, Slot::Settings, key.span()));
+    }
+    let kind = *ResourceKind::ALL
+        .iter()
+        .find(|kind| kind.as_str() == named_section)?;
+    let (provider, span) = provider_of(entry)?;
+    let index = sections
+        .iter()
+        .position(|s| s.provider() == provider && s.kinds().contains(&kind))?;
+    Some((index, Slot::Resource(kind), span))
+}
+
+/// The `provider = "…"` a named entry's table writes, and where.
+fn provider_of<'e>(entry: &'e Spanned<DeValue<'_>>) -> Option<(&'e str, Range<usize>)> {
+    let DeValue::Table(table) = entry.get_ref() else {
+        return None;
+    };
+    table.iter().find_map(|(key, value)| match value.get_ref() {
+        DeValue::String(text) if key.get_ref() == "provider" => Some((text.as_ref(), value.span())),
+        _ => None,
+    })
+}
+
 /// Whether a named entry's table says `provider = "<provider>"`.
 fn names_provider(entry: &Spanned<DeValue<'_>>, provider: &str) -> bool {
-    let DeValue::Table(table) = entry.get_ref() else {
-        return false;
-    };
-    table.iter().any(|(key, value)| {
-        key.get_ref() == "provider"
-            && matches!(value.get_ref(), DeValue::String(text) if text.as_ref() == provider)
-    })
+    provider_of(entry).is_some_and(|(named, _)| named == provider)
 }
 
 impl<'f> RawConfig<'f> {
@@ -244,7 +430,6 @@ impl<'f> RawConfig<'f> {
             maintenance,
             load_balancer,
             cloudstack_load_balancer,
-            phoenixnap_load_balancer,
             cluster,
             kubernetes_cluster,
             nodes,
@@ -274,14 +459,6 @@ impl<'f> RawConfig<'f> {
             "[provider.cloudstack]",
             problems,
         );
-        let phoenixnap = provider.phoenixnap;
-        place(
-            &mut self.phoenixnap,
-            file,
-            phoenixnap,
-            "[provider.phoenixnap]",
-            problems,
-        );
         place(
             &mut self.maintenance,
             file,
@@ -304,34 +481,31 @@ impl<'f> RawConfig<'f> {
             let section = &mut self.cloudstack_load_balancers;
             insert_named(section, "load-balancer", name, file, value, problems);
         }
-        for (name, value) in phoenixnap_load_balancer {
-            if self.load_balancer_defined(&name, file, value.span(), problems) {
-                continue;
-            }
-            let section = &mut self.phoenixnap_load_balancers;
-            insert_named(section, "load-balancer", name, file, value, problems);
-        }
         // A cluster of either kind may be defined once across them.
         for (name, value) in cluster {
-            if let Some(first) = self.kube_clusters.get(&name) {
-                problems.push(defined_twice(
-                    &format!("cluster.{name}"),
-                    first,
-                    file,
-                    value.span(),
-                ));
+            let first = self.kube_clusters.get(&name).map(Sourced::place);
+            if self.defined_before(
+                ResourceKind::Cluster,
+                &name,
+                first,
+                file,
+                value.span(),
+                problems,
+            ) {
                 continue;
             }
             insert_named(&mut self.clusters, "cluster", name, file, value, problems);
         }
         for (name, value) in kubernetes_cluster {
-            if let Some(first) = self.clusters.get(&name) {
-                problems.push(defined_twice(
-                    &format!("cluster.{name}"),
-                    first,
-                    file,
-                    value.span(),
-                ));
+            let first = self.clusters.get(&name).map(Sourced::place);
+            if self.defined_before(
+                ResourceKind::Cluster,
+                &name,
+                first,
+                file,
+                value.span(),
+                problems,
+            ) {
                 continue;
             }
             insert_named(
@@ -356,7 +530,7 @@ impl<'f> RawConfig<'f> {
     }
 }
 
-impl RawConfig<'_> {
+impl<'f> RawConfig<'f> {
     /// Whether `[load-balancer.NAME]` was already defined (for another provider: one of the
     /// same provider is reported by `insert_named`); reports the second definition.
     fn load_balancer_defined(
@@ -366,29 +540,97 @@ impl RawConfig<'_> {
         span: Range<usize>,
         problems: &mut Problems,
     ) -> bool {
-        let found = self
+        let first = self
             .load_balancers
             .get(name)
-            .map(|s| (s.file, s.span()))
-            .or_else(|| {
-                self.cloudstack_load_balancers
-                    .get(name)
-                    .map(|s| (s.file, s.span()))
-            })
-            .or_else(|| {
-                self.phoenixnap_load_balancers
-                    .get(name)
-                    .map(|s| (s.file, s.span()))
-            });
-        let Some((first_file, first_span)) = found else {
+            .map(Sourced::place)
+            .or_else(|| self.cloudstack_load_balancers.get(name).map(Sourced::place));
+        let kind = ResourceKind::LoadBalancer;
+        self.defined_before(kind, name, first, file, span, problems)
+    }
+
+    /// Whether `[KIND.NAME]` was already defined — at `first` (found by the caller among
+    /// core's tables) or by a section's provider; reports the second definition.
+    fn defined_before(
+        &self,
+        kind: ResourceKind,
+        name: &str,
+        first: Option<(&SourceFile, Range<usize>)>,
+        file: &SourceFile,
+        span: Range<usize>,
+        problems: &mut Problems,
+    ) -> bool {
+        let in_section = || {
+            let found = self.section_resources.get(&(kind, name.to_string()))?;
+            Some((found.table.file, found.table.span()))
+        };
+        let Some((first_file, first_span)) = first.or_else(in_section) else {
             return false;
         };
         problems.push(
-            Problem::at(file, span, format!("load-balancer.{name} is defined twice"))
+            Problem::at(file, span, format!("{kind}.{name} is defined twice"))
                 .with_help("keep one definition")
                 .with_note(Problem::at(first_file, first_span, "first defined here")),
         );
         true
+    }
+
+    /// Adds a table of a section's provider, unless it is defined already.
+    fn merge_section(
+        &mut self,
+        file: &'f SourceFile,
+        entry: SectionEntry,
+        problems: &mut Problems,
+    ) {
+        let SectionEntry {
+            section,
+            slot,
+            key,
+            span,
+            provider,
+            raw,
+        } = entry;
+        let table = Table::new(file, span.clone(), raw);
+        let kind = match slot {
+            Slot::Settings => {
+                let what = format!("[provider.{key}]");
+                match self.section_settings.get(&section) {
+                    Some(first) => problems.push(defined_twice(&what, first.place(), file, span)),
+                    None => {
+                        self.section_settings.insert(section, table);
+                    }
+                }
+                return;
+            }
+            Slot::Resource(kind) => kind,
+        };
+        let first = self.core_table(kind, &key);
+        if self.defined_before(kind, &key, first, file, span, problems) {
+            return;
+        }
+        let resource = SectionResource {
+            section,
+            table,
+            provider,
+        };
+        self.section_resources.insert((kind, key), resource);
+    }
+
+    /// Where core's tables define `[KIND.NAME]`, if they do.
+    fn core_table(&self, kind: ResourceKind, name: &str) -> Option<(&'f SourceFile, Range<usize>)> {
+        match kind {
+            ResourceKind::LoadBalancer => (self.load_balancers.get(name).map(Sourced::place))
+                .or_else(|| self.cloudstack_load_balancers.get(name).map(Sourced::place)),
+            ResourceKind::Cluster => (self.clusters.get(name).map(Sourced::place))
+                .or_else(|| self.kube_clusters.get(name).map(Sourced::place)),
+            ResourceKind::Nodes => self.node_policies.get(name).map(Sourced::place),
+        }
+    }
+}
+
+impl<'f> Table<'f> {
+    fn place(&self) -> (&'f SourceFile, Range<usize>) {
+        (self.file, self.span())
     }
 }
 
@@ -407,7 +649,12 @@ fn insert_named<'f, T>(
         }
         Entry::Occupied(first) => {
             let what = format!("{section}.{}", first.key());
-            problems.push(defined_twice(&what, first.get(), file, value.span()));
+            problems.push(defined_twice(
+                &what,
+                first.get().place(),
+                file,
+                value.span(),
+            ));
         }
     }
 }
@@ -422,7 +669,7 @@ fn place<'f, T>(
 ) {
     let Some(value) = section else { return };
     match slot {
-        Some(first) => problems.push(defined_twice(what, first, file, value.span())),
+        Some(first) => problems.push(defined_twice(what, first.place(), file, value.span())),
         None => {
             *slot = Some(Sourced {
                 file,
@@ -432,15 +679,15 @@ fn place<'f, T>(
     }
 }
 
-fn defined_twice<T>(
+fn defined_twice(
     what: &str,
-    first: &Sourced<'_, T>,
+    (first_file, first_span): (&SourceFile, Range<usize>),
     file: &SourceFile,
     span: Range<usize>,
 ) -> Problem {
     Problem::at(file, span, format!("{what} is defined twice"))
         .with_help("keep one definition")
-        .with_note(Problem::at(first.file, first.span(), "first defined here"))
+        .with_note(Problem::at(first_file, first_span, "first defined here"))
 }
 
 #[cfg(test)]
@@ -467,7 +714,7 @@ mod tests {
         let mut problems = Problems::default();
         let parse = if in_pieces { parse_file } else { parse_whole };
         let mut documents = Vec::new();
-        for document in parse(&file, &mut problems) {
+        for document in parse(&file, &[], &mut problems) {
             match document {
                 Ok(document) => documents.push(format!("{document:?}")),
                 Err(error) => problems.push_toml(&file, &error),

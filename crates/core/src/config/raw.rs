@@ -13,7 +13,6 @@ use serde_spanned::Spanned;
 
 use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer};
 use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy};
-use super::raw_phoenixnap::{RawPhoenixnap, RawPnapLoadBalancer};
 use super::schema::{choice, clusters, load_balancers, max_concurrent_requests, port};
 use crate::model::{
     Algorithm, HttpVersion, Impact, IpMode, LbMode, ListenerProtocol, MonitorType, PoolProtocol,
@@ -51,10 +50,6 @@ pub(super) struct RawDocument {
     #[serde(default, rename = "load-balancer (cloudstack)")]
     #[schemars(skip)]
     pub cloudstack_load_balancer: Entries<RawCsLoadBalancer>,
-    /// `[load-balancer.NAME]` tables with provider = "phoenixnap", routed here by the parser.
-    #[serde(default, rename = "load-balancer (phoenixnap)")]
-    #[schemars(skip)]
-    pub phoenixnap_load_balancer: Entries<RawPnapLoadBalancer>,
     /// Kubernetes clusters by name (`cluster.lab`): CloudStack clusters skyplan manages, or
     /// existing clusters it connects to (provider = "kubernetes"). The keys depend on the
     /// provider.
@@ -108,8 +103,6 @@ pub(super) struct RawProviders {
     pub cloudscale: Option<Spanned<RawCloudscale>>,
     #[schemars(with = "Option<RawCloudstack>")]
     pub cloudstack: Option<Spanned<RawCloudstack>>,
-    #[schemars(with = "Option<RawPhoenixnap>")]
-    pub phoenixnap: Option<Spanned<RawPhoenixnap>>,
 }
 
 /// cloudscale.ch. The API token comes from the environment variable CLOUDSCALE_API_TOKEN.

@@ -2,19 +2,21 @@
 //! reported and replaced by their default, so resolving goes on and finds the rest; a config
 //! with problems is never returned.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::check::Checker;
 use super::diagnostics::{Problem, Problems};
 use super::parse::{RawConfig, Sourced};
 use super::raw::{RawCloudscale, RawMaintenance};
+use super::section::Opaque;
 use super::types::{
     CloudscaleSettings, Config, Endpoint, Maintenance, Providers, Resource, Settings,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
 };
 use super::values::{self, Invalid};
 use super::window::{Window, WINDOW_HELP};
-use super::{backend, cloudstack, kubernetes, load_balancer, phoenixnap};
+use super::{backend, cloudstack, kubernetes, load_balancer};
 use crate::model::Impact;
 use crate::parallel::map_in_parallel;
 
@@ -29,7 +31,7 @@ pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problem
         .as_ref()
         .and_then(|s| s.get().state_dir.as_deref())
         .unwrap_or(DEFAULT_STATE_DIR);
-    Config {
+    let mut config = Config {
         settings: Settings {
             state_dir: root.join(Path::new(state_dir)),
             backend: raw
@@ -44,19 +46,49 @@ pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problem
                 .cloudstack
                 .as_ref()
                 .map(|p| cloudstack::provider(&root, p, problems)),
-            phoenixnap: raw
-                .phoenixnap
-                .as_ref()
-                .map(|p| phoenixnap::provider(&root, p, problems)),
+            sections: section_settings(&root, raw, problems),
         },
         maintenance: raw.maintenance.as_ref().map(|m| maintenance(m, problems)),
-        resources: resources(&root, raw, problems),
+        resources: Vec::new(),
         root,
+    };
+    config.resources = resources(&config, raw, problems);
+    config
+}
+
+/// Each section's `[provider.NAME]`, resolved by its section.
+fn section_settings(
+    root: &Path,
+    raw: &RawConfig<'_>,
+    problems: &mut Problems,
+) -> BTreeMap<&'static str, Opaque> {
+    let mut settings = BTreeMap::new();
+    for (&index, table) in &raw.section_settings {
+        let section = raw.sections[index];
+        settings.insert(section.provider(), section.settings(root, table, problems));
     }
+    settings
+}
+
+/// The resources of the sections' providers, each resolved by its section.
+fn section_resources(
+    config: &Config,
+    raw: &RawConfig<'_>,
+    problems: &mut Problems,
+) -> Vec<Resource> {
+    let resources = raw.section_resources.iter();
+    resources
+        .map(|((_, key), resource)| {
+            let section = raw.sections[resource.section];
+            let settings = config.providers.sections.get(section.provider());
+            section.resource(key, &resource.table, settings, problems)
+        })
+        .collect()
 }
 
 /// Every resource, sorted by address.
-fn resources(root: &Path, raw: &RawConfig<'_>, problems: &mut Problems) -> Vec<Resource> {
+fn resources(config: &Config, raw: &RawConfig<'_>, problems: &mut Problems) -> Vec<Resource> {
+    let root = &config.root;
     // The bulk of a large config: resolved on every core, each with its own problems.
     let load_balancers: Vec<_> = raw.load_balancers.iter().collect();
     let resolved = map_in_parallel(load_balancers, RESOURCES_PER_THREAD, |(key, lb)| {
@@ -71,14 +103,7 @@ fn resources(root: &Path, raw: &RawConfig<'_>, problems: &mut Problems) -> Vec<R
     for (key, lb) in &raw.cloudstack_load_balancers {
         resources.push(cloudstack::load_balancer(key, lb, problems));
     }
-    let pnap_location = raw
-        .phoenixnap
-        .as_ref()
-        .and_then(|p| p.get().location.as_ref())
-        .and_then(|l| crate::model::PnapLocation::parse(l.get_ref()));
-    for (key, lb) in &raw.phoenixnap_load_balancers {
-        resources.push(phoenixnap::load_balancer(key, lb, pnap_location, problems));
-    }
+    resources.extend(section_resources(config, raw, problems));
     for (key, cluster) in &raw.clusters {
         resources.push(cloudstack::cluster(key, cluster, problems));
     }

@@ -1,12 +1,15 @@
 //! The resolved configuration: what the rest of skyplan works from once the TOML has been
 //! parsed, validated and given its defaults.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::section::Opaque;
+
 use crate::model::{
     Address, CloudscaleLoadBalancerSpec, CloudstackClusterSpec, CloudstackLoadBalancerSpec, Impact,
-    KubernetesClusterSpec, NodePolicySpec, PhoenixnapLoadBalancerSpec, PnapLocation,
+    KubernetesClusterSpec, NodePolicySpec,
 };
 
 #[derive(Debug, Clone, PartialEq)]
@@ -66,14 +69,23 @@ pub enum Endpoint {
     Url(String),
 }
 
-/// The cloud providers a config may name, in the order `validate` lists them.
-pub const PROVIDERS: [&str; 3] = ["cloudscale", "cloudstack", "phoenixnap"];
+/// The cloud providers built into the config stage, in the order `validate` lists them
+/// (the providers' sections follow).
+pub const PROVIDERS: [&str; 2] = ["cloudscale", "cloudstack"];
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Providers {
     pub cloudscale: Option<CloudscaleSettings>,
     pub cloudstack: Option<CloudstackSettings>,
-    pub phoenixnap: Option<PhoenixnapSettings>,
+    /// The settings of each provider's section that has a table, by provider name.
+    pub sections: BTreeMap<&'static str, Opaque>,
+}
+
+impl Providers {
+    /// A section's provider's settings, when the config has its table.
+    pub fn get<T: std::any::Any>(&self, provider: &str) -> Option<&T> {
+        self.sections.get(provider).and_then(Opaque::get)
+    }
 }
 
 /// `[provider.cloudscale] max-concurrent-requests` when the config does not set it.
@@ -99,19 +111,6 @@ pub enum CloudstackEndpoint {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CloudstackSettings {
     pub endpoint: CloudstackEndpoint,
-}
-
-/// `[provider.phoenixnap]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PhoenixnapSettings {
-    /// The API root (`https://api.phoenixnap.com`), or the built-in simulator.
-    pub endpoint: Endpoint,
-    /// The OAuth2 token URL; `None`: PhoenixNAP's for its API, else the endpoint's.
-    pub token_url: Option<String>,
-    /// Where new blocks are made unless a load balancer says.
-    pub location: Option<PnapLocation>,
-    /// The CCM's `cloud-sa.json` (`clientID`, `clientSecret`); the environment wins over it.
-    pub cloud_sa_json: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -199,6 +198,16 @@ pub enum ResourceSpec {
     KubernetesCluster(KubernetesClusterSpec),
     /// A policy over the nodes of a cluster: labels and taints.
     NodePolicy(NodePolicySpec),
-    /// A PhoenixNAP /29 public IP block for a kube-vip Service.
-    PnapLoadBalancer(PhoenixnapLoadBalancerSpec),
+    /// A resource of a provider's config section, read back only by that provider.
+    Provider(Opaque),
+}
+
+impl ResourceSpec {
+    /// The spec a provider's section made, when it is a `T`.
+    pub fn get<T: std::any::Any>(&self) -> Option<&T> {
+        match self {
+            ResourceSpec::Provider(spec) => spec.get(),
+            _ => None,
+        }
+    }
 }

@@ -9,8 +9,8 @@ use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
 use super::parse::RawConfig;
 use super::raw::{RawLoadBalancer, RawPort};
+use super::section::Declared;
 use super::values::{self, Invalid};
-use super::PROVIDERS;
 
 pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
     for lb in raw.load_balancers.values() {
@@ -22,7 +22,14 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
     floating_ips_are_claimed_once(raw, problems);
     super::binding::validate(raw, problems);
     super::cloudstack::validate(raw, problems);
-    super::phoenixnap::validate(raw, problems);
+    sections_have_their_tables(raw, problems);
+    for index in 0..raw.sections.len() {
+        let declared = Declared {
+            raw,
+            section: index,
+        };
+        raw.sections[index].validate(&declared, problems);
+    }
     super::kubernetes::validate(raw, problems);
     super::controller::validate(raw, problems);
 }
@@ -31,27 +38,42 @@ fn provider_is_configured(lb: &RawLoadBalancer, raw: &RawConfig<'_>, check: &mut
     provider_has_table(&lb.provider, raw, check);
 }
 
+/// Every resource table of a section's provider comes with its provider's table.
+fn sections_have_their_tables(raw: &RawConfig<'_>, problems: &mut Problems) {
+    for resource in raw.section_resources.values() {
+        let provider = raw.sections[resource.section].provider();
+        let mut check = Checker::new(resource.table.file, problems);
+        table_is_present(provider, resource.provider.clone(), raw, &mut check);
+    }
+}
+
 /// The provider a resource names is one skyplan knows, and the config has its table.
 pub(super) fn provider_has_table(
     provider: &serde_spanned::Spanned<String>,
     raw: &RawConfig<'_>,
     check: &mut Checker,
 ) {
-    let span = provider.span();
-    let provider = provider.get_ref();
-    let invalid = if !PROVIDERS.contains(&provider.as_str()) {
-        Invalid::new(format!("`{provider}` is not a supported provider"))
-            .help(format!("expected one of \"{}\"", PROVIDERS.join("\", \"")))
-    } else if !raw.has_provider(provider) {
-        Invalid::new(format!(
-            "provider `{provider}` has no [provider.{provider}] table"
-        ))
-        .help(format!(
-            "add [provider.{provider}] with endpoint = \"embedded\" or an API URL"
-        ))
-    } else {
+    let names = raw.provider_names();
+    let name = provider.get_ref();
+    if !names.contains(&name.as_str()) {
+        let invalid = Invalid::new(format!("`{name}` is not a supported provider"))
+            .help(format!("expected one of \"{}\"", names.join("\", \"")));
+        return check.report(provider.span(), invalid);
+    }
+    table_is_present(name, provider.span(), raw, check);
+}
+
+/// The config has a `[provider.NAME]` table for `provider`, named at `span`.
+fn table_is_present(provider: &str, span: Range<usize>, raw: &RawConfig<'_>, check: &mut Checker) {
+    if raw.has_provider(provider) {
         return;
-    };
+    }
+    let invalid = Invalid::new(format!(
+        "provider `{provider}` has no [provider.{provider}] table"
+    ))
+    .help(format!(
+        "add [provider.{provider}] with endpoint = \"embedded\" or an API URL"
+    ));
     check.report(span, invalid);
 }
 

@@ -8,13 +8,12 @@ use ipnet::IpNet;
 use super::types::Endpoint;
 use crate::model::{
     Algorithm, ClusterRunState, CsAlgorithm, CsProtocol, HttpVersion, Impact, IpMode, LbMode,
-    ListenerProtocol, MonitorType, PnapLocation, PoolProtocol, PortProtocol, TaintEffect,
-    TrafficPolicy,
+    ListenerProtocol, MonitorType, PoolProtocol, PortProtocol, TaintEffect, TrafficPolicy,
 };
 
 /// Why a value was rejected, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Invalid {
+pub struct Invalid {
     pub message: String,
     pub help: Option<String>,
 }
@@ -35,7 +34,7 @@ impl Invalid {
 
 /// A value that must be one of a fixed list of words; the config and the wire share the
 /// spelling.
-pub(super) trait Choice: Copy + 'static {
+pub trait Choice: Copy + 'static {
     /// What the value is, for messages ("algorithm").
     const WHAT: &'static str;
     fn all() -> &'static [Self];
@@ -71,10 +70,9 @@ choices!(
     CsAlgorithm => "algorithm",
     CsProtocol => "protocol",
     TaintEffect => "taint effect",
-    PnapLocation => "location",
 );
 
-pub(super) fn choice<T: Choice>(text: &str) -> Result<T, Invalid> {
+pub fn choice<T: Choice>(text: &str) -> Result<T, Invalid> {
     T::all()
         .iter()
         .copied()
@@ -148,7 +146,7 @@ pub(super) fn uuid(text: &str) -> Result<String, Invalid> {
         })
 }
 
-pub(super) fn endpoint(text: &str) -> Result<Endpoint, Invalid> {
+pub fn endpoint(text: &str) -> Result<Endpoint, Invalid> {
     if text == "embedded" {
         return Ok(Endpoint::Embedded);
     }

@@ -2,10 +2,15 @@
 //! resolved desired state of each resource kind. No IO, no provider knowledge.
 
 /// An enum spelled the same in the config and on the wire, with `ALL`, `as_str` and `parse`.
+/// Exported for the providers' own enums; the crate using it depends on serde.
+#[macro_export]
 macro_rules! wire_enum {
     ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+            ::serde::Serialize, ::serde::Deserialize,
+        )]
         pub enum $name {
             $(#[serde(rename = $text)] $variant),+
         }
@@ -39,7 +44,6 @@ mod impact;
 mod kubernetes;
 pub mod labels;
 mod load_balancer;
-mod phoenixnap;
 mod secret;
 
 pub use address::{Address, AddressParseError, ResourceKind};
@@ -47,5 +51,4 @@ pub use cloudstack::*;
 pub use impact::{Downtime, Impact};
 pub use kubernetes::*;
 pub use load_balancer::*;
-pub use phoenixnap::*;
 pub use secret::Secret;

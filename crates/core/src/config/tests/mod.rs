@@ -3,7 +3,6 @@
 
 mod cloudstack;
 mod kubernetes;
-mod phoenixnap;
 
 use std::path::PathBuf;
 
@@ -28,7 +27,7 @@ pub(super) fn load_files(files: &[(&str, &str)]) -> Result<Config, ConfigError> 
         .iter()
         .map(|(path, text)| SourceFile::new(*path, text))
         .collect();
-    load_sources(PathBuf::from("cfg"), &files)
+    load_sources(PathBuf::from("cfg"), &files, &[])
 }
 
 pub(super) fn load_str(text: &str) -> Result<Config, ConfigError> {

@@ -1,20 +1,22 @@
-//! The PhoenixNAP sections as written: `[provider.phoenixnap]` and `[load-balancer.NAME]` with
-//! `provider = "phoenixnap"`. Same conventions as `raw.rs`: values with a vocabulary or a
-//! format stay spanned text until they are checked.
+//! The PhoenixNAP tables as written: `[provider.phoenixnap]` and `[load-balancer.NAME]` with
+//! `provider = "phoenixnap"`. As in core's raw types, values with a vocabulary or a format stay
+//! spanned text until they are checked, so every bad value is reported at its place; the JSON
+//! schema is generated from these same types.
 
 use schemars::JsonSchema;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_spanned::Spanned;
 
-use super::schema::choice;
-use crate::model::PnapLocation;
+use skyplan_core::config::section::choice_schema as choice;
+
+use crate::spec::PnapLocation;
 
 /// PhoenixNAP Bare Metal Cloud. The client credentials come from PNAP_CLIENT_ID and
 /// PNAP_CLIENT_SECRET, or from the CCM's cloud-sa.json; never from this file.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(super) struct RawPhoenixnap {
+pub struct RawPhoenixnap {
     /// "embedded" (the built-in simulator) or the API root, e.g. https://api.phoenixnap.com
     /// (the APIs under /ips/v1, /networks/v1, /tag-manager/v1, /bmc/v1). Default: "embedded".
     #[schemars(with = "Option<String>")]
@@ -43,7 +45,7 @@ pub(super) struct RawPhoenixnap {
 /// it (its four tags, attached to the public network), so the CCM adopts it.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(super) struct RawPnapLoadBalancer {
+pub struct RawPnapLoadBalancer {
     /// "phoenixnap".
     #[schemars(with = "String")]
     pub provider: Spanned<String>,

@@ -1,8 +1,33 @@
-//! The PhoenixNAP sections: the provider table and kube-vip load balancers.
+//! The PhoenixNAP section read through the whole config stage: the provider table and
+//! kube-vip load balancers, beside core's tables.
+
+use std::path::Path;
+
+use skyplan_core::config::{Config, ConfigError};
 
 use super::*;
-use super::{errors, load_str};
-use crate::model::{Address, PnapLocation, ResourceKind};
+
+fn load_files(files: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    skyplan_core::config::load_texts(Path::new("cfg"), files, &[&PhoenixnapConfig])
+}
+
+fn load_str(text: &str) -> Result<Config, ConfigError> {
+    load_files(&[("a.toml", text)])
+}
+
+/// The `file:line:col: message` lines of a config that must fail.
+fn errors(text: &str) -> Vec<String> {
+    load_str(text)
+        .expect_err("the config should be invalid")
+        .lines()
+}
+
+fn spec(resource: &Resource) -> &PhoenixnapLoadBalancerSpec {
+    resource
+        .spec
+        .get()
+        .unwrap_or_else(|| panic!("a PhoenixNAP load balancer: {:?}", resource.spec))
+}
 
 const BASE: &str = "[provider.phoenixnap]\nendpoint = \"embedded\"\nlocation = \"PHX\"\n\n\
                     [cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n";
@@ -23,13 +48,11 @@ fn a_load_balancer_resolves_with_the_provider_s_location() {
         .unwrap();
     assert_eq!(lb.provider, "phoenixnap");
     assert_eq!(lb.depends_on, [Address::new(ResourceKind::Cluster, "prod")]);
-    let ResourceSpec::PnapLoadBalancer(spec) = &lb.spec else {
-        panic!("a PhoenixNAP load balancer: {:?}", lb.spec);
-    };
+    let spec = spec(lb);
     assert_eq!(spec.location, PnapLocation::Phx);
     assert_eq!(spec.service_ref(), "default/api");
     assert_eq!(spec.public_network, "k8s-public");
-    let provider = config.providers.phoenixnap.unwrap();
+    let provider: &PhoenixnapSettings = config.providers.get("phoenixnap").unwrap();
     assert_eq!(provider.endpoint, Endpoint::Embedded);
     assert_eq!(provider.location, Some(PnapLocation::Phx));
 }
@@ -37,11 +60,7 @@ fn a_load_balancer_resolves_with_the_provider_s_location() {
 #[test]
 fn a_load_balancer_may_name_its_own_location() {
     let config = load_str(&with_lb("location = \"ASH\"\n")).unwrap();
-    let lb = &config.resources[1];
-    let ResourceSpec::PnapLoadBalancer(spec) = &lb.spec else {
-        panic!("a PhoenixNAP load balancer");
-    };
-    assert_eq!(spec.location, PnapLocation::Ash);
+    assert_eq!(spec(&config.resources[1]).location, PnapLocation::Ash);
 }
 
 #[test]
@@ -120,18 +139,77 @@ fn a_name_is_one_load_balancer_across_providers() {
          members = [\"10.0.0.1\"]\n[[load-balancer.api.ports]]\nport = 80\nnode-port = 30080\n",
         with_lb("")
     );
-    let load = |text: &str| {
-        let dir = tempfile::tempdir().unwrap();
-        let (first, second) = text.split_at(text.find("\n[provider.cloudscale]").unwrap());
-        std::fs::write(dir.path().join("a.toml"), first).unwrap();
-        std::fs::write(dir.path().join("b.toml"), second).unwrap();
-        load(dir.path()).unwrap_err().lines()
-    };
-    let errors = load(&text);
+    let (first, second) = text.split_at(text.find("\n[provider.cloudscale]").unwrap());
+    let errors = load_files(&[("a.toml", first), ("b.toml", second)])
+        .unwrap_err()
+        .lines();
     assert!(
         errors
             .iter()
             .any(|e| e.contains("load-balancer.api is defined twice")),
         "{errors:?}"
+    );
+}
+
+#[test]
+fn the_same_name_in_another_provider_is_refused_whichever_file_comes_first() {
+    let cloudscale = "[provider.cloudscale]\n\n[load-balancer.api]\nprovider = \"cloudscale\"\n\
+                      zone = \"lpg1\"\nmembers = [\"10.0.0.1\"]\n\
+                      [[load-balancer.api.ports]]\nport = 80\nnode-port = 30080\n";
+    let errors = load_files(&[("a.toml", cloudscale), ("b.toml", &with_lb(""))])
+        .unwrap_err()
+        .lines();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("b.toml:9:1:")
+                && e.contains("load-balancer.api is defined twice")),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn a_load_balancer_without_the_provider_table_is_refused_at_its_provider() {
+    let text = with_lb("").replace(
+        "[provider.phoenixnap]\nendpoint = \"embedded\"\nlocation = \"PHX\"\n",
+        "\n\n\n",
+    );
+    assert_eq!(
+        errors(&text),
+        ["a.toml:10:12: provider `phoenixnap` has no [provider.phoenixnap] table"]
+    );
+}
+
+#[test]
+fn the_schema_offers_the_section_s_tables() {
+    let schema = skyplan_core::config::json_schema(&[&PhoenixnapConfig]);
+    let either = &schema["properties"]["load-balancer"]["additionalProperties"]["anyOf"];
+    assert_eq!(either.as_array().map(Vec::len), Some(3), "{either}");
+    assert_eq!(either[2]["$ref"], "#/$defs/RawPnapLoadBalancer");
+    assert_eq!(
+        schema["$defs"]["RawProviders"]["properties"]["phoenixnap"]["$ref"],
+        "#/$defs/RawPhoenixnap"
+    );
+    let pnap = &schema["$defs"]["RawPhoenixnap"]["properties"];
+    assert!(pnap.get("client-secret").is_none());
+    assert_eq!(
+        pnap["location"]["enum"],
+        serde_json::json!(["PHX", "ASH", "SGP", "NLD", "CHI", "SEA", "AUS"])
+    );
+    assert!(!schema.to_string().contains("null"), "TOML has no null");
+}
+
+#[test]
+fn unknown_keys_and_wrong_types_point_at_their_place() {
+    let unknown = errors(&with_lb("zone = \"lpg1\"\n"));
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+    assert!(
+        unknown[0].starts_with("a.toml:14:1: unknown field `zone`, expected one of"),
+        "{unknown:?}"
+    );
+    let wrong_type = errors(&with_lb("").replace("\"k8s-public\"", "7"));
+    assert!(
+        wrong_type[0].starts_with("a.toml:13:18: invalid type: integer `7`, expected a string"),
+        "{wrong_type:?}"
     );
 }

@@ -1,0 +1,210 @@
+//! A provider's part of the config language, plugged into the config stage: its
+//! `[provider.NAME]` table and the resource tables that name it (`provider = "NAME"`).
+//!
+//! The stage reads the files once; each table that belongs to a section is deserialized by
+//! that section (on the thread that parsed it), resolved by it, and what comes back stays
+//! opaque: only the provider that made a settings or spec value reads it back
+//! ([`Opaque::get`]). The stage does what every provider needs — duplicates across files and
+//! providers, a resource naming a provider without a table, positions — so a section holds
+//! only its own keys and rules. Everything a section needs to report a bad value at
+//! file:line:col is re-exported here.
+
+use std::any::Any;
+use std::fmt;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use schemars::{Schema, SchemaGenerator};
+use serde::de::DeserializeOwned;
+use toml::de::ValueDeserializer;
+
+pub use super::binding::service_ref;
+pub use super::check::Checker;
+pub use super::cloudstack::expand_path;
+pub use super::diagnostics::{Problem, Problems};
+pub use super::files::SourceFile;
+pub use super::schema::choice as choice_schema;
+pub use super::types::{Endpoint, KeyLocations, Resource, ResourceSpec, SourceLocation};
+pub use super::values::{choice, endpoint, Choice, Invalid};
+use crate::model::ResourceKind;
+
+use super::parse::RawConfig;
+
+/// One provider's config section. Implemented by a unit struct in the provider's crate and
+/// listed in the binary's registry.
+pub trait ConfigSection: Send + Sync {
+    /// The name resource tables write as `provider = "NAME"`, and of its `[provider.NAME]`.
+    fn provider(&self) -> &'static str;
+
+    /// The kinds of resource table (`[load-balancer.KEY]`, …) that may name this provider.
+    fn kinds(&self) -> &'static [ResourceKind];
+
+    /// Deserializes `[provider.NAME]` into the section's raw type (see [`raw`]).
+    fn parse_settings(&self, table: ValueDeserializer<'_>) -> Result<Raw, toml::de::Error>;
+
+    /// Deserializes a resource table of one of [`kinds`](Self::kinds).
+    fn parse_resource(
+        &self,
+        kind: ResourceKind,
+        table: ValueDeserializer<'_>,
+    ) -> Result<Raw, toml::de::Error>;
+
+    /// `[provider.NAME]` resolved: values checked (each bad one reported), defaults applied.
+    /// `root` is the config's directory, against which relative paths resolve.
+    fn settings(&self, root: &Path, table: &Table<'_>, problems: &mut Problems) -> Opaque;
+
+    /// A resource table resolved; `settings` are the provider's, when it has a table.
+    fn resource(
+        &self,
+        key: &str,
+        table: &Table<'_>,
+        settings: Option<&Opaque>,
+        problems: &mut Problems,
+    ) -> Resource;
+
+    /// Rules across tables (two resources claiming one thing, a name that must be declared).
+    fn validate(&self, _declared: &Declared<'_, '_>, _problems: &mut Problems) {}
+
+    /// The JSON schema of its tables, generated with the config's generator.
+    fn schema(&self, generator: &mut SchemaGenerator) -> SectionSchema;
+}
+
+/// The schemas a section adds to the config's: its `[provider.NAME]`, and one per resource
+/// kind it accepts.
+pub struct SectionSchema {
+    pub settings: Schema,
+    pub resources: Vec<(ResourceKind, Schema)>,
+}
+
+/// A table as a section deserialized it.
+pub type Raw = Box<dyn Any + Send + Sync>;
+
+/// Deserializes a table into `T`, for [`ConfigSection::parse_settings`] and
+/// [`ConfigSection::parse_resource`].
+pub fn raw<T: DeserializeOwned + Send + Sync + 'static>(
+    table: ValueDeserializer<'_>,
+) -> Result<Raw, toml::de::Error> {
+    Ok(Box::new(T::deserialize(table)?))
+}
+
+/// A table of one file, deserialized by its section.
+pub struct Table<'f> {
+    pub file: &'f SourceFile,
+    span: Range<usize>,
+    raw: Raw,
+}
+
+impl<'f> Table<'f> {
+    pub(super) fn new(file: &'f SourceFile, span: Range<usize>, raw: Raw) -> Self {
+        Table { file, span, raw }
+    }
+
+    /// The table as its section deserialized it.
+    ///
+    /// # Panics
+    /// When asked for another type than its section parsed it into: a bug in the section.
+    pub fn get<T: Any>(&self) -> &T {
+        self.raw
+            .downcast_ref()
+            .expect("a table is read back as the type its section parsed it into")
+    }
+
+    /// The table's span in its file.
+    pub fn span(&self) -> Range<usize> {
+        self.span.clone()
+    }
+
+    /// Where the table starts.
+    pub fn location(&self) -> SourceLocation {
+        self.file.location(&self.span)
+    }
+}
+
+/// What a section's [`validate`](ConfigSection::validate) may look at: its own tables, and
+/// the names every provider declares.
+pub struct Declared<'a, 'f> {
+    pub(super) raw: &'a RawConfig<'f>,
+    pub(super) section: usize,
+}
+
+impl<'f> Declared<'_, 'f> {
+    /// The section's `[provider.NAME]`, when the config has it.
+    pub fn settings(&self) -> Option<&Table<'f>> {
+        self.raw.section_settings.get(&self.section)
+    }
+
+    /// The section's resource tables of `kind`, by key.
+    pub fn tables(&self, kind: ResourceKind) -> impl Iterator<Item = (&str, &Table<'f>)> {
+        self.raw
+            .section_resources
+            .range((kind, String::new())..)
+            .take_while(move |((k, _), _)| *k == kind)
+            .filter(|(_, resource)| resource.section == self.section)
+            .map(|((_, key), resource)| (key.as_str(), &resource.table))
+    }
+
+    /// The keys of every `[cluster.KEY]`, whichever provider it names.
+    pub fn cluster_names(&self) -> Vec<&str> {
+        self.raw.cluster_names()
+    }
+}
+
+/// A value only the provider that made it reads back: a provider's settings, or a resource's
+/// spec. Compared by value, so configs stay comparable.
+#[derive(Clone)]
+pub struct Opaque(Arc<dyn OpaqueValue>);
+
+impl Opaque {
+    pub fn new<T: Any + fmt::Debug + PartialEq + Send + Sync>(value: T) -> Self {
+        Opaque(Arc::new(value))
+    }
+
+    /// The value, when it is a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.as_any().downcast_ref()
+    }
+}
+
+trait OpaqueValue: Any + fmt::Debug + Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    fn equals(&self, other: &dyn Any) -> bool;
+}
+
+impl<T: Any + fmt::Debug + PartialEq + Send + Sync> OpaqueValue for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn equals(&self, other: &dyn Any) -> bool {
+        other.downcast_ref::<T>().is_some_and(|other| other == self)
+    }
+}
+
+impl PartialEq for Opaque {
+    fn eq(&self, other: &Opaque) -> bool {
+        self.0.equals(other.0.as_any())
+    }
+}
+
+impl fmt::Debug for Opaque {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opaque_values_read_back_as_their_type_and_compare_by_value() {
+        let a = Opaque::new(String::from("x"));
+        assert_eq!(a.get::<String>().map(String::as_str), Some("x"));
+        assert_eq!(a.get::<u32>(), None);
+        assert_eq!(a, Opaque::new(String::from("x")));
+        assert_ne!(a, Opaque::new(String::from("y")));
+        assert_ne!(a, Opaque::new(7u32), "another type is another value");
+        assert_eq!(format!("{a:?}"), "\"x\"");
+    }
+}
