@@ -67,7 +67,12 @@ async fn a_cluster_without_a_network_gets_its_own_and_runs() {
     ]);
     let started = sim.ok("createKubernetesCluster", &params).await;
     let cluster_id = started["id"].as_str().unwrap().to_owned();
-    assert_eq!(cluster(&sim, &cluster_id).await["state"], "Created");
+    // Listed while its job runs: not yet Running (how far it got depends on the machine's load).
+    let state = cluster(&sim, &cluster_id).await["state"].clone();
+    assert!(
+        matches!(state.as_str(), Some("Created" | "Starting")),
+        "{state}"
+    );
     let job = sim.wait(started["jobid"].as_str().unwrap()).await;
     assert_eq!(job["jobstatus"], 1, "{job}");
     let listed = cluster(&sim, &cluster_id).await;
