@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::config::{CloudstackEndpoint, Config, ConfigSection, Endpoint, ResourceSpec};
+use crate::config::{Config, ConfigSection, Endpoint, ResourceSpec};
 use crate::graph::{ObjectGraph, ObjectKey};
 use crate::model::Address;
 use crate::provider::{Provider, ProviderError};
@@ -13,6 +13,9 @@ use crate::workspace::Providers;
 use futures::future::BoxFuture;
 use skyplan_cloudscale::CloudscaleProvider;
 use skyplan_cloudstack::provider::CloudstackProvider;
+use skyplan_cloudstack::spec::{
+    CloudstackClusterSpec, CloudstackEndpoint, CloudstackLoadBalancerSpec, CloudstackSettings,
+};
 use skyplan_kubernetes::connection::{ClusterConnection, Clusters};
 use skyplan_kubernetes::instances::CloudInstances;
 use skyplan_kubernetes::KubernetesProvider;
@@ -28,7 +31,10 @@ use crate::embedded;
 /// clouds' VMs), then hands the connected clusters to every cloud.
 /// The providers' sections of the config language, in the order `validate` names them after
 /// the built-in ones.
-pub const CONFIG_SECTIONS: &[&dyn ConfigSection] = &[&skyplan_phoenixnap::PhoenixnapConfig];
+pub const CONFIG_SECTIONS: &[&dyn ConfigSection] = &[
+    &skyplan_cloudstack::CloudstackConfig,
+    &skyplan_phoenixnap::PhoenixnapConfig,
+];
 
 pub fn connect(config: &Config) -> BoxFuture<'_, Result<Providers, ProviderError>> {
     Box::pin(connect_all(config))
@@ -51,7 +57,10 @@ async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
         };
         clouds.cloudscale = Some(CloudscaleProvider::connect(settings, started).await?);
     }
-    if let Some(settings) = &config.providers.cloudstack {
+    if let Some(settings) = config
+        .providers
+        .get::<CloudstackSettings>(skyplan_cloudstack::PROVIDER)
+    {
         let started = match settings.endpoint {
             CloudstackEndpoint::Embedded => Some(embedded::cloudstack(state_dir).await?),
             CloudstackEndpoint::CloudConfig(_) => None,
@@ -159,13 +168,15 @@ async fn connect_cks_clusters(
         .iter()
         .filter_map(|r| match &r.spec {
             ResourceSpec::NodePolicy(policy) => Some(&policy.cluster),
-            ResourceSpec::CloudstackLoadBalancer(lb) => lb.binding.as_ref().map(|b| &b.cluster),
-            _ => None,
+            spec => spec
+                .get::<CloudstackLoadBalancerSpec>()
+                .and_then(|lb| lb.binding.as_ref())
+                .map(|b| &b.cluster),
         })
         .collect();
     let mut connections = BTreeMap::new();
     for resource in &config.resources {
-        let ResourceSpec::CloudstackCluster(spec) = &resource.spec else {
+        let Some(spec) = resource.spec.get::<CloudstackClusterSpec>() else {
             continue;
         };
         if !wanted.contains(&resource.address) {
@@ -189,7 +200,7 @@ pub fn graph(config: &Config) -> ObjectGraph {
     let mut graph = ObjectGraph::new();
     let mut clusters: BTreeMap<&Address, ObjectKey> = BTreeMap::new();
     for resource in &config.resources {
-        if let ResourceSpec::CloudstackCluster(spec) = &resource.spec {
+        if let Some(spec) = resource.spec.get::<CloudstackClusterSpec>() {
             skyplan_cloudstack::graph::add_cluster(&mut graph, &resource.address, spec);
             let key = skyplan_cloudstack::graph::cluster_key(&resource.address, spec);
             clusters.insert(&resource.address, key);
@@ -201,20 +212,21 @@ pub fn graph(config: &Config) -> ObjectGraph {
             ResourceSpec::CloudscaleLoadBalancer(spec) => {
                 skyplan_cloudscale::order::add_to_graph(&mut graph, address, spec)
             }
-            ResourceSpec::CloudstackLoadBalancer(spec) => {
-                let cluster = skyplan_cloudstack::graph::members_cluster(spec);
-                let cluster = cluster.as_ref().and_then(|c| clusters.get(c));
-                skyplan_cloudstack::graph::add_load_balancer(&mut graph, address, spec, cluster);
-            }
             ResourceSpec::Provider(spec) => {
+                if let Some(spec) = spec.get::<CloudstackLoadBalancerSpec>() {
+                    let cluster = skyplan_cloudstack::graph::members_cluster(spec);
+                    let cluster = cluster.as_ref().and_then(|c| clusters.get(c));
+                    skyplan_cloudstack::graph::add_load_balancer(
+                        &mut graph, address, spec, cluster,
+                    );
+                }
                 if let Some(spec) = spec.get() {
                     skyplan_phoenixnap::add_to_graph(&mut graph, address, spec)
                 }
             }
-            // Clusters skyplan only connects to, and node policies, have no cloud objects.
-            ResourceSpec::CloudstackCluster(_)
-            | ResourceSpec::KubernetesCluster(_)
-            | ResourceSpec::NodePolicy(_) => {}
+            // Clusters skyplan only connects to, and node policies, have no cloud objects (a
+            // CKS cluster was drawn above).
+            ResourceSpec::KubernetesCluster(_) | ResourceSpec::NodePolicy(_) => {}
         }
     }
     graph

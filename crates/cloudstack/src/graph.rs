@@ -2,10 +2,9 @@
 //! balancer's public IP, its rules with their firewall rules, and the edge from the cluster
 //! whose workers are the members.
 
+use crate::spec::{CloudstackClusterSpec, CloudstackLoadBalancerSpec, CsMembers, CsProtocol};
 use skyplan_core::graph::{ObjectGraph, ObjectKey};
-use skyplan_core::model::{
-    Address, CloudstackClusterSpec, CloudstackLoadBalancerSpec, CsMembers, CsProtocol, ResourceKind,
-};
+use skyplan_core::model::{Address, ResourceKind};
 
 fn key(address: &Address, kind: &str, name: impl Into<String>) -> ObjectKey {
     ObjectKey::new(address.clone(), kind, name)
@@ -41,8 +40,8 @@ pub fn add_load_balancer(
     cluster: Option<&ObjectKey>,
 ) {
     let ip_name = match &spec.public_ip {
-        skyplan_core::model::PublicIp::Auto => "auto".to_string(),
-        skyplan_core::model::PublicIp::Address(ip) => ip.clone(),
+        crate::spec::PublicIp::Auto => "auto".to_string(),
+        crate::spec::PublicIp::Address(ip) => ip.clone(),
     };
     let ip = key(address, "public-ip", ip_name);
     graph.add(ip.clone(), None);

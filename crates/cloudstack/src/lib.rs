@@ -1,5 +1,7 @@
 //! Apache CloudStack: Kubernetes Service (CKS) clusters and load-balancer rules.
 //!
+//! - `spec.rs` — what the config asks for; `config/` — CloudStack's section of the config
+//!   language (its tables → spec, its rules, its schema).
 //! - `client/` — the wire protocol: signing, envelopes, paging, async jobs, retries.
 //! - `api.rs` — the API objects skyplan reads; `live.rs` — one refreshed [`live::Inventory`].
 //! - `cluster/` — `[cluster.NAME]`: desired state, plan-time checks, the CKS impact table,
@@ -12,6 +14,7 @@
 pub mod api;
 pub mod client;
 pub mod cluster;
+pub mod config;
 pub mod graph;
 pub mod instances;
 pub mod lb;
@@ -20,6 +23,9 @@ pub mod ops;
 pub mod provider;
 pub mod recover;
 mod refresh;
+pub mod spec;
+
+pub use config::CloudstackConfig;
 
 /// The provider's name in the config and the state.
 pub const PROVIDER: &str = "cloudstack";

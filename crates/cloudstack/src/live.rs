@@ -180,7 +180,7 @@ pub struct PlanInput<'a, S> {
 pub struct ClusterRef<'a> {
     pub address: &'a skyplan_core::model::Address,
     /// Its config (None if the config does not declare it).
-    pub spec: Option<&'a skyplan_core::model::CloudstackClusterSpec>,
+    pub spec: Option<&'a crate::spec::CloudstackClusterSpec>,
     /// The live cluster (None until it is created).
     pub live: Option<&'a super::api::KubernetesCluster>,
 }

@@ -13,10 +13,9 @@ use super::client::{CloudstackClient, Credentials, JobPolicy, Secret};
 use super::instances::{self, CloudstackInstances};
 use super::live::{ApplyContext, ClusterRef, Inventory, PlanInput};
 use super::{cluster, lb, recover, refresh, OWNER_TAG, PROVIDER};
-use skyplan_core::config::{CloudstackEndpoint, ResourceSpec};
-use skyplan_core::model::{
-    Address, CloudstackClusterSpec, CloudstackLoadBalancerSpec, CsMembers, PublicIp, ResourceKind,
-};
+use crate::spec::CloudstackEndpoint;
+use crate::spec::{CloudstackClusterSpec, CloudstackLoadBalancerSpec, CsMembers, PublicIp};
+use skyplan_core::model::{Address, ResourceKind};
 use skyplan_core::plan::ResourceChange;
 use skyplan_core::plan::Verification;
 use skyplan_core::provider::{
@@ -627,17 +626,11 @@ fn locate(
 }
 
 fn cluster_spec(resource: &skyplan_core::config::Resource) -> Option<&CloudstackClusterSpec> {
-    match &resource.spec {
-        ResourceSpec::CloudstackCluster(spec) => Some(spec),
-        _ => None,
-    }
+    resource.spec.get()
 }
 
 fn lb_spec(resource: &skyplan_core::config::Resource) -> Option<&CloudstackLoadBalancerSpec> {
-    match &resource.spec {
-        ResourceSpec::CloudstackLoadBalancer(spec) => Some(spec),
-        _ => None,
-    }
+    resource.spec.get()
 }
 
 fn applied_lb_spec(prior: &ResourceState) -> Option<CloudstackLoadBalancerSpec> {
@@ -710,8 +703,9 @@ impl Provider for CloudstackProvider {
     fn import(&self, target: &Target) -> Result<ResourceState, ProviderError> {
         let address = target.address;
         let inventory = self.inventory();
-        let mut entry = match target.resource.map(|r| &r.spec) {
-            Some(ResourceSpec::CloudstackLoadBalancer(spec)) => lb::import(&PlanInput {
+        let resource = target.resource;
+        let mut entry = match (resource.and_then(lb_spec), resource.and_then(cluster_spec)) {
+            (Some(spec), _) => lb::import(&PlanInput {
                 address,
                 desired: Some(spec),
                 prior: target.prior,
@@ -719,9 +713,7 @@ impl Provider for CloudstackProvider {
                 replace: false,
                 allow_delete: false,
             })?,
-            Some(ResourceSpec::CloudstackCluster(spec)) => {
-                import_cluster(address, spec, target.prior, &inventory)?
-            }
+            (_, Some(spec)) => import_cluster(address, spec, target.prior, &inventory)?,
             _ => {
                 let message = "import needs the resource in the config and an ID";
                 return Err(error(address, message));

@@ -8,7 +8,7 @@ use std::fmt;
 use super::desired::Resolved;
 use crate::api::{KubernetesVersion, ServiceOffering};
 use crate::live::Inventory;
-use skyplan_core::model::{CloudstackClusterSpec, NodeType};
+use crate::spec::{CloudstackClusterSpec, NodeType};
 
 /// `MIN_KUBERNETES_CLUSTER_NODE_CPU` / `_RAM_SIZE` (KubernetesClusterService).
 pub const MIN_NODE_CPU: u32 = 2;
@@ -358,7 +358,7 @@ mod tests {
 
     #[test]
     fn autoscaling_bounds() {
-        use skyplan_core::model::Autoscaling;
+        use crate::spec::Autoscaling;
         let inventory = inventory();
         let version = v("1.29.3");
         let mut spec = spec();

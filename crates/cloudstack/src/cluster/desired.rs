@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::api::{KubernetesVersion, Network, ServiceOffering, Zone};
 use crate::live::Inventory;
-use skyplan_core::model::{CloudstackClusterSpec, NodeType};
+use crate::spec::{CloudstackClusterSpec, NodeType};
 
 /// A cluster spec with every catalog reference resolved.
 #[derive(Debug, Clone)]

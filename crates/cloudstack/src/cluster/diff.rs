@@ -15,8 +15,9 @@ use super::ops::{ClusterOp, CreateCluster, Named, NodeOffering, Target};
 use crate::api::{KubernetesCluster, ServiceOffering};
 use crate::live::Inventory;
 use crate::ops::Op;
+use crate::spec::{CloudstackClusterSpec, ClusterRunState, NodeType};
 use crate::PROVIDER;
-use skyplan_core::model::{Address, CloudstackClusterSpec, ClusterRunState, NodeType};
+use skyplan_core::model::Address;
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
 
 /// Everything the diff of one cluster looks at.

@@ -295,7 +295,7 @@ fn config_data(answer: &Value) -> Option<String> {
 mod tests {
     use super::*;
     use crate::cluster::ops::Named;
-    use skyplan_core::model::NodeType;
+    use crate::spec::NodeType;
 
     fn named(id: &str) -> Named {
         Named {

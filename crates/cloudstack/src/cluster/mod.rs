@@ -28,8 +28,8 @@ pub use ops::ClusterOp;
 
 use super::api::KubernetesCluster;
 use super::live::{Inventory, PlanInput};
+use crate::spec::CloudstackClusterSpec;
 use diff::{diff, DiffInput};
-use skyplan_core::model::CloudstackClusterSpec;
 use skyplan_core::plan::{Action, ResourceChange};
 use skyplan_core::provider::{DriftCheck, ProviderError};
 use skyplan_core::state::ResourceState;

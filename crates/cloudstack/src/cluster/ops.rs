@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use skyplan_core::model::NodeType;
+use crate::spec::NodeType;
 
 /// The cluster an operation acts on. `id` is `None` for a cluster that an earlier operation of
 /// the same change creates: the executor fills in the id the create returned.

@@ -8,7 +8,8 @@ use crate::api::{
     SshKeyPair, VirtualMachine, Zone,
 };
 use crate::live::{Inventory, PlanInput};
-use skyplan_core::model::{Address, CloudstackClusterSpec, ClusterRunState, ResourceKind};
+use crate::spec::{CloudstackClusterSpec, ClusterRunState};
+use skyplan_core::model::{Address, ResourceKind};
 use skyplan_core::plan::ResourceChange;
 use skyplan_core::provider::ProviderError;
 use skyplan_core::state::ResourceState;

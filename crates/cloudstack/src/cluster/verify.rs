@@ -6,7 +6,8 @@
 use super::impact::{rule, Change};
 use crate::api::KubernetesCluster;
 use crate::client::CloudstackClient;
-use skyplan_core::model::{CloudstackClusterSpec, ClusterRunState, Impact};
+use crate::spec::{CloudstackClusterSpec, ClusterRunState};
+use skyplan_core::model::Impact;
 use skyplan_core::plan::{ResourceChange, Verification};
 use skyplan_core::state::ResourceState;
 
@@ -131,7 +132,7 @@ mod tests {
     #[test]
     fn the_autoscaler_decides_the_workers() {
         let mut spec = spec();
-        spec.autoscaling = Some(skyplan_core::model::Autoscaling { min: 1, max: 5 });
+        spec.autoscaling = Some(crate::spec::Autoscaling { min: 1, max: 5 });
         assert_eq!(compare(&spec, Some(&live("Running", 4))), vec![]);
     }
 }

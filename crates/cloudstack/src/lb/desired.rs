@@ -6,7 +6,7 @@ use super::super::api::{Network, PublicIpAddress, VirtualMachine};
 use super::super::live::{ClusterRef, Inventory};
 use super::found::Found;
 use super::ops::{MemberVm, NetworkRef};
-use skyplan_core::model::{CloudstackLoadBalancerSpec, CsMembers, CsPort, CsProtocol};
+use crate::spec::{CloudstackLoadBalancerSpec, CsMembers, CsPort, CsProtocol};
 
 /// haproxy's stats port on the virtual router (`network.loadbalancer.haproxy.stats.port`,
 /// default 8081): the server refuses it as a public port.
@@ -159,7 +159,7 @@ fn cluster_workers_now(
         };
     };
     // With autoscaling the autoscaler owns the worker count: the config's is not applied.
-    let scaled = |spec: &skyplan_core::model::CloudstackClusterSpec| {
+    let scaled = |spec: &crate::spec::CloudstackClusterSpec| {
         spec.autoscaling.is_none() && spec.workers != running.size
     };
     if cluster.spec.is_some_and(scaled) {

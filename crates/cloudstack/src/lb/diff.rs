@@ -14,8 +14,9 @@ use super::found::Found;
 use super::impact::{cidrs_change, rule, Change, Version, CIDRLIST_CREATE_SINCE};
 use super::ops::{LbOp, MemberVm, NewRule, RuleUpdate};
 use crate::ops::Op;
+use crate::spec::{CloudstackLoadBalancerSpec, CsProtocol, PublicIp};
 use crate::PROVIDER;
-use skyplan_core::model::{Address, CloudstackLoadBalancerSpec, CsProtocol, PublicIp};
+use skyplan_core::model::Address;
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
 
 mod kept;

@@ -20,7 +20,7 @@ use super::request::{
     vm_ids,
 };
 use crate::ops::Op;
-use skyplan_core::model::{CloudstackLoadBalancerSpec, PublicIp};
+use crate::spec::{CloudstackLoadBalancerSpec, PublicIp};
 use skyplan_core::plan::{Record, ResourceChange};
 use skyplan_core::provider::ProviderError;
 use skyplan_core::state::journal::{Journal, Phase};

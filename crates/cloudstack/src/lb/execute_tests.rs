@@ -12,7 +12,7 @@ use crate::client::{Error, Params};
 use crate::lb::found::LbIds;
 use crate::lb::tests::{address, base, empty_world, plan_in, port, world, Flags, IP, IP_ID};
 use crate::live::{ClusterRef, Inventory};
-use skyplan_core::model::{CloudstackLoadBalancerSpec, CsMembers, CsProtocol};
+use crate::spec::{CloudstackLoadBalancerSpec, CsMembers, CsProtocol};
 use skyplan_core::plan::ResourceChange;
 use skyplan_core::state::journal::Journal;
 use skyplan_core::state::ResourceState;

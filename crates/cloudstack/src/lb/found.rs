@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::super::api::{LoadBalancerRule, PublicIpAddress, Tag};
 use super::super::live::Inventory;
 use super::super::OWNER_TAG;
-use skyplan_core::model::{CsProtocol, PublicIp};
+use crate::spec::{CsProtocol, PublicIp};
 use skyplan_core::state::ResourceState;
 
 /// The IDs of a load balancer's objects (the state entry's `ids`; its `id` is the public IP's).

@@ -24,7 +24,7 @@ mod tests;
 pub mod verify;
 
 use super::live::{ApplyContext, ClusterRef, PlanInput};
-use skyplan_core::model::CloudstackLoadBalancerSpec;
+use crate::spec::CloudstackLoadBalancerSpec;
 use skyplan_core::plan::{Action, ResourceChange};
 use skyplan_core::provider::{DriftCheck, ProviderError};
 use skyplan_core::state::ResourceState;

@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use skyplan_core::model::{CsAlgorithm, CsProtocol};
+use crate::spec::{CsAlgorithm, CsProtocol};
 
 /// The network the rules (and an associated IP) live in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

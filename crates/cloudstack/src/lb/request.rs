@@ -105,7 +105,7 @@ pub fn tag_params(resource_type: &str, id: &str, owner: &str) -> Params {
 mod tests {
     use super::*;
     use crate::lb::ops::NetworkRef;
-    use skyplan_core::model::{CsAlgorithm, CsProtocol};
+    use crate::spec::{CsAlgorithm, CsProtocol};
 
     fn value_of<'a>(params: &'a Params, key: &str) -> Option<&'a str> {
         params

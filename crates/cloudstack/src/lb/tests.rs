@@ -13,10 +13,10 @@ use super::super::OWNER_TAG;
 use super::found::LbIds;
 use super::*;
 use crate::ops::Op;
-use skyplan_core::model::{
-    Address, CloudstackClusterSpec, ClusterRunState, CsAlgorithm, CsMembers, CsPort, CsProtocol,
-    Impact, PublicIp, ResourceKind,
+use crate::spec::{
+    CloudstackClusterSpec, ClusterRunState, CsAlgorithm, CsMembers, CsPort, CsProtocol, PublicIp,
 };
+use skyplan_core::model::{Address, Impact, ResourceKind};
 use skyplan_core::plan::AttributeChange;
 
 pub(super) const IP_ID: &str = "ip-1";
@@ -1176,7 +1176,7 @@ fn members_of_an_autoscaled_cluster_are_its_live_workers() {
     let spec = cluster_lb();
     let cluster_address = Address::new(ResourceKind::Cluster, "lab");
     let mut config = cluster_spec(4, None);
-    config.autoscaling = Some(skyplan_core::model::Autoscaling { min: 1, max: 5 });
+    config.autoscaling = Some(crate::spec::Autoscaling { min: 1, max: 5 });
     let running = live_cluster(1);
     let cluster = ClusterRef {
         address: &cluster_address,

@@ -208,13 +208,11 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
         let Some(cluster) = &lb.get().cluster else {
             continue;
         };
-        let name = cluster.get_ref();
-        if raw.clusters.contains_key(name) || raw.kube_clusters.contains_key(name) {
+        let mut names = raw.cluster_names();
+        if names.contains(&cluster.get_ref().as_str()) {
             continue;
         }
         let mut check = Checker::new(lb.file, problems);
-        let mut names: Vec<&str> = raw.clusters.keys().map(String::as_str).collect();
-        names.extend(raw.kube_clusters.keys().map(String::as_str));
         names.sort();
         let help = match names.is_empty() {
             true => "declare it: [cluster.NAME] with provider = \"kubernetes\"".to_string(),

@@ -6,16 +6,14 @@
 
 use std::ops::Range;
 
-use serde_spanned::Spanned;
-
 use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
 use super::parse::RawConfig;
 
-/// Where a controller-mode load balancer is written: its file, its `mode` value and cluster.
+/// Where a controller-mode load balancer is written: its file, its `mode` and its cluster.
 struct Bound<'a> {
     file: &'a SourceFile,
-    mode: &'a Spanned<String>,
+    mode: Range<usize>,
     cluster: &'a str,
 }
 
@@ -37,53 +35,53 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
             span: endpoint.map_or_else(|| p.span(), |e| e.span()),
         })
     });
-    let cloudstack = raw.cloudstack.as_ref().and_then(|p| {
-        let table = p.get();
-        // Embedded unless an endpoint or a cloud-config says otherwise (contract.md).
-        let embedded = match &table.endpoint {
-            Some(endpoint) => endpoint.get_ref() == "embedded",
-            None => table.cloud_config.is_none(),
-        };
-        embedded.then(|| EmbeddedCloud {
-            provider: "cloudstack",
-            file: p.file,
-            span: table
-                .endpoint
-                .as_ref()
-                .map_or_else(|| p.span(), |e| e.span()),
-        })
-    });
     let cloudscale_bound = raw.load_balancers.values().filter_map(|lb| {
         let table = lb.get();
-        bound(lb.file, table.mode.as_ref(), table.cluster.as_ref())
+        let mode = table.mode.as_ref().filter(|m| m.get_ref() == "ccm")?;
+        Some(Bound {
+            file: lb.file,
+            mode: mode.span(),
+            cluster: table.cluster.as_ref()?.get_ref(),
+        })
     });
-    let cloudstack_bound = raw.cloudstack_load_balancers.values().filter_map(|lb| {
-        let table = lb.get();
-        bound(lb.file, table.mode.as_ref(), table.cluster.as_ref())
-    });
-    for (cloud, bound) in [
-        (cloudscale.as_ref(), cloudscale_bound.collect::<Vec<_>>()),
-        (cloudstack.as_ref(), cloudstack_bound.collect()),
-    ] {
+    let mut clouds = vec![(cloudscale, cloudscale_bound.collect::<Vec<_>>())];
+    clouds.extend(sections_bound(raw));
+    for (cloud, bound) in clouds {
         let Some(cloud) = cloud else { continue };
         for lb in bound {
-            if let Some(problem) = unreachable(raw, cloud, &lb) {
+            if let Some(problem) = unreachable(raw, &cloud, &lb) {
                 problems.push(problem);
             }
         }
     }
 }
 
-fn bound<'a>(
-    file: &'a SourceFile,
-    mode: Option<&'a Spanned<String>>,
-    cluster: Option<&'a Spanned<String>>,
-) -> Option<Bound<'a>> {
-    let mode = mode.filter(|m| m.get_ref() == "ccm")?;
-    Some(Bound {
-        file,
-        mode,
-        cluster: cluster?.get_ref(),
+/// Each section's embedded cloud, if it is one, with its controller-mode resources.
+fn sections_bound<'a>(
+    raw: &'a RawConfig<'_>,
+) -> impl Iterator<Item = (Option<EmbeddedCloud<'a>>, Vec<Bound<'a>>)> {
+    raw.section_settings.iter().map(|(&index, settings)| {
+        let section = raw.sections[index];
+        let cloud = section.embedded_at(settings).map(|span| EmbeddedCloud {
+            provider: section.provider(),
+            file: settings.file,
+            span,
+        });
+        let bound = raw
+            .section_resources
+            .values()
+            .filter(|resource| resource.section == index)
+            .filter_map(|resource| {
+                let (mode, cluster) = section.controller_mode(&resource.table)?;
+                let file = resource.table.file;
+                Some(Bound {
+                    file,
+                    mode,
+                    cluster,
+                })
+            })
+            .collect();
+        (cloud, bound)
     })
 }
 
@@ -106,7 +104,7 @@ fn unreachable(raw: &RawConfig<'_>, cloud: &EmbeddedCloud<'_>, lb: &Bound<'_>) -
          cluster with endpoint = \"embedded\", or use mode = \"direct\" (skyplan then manages \
          the cloud objects itself)"
     );
-    let span = lb.file.key_span(&lb.mode.span());
+    let span = lb.file.key_span(&lb.mode);
     let cloud_note = Problem::at(
         cloud.file,
         cloud.span.clone(),

@@ -8,11 +8,11 @@ use std::path::Path;
 use serde_spanned::Spanned;
 
 use super::check::Checker;
-use super::cloudstack::expand_path;
 use super::diagnostics::{Problem, Problems};
 use super::parse::{RawConfig, Sourced};
 use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy, RawTaint};
 use super::types::{Resource, ResourceSpec};
+use super::values::expand_path;
 use super::values::{self, Invalid};
 use crate::model::labels::{check_key, check_value, LabelSelector};
 use crate::model::{
@@ -233,15 +233,10 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
         let cluster = &policy.get().cluster;
         let name = cluster.get_ref();
         // A CloudStack (CKS) cluster is reached through the kubeconfig CloudStack gives.
-        if raw.kube_clusters.contains_key(name) || raw.clusters.contains_key(name) {
+        let names = raw.cluster_names();
+        if names.contains(&name.as_str()) {
             continue;
         }
-        let names: Vec<&str> = raw
-            .kube_clusters
-            .keys()
-            .chain(raw.clusters.keys())
-            .map(String::as_str)
-            .collect();
         let invalid = Invalid::new(format!(
             "cluster `{name}` is not a [cluster.NAME] in this config"
         ))

@@ -13,9 +13,9 @@ use toml::de::{DeString, DeTable, DeValue, Deserializer, ValueDeserializer};
 use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
 use super::raw::{
-    RawCloudscale, RawDocument, RawLoadBalancer, RawMaintenance, RawPostgres, RawSettings,
+    RawCloudscale, RawDocument, RawLoadBalancer, RawMaintenance, RawOtherCluster, RawPostgres,
+    RawSettings,
 };
-use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer};
 use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy};
 use super::section::{ConfigSection, Raw, Table};
 use crate::model::ResourceKind;
@@ -58,13 +58,11 @@ pub(super) struct RawConfig<'f> {
     pub settings: Option<Sourced<'f, RawSettings>>,
     pub postgres: Option<Sourced<'f, RawPostgres>>,
     pub cloudscale: Option<Sourced<'f, RawCloudscale>>,
-    pub cloudstack: Option<Sourced<'f, RawCloudstack>>,
     pub maintenance: Option<Sourced<'f, RawMaintenance>>,
     /// cloudscale load balancers.
     pub load_balancers: BTreeMap<String, Sourced<'f, RawLoadBalancer>>,
-    pub cloudstack_load_balancers: BTreeMap<String, Sourced<'f, RawCsLoadBalancer>>,
-    /// CloudStack clusters (and any other provider but kubernetes, for validation to refuse).
-    pub clusters: BTreeMap<String, Sourced<'f, RawCluster>>,
+    /// `[cluster.NAME]` naming no provider of clusters, for validation to refuse.
+    pub other_clusters: BTreeMap<String, Sourced<'f, RawOtherCluster>>,
     /// `[cluster.NAME]` with provider = "kubernetes".
     pub kube_clusters: BTreeMap<String, Sourced<'f, RawKubeCluster>>,
     pub node_policies: BTreeMap<String, Sourced<'f, RawNodePolicy>>,
@@ -84,7 +82,6 @@ impl RawConfig<'_> {
     pub fn has_provider(&self, name: &str) -> bool {
         match name {
             "cloudscale" => self.cloudscale.is_some(),
-            "cloudstack" => self.cloudstack.is_some(),
             _ => self
                 .section_index(name)
                 .is_some_and(|i| self.section_settings.contains_key(&i)),
@@ -101,7 +98,8 @@ impl RawConfig<'_> {
         self.sections.iter().position(|s| s.provider() == provider)
     }
 
-    /// The keys of every `[cluster.KEY]`, whichever provider it names.
+    /// The keys of every `[cluster.KEY]` of a provider of clusters: the Kubernetes clusters
+    /// skyplan connects to, then the sections' clusters.
     pub fn cluster_names(&self) -> Vec<&str> {
         let sections = self
             .section_resources
@@ -110,19 +108,37 @@ impl RawConfig<'_> {
             .map(|(_, key)| key);
         self.kube_clusters
             .keys()
-            .chain(self.clusters.keys())
             .chain(sections)
             .map(String::as_str)
+            .collect()
+    }
+
+    /// The provider `[cluster.KEY]` names, when it is a provider of clusters.
+    pub fn cluster_provider(&self, key: &str) -> Option<&'static str> {
+        if self.kube_clusters.contains_key(key) {
+            return Some(super::kubernetes::PROVIDER);
+        }
+        let found = self
+            .section_resources
+            .get(&(ResourceKind::Cluster, key.to_string()))?;
+        Some(self.sections[found.section].provider())
+    }
+
+    /// The providers whose `[cluster.NAME]` skyplan reads: Kubernetes, then each section's
+    /// that takes clusters.
+    pub fn cluster_providers(&self) -> Vec<&'static str> {
+        let sections = self
+            .sections
+            .iter()
+            .filter(|s| s.kinds().contains(&ResourceKind::Cluster));
+        std::iter::once(super::kubernetes::PROVIDER)
+            .chain(sections.map(|s| s.provider()))
             .collect()
     }
 }
 
 /// Sections whose tables hold named entries, each parsed on its own.
 const NAMED_SECTIONS: [&str; 4] = ["cluster", "load-balancer", "nodes", "provider"];
-
-/// Where a `[load-balancer.NAME]` table with `provider = "cloudstack"` is parsed: its keys are
-/// not a cloudscale load balancer's.
-const CLOUDSTACK_LOAD_BALANCER: &str = "load-balancer (cloudstack)";
 
 /// Where a `[cluster.NAME]` table with `provider = "kubernetes"` is parsed: a cluster skyplan
 /// connects to has other keys than one it creates.
@@ -131,7 +147,6 @@ const KUBERNETES_CLUSTER: &str = "cluster (kubernetes)";
 /// The hidden section a named entry is parsed in, when its provider has its own key set.
 fn routed_section(section: &str, entry: &Spanned<DeValue<'_>>) -> Option<&'static str> {
     match section {
-        "load-balancer" if names_provider(entry, "cloudstack") => Some(CLOUDSTACK_LOAD_BALANCER),
         "cluster" if names_provider(entry, "kubernetes") => Some(KUBERNETES_CLUSTER),
         _ => None,
     }
@@ -429,7 +444,6 @@ impl<'f> RawConfig<'f> {
             provider,
             maintenance,
             load_balancer,
-            cloudstack_load_balancer,
             cluster,
             kubernetes_cluster,
             nodes,
@@ -451,14 +465,6 @@ impl<'f> RawConfig<'f> {
             "[provider.cloudscale]",
             problems,
         );
-        let cloudstack = provider.cloudstack;
-        place(
-            &mut self.cloudstack,
-            file,
-            cloudstack,
-            "[provider.cloudstack]",
-            problems,
-        );
         place(
             &mut self.maintenance,
             file,
@@ -474,13 +480,6 @@ impl<'f> RawConfig<'f> {
             let section = &mut self.load_balancers;
             insert_named(section, "load-balancer", name, file, value, problems);
         }
-        for (name, value) in cloudstack_load_balancer {
-            if self.load_balancer_defined(&name, file, value.span(), problems) {
-                continue;
-            }
-            let section = &mut self.cloudstack_load_balancers;
-            insert_named(section, "load-balancer", name, file, value, problems);
-        }
         // A cluster of either kind may be defined once across them.
         for (name, value) in cluster {
             let first = self.kube_clusters.get(&name).map(Sourced::place);
@@ -494,10 +493,11 @@ impl<'f> RawConfig<'f> {
             ) {
                 continue;
             }
-            insert_named(&mut self.clusters, "cluster", name, file, value, problems);
+            let section = &mut self.other_clusters;
+            insert_named(section, "cluster", name, file, value, problems);
         }
         for (name, value) in kubernetes_cluster {
-            let first = self.clusters.get(&name).map(Sourced::place);
+            let first = self.other_clusters.get(&name).map(Sourced::place);
             if self.defined_before(
                 ResourceKind::Cluster,
                 &name,
@@ -540,11 +540,7 @@ impl<'f> RawConfig<'f> {
         span: Range<usize>,
         problems: &mut Problems,
     ) -> bool {
-        let first = self
-            .load_balancers
-            .get(name)
-            .map(Sourced::place)
-            .or_else(|| self.cloudstack_load_balancers.get(name).map(Sourced::place));
+        let first = self.load_balancers.get(name).map(Sourced::place);
         let kind = ResourceKind::LoadBalancer;
         self.defined_before(kind, name, first, file, span, problems)
     }
@@ -619,9 +615,8 @@ impl<'f> RawConfig<'f> {
     /// Where core's tables define `[KIND.NAME]`, if they do.
     fn core_table(&self, kind: ResourceKind, name: &str) -> Option<(&'f SourceFile, Range<usize>)> {
         match kind {
-            ResourceKind::LoadBalancer => (self.load_balancers.get(name).map(Sourced::place))
-                .or_else(|| self.cloudstack_load_balancers.get(name).map(Sourced::place)),
-            ResourceKind::Cluster => (self.clusters.get(name).map(Sourced::place))
+            ResourceKind::LoadBalancer => self.load_balancers.get(name).map(Sourced::place),
+            ResourceKind::Cluster => (self.other_clusters.get(name).map(Sourced::place))
                 .or_else(|| self.kube_clusters.get(name).map(Sourced::place)),
             ResourceKind::Nodes => self.node_policies.get(name).map(Sourced::place),
         }

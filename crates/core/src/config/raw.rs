@@ -11,7 +11,6 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_spanned::Spanned;
 
-use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer};
 use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy};
 use super::schema::{choice, clusters, load_balancers, max_concurrent_requests, port};
 use crate::model::{
@@ -46,16 +45,12 @@ pub(super) struct RawDocument {
     #[serde(default)]
     #[schemars(schema_with = "load_balancers")]
     pub load_balancer: Entries<RawLoadBalancer>,
-    /// `[load-balancer.NAME]` tables with provider = "cloudstack", routed here by the parser.
-    #[serde(default, rename = "load-balancer (cloudstack)")]
-    #[schemars(skip)]
-    pub cloudstack_load_balancer: Entries<RawCsLoadBalancer>,
     /// Kubernetes clusters by name (`cluster.lab`): CloudStack clusters skyplan manages, or
     /// existing clusters it connects to (provider = "kubernetes"). The keys depend on the
     /// provider.
     #[serde(default)]
     #[schemars(schema_with = "clusters")]
-    pub cluster: Entries<RawCluster>,
+    pub cluster: Entries<RawOtherCluster>,
     /// `[cluster.NAME]` tables with provider = "kubernetes", routed here by the parser.
     #[serde(default, rename = "cluster (kubernetes)")]
     #[schemars(skip)]
@@ -64,6 +59,14 @@ pub(super) struct RawDocument {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, RawNodePolicy>")]
     pub nodes: Entries<RawNodePolicy>,
+}
+
+/// A `[cluster.NAME]` whose provider neither reaches nor manages clusters (or that names
+/// none): read only so that validation refuses it saying which providers can. Its other keys
+/// are not looked at.
+#[derive(Debug, Deserialize)]
+pub(super) struct RawOtherCluster {
+    pub provider: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -101,8 +104,6 @@ pub(super) struct RawPostgres {
 pub(super) struct RawProviders {
     #[schemars(with = "Option<RawCloudscale>")]
     pub cloudscale: Option<Spanned<RawCloudscale>>,
-    #[schemars(with = "Option<RawCloudstack>")]
-    pub cloudstack: Option<Spanned<RawCloudstack>>,
 }
 
 /// cloudscale.ch. The API token comes from the environment variable CLOUDSCALE_API_TOKEN.

@@ -16,7 +16,7 @@ use super::types::{
 };
 use super::values::{self, Invalid};
 use super::window::{Window, WINDOW_HELP};
-use super::{backend, cloudstack, kubernetes, load_balancer};
+use super::{backend, kubernetes, load_balancer};
 use crate::model::Impact;
 use crate::parallel::map_in_parallel;
 
@@ -42,10 +42,6 @@ pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problem
         },
         providers: Providers {
             cloudscale: raw.cloudscale.as_ref().map(|p| cloudscale(p, problems)),
-            cloudstack: raw
-                .cloudstack
-                .as_ref()
-                .map(|p| cloudstack::provider(&root, p, problems)),
             sections: section_settings(&root, raw, problems),
         },
         maintenance: raw.maintenance.as_ref().map(|m| maintenance(m, problems)),
@@ -78,10 +74,10 @@ fn section_resources(
 ) -> Vec<Resource> {
     let resources = raw.section_resources.iter();
     resources
-        .map(|((_, key), resource)| {
+        .map(|((kind, key), resource)| {
             let section = raw.sections[resource.section];
             let settings = config.providers.sections.get(section.provider());
-            section.resource(key, &resource.table, settings, problems)
+            section.resource(*kind, key, &resource.table, settings, problems)
         })
         .collect()
 }
@@ -100,13 +96,7 @@ fn resources(config: &Config, raw: &RawConfig<'_>, problems: &mut Problems) -> V
         resources.push(resource);
         problems.append(found);
     }
-    for (key, lb) in &raw.cloudstack_load_balancers {
-        resources.push(cloudstack::load_balancer(key, lb, problems));
-    }
     resources.extend(section_resources(config, raw, problems));
-    for (key, cluster) in &raw.clusters {
-        resources.push(cloudstack::cluster(key, cluster, problems));
-    }
     for (key, cluster) in &raw.kube_clusters {
         resources.push(kubernetes::cluster(root, key, cluster, problems));
     }

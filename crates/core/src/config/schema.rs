@@ -7,7 +7,6 @@ use schemars::{json_schema, Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::raw::{RawDocument, RawLoadBalancer};
-use super::raw_cloudstack::{RawCluster, RawCsLoadBalancer};
 use super::raw_kubernetes::RawKubeCluster;
 use super::section::{ConfigSection, SectionSchema};
 use super::values::Choice;
@@ -35,10 +34,12 @@ fn plug(root: &mut Value, provider: &str, schema: SectionSchema) {
     root["$defs"]["RawProviders"]["properties"][provider] = schema.settings.to_value();
     for (kind, resource) in schema.resources {
         let entries = &mut root["properties"][kind.as_str()]["additionalProperties"];
-        match entries["anyOf"].as_array_mut() {
-            Some(alternatives) => alternatives.push(resource.to_value()),
-            // A kind with one table so far (`nodes`): now a choice of two.
-            None => *entries = serde_json::json!({ "anyOf": [entries.clone(), resource] }),
+        if let Some(alternatives) = entries.get_mut("anyOf").and_then(Value::as_array_mut) {
+            alternatives.push(resource.to_value());
+        } else {
+            // A kind with one table so far: now a choice of two.
+            let only = entries.take();
+            *entries = serde_json::json!({ "anyOf": [only, resource] });
         }
     }
 }
@@ -84,26 +85,24 @@ pub fn choice<T: Choice>(_: &mut SchemaGenerator) -> Schema {
 /// `[load-balancer.NAME]`: the keys depend on the provider the table names.
 pub(super) fn load_balancers(generator: &mut SchemaGenerator) -> Schema {
     let cloudscale = generator.subschema_for::<RawLoadBalancer>();
-    let cloudstack = generator.subschema_for::<RawCsLoadBalancer>();
     json_schema!({
         "type": "object",
-        "additionalProperties": { "anyOf": [cloudscale, cloudstack] }
+        "additionalProperties": { "anyOf": [cloudscale] }
     })
 }
 
 /// `[cluster.NAME]`: the keys depend on the provider the table names.
 pub(super) fn clusters(generator: &mut SchemaGenerator) -> Schema {
-    let cloudstack = generator.subschema_for::<RawCluster>();
     let kubernetes = generator.subschema_for::<RawKubeCluster>();
     json_schema!({
         "type": "object",
-        "additionalProperties": { "anyOf": [cloudstack, kubernetes] }
+        "additionalProperties": { "anyOf": [kubernetes] }
     })
 }
 
 /// A TCP/UDP port; kept as a plain integer while parsing so that 0 and 70000 get a clear
 /// message instead of serde's "expected u16".
-pub(super) fn port(_: &mut SchemaGenerator) -> Schema {
+pub fn port(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "integer", "minimum": 1, "maximum": 65535 })
 }
 
@@ -136,22 +135,11 @@ mod tests {
         );
         assert!(schema["properties"]["load-balancer"].is_object());
         assert!(!schema.to_string().contains("null"), "TOML has no null");
-        let either = &schema["properties"]["load-balancer"]["additionalProperties"]["anyOf"];
-        assert_eq!(either.as_array().map(Vec::len), Some(2), "{either}");
-        let cluster = &schema["$defs"]["RawCluster"];
-        assert_eq!(
-            cluster["properties"]["state"]["enum"],
-            serde_json::json!(["running", "stopped"])
-        );
-        assert_eq!(
-            schema["$defs"]["RawCsPort"]["properties"]["protocol"]["enum"],
-            serde_json::json!(["tcp", "udp", "tcp-proxy"])
-        );
+        // One table so far: no choice to make.
+        let entries = &schema["properties"]["load-balancer"]["additionalProperties"];
+        assert_eq!(entries["$ref"], "#/$defs/RawLoadBalancer", "{entries}");
         assert!(schema["$defs"]["RawCloudscale"]["properties"]
             .get("token")
-            .is_none());
-        assert!(schema["$defs"]["RawCloudstack"]["properties"]
-            .get("secret-key")
             .is_none());
     }
 }

@@ -21,12 +21,13 @@ use toml::de::ValueDeserializer;
 
 pub use super::binding::service_ref;
 pub use super::check::Checker;
-pub use super::cloudstack::expand_path;
 pub use super::diagnostics::{Problem, Problems};
 pub use super::files::SourceFile;
-pub use super::schema::choice as choice_schema;
+pub use super::schema::{choice as choice_schema, port as port_schema};
 pub use super::types::{Endpoint, KeyLocations, Resource, ResourceSpec, SourceLocation};
-pub use super::values::{choice, endpoint, Choice, Invalid};
+pub use super::validate::once;
+pub use super::values::expand_path;
+pub use super::values::{choice, cidr, endpoint, ip_address, port, Choice, Invalid};
 use crate::model::ResourceKind;
 
 use super::parse::RawConfig;
@@ -54,9 +55,10 @@ pub trait ConfigSection: Send + Sync {
     /// `root` is the config's directory, against which relative paths resolve.
     fn settings(&self, root: &Path, table: &Table<'_>, problems: &mut Problems) -> Opaque;
 
-    /// A resource table resolved; `settings` are the provider's, when it has a table.
+    /// A resource table of `kind` resolved; `settings` are the provider's, when it has a table.
     fn resource(
         &self,
+        kind: ResourceKind,
         key: &str,
         table: &Table<'_>,
         settings: Option<&Opaque>,
@@ -65,6 +67,18 @@ pub trait ConfigSection: Send + Sync {
 
     /// Rules across tables (two resources claiming one thing, a name that must be declared).
     fn validate(&self, _declared: &Declared<'_, '_>, _problems: &mut Problems) {}
+
+    /// Where `[provider.NAME]` makes the cloud the embedded one (its `endpoint`, else the
+    /// table), `None` for a real cloud: a controller in a real cluster cannot reach it.
+    fn embedded_at(&self, _settings: &Table<'_>) -> Option<Range<usize>> {
+        None
+    }
+
+    /// A resource table in controller mode (`mode = "ccm"`): where the mode is written and the
+    /// cluster whose controller is to act on it.
+    fn controller_mode<'t>(&self, _table: &'t Table<'_>) -> Option<(Range<usize>, &'t str)> {
+        None
+    }
 
     /// The JSON schema of its tables, generated with the config's generator.
     fn schema(&self, generator: &mut SchemaGenerator) -> SectionSchema;
@@ -105,9 +119,13 @@ impl<'f> Table<'f> {
     /// # Panics
     /// When asked for another type than its section parsed it into: a bug in the section.
     pub fn get<T: Any>(&self) -> &T {
-        self.raw
-            .downcast_ref()
+        self.try_get()
             .expect("a table is read back as the type its section parsed it into")
+    }
+
+    /// The table, when its section parsed it into a `T`.
+    pub fn try_get<T: Any>(&self) -> Option<&T> {
+        self.raw.downcast_ref()
     }
 
     /// The table's span in its file.
@@ -147,6 +165,11 @@ impl<'f> Declared<'_, 'f> {
     /// The keys of every `[cluster.KEY]`, whichever provider it names.
     pub fn cluster_names(&self) -> Vec<&str> {
         self.raw.cluster_names()
+    }
+
+    /// The provider `[cluster.KEY]` names, when the config declares it.
+    pub fn cluster_provider(&self, key: &str) -> Option<&'static str> {
+        self.raw.cluster_provider(key)
     }
 }
 

@@ -8,8 +8,7 @@ use std::sync::Arc;
 use super::section::Opaque;
 
 use crate::model::{
-    Address, CloudscaleLoadBalancerSpec, CloudstackClusterSpec, CloudstackLoadBalancerSpec, Impact,
-    KubernetesClusterSpec, NodePolicySpec,
+    Address, CloudscaleLoadBalancerSpec, Impact, KubernetesClusterSpec, NodePolicySpec,
 };
 
 #[derive(Debug, Clone, PartialEq)]
@@ -71,12 +70,11 @@ pub enum Endpoint {
 
 /// The cloud providers built into the config stage, in the order `validate` lists them
 /// (the providers' sections follow).
-pub const PROVIDERS: [&str; 2] = ["cloudscale", "cloudstack"];
+pub const PROVIDERS: [&str; 1] = ["cloudscale"];
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Providers {
     pub cloudscale: Option<CloudscaleSettings>,
-    pub cloudstack: Option<CloudstackSettings>,
     /// The settings of each provider's section that has a table, by provider name.
     pub sections: BTreeMap<&'static str, Opaque>,
 }
@@ -96,21 +94,6 @@ pub struct CloudscaleSettings {
     pub endpoint: Endpoint,
     /// The most API requests in flight at once (1-256).
     pub max_concurrent_requests: usize,
-}
-
-/// Where the CloudStack API and its keys come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CloudstackEndpoint {
-    /// The built-in simulator, persisted under `<state-dir>/embedded/cloudstack.json`.
-    Embedded,
-    /// The INI file the CloudStack CCM and `cs` read (`[Global]` api-url, api-key, secret-key,
-    /// project-id, zone, ssl-no-verify), resolved against the config root; `~` is the home.
-    CloudConfig(PathBuf),
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct CloudstackSettings {
-    pub endpoint: CloudstackEndpoint,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -190,10 +173,6 @@ impl std::fmt::Display for SourceLocation {
 pub enum ResourceSpec {
     /// A cloudscale load balancer.
     CloudscaleLoadBalancer(CloudscaleLoadBalancerSpec),
-    /// A CloudStack Kubernetes Service cluster.
-    CloudstackCluster(CloudstackClusterSpec),
-    /// CloudStack load-balancer rules on one public IP.
-    CloudstackLoadBalancer(CloudstackLoadBalancerSpec),
     /// An existing Kubernetes cluster skyplan connects to (never created or deleted).
     KubernetesCluster(KubernetesClusterSpec),
     /// A policy over the nodes of a cluster: labels and taints.

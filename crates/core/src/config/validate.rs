@@ -21,7 +21,7 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
     }
     floating_ips_are_claimed_once(raw, problems);
     super::binding::validate(raw, problems);
-    super::cloudstack::validate(raw, problems);
+    other_clusters_are_refused(raw, problems);
     sections_have_their_tables(raw, problems);
     for index in 0..raw.sections.len() {
         let declared = Declared {
@@ -36,6 +36,38 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
 
 fn provider_is_configured(lb: &RawLoadBalancer, raw: &RawConfig<'_>, check: &mut Checker) {
     provider_has_table(&lb.provider, raw, check);
+}
+
+/// A `[cluster.NAME]` is read by the provider it names; one naming no provider of clusters
+/// is refused, saying which are.
+fn other_clusters_are_refused(raw: &RawConfig<'_>, problems: &mut Problems) {
+    let providers = raw.cluster_providers();
+    let help = format!(
+        "write provider = \"{}\" (an existing cluster skyplan connects to){}",
+        providers[0],
+        match &providers[1..] {
+            [] => String::new(),
+            creators => format!(
+                " or \"{}\" (a cluster skyplan creates)",
+                creators.join("\", \"")
+            ),
+        }
+    );
+    for cluster in raw.other_clusters.values() {
+        let mut check = Checker::new(cluster.file, problems);
+        let (span, message) = match &cluster.get().provider {
+            None => (cluster.span(), "a cluster needs a provider".to_string()),
+            Some(provider) if raw.provider_names().contains(&provider.get_ref().as_str()) => (
+                provider.span(),
+                format!("`{}` cannot manage clusters", provider.get_ref()),
+            ),
+            Some(provider) => (
+                provider.span(),
+                format!("`{}` is not a supported provider", provider.get_ref()),
+            ),
+        };
+        check.report(span, Invalid::new(message).help(help.clone()));
+    }
 }
 
 /// Every resource table of a section's provider comes with its provider's table.
@@ -142,7 +174,7 @@ fn unnamed(port: &RawPort, table: Range<usize>, check: &mut Checker) {
 }
 
 /// Records `key` at `span`, or reports it as a duplicate of its first occurrence.
-pub(super) fn once<K: std::hash::Hash + Eq>(
+pub fn once<K: std::hash::Hash + Eq>(
     seen: &mut HashMap<K, Range<usize>>,
     key: K,
     span: Range<usize>,

@@ -7,8 +7,8 @@ use ipnet::IpNet;
 
 use super::types::Endpoint;
 use crate::model::{
-    Algorithm, ClusterRunState, CsAlgorithm, CsProtocol, HttpVersion, Impact, IpMode, LbMode,
-    ListenerProtocol, MonitorType, PoolProtocol, PortProtocol, TaintEffect, TrafficPolicy,
+    Algorithm, HttpVersion, Impact, IpMode, LbMode, ListenerProtocol, MonitorType, PoolProtocol,
+    PortProtocol, TaintEffect, TrafficPolicy,
 };
 
 /// Why a value was rejected, and how to fix it.
@@ -66,9 +66,6 @@ choices!(
     LbMode => "mode",
     IpMode => "IP mode",
     Impact => "impact class",
-    ClusterRunState => "cluster state",
-    CsAlgorithm => "algorithm",
-    CsProtocol => "protocol",
     TaintEffect => "taint effect",
 );
 
@@ -87,7 +84,7 @@ pub fn choice<T: Choice>(text: &str) -> Result<T, Invalid> {
         })
 }
 
-pub(super) fn port(number: i64) -> Result<u16, Invalid> {
+pub fn port(number: i64) -> Result<u16, Invalid> {
     u16::try_from(number)
         .ok()
         .filter(|&port| port != 0)
@@ -108,7 +105,7 @@ pub(super) fn max_concurrent_requests(number: i64) -> Result<usize, Invalid> {
         })
 }
 
-pub(super) fn ip_address(text: &str) -> Result<IpAddr, Invalid> {
+pub fn ip_address(text: &str) -> Result<IpAddr, Invalid> {
     text.parse().map_err(|_| {
         Invalid::new(format!("`{text}` is not an IP address"))
             .help("write an IPv4 or IPv6 address, e.g. 10.0.0.11 or 2001:db8::11")
@@ -117,7 +114,7 @@ pub(super) fn ip_address(text: &str) -> Result<IpAddr, Invalid> {
 
 /// A network in CIDR notation. A bare address is refused rather than widened silently, and so
 /// are bits set beyond the prefix, since either may not mean what the user thinks.
-pub(super) fn cidr(text: &str) -> Result<IpNet, Invalid> {
+pub fn cidr(text: &str) -> Result<IpNet, Invalid> {
     if let Ok(address) = text.parse::<IpAddr>() {
         let prefix = if address.is_ipv4() { 32 } else { 128 };
         return Err(Invalid::new(format!("`{text}` is an address, not a CIDR"))
@@ -144,6 +141,14 @@ pub(super) fn uuid(text: &str) -> Result<String, Invalid> {
             Invalid::new(format!("`{text}` is not a UUID"))
                 .help("write the UUID, e.g. 2db69ba3-1864-4608-853a-0771b6885a3a")
         })
+}
+
+/// `~/…` is the home directory; a relative path is relative to the config.
+pub fn expand_path(root: &std::path::Path, text: &str) -> std::path::PathBuf {
+    match (text.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => std::path::PathBuf::from(home).join(rest),
+        _ => root.join(text),
+    }
 }
 
 pub fn endpoint(text: &str) -> Result<Endpoint, Invalid> {

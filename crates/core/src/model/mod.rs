@@ -39,7 +39,6 @@ macro_rules! wire_enum {
 }
 
 mod address;
-mod cloudstack;
 mod impact;
 mod kubernetes;
 pub mod labels;
@@ -47,7 +46,6 @@ mod load_balancer;
 mod secret;
 
 pub use address::{Address, AddressParseError, ResourceKind};
-pub use cloudstack::*;
 pub use impact::{Downtime, Impact};
 pub use kubernetes::*;
 pub use load_balancer::*;

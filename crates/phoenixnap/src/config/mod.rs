@@ -49,6 +49,7 @@ impl ConfigSection for PhoenixnapConfig {
 
     fn resource(
         &self,
+        _kind: ResourceKind,
         key: &str,
         table: &Table<'_>,
         settings: Option<&Opaque>,

@@ -3,7 +3,8 @@
 //! operations in order.
 
 use super::*;
-use skyplan_core::model::{Autoscaling, Impact, NodeType};
+use crate::spec::{Autoscaling, NodeType};
+use skyplan_core::model::Impact;
 use skyplan_core::plan::{Action, AttributeChange};
 use skyplan_core::provider::DriftCheck;
 

@@ -12,7 +12,8 @@ use crate::cluster::checks::{
 };
 use crate::cluster::ClusterOp;
 use crate::ops::Op;
-use skyplan_core::model::{Autoscaling, Impact};
+use crate::spec::Autoscaling;
+use skyplan_core::model::Impact;
 use skyplan_core::plan::Action;
 
 /// The cluster as the model server sees it.

@@ -5,7 +5,7 @@
 
 use super::predict::{ccm_cidrs, WantedRule};
 use crate::api::{split_cidrs, LoadBalancerRule};
-use skyplan_core::model::CsProtocol;
+use crate::spec::CsProtocol;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,8 @@ use super::predict::{lb_candidate, live_rules, node_vms, service_base, wanted_ru
 use crate::client::CloudstackClient;
 use crate::live::Inventory;
 use crate::refresh;
-use skyplan_core::model::{Address, CloudstackLoadBalancerSpec};
+use crate::spec::CloudstackLoadBalancerSpec;
+use skyplan_core::model::Address;
 use skyplan_kubernetes::connection::ClusterConnection;
 
 /// Rule IDs by rule name, as the wait found them once the cloud matched.

@@ -2,7 +2,7 @@
 //! `cloudprovider.DefaultLoadBalancerName` — "a" + the Service UID without dashes, cut to 32
 //! bytes (so the UID's last hex digit is dropped) — and each rule `<base>-<protocol>-<port>`.
 
-use skyplan_core::model::CsProtocol;
+use crate::spec::CsProtocol;
 
 const BASE_NAME_MAX: usize = 32;
 

@@ -13,8 +13,9 @@ use super::predict::{predict, Finding, PredictInput};
 use super::service::{desired_body, service_changes};
 use crate::live::Inventory;
 use crate::ops::Op;
+use crate::spec::CloudstackLoadBalancerSpec;
 use crate::PROVIDER;
-use skyplan_core::model::{Address, CloudstackLoadBalancerSpec};
+use skyplan_core::model::Address;
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
 
 /// What a controller-mode plan does: one write, then what the CCM is predicted to do.

@@ -8,9 +8,8 @@ use super::*;
 use crate::lb::ccm::names::base_name;
 use crate::lb::ccm::predict::lb_candidate;
 use crate::lb::tests::{base, port, world};
-use skyplan_core::model::{
-    CsAlgorithm, CsMembers, CsProtocol, Impact, LbMode, PublicIp, ResourceKind, ServiceBinding,
-};
+use crate::spec::{CsAlgorithm, CsMembers, CsProtocol, PublicIp};
+use skyplan_core::model::{Impact, LbMode, ResourceKind, ServiceBinding};
 
 const UID: &str = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
 

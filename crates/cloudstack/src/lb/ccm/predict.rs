@@ -14,7 +14,7 @@ use super::names::{base_name, rule_name, service_port_name};
 use super::service::{explicit_node_port, live_node_ports};
 use crate::api::{split_cidrs, LoadBalancerRule};
 use crate::live::Inventory;
-use skyplan_core::model::{CloudstackLoadBalancerSpec, CsProtocol, PublicIp};
+use crate::spec::{CloudstackLoadBalancerSpec, CsProtocol, PublicIp};
 
 /// One predicted effect: the row, the config-shaped path, before/after, the object it is on.
 #[derive(Debug, Clone, PartialEq)]

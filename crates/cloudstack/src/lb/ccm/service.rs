@@ -11,9 +11,8 @@ use k8s_openapi::api::core::v1::Service;
 use serde_json::{json, Value};
 
 use super::names::service_port_name;
-use skyplan_core::model::{
-    CloudstackLoadBalancerSpec, CsAlgorithm, CsProtocol, PublicIp, ServiceBinding,
-};
+use crate::spec::{CloudstackLoadBalancerSpec, CsAlgorithm, CsProtocol, PublicIp};
+use skyplan_core::model::ServiceBinding;
 
 pub const PROXY_PROTOCOL: &str =
     "service.beta.kubernetes.io/cloudstack-load-balancer-proxy-protocol";
@@ -235,7 +234,8 @@ pub fn live_node_ports(live: Option<&Service>) -> BTreeMap<String, u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skyplan_core::model::{Address, CsMembers, CsPort, LbMode, ResourceKind};
+    use crate::spec::{CsMembers, CsPort};
+    use skyplan_core::model::{Address, LbMode, ResourceKind};
 
     pub(crate) fn spec() -> CloudstackLoadBalancerSpec {
         CloudstackLoadBalancerSpec {

@@ -95,22 +95,6 @@ fn a_kubernetes_cluster_has_its_own_keys() {
 }
 
 #[test]
-fn a_cluster_name_is_declared_once_across_providers() {
-    let cloudstack = "[cluster.prod]\nprovider = \"cloudstack\"\nzone = \"z\"\n\
-                      kubernetes-version = \"1.29.3\"\nservice-offering = \"S\"\n";
-    let files = [("a.toml", PROD), ("b.toml", cloudstack)];
-    let error = super::load_files(&files).unwrap_err();
-    assert!(
-        error
-            .lines()
-            .iter()
-            .any(|l| l.contains("cluster.prod is defined twice")),
-        "{:?}",
-        error.lines()
-    );
-}
-
-#[test]
 fn a_policy_names_a_declared_kubernetes_cluster() {
     let text = "[nodes.web]\ncluster = \"prod\"\nnames = [\"*\"]\n";
     assert_eq!(
@@ -222,7 +206,6 @@ fn controller_mode_with_an_embedded_cloud_and_a_real_cluster_is_refused() {
         ("cloudscale", "endpoint = \"embedded\"", "zone = \"lpg1\""),
         // The embedded cloud is cloudscale's default.
         ("cloudscale", "", "zone = \"lpg1\""),
-        ("cloudstack", "endpoint = \"embedded\"", ""),
     ] {
         let text = controller_mode(provider, cloud, REAL, lb_keys);
         let lines = errors(&text);
@@ -267,9 +250,6 @@ fn controller_mode_that_can_converge_is_accepted() {
         "zone = \"lpg1\"",
     );
     assert!(load_str(&real).is_ok(), "{:?}", load_str(&real).err());
-    let cloud_config = controller_mode("cloudstack", "cloud-config = \"cloud.ini\"", REAL, "");
-    let loaded = load_str(&cloud_config);
-    assert!(loaded.is_ok(), "{:?}", loaded.err());
     // Direct mode: skyplan itself talks to the embedded cloud.
     let direct = controller_mode("cloudscale", "", REAL, "zone = \"lpg1\"")
         .replace("mode = \"ccm\"", "mode = \"direct\"");

@@ -1,7 +1,6 @@
 //! The whole config stage on small inline configs: what resolves to what, and for each kind of
 //! error its message and position.
 
-mod cloudstack;
 mod kubernetes;
 
 use std::path::PathBuf;

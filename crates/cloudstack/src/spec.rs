@@ -1,25 +1,64 @@
-//! The resolved desired state of CloudStack resources: a Kubernetes Service (CKS) cluster and a
-//! set of load-balancer rules on one public IP. Names of catalog objects (zone, offering,
+//! What the config asks of CloudStack, resolved: the provider's settings, a Kubernetes Service
+//! (CKS) cluster and a set of load-balancer rules on one public IP. Names of catalog objects (zone, offering,
 //! version, network, keypair) are kept as written; the provider resolves them against the live
 //! catalog. Serialized into the state as the last-applied attributes.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+use skyplan_core::config::section::Choice;
 
-wire_enum!(
+/// Where the CloudStack API and its keys come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CloudstackEndpoint {
+    /// The built-in simulator, persisted under `<state-dir>/embedded/cloudstack.json`.
+    Embedded,
+    /// The INI file the CloudStack CCM and `cs` read (`[Global]` api-url, api-key, secret-key,
+    /// project-id, zone, ssl-no-verify), resolved against the config root; `~` is the home.
+    CloudConfig(PathBuf),
+}
+
+/// `[provider.cloudstack]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CloudstackSettings {
+    pub endpoint: CloudstackEndpoint,
+}
+
+/// The words of the config that are CloudStack's, with what each is called in messages.
+macro_rules! choices {
+    ($($type:ty => $what:literal),+ $(,)?) => {
+        $(impl Choice for $type {
+            const WHAT: &'static str = $what;
+            fn all() -> &'static [Self] {
+                <$type>::ALL
+            }
+            fn word(self) -> &'static str {
+                self.as_str()
+            }
+        })+
+    };
+}
+
+choices!(
+    ClusterRunState => "cluster state",
+    CsAlgorithm => "algorithm",
+    CsProtocol => "protocol",
+);
+
+skyplan_core::wire_enum!(
     /// The state a CKS cluster should be in.
     ClusterRunState { Running => "running", Stopped => "stopped" }
 );
-wire_enum!(
+skyplan_core::wire_enum!(
     /// A CKS node type, for per-type service offerings (`nodeofferings`, CloudStack ≥ 4.21).
     NodeType { Control => "control", Worker => "worker", Etcd => "etcd" }
 );
-wire_enum!(
+skyplan_core::wire_enum!(
     /// A CloudStack LB rule's algorithm.
     CsAlgorithm { RoundRobin => "roundrobin", Source => "source", LeastConn => "leastconn" }
 );
-wire_enum!(
+skyplan_core::wire_enum!(
     /// A CloudStack LB rule's protocol.
     CsProtocol { Tcp => "tcp", Udp => "udp", TcpProxy => "tcp-proxy" }
 );
@@ -122,7 +161,7 @@ pub struct CloudstackLoadBalancerSpec {
     /// Controller mode (`mode = "ccm"`, `cluster`, `service`): skyplan writes this Service and
     /// the CloudStack CCM makes the rules. Absent in state written before controller mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub binding: Option<crate::model::ServiceBinding>,
+    pub binding: Option<skyplan_core::model::ServiceBinding>,
 }
 
 impl CloudstackLoadBalancerSpec {

@@ -1,10 +1,31 @@
-//! The CloudStack sections: clusters, load-balancer rules, the provider table.
+//! The CloudStack section read through the whole config stage: clusters, load-balancer rules,
+//! the provider table, beside core's tables.
 
-use super::{errors, load_str};
-use crate::config::types::{CloudstackEndpoint, ResourceSpec};
-use crate::model::{
-    Address, ClusterRunState, CsAlgorithm, CsMembers, CsProtocol, NodeType, PublicIp, ResourceKind,
-};
+use skyplan_core::config::{Config, ConfigError};
+
+use super::*;
+
+fn load_files(files: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    skyplan_core::config::load_texts(Path::new("cfg"), files, &[&CloudstackConfig])
+}
+
+fn load_str(text: &str) -> Result<Config, ConfigError> {
+    load_files(&[("a.toml", text)])
+}
+
+/// The `file:line:col: message` lines of a config that must fail.
+fn errors(text: &str) -> Vec<String> {
+    load_str(text)
+        .expect_err("the config should be invalid")
+        .lines()
+}
+
+fn spec<T: std::any::Any>(resource: &Resource) -> &T {
+    resource
+        .spec
+        .get()
+        .unwrap_or_else(|| panic!("a CloudStack resource: {:?}", resource.spec))
+}
 
 const PROVIDER: &str = "[provider.cloudstack]\nendpoint = \"embedded\"\n";
 
@@ -20,9 +41,7 @@ fn a_minimal_cluster_gets_the_cks_defaults() {
     let config = load_str(&with_provider(CLUSTER)).unwrap();
     let resource = &config.resources[0];
     assert_eq!(resource.address, Address::new(ResourceKind::Cluster, "lab"));
-    let ResourceSpec::CloudstackCluster(spec) = &resource.spec else {
-        panic!("a CloudStack cluster");
-    };
+    let spec: &CloudstackClusterSpec = spec(resource);
     assert_eq!(spec.name, "lab");
     assert_eq!(
         (spec.control_nodes, spec.etcd_nodes, spec.workers),
@@ -30,7 +49,11 @@ fn a_minimal_cluster_gets_the_cks_defaults() {
     );
     assert_eq!(spec.state, ClusterRunState::Running);
     assert_eq!(
-        config.providers.cloudstack.unwrap().endpoint,
+        config
+            .providers
+            .get::<CloudstackSettings>("cloudstack")
+            .unwrap()
+            .endpoint,
         CloudstackEndpoint::Embedded
     );
 }
@@ -58,9 +81,7 @@ fn per_node_type_offerings_are_kept() {
         "{CLUSTER}node-offerings = {{ worker = \"Large Instance\" }}\n"
     ));
     let config = load_str(&text).unwrap();
-    let ResourceSpec::CloudstackCluster(spec) = &config.resources[0].spec else {
-        panic!("a CloudStack cluster");
-    };
+    let spec: &CloudstackClusterSpec = spec(&config.resources[0]);
     assert_eq!(spec.offering_for(NodeType::Worker), "Large Instance");
     assert_eq!(spec.offering_for(NodeType::Control), "Medium Instance");
 }
@@ -75,9 +96,7 @@ fn a_cloudstack_load_balancer_depends_on_its_cluster() {
         .resource(&Address::new(ResourceKind::LoadBalancer, "edge"))
         .unwrap();
     assert_eq!(lb.depends_on, [Address::new(ResourceKind::Cluster, "lab")]);
-    let ResourceSpec::CloudstackLoadBalancer(spec) = &lb.spec else {
-        panic!("a CloudStack load balancer");
-    };
+    let spec: &CloudstackLoadBalancerSpec = spec(lb);
     assert_eq!(spec.members, CsMembers::Cluster("lab".into()));
     assert_eq!(spec.public_ip, PublicIp::Auto);
     assert_eq!(spec.algorithm, CsAlgorithm::RoundRobin);
@@ -128,7 +147,7 @@ fn keys_in_the_provider_table_are_refused_and_modes_checked() {
 fn a_load_balancer_defined_for_both_providers_is_defined_twice() {
     let cloudscale = "[load-balancer.edge]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\n\
                       [[load-balancer.edge.ports]]\nport = 80\nnode-port = 30080\n";
-    let lines = super::load_files(&[
+    let lines = load_files(&[
         ("a.toml", &with_provider(&format!("{CLUSTER}{EDGE}"))),
         ("b.toml", &format!("[provider.cloudscale]\n{cloudscale}")),
     ])
@@ -152,12 +171,10 @@ fn controller_mode_with_cluster_and_service_binds_the_service() {
     let lb = config
         .resource(&Address::new(ResourceKind::LoadBalancer, "edge"))
         .unwrap();
-    let ResourceSpec::CloudstackLoadBalancer(spec) = &lb.spec else {
-        panic!("a CloudStack load balancer");
-    };
+    let spec: &CloudstackLoadBalancerSpec = spec(lb);
     let binding = spec.binding.as_ref().expect("bound in controller mode");
     assert_eq!(binding.service_ref(), "default/edge");
-    assert_eq!(binding.mode, crate::model::LbMode::Ccm);
+    assert_eq!(binding.mode, LbMode::Ccm);
     assert_eq!(spec.ports[0].node_port, 0);
 }
 
@@ -192,9 +209,7 @@ fn controller_mode_takes_a_node_port_inside_the_apiservers_range() {
     let lb = config
         .resource(&Address::new(ResourceKind::LoadBalancer, "edge"))
         .unwrap();
-    let ResourceSpec::CloudstackLoadBalancer(spec) = &lb.spec else {
-        panic!("a CloudStack load balancer");
-    };
+    let spec: &CloudstackLoadBalancerSpec = spec(lb);
     assert_eq!(spec.ports[0].node_port, 30443);
     let outside = CCM_EDGE.replace(
         "protocol = \"tcp-proxy\"\n",
@@ -213,4 +228,79 @@ fn controller_mode_takes_a_node_port_inside_the_apiservers_range() {
         lines[0].contains(&format!(":{line}:13")),
         "file:line:col of the value: {lines:?}"
     );
+}
+
+#[test]
+fn a_cluster_name_is_declared_once_across_providers() {
+    let kubernetes = "[cluster.lab]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n";
+    let error =
+        load_files(&[("a.toml", &with_provider(CLUSTER)), ("b.toml", kubernetes)]).unwrap_err();
+    assert_eq!(
+        error.lines(),
+        ["b.toml:1:1: cluster.lab is defined twice"],
+        "the first definition is a note"
+    );
+}
+
+#[test]
+fn a_cluster_of_a_provider_without_clusters_is_refused_saying_which_have_them() {
+    let text = CLUSTER.replace("\"cloudstack\"", "\"cloudscale\"");
+    let error = load_str(&format!("[provider.cloudscale]\n{text}")).unwrap_err();
+    assert_eq!(
+        error.lines(),
+        ["a.toml:3:12: `cloudscale` cannot manage clusters"]
+    );
+    assert_eq!(
+        error.problems()[0].help_text(),
+        Some("write provider = \"kubernetes\" (an existing cluster skyplan connects to) or \"cloudstack\" (a cluster skyplan creates)")
+    );
+}
+
+/// A controller-mode load balancer with `cloud` as the provider table, bound to the Kubernetes
+/// cluster `prod` (`cluster`, its table's body): `mode = "ccm"` is on line 12.
+fn controller_mode(cloud: &str, cluster: &str) -> String {
+    format!(
+        "[provider.cloudstack]\n{cloud}\n\n\
+         [cluster.prod]\nprovider = \"kubernetes\"\n{cluster}\n\n\
+         [load-balancer.shop]\nprovider = \"cloudstack\"\ncluster = \"prod\"\n\
+         service = \"default/shop\"\nmode = \"ccm\"\n\n\
+         [[load-balancer.shop.ports]]\nport = 80\n"
+    )
+}
+
+#[test]
+fn controller_mode_with_the_embedded_cloud_and_a_real_cluster_is_refused() {
+    let text = controller_mode("endpoint = \"embedded\"", "kubeconfig = \"kc.yaml\"");
+    let lines = errors(&text);
+    let [line] = &lines[..] else {
+        panic!("one error: {lines:?}");
+    };
+    assert!(line.starts_with("a.toml:12:1: "), "the mode key: {line}");
+    assert!(
+        line.contains("[provider.cloudstack]") && line.contains("[cluster.prod]"),
+        "{line}"
+    );
+    let error = load_str(&text).unwrap_err();
+    let notes: Vec<_> = error.problems()[0]
+        .notes()
+        .iter()
+        .map(|n| n.line())
+        .collect();
+    assert_eq!(
+        notes[0],
+        "a.toml:2:12: [provider.cloudstack] is embedded here"
+    );
+}
+
+#[test]
+fn controller_mode_that_can_converge_is_accepted() {
+    let real_cloud = controller_mode("cloud-config = \"cloud.ini\"", "kubeconfig = \"kc.yaml\"");
+    assert!(
+        load_str(&real_cloud).is_ok(),
+        "{:?}",
+        load_str(&real_cloud).err()
+    );
+    let embedded_cluster = controller_mode("endpoint = \"embedded\"", "endpoint = \"embedded\"");
+    let loaded = load_str(&embedded_cluster);
+    assert!(loaded.is_ok(), "{:?}", loaded.err());
 }

@@ -1,19 +1,21 @@
-//! The CloudStack sections as written: `[provider.cloudstack]`, `[cluster.NAME]` and
-//! `[load-balancer.NAME]` with `provider = "cloudstack"`. Same conventions as `raw.rs`: values
-//! with a vocabulary or a format stay spanned text until they are checked.
+//! The CloudStack tables as written: `[provider.cloudstack]`, `[cluster.NAME]` and
+//! `[load-balancer.NAME]` with `provider = "cloudstack"`. As in core's raw types, values with a
+//! vocabulary or a format stay spanned text until they are checked, so every bad value is
+//! reported at its place; the JSON schema is generated from these same types.
 
 use schemars::JsonSchema;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_spanned::Spanned;
 
-use super::schema::{choice, port};
-use crate::model::{ClusterRunState, CsAlgorithm, CsProtocol};
+use skyplan_core::config::section::{choice_schema as choice, port_schema as port};
+
+use crate::spec::{ClusterRunState, CsAlgorithm, CsProtocol};
 
 /// Apache CloudStack. Keys come from the cloud-config INI file, never from this file.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(super) struct RawCloudstack {
+pub struct RawCloudstack {
     /// "embedded" (the built-in simulator). Default: "embedded" unless cloud-config is set.
     #[schemars(with = "Option<String>")]
     pub endpoint: Option<Spanned<String>>,
@@ -32,7 +34,7 @@ pub(super) struct RawCloudstack {
 /// A CloudStack Kubernetes Service cluster that skyplan creates and manages.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(super) struct RawCluster {
+pub struct RawCluster {
     /// "cloudstack".
     #[schemars(with = "String")]
     pub provider: Spanned<String>,
@@ -76,7 +78,7 @@ pub(super) struct RawCluster {
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(super) struct RawNodeOfferings {
+pub struct RawNodeOfferings {
     pub control: Option<String>,
     pub worker: Option<String>,
     pub etcd: Option<String>,
@@ -84,7 +86,7 @@ pub(super) struct RawNodeOfferings {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(super) struct RawAutoscaling {
+pub struct RawAutoscaling {
     pub min: u32,
     pub max: u32,
 }
@@ -93,7 +95,7 @@ pub(super) struct RawAutoscaling {
 /// CCM names them (`<name>-<protocol>-<port>`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(super) struct RawCsLoadBalancer {
+pub struct RawCsLoadBalancer {
     /// "cloudstack".
     #[schemars(with = "String")]
     pub provider: Spanned<String>,
@@ -137,7 +139,7 @@ pub(super) struct RawCsLoadBalancer {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(super) struct RawCsPort {
+pub struct RawCsPort {
     /// The public port.
     #[schemars(schema_with = "port")]
     pub port: Spanned<i64>,

@@ -1,37 +1,124 @@
-//! The CloudStack sections → resolved values: `[provider.cloudstack]`, `[cluster.NAME]` and
-//! `[load-balancer.NAME]` with provider "cloudstack". Each bad value is reported at its
-//! position and replaced by its default, so one run reports everything.
+//! CloudStack's config section: `[provider.cloudstack]`, `[cluster.NAME]` and
+//! `[load-balancer.NAME]` with provider "cloudstack" → [`CloudstackSettings`],
+//! [`CloudstackClusterSpec`] and [`CloudstackLoadBalancerSpec`]. Each bad value is reported at
+//! its position and replaced by its default, so one run reports everything.
+
+mod raw;
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::ops::Range;
+use std::path::Path;
 
+use schemars::SchemaGenerator;
 use serde_spanned::Spanned;
-
-use super::check::Checker;
-use super::diagnostics::{Problem, Problems};
-use super::files::SourceFile;
-use super::parse::{RawConfig, Sourced};
-use super::raw_cloudstack::{RawCloudstack, RawCluster, RawCsLoadBalancer, RawCsPort};
-use super::types::{CloudstackEndpoint, CloudstackSettings, KeyLocations, Resource, ResourceSpec};
-use super::validate::{once, provider_has_table};
-use super::values::{self, Invalid};
-use crate::model::{
-    Address, Autoscaling, CloudstackClusterSpec, CloudstackLoadBalancerSpec, ClusterRunState,
-    CsAlgorithm, CsMembers, CsPort, CsProtocol, LbMode, NodeType, PublicIp, ResourceKind,
-    ServiceBinding,
+use skyplan_core::config::section::{
+    self as values, expand_path, once, service_ref, Checker, ConfigSection, Declared, Invalid,
+    KeyLocations, Opaque, Problem, Problems, Raw, Resource, ResourceSpec, SectionSchema,
+    SourceFile, Table,
 };
+use skyplan_core::model::{Address, LbMode, ResourceKind, ServiceBinding};
+use toml::de::ValueDeserializer;
+
+use crate::spec::{
+    Autoscaling, CloudstackClusterSpec, CloudstackEndpoint, CloudstackLoadBalancerSpec,
+    CloudstackSettings, ClusterRunState, CsAlgorithm, CsMembers, CsPort, CsProtocol, NodeType,
+    PublicIp,
+};
+use raw::{RawAutoscaling, RawCloudstack, RawCluster, RawCsLoadBalancer, RawCsPort};
+
+/// The section the registry lists.
+pub struct CloudstackConfig;
+
+impl ConfigSection for CloudstackConfig {
+    fn provider(&self) -> &'static str {
+        crate::PROVIDER
+    }
+
+    fn kinds(&self) -> &'static [ResourceKind] {
+        &[ResourceKind::Cluster, ResourceKind::LoadBalancer]
+    }
+
+    fn parse_settings(&self, table: ValueDeserializer<'_>) -> Result<Raw, toml::de::Error> {
+        values::raw::<RawCloudstack>(table)
+    }
+
+    fn parse_resource(
+        &self,
+        kind: ResourceKind,
+        table: ValueDeserializer<'_>,
+    ) -> Result<Raw, toml::de::Error> {
+        match kind {
+            ResourceKind::Cluster => values::raw::<RawCluster>(table),
+            _ => values::raw::<RawCsLoadBalancer>(table),
+        }
+    }
+
+    fn settings(&self, root: &Path, table: &Table<'_>, problems: &mut Problems) -> Opaque {
+        Opaque::new(provider(root, table, problems))
+    }
+
+    fn resource(
+        &self,
+        kind: ResourceKind,
+        key: &str,
+        table: &Table<'_>,
+        _settings: Option<&Opaque>,
+        problems: &mut Problems,
+    ) -> Resource {
+        match kind {
+            ResourceKind::Cluster => cluster(key, table, problems),
+            _ => load_balancer(key, table, problems),
+        }
+    }
+
+    fn validate(&self, declared: &Declared<'_, '_>, problems: &mut Problems) {
+        validate(declared, problems)
+    }
+
+    fn embedded_at(&self, settings: &Table<'_>) -> Option<Range<usize>> {
+        let table: &RawCloudstack = settings.get();
+        // Embedded unless an endpoint or a cloud-config says otherwise (contract.md).
+        let embedded = match &table.endpoint {
+            Some(endpoint) => endpoint.get_ref() == "embedded",
+            None => table.cloud_config.is_none(),
+        };
+        let span = table
+            .endpoint
+            .as_ref()
+            .map_or_else(|| settings.span(), |e| e.span());
+        embedded.then_some(span)
+    }
+
+    fn controller_mode<'t>(&self, table: &'t Table<'_>) -> Option<(Range<usize>, &'t str)> {
+        let lb = table.try_get::<RawCsLoadBalancer>()?;
+        let mode = lb.mode.as_ref().filter(|m| m.get_ref() == "ccm")?;
+        Some((mode.span(), lb.cluster.as_ref()?.get_ref()))
+    }
+
+    fn schema(&self, generator: &mut SchemaGenerator) -> SectionSchema {
+        SectionSchema {
+            settings: generator.subschema_for::<RawCloudstack>(),
+            resources: vec![
+                (
+                    ResourceKind::Cluster,
+                    generator.subschema_for::<RawCluster>(),
+                ),
+                (
+                    ResourceKind::LoadBalancer,
+                    generator.subschema_for::<RawCsLoadBalancer>(),
+                ),
+            ],
+        }
+    }
+}
 
 /// The firewall rules a load balancer gets unless it says otherwise: open to everyone, as the
 /// CCM does for a Service without loadBalancerSourceRanges.
 const DEFAULT_FIREWALL_CIDRS: [&str; 1] = ["0.0.0.0/0"];
 
-pub(super) fn provider(
-    root: &Path,
-    raw: &Sourced<'_, RawCloudstack>,
-    problems: &mut Problems,
-) -> CloudstackSettings {
+fn provider(root: &Path, raw: &Table<'_>, problems: &mut Problems) -> CloudstackSettings {
     let mut check = Checker::new(raw.file, problems);
-    let section = raw.get();
+    let section: &RawCloudstack = raw.get();
     for key in [&section.api_key, &section.secret_key]
         .into_iter()
         .flatten()
@@ -63,27 +150,15 @@ pub(super) fn provider(
     CloudstackSettings { endpoint }
 }
 
-/// `~/…` is the home directory; a relative path is relative to the config.
-pub fn expand_path(root: &Path, text: &str) -> PathBuf {
-    match (text.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => root.join(text),
-    }
-}
-
-pub(super) fn cluster(
-    key: &str,
-    raw: &Sourced<'_, RawCluster>,
-    problems: &mut Problems,
-) -> Resource {
+fn cluster(key: &str, raw: &Table<'_>, problems: &mut Problems) -> Resource {
     let mut check = Checker::new(raw.file, problems);
-    let section = raw.get();
+    let section: &RawCluster = raw.get();
     Resource {
         address: Address::new(ResourceKind::Cluster, key),
         provider: section.provider.get_ref().clone(),
-        location: raw.file.location(&raw.span()),
+        location: raw.location(),
         keys: cluster_keys(section, raw.file),
-        spec: ResourceSpec::CloudstackCluster(cluster_spec(key, section, &mut check)),
+        spec: ResourceSpec::Provider(Opaque::new(cluster_spec(key, section, &mut check))),
         depends_on: vec![],
     }
 }
@@ -170,10 +245,7 @@ fn semantic_version(text: &str) -> Result<String, Invalid> {
         })
 }
 
-fn autoscaling(
-    raw: &Spanned<super::raw_cloudstack::RawAutoscaling>,
-    check: &mut Checker<'_, '_>,
-) -> Option<Autoscaling> {
+fn autoscaling(raw: &Spanned<RawAutoscaling>, check: &mut Checker<'_, '_>) -> Option<Autoscaling> {
     let bounds = raw.get_ref();
     let invalid = if bounds.min < 1 {
         Invalid::new("autoscaling.min must be at least 1")
@@ -211,13 +283,9 @@ fn lb_keys(raw: &RawCsLoadBalancer, file: &SourceFile) -> KeyLocations {
     keys
 }
 
-pub(super) fn load_balancer(
-    key: &str,
-    raw: &Sourced<'_, RawCsLoadBalancer>,
-    problems: &mut Problems,
-) -> Resource {
+fn load_balancer(key: &str, raw: &Table<'_>, problems: &mut Problems) -> Resource {
     let mut check = Checker::new(raw.file, problems);
-    let section = raw.get();
+    let section: &RawCsLoadBalancer = raw.get();
     let depends_on = section
         .cluster
         .iter()
@@ -226,9 +294,9 @@ pub(super) fn load_balancer(
     Resource {
         address: Address::new(ResourceKind::LoadBalancer, key),
         provider: section.provider.get_ref().clone(),
-        location: raw.file.location(&raw.span()),
+        location: raw.location(),
         keys: lb_keys(section, raw.file),
-        spec: ResourceSpec::CloudstackLoadBalancer(lb_spec(key, section, &mut check)),
+        spec: ResourceSpec::Provider(Opaque::new(lb_spec(key, section, &mut check))),
         depends_on,
     }
 }
@@ -276,7 +344,7 @@ fn ccm_binding(raw: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) -> Option<S
         return None;
     }
     let (cluster, service) = (raw.cluster.as_ref()?, raw.service.as_ref()?);
-    let (namespace, name) = check.text(service, super::binding::service_ref)?;
+    let (namespace, name) = check.text(service, service_ref)?;
     Some(ServiceBinding {
         cluster: Address::new(ResourceKind::Cluster, cluster.get_ref()),
         namespace,
@@ -316,25 +384,13 @@ fn cs_port(raw: &RawCsPort, check: &mut Checker<'_, '_>) -> Option<CsPort> {
     })
 }
 
-/// Rules that need the whole config: the provider table, the members' cluster, the ports.
-pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
-    for cluster in raw.clusters.values() {
-        let mut check = Checker::new(cluster.file, problems);
-        let provider = &cluster.get().provider;
-        if provider.get_ref() != "cloudstack" {
-            let invalid = Invalid::new(format!("`{}` cannot manage clusters", provider.get_ref()))
-                .help("write provider = \"cloudstack\" (a cluster skyplan creates) or \"kubernetes\" (an existing cluster it connects to)");
-            check.report(provider.span(), invalid);
-            continue;
-        }
-        provider_has_table(provider, raw, &mut check);
-    }
-    for lb in raw.cloudstack_load_balancers.values() {
+/// Rules that need the whole config: the members' cluster, the ports.
+fn validate(declared: &Declared<'_, '_>, problems: &mut Problems) {
+    for (_, lb) in declared.tables(ResourceKind::LoadBalancer) {
         let mut check = Checker::new(lb.file, problems);
-        let section = lb.get();
-        provider_has_table(&section.provider, raw, &mut check);
+        let section: &RawCsLoadBalancer = lb.get();
         members_have_one_source(section, &mut check);
-        cluster_is_declared(section, raw, &mut check);
+        cluster_is_declared(section, declared, &mut check);
         match is_ccm(section) {
             true => ccm_keys(section, &mut check),
             false => {
@@ -363,17 +419,20 @@ fn members_have_one_source(lb: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) 
     }
 }
 
-fn cluster_is_declared(lb: &RawCsLoadBalancer, raw: &RawConfig<'_>, check: &mut Checker<'_, '_>) {
+fn cluster_is_declared(lb: &RawCsLoadBalancer, declared: &Declared, check: &mut Checker<'_, '_>) {
     let Some(cluster) = &lb.cluster else { return };
     // Controller mode only needs to reach the cluster's apiserver: a CKS cluster or an
     // existing one (provider "kubernetes") both do.
-    let declared = raw
-        .clusters
-        .get(cluster.get_ref())
-        .is_some_and(|c| c.get().provider.get_ref() == "cloudstack")
-        || (is_ccm(lb) && raw.kube_clusters.contains_key(cluster.get_ref()));
-    if !declared {
-        let names: Vec<&str> = raw.clusters.keys().map(String::as_str).collect();
+    let found = match declared.cluster_provider(cluster.get_ref()) {
+        Some(crate::PROVIDER) => true,
+        Some("kubernetes") => is_ccm(lb),
+        _ => false,
+    };
+    if !found {
+        let names: Vec<&str> = declared
+            .tables(ResourceKind::Cluster)
+            .map(|(key, _)| key)
+            .collect();
         let invalid = Invalid::new(format!(
             "cluster `{}` is not a [cluster.NAME] with provider \"cloudstack\" in this config",
             cluster.get_ref()
@@ -495,3 +554,6 @@ fn ports_do_not_conflict(lb: &RawCsLoadBalancer, check: &mut Checker<'_, '_>) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests;
