@@ -11,6 +11,7 @@ use crate::model::Address;
 use crate::provider::{Provider, ProviderError};
 use crate::workspace::Providers;
 use futures::future::BoxFuture;
+use skyplan_cloudscale::spec::CloudscaleSettings;
 use skyplan_cloudscale::CloudscaleProvider;
 use skyplan_cloudstack::provider::CloudstackProvider;
 use skyplan_cloudstack::spec::{
@@ -29,9 +30,9 @@ use crate::embedded;
 /// config has `provider = "kubernetes"` clusters — the Kubernetes provider (an embedded
 /// cluster's nodes are VMs of the embedded cloudscale, and node-metadata drift reads the
 /// clouds' VMs), then hands the connected clusters to every cloud.
-/// The providers' sections of the config language, in the order `validate` names them after
-/// the built-in ones.
+/// The providers' sections of the config language, in the order messages list them.
 pub const CONFIG_SECTIONS: &[&dyn ConfigSection] = &[
+    &skyplan_cloudscale::CloudscaleConfig,
     &skyplan_cloudstack::CloudstackConfig,
     &skyplan_phoenixnap::PhoenixnapConfig,
 ];
@@ -46,7 +47,10 @@ async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
     let mut clouds = Clouds::default();
     let mut clouds_beside = EmbeddedClouds::default();
     let mut cks_clusters = BTreeMap::new();
-    if let Some(settings) = &config.providers.cloudscale {
+    if let Some(settings) = config
+        .providers
+        .get::<CloudscaleSettings>(skyplan_cloudscale::diff::PROVIDER)
+    {
         let started = match settings.endpoint {
             Endpoint::Embedded => {
                 let (given, endpoint) = embedded::cloudscale(state_dir).await?;
@@ -209,10 +213,10 @@ pub fn graph(config: &Config) -> ObjectGraph {
     for resource in &config.resources {
         let address = &resource.address;
         match &resource.spec {
-            ResourceSpec::CloudscaleLoadBalancer(spec) => {
-                skyplan_cloudscale::order::add_to_graph(&mut graph, address, spec)
-            }
             ResourceSpec::Provider(spec) => {
+                if let Some(spec) = spec.get() {
+                    skyplan_cloudscale::order::add_to_graph(&mut graph, address, spec)
+                }
                 if let Some(spec) = spec.get::<CloudstackLoadBalancerSpec>() {
                     let cluster = skyplan_cloudstack::graph::members_cluster(spec);
                     let cluster = cluster.as_ref().and_then(|c| clusters.get(c));
@@ -255,10 +259,35 @@ mod tests {
         );
     }
 
+    /// What a user sees who names a provider for a kind it has no tables of.
+    #[test]
+    fn a_table_of_the_wrong_provider_is_told_which_providers_take_it() {
+        let text = "[provider.cloudscale]\n[cluster.c]\nprovider = \"cloudscale\"\n\
+                    [load-balancer.a]\nprovider = \"aws\"\n";
+        let root = std::path::Path::new("cfg");
+        let error =
+            crate::config::load_texts(root, &[("a.toml", text)], CONFIG_SECTIONS).unwrap_err();
+        assert_eq!(
+            error.lines(),
+            [
+                "a.toml:3:12: `cloudscale` cannot manage clusters",
+                "a.toml:5:12: `aws` is not a supported provider",
+            ]
+        );
+        let helps: Vec<_> = error.problems().iter().map(|p| p.help_text()).collect();
+        assert_eq!(
+            helps,
+            [
+                Some("write provider = \"kubernetes\" (an existing cluster skyplan connects to) or \"cloudstack\" (a cluster skyplan creates)"),
+                Some("expected one of \"cloudscale\", \"cloudstack\", \"phoenixnap\""),
+            ]
+        );
+    }
+
     #[test]
     fn each_section_names_a_provider_of_its_own() {
         let mut names: Vec<_> = CONFIG_SECTIONS.iter().map(|s| s.provider()).collect();
-        names.extend(crate::config::PROVIDERS);
+        names.push("kubernetes");
         let count = names.len();
         names.sort();
         names.dedup();

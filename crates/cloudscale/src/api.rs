@@ -9,7 +9,7 @@ use super::objects::{
     FloatingIpObject, HttpObject, LbObject, ListenerObject, MemberObject, MonitorObject,
     PoolObject, SubnetObject, Tags,
 };
-use skyplan_core::model::VipAddress;
+use crate::spec::VipAddress;
 
 /// A nested reference to another object; only its UUID matters to skyplan.
 #[derive(Debug, Clone, Deserialize)]

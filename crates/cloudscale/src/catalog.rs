@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 use super::api;
 use super::client::{CloudscaleClient, Error};
 use super::objects::Snapshot;
+use crate::spec::CloudscaleLoadBalancerSpec;
 use skyplan_core::config::Resource;
-use skyplan_core::model::{Address, CloudscaleLoadBalancerSpec};
+use skyplan_core::model::Address;
 use skyplan_core::provider::ProviderError;
 
 /// What refresh read of the catalog; `None` where nothing needed reading.
@@ -337,7 +338,7 @@ mod tests {
     #[test]
     fn unknown_subnets_point_at_their_key() {
         let mut vip = spec();
-        vip.vip_addresses = vec![skyplan_core::model::VipAddress {
+        vip.vip_addresses = vec![crate::spec::VipAddress {
             subnet: "nope".into(),
             address: None,
         }];
@@ -352,7 +353,7 @@ mod tests {
     #[test]
     fn a_fixed_vip_address_must_be_in_its_subnet_and_free() {
         use crate::objects::{LbObject, LbObjects};
-        let vip = |address: &str| skyplan_core::model::VipAddress {
+        let vip = |address: &str| crate::spec::VipAddress {
             subnet: "sub-1".into(),
             address: Some(address.into()),
         };

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::limiter::Limiter;
-use skyplan_core::config::DEFAULT_MAX_CONCURRENT_REQUESTS;
+use crate::spec::DEFAULT_MAX_CONCURRENT_REQUESTS;
 use skyplan_core::provider::http::{with_causes, USER_AGENT};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.cloudscale.ch/v1";

@@ -10,10 +10,10 @@ use super::objects::{
     HttpObject, LbObject, LbObjects, ListenerObject, MemberObject, MonitorObject, PoolObject,
     PoolSet, SubnetObject, Tags, OWNER_TAG,
 };
-use skyplan_core::model::{
-    Address, CloudscaleLoadBalancerSpec, HttpCheck, MonitorType, PortProtocol, PortSpec,
-    TrafficPolicy,
+use crate::spec::{
+    CloudscaleLoadBalancerSpec, HttpCheck, MonitorType, PortProtocol, PortSpec, TrafficPolicy,
 };
+use skyplan_core::model::Address;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DesiredError {
@@ -216,7 +216,8 @@ fn http_object(http: &HttpCheck) -> HttpObject {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skyplan_core::model::{ResourceKind, TrafficPolicy};
+    use crate::spec::TrafficPolicy;
+    use skyplan_core::model::ResourceKind;
 
     fn subnets() -> Vec<SubnetObject> {
         vec![SubnetObject {

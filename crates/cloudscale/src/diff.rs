@@ -11,7 +11,8 @@ use super::impact::{rule, Change};
 use super::objects::{LbObjects, ListenerObject, MonitorObject, PoolSet};
 use super::ops::Op;
 use super::order::order_operations;
-use skyplan_core::model::{Address, CloudscaleLoadBalancerSpec, VipAddress};
+use crate::spec::{CloudscaleLoadBalancerSpec, VipAddress};
+use skyplan_core::model::Address;
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
 
 pub const PROVIDER: &str = "cloudscale";

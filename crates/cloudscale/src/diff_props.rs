@@ -13,11 +13,12 @@ use crate::objects::{
     PoolSet, SubnetObject,
 };
 use crate::ops::Op;
-use skyplan_core::model::{
-    Address, Algorithm, CloudscaleLoadBalancerSpec, HealthMonitorSpec, HttpCheck, HttpVersion,
-    Impact, IpMode, ListenerProtocol, MonitorType, PoolProtocol, PortProtocol, PortSpec,
-    ResourceKind, Timeouts, TrafficPolicy, VipAddress,
+use crate::spec::{
+    Algorithm, CloudscaleLoadBalancerSpec, HealthMonitorSpec, HttpCheck, HttpVersion, IpMode,
+    ListenerProtocol, MonitorType, PoolProtocol, PortProtocol, PortSpec, Timeouts, TrafficPolicy,
+    VipAddress,
 };
+use skyplan_core::model::{Address, Impact, ResourceKind};
 use skyplan_core::plan::ResourceChange;
 
 const SUBNET: &str = "6d0d7d4c-0000-4000-8000-000000000001";

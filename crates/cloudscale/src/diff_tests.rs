@@ -5,10 +5,10 @@
 use super::*;
 use crate::desired::desired_objects;
 use crate::objects::SubnetObject;
-use skyplan_core::model::{
-    Algorithm, Impact, ListenerProtocol, MonitorType, PoolProtocol, PortProtocol, PortSpec,
-    ResourceKind, TrafficPolicy,
+use crate::spec::{
+    Algorithm, ListenerProtocol, MonitorType, PoolProtocol, PortProtocol, PortSpec, TrafficPolicy,
 };
+use skyplan_core::model::{Impact, ResourceKind};
 
 const SUBNET: &str = "6d0d7d4c-0000-4000-8000-000000000001";
 
@@ -101,7 +101,7 @@ fn listener_timeouts_are_none() {
 fn status_only_fields_are_none_without_calls() {
     let change = plan(|s| {
         s.force_hostname = Some("lb.example.com".into());
-        s.ip_mode = skyplan_core::model::IpMode::Vip;
+        s.ip_mode = crate::spec::IpMode::Vip;
     });
     assert_class(&change, Impact::None, "ip-mode");
     assert_class(&change, Impact::None, "force-hostname");
@@ -146,7 +146,7 @@ fn monitor_numbers_and_http_fields_are_minimal_in_place() {
         let path = path.to_string();
         move |s: &mut CloudscaleLoadBalancerSpec| {
             s.health_monitor.kind = MonitorType::Http;
-            s.health_monitor.http = Some(skyplan_core::model::HttpCheck {
+            s.health_monitor.http = Some(crate::spec::HttpCheck {
                 url_path: path,
                 ..Default::default()
             });
@@ -342,7 +342,7 @@ fn flavor_zone_and_vip_addresses_are_forbidden_and_not_attempted() {
         assert!(change.operations.is_empty());
     }
     let change = plan(|s| {
-        s.vip_addresses = vec![skyplan_core::model::VipAddress {
+        s.vip_addresses = vec![crate::spec::VipAddress {
             subnet: SUBNET.into(),
             address: Some("10.0.0.5".into()),
         }]

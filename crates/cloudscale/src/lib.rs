@@ -1,11 +1,12 @@
-//! The cloudscale.ch provider: its API client, the mapping between the config and cloudscale
-//! objects, and its impact table.
+//! The cloudscale.ch provider: its section of the config language (`config/`, `spec.rs`), its
+//! API client, the mapping between the config and cloudscale objects, and its impact table.
 
 pub mod api;
 pub mod binding;
 pub mod catalog;
 pub mod ccm;
 pub mod client;
+pub mod config;
 pub mod desired;
 pub mod diff;
 pub mod execute;
@@ -21,6 +22,8 @@ pub mod servers;
 #[cfg(test)]
 mod sim_tests;
 mod small_map;
+pub mod spec;
 pub mod verify;
 
+pub use config::CloudscaleConfig;
 pub use provider::{CloudscaleEmbedded, CloudscaleProvider};

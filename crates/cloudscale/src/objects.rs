@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use skyplan_core::model::VipAddress;
+use crate::spec::VipAddress;
 
 /// The tag every object skyplan creates carries, valued with the resource address. Lets a plan
 /// adopt what an earlier apply created when the state was lost, instead of creating duplicates.

@@ -4,8 +4,9 @@
 
 use super::desired::{listener_name, member_name, pool_name};
 use super::ops::Op;
+use crate::spec::{CloudscaleLoadBalancerSpec, PortProtocol};
 use skyplan_core::graph::{apply_order, Action, ObjectGraph, ObjectKey, Step};
-use skyplan_core::model::{Address, CloudscaleLoadBalancerSpec, PortProtocol};
+use skyplan_core::model::Address;
 
 struct Keys<'a>(&'a Address);
 

@@ -20,9 +20,10 @@ use super::objects::{LbObjects, OWNER_TAG};
 use super::refresh::refresh_with_catalog;
 use super::servers::{CloudscaleInstances, ServerCache};
 use super::verify::{compare, observe};
-use skyplan_core::config::{self, Endpoint, Resource, ResourceSpec};
+use crate::spec::CloudscaleLoadBalancerSpec;
+use skyplan_core::config::{Endpoint, Resource};
 use skyplan_core::model::LbMode;
-use skyplan_core::model::{Address, CloudscaleLoadBalancerSpec, ServiceBinding};
+use skyplan_core::model::{Address, ServiceBinding};
 use skyplan_core::plan::{Action, ResourceChange, Verification};
 use skyplan_core::provider::{
     Applied, Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target,
@@ -91,7 +92,7 @@ impl CloudscaleProvider {
     /// Connects to the endpoint: a URL with the token from the environment, or the embedded
     /// cloud the registry started (`embedded`, required when the settings say so).
     pub async fn connect(
-        settings: &config::CloudscaleSettings,
+        settings: &crate::spec::CloudscaleSettings,
         embedded: Option<CloudscaleEmbedded>,
     ) -> Result<Self, ProviderError> {
         let (client, companion) = match (&settings.endpoint, embedded) {
@@ -681,10 +682,7 @@ fn applied_spec(prior: &ResourceState) -> Option<CloudscaleLoadBalancerSpec> {
 
 /// The config validates that a cloudscale resource is a cloudscale load balancer.
 fn load_balancer_spec(resource: &Resource) -> Option<&CloudscaleLoadBalancerSpec> {
-    match &resource.spec {
-        ResourceSpec::CloudscaleLoadBalancer(spec) => Some(spec),
-        _ => None,
-    }
+    resource.spec.get()
 }
 
 /// Which nodes a Service-bound load balancer's members are computed from.

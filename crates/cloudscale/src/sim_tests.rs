@@ -16,7 +16,7 @@ use super::objects::{
 };
 use super::ops::Op;
 use super::refresh::refresh;
-use skyplan_core::model::VipAddress;
+use crate::spec::VipAddress;
 use skyplan_sim::cloudscale::{spawn, SimHandle, SimOptions, DEFAULT_SUBNET_UUID, DEFAULT_TOKEN};
 
 struct Cloud {

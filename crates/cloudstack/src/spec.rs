@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use skyplan_core::config::section::Choice;
 
 /// Where the CloudStack API and its keys come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,22 +24,7 @@ pub struct CloudstackSettings {
     pub endpoint: CloudstackEndpoint,
 }
 
-/// The words of the config that are CloudStack's, with what each is called in messages.
-macro_rules! choices {
-    ($($type:ty => $what:literal),+ $(,)?) => {
-        $(impl Choice for $type {
-            const WHAT: &'static str = $what;
-            fn all() -> &'static [Self] {
-                <$type>::ALL
-            }
-            fn word(self) -> &'static str {
-                self.as_str()
-            }
-        })+
-    };
-}
-
-choices!(
+skyplan_core::choices!(
     ClusterRunState => "cluster state",
     CsAlgorithm => "algorithm",
     CsProtocol => "protocol",

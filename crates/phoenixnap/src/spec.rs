@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use skyplan_core::config::section::Choice;
 use skyplan_core::config::Endpoint;
 use skyplan_core::model::Address;
 
@@ -22,17 +21,7 @@ skyplan_core::wire_enum! {
     }
 }
 
-impl Choice for PnapLocation {
-    const WHAT: &'static str = "location";
-
-    fn all() -> &'static [Self] {
-        PnapLocation::ALL
-    }
-
-    fn word(self) -> &'static str {
-        self.as_str()
-    }
-}
+skyplan_core::choices!(PnapLocation => "location");
 
 /// `[provider.phoenixnap]`.
 #[derive(Debug, Clone, PartialEq)]

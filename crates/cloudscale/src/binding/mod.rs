@@ -8,7 +8,8 @@ pub mod members;
 use k8s_openapi::api::core::v1::{Node, Service};
 
 use super::servers::ServerObject;
-use skyplan_core::model::{CloudscaleLoadBalancerSpec, PortSpec, ServiceBinding, TrafficPolicy};
+use crate::spec::{CloudscaleLoadBalancerSpec, PortSpec, TrafficPolicy};
+use skyplan_core::model::ServiceBinding;
 
 /// What refresh read from the cluster for one bound load balancer.
 #[derive(Debug, Clone, Default)]
@@ -164,7 +165,8 @@ pub(crate) mod test_support {
 mod tests {
     use super::test_support::*;
     use super::*;
-    use skyplan_core::model::{Address, LbMode, PortProtocol, ResourceKind, ServiceBinding};
+    use crate::spec::PortProtocol;
+    use skyplan_core::model::{Address, LbMode, ResourceKind, ServiceBinding};
 
     fn bound_spec() -> CloudscaleLoadBalancerSpec {
         let mut spec = CloudscaleLoadBalancerSpec::with_defaults("shop", "lpg1");

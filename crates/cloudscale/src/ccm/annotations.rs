@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use skyplan_core::model::{
+use crate::spec::{
     CloudscaleLoadBalancerSpec, HealthMonitorSpec, HttpCheck, MonitorType, Timeouts, TrafficPolicy,
 };
 
@@ -181,7 +181,7 @@ fn timeouts(t: &Timeouts, put: &mut impl FnMut(&str, Option<String>)) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skyplan_core::model::{Algorithm, VipAddress};
+    use crate::spec::{Algorithm, VipAddress};
 
     fn value<'a>(map: &'a BTreeMap<String, Option<String>>, suffix: &str) -> Option<&'a str> {
         map[&format!("{PREFIX}{suffix}")].as_deref()

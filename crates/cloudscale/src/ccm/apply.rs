@@ -17,7 +17,8 @@ use super::super::refresh::refresh;
 use super::super::servers::read_servers;
 use super::annotations::{CCM_OWNED, PREFIX, UUID};
 use super::predict::predicted_spec;
-use skyplan_core::model::{Address, CloudscaleLoadBalancerSpec};
+use crate::spec::CloudscaleLoadBalancerSpec;
+use skyplan_core::model::Address;
 use skyplan_kubernetes::connection::ClusterConnection;
 use skyplan_kubernetes::service_write::ManagedAnnotations;
 

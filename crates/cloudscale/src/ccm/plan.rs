@@ -17,7 +17,8 @@ use super::super::servers::ServerObject;
 use super::impact::{from_direct, rule, Change};
 use super::predict::{find_ccm_lb, node_ports_free, predicted_spec, Found, UNKNOWN_PORT};
 use super::service::{desired_body, service_changes};
-use skyplan_core::model::{Address, CloudscaleLoadBalancerSpec};
+use crate::spec::CloudscaleLoadBalancerSpec;
+use skyplan_core::model::Address;
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
 
 pub struct CcmInput<'a> {

@@ -6,11 +6,9 @@ use super::*;
 use crate::binding::test_support::{node, server, service, SUBNET};
 use crate::ccm::annotations::{desired_annotations, UUID};
 use crate::objects::SubnetObject;
+use crate::spec::{Algorithm, PortProtocol, PortSpec, TrafficPolicy, VipAddress};
 use skyplan_core::model::Impact;
-use skyplan_core::model::{
-    Algorithm, LbMode, PortProtocol, PortSpec, ResourceKind, ServiceBinding, TrafficPolicy,
-    VipAddress,
-};
+use skyplan_core::model::{LbMode, ResourceKind, ServiceBinding};
 use skyplan_core::plan::Action;
 
 fn address() -> Address {
@@ -198,8 +196,8 @@ fn allowed_cidrs_update_the_listener_in_place() {
 fn local_traffic_policy_recreates_members_and_monitor_but_keeps_the_pool() {
     let change = plan_of(|s| {
         s.traffic_policy = TrafficPolicy::Local;
-        s.health_monitor.kind = skyplan_core::model::MonitorType::Http;
-        s.health_monitor.http = Some(skyplan_core::model::HttpCheck::livez());
+        s.health_monitor.kind = crate::spec::MonitorType::Http;
+        s.health_monitor.http = Some(crate::spec::HttpCheck::livez());
     });
     assert_eq!(change.impact(), Impact::Minimal);
     assert!(change

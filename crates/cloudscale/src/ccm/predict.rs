@@ -10,7 +10,7 @@ use super::super::objects::{LbObjects, Snapshot};
 use super::super::servers::ServerObject;
 use super::annotations::{NAME, UUID};
 use super::service::live_node_ports;
-use skyplan_core::model::{CloudscaleLoadBalancerSpec, TrafficPolicy};
+use crate::spec::{CloudscaleLoadBalancerSpec, TrafficPolicy};
 
 /// A node port the apiserver has not allocated yet (a new or renamed port): known only once
 /// the Service is written, so the members on it are predicted to be created anew.

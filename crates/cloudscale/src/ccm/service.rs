@@ -9,7 +9,8 @@ use k8s_openapi::api::core::v1::Service;
 use serde_json::{json, Map, Value};
 
 use super::annotations::desired_annotations;
-use skyplan_core::model::{CloudscaleLoadBalancerSpec, PortProtocol, ServiceBinding};
+use crate::spec::{CloudscaleLoadBalancerSpec, PortProtocol};
+use skyplan_core::model::ServiceBinding;
 
 /// The merge patch (or, for a missing Service, the object to create).
 pub fn desired_body(
@@ -202,7 +203,8 @@ pub fn live_node_ports(live: Option<&Service>) -> BTreeMap<String, u16> {
 mod tests {
     use super::super::super::binding::test_support::service;
     use super::*;
-    use skyplan_core::model::{Address, LbMode, PortSpec, ResourceKind};
+    use crate::spec::PortSpec;
+    use skyplan_core::model::{Address, LbMode, ResourceKind};
 
     fn spec() -> (CloudscaleLoadBalancerSpec, ServiceBinding) {
         let mut spec = CloudscaleLoadBalancerSpec::with_defaults("shop", "lpg1");

@@ -25,27 +25,7 @@ struct EmbeddedCloud<'a> {
 }
 
 pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
-    let cloudscale = raw.cloudscale.as_ref().and_then(|p| {
-        let endpoint = p.get().endpoint.as_ref();
-        // No endpoint means the embedded simulator (contract.md).
-        let embedded = endpoint.is_none_or(|e| e.get_ref() == "embedded");
-        embedded.then(|| EmbeddedCloud {
-            provider: "cloudscale",
-            file: p.file,
-            span: endpoint.map_or_else(|| p.span(), |e| e.span()),
-        })
-    });
-    let cloudscale_bound = raw.load_balancers.values().filter_map(|lb| {
-        let table = lb.get();
-        let mode = table.mode.as_ref().filter(|m| m.get_ref() == "ccm")?;
-        Some(Bound {
-            file: lb.file,
-            mode: mode.span(),
-            cluster: table.cluster.as_ref()?.get_ref(),
-        })
-    });
-    let mut clouds = vec![(cloudscale, cloudscale_bound.collect::<Vec<_>>())];
-    clouds.extend(sections_bound(raw));
+    let clouds = sections_bound(raw);
     for (cloud, bound) in clouds {
         let Some(cloud) = cloud else { continue };
         for lb in bound {

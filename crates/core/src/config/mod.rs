@@ -4,18 +4,16 @@
 //!
 //! Pipeline: `files` reads the file or directory, `parse` deserializes each section into the
 //! `raw` serde types and merges the files, `validate` checks rules across values, `resolve`
-//! (with `load_balancer` and `kubernetes`) parses values and applies defaults; each
+//! (with `kubernetes`) parses values and applies defaults; each
 //! provider's own section (`section`) parses, resolves and checks its tables. Every stage records problems
 //! and goes on, so one run reports everything that is wrong.
 
 mod backend;
-mod binding;
 mod check;
 mod controller;
 mod diagnostics;
 mod files;
 mod kubernetes;
-mod load_balancer;
 mod parse;
 mod pieces;
 mod raw;

@@ -13,8 +13,7 @@ use toml::de::{DeString, DeTable, DeValue, Deserializer, ValueDeserializer};
 use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
 use super::raw::{
-    RawCloudscale, RawDocument, RawLoadBalancer, RawMaintenance, RawOtherCluster, RawPostgres,
-    RawSettings,
+    RawDocument, RawMaintenance, RawPostgres, RawProviders, RawSettings, RawUnrouted,
 };
 use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy};
 use super::section::{ConfigSection, Raw, Table};
@@ -57,12 +56,11 @@ pub(super) struct RawConfig<'f> {
     pub section_resources: BTreeMap<(ResourceKind, String), SectionResource<'f>>,
     pub settings: Option<Sourced<'f, RawSettings>>,
     pub postgres: Option<Sourced<'f, RawPostgres>>,
-    pub cloudscale: Option<Sourced<'f, RawCloudscale>>,
     pub maintenance: Option<Sourced<'f, RawMaintenance>>,
-    /// cloudscale load balancers.
-    pub load_balancers: BTreeMap<String, Sourced<'f, RawLoadBalancer>>,
+    /// `[load-balancer.NAME]` naming no provider of load balancers, for validation to refuse.
+    pub other_load_balancers: BTreeMap<String, Sourced<'f, RawUnrouted>>,
     /// `[cluster.NAME]` naming no provider of clusters, for validation to refuse.
-    pub other_clusters: BTreeMap<String, Sourced<'f, RawOtherCluster>>,
+    pub other_clusters: BTreeMap<String, Sourced<'f, RawUnrouted>>,
     /// `[cluster.NAME]` with provider = "kubernetes".
     pub kube_clusters: BTreeMap<String, Sourced<'f, RawKubeCluster>>,
     pub node_policies: BTreeMap<String, Sourced<'f, RawNodePolicy>>,
@@ -80,18 +78,27 @@ pub(super) struct SectionResource<'f> {
 impl RawConfig<'_> {
     /// Whether a `[provider.NAME]` table is present.
     pub fn has_provider(&self, name: &str) -> bool {
-        match name {
-            "cloudscale" => self.cloudscale.is_some(),
-            _ => self
-                .section_index(name)
-                .is_some_and(|i| self.section_settings.contains_key(&i)),
-        }
+        self.section_index(name)
+            .is_some_and(|i| self.section_settings.contains_key(&i))
     }
 
-    /// Every provider a resource may name: the built-in ones, then each section's.
+    /// Every provider a resource may name: Kubernetes, then each section's.
     pub fn provider_names(&self) -> Vec<&'static str> {
         let sections = self.sections.iter().map(|s| s.provider());
-        super::PROVIDERS.into_iter().chain(sections).collect()
+        std::iter::once(super::kubernetes::PROVIDER)
+            .chain(sections)
+            .collect()
+    }
+
+    /// The providers whose `[KIND.NAME]` tables skyplan reads (for clusters Kubernetes first).
+    pub fn providers_of(&self, kind: ResourceKind) -> Vec<&'static str> {
+        match kind {
+            ResourceKind::Cluster => self.cluster_providers(),
+            _ => (self.sections.iter())
+                .filter(|s| s.kinds().contains(&kind))
+                .map(|s| s.provider())
+                .collect(),
+        }
     }
 
     fn section_index(&self, provider: &str) -> Option<usize> {
@@ -457,14 +464,7 @@ impl<'f> RawConfig<'f> {
             "[backend.postgres]",
             problems,
         );
-        let cloudscale = provider.cloudscale;
-        place(
-            &mut self.cloudscale,
-            file,
-            cloudscale,
-            "[provider.cloudscale]",
-            problems,
-        );
+        let RawProviders {} = provider;
         place(
             &mut self.maintenance,
             file,
@@ -477,7 +477,7 @@ impl<'f> RawConfig<'f> {
             if self.load_balancer_defined(&name, file, value.span(), problems) {
                 continue;
             }
-            let section = &mut self.load_balancers;
+            let section = &mut self.other_load_balancers;
             insert_named(section, "load-balancer", name, file, value, problems);
         }
         // A cluster of either kind may be defined once across them.
@@ -540,7 +540,7 @@ impl<'f> RawConfig<'f> {
         span: Range<usize>,
         problems: &mut Problems,
     ) -> bool {
-        let first = self.load_balancers.get(name).map(Sourced::place);
+        let first = self.other_load_balancers.get(name).map(Sourced::place);
         let kind = ResourceKind::LoadBalancer;
         self.defined_before(kind, name, first, file, span, problems)
     }
@@ -615,7 +615,7 @@ impl<'f> RawConfig<'f> {
     /// Where core's tables define `[KIND.NAME]`, if they do.
     fn core_table(&self, kind: ResourceKind, name: &str) -> Option<(&'f SourceFile, Range<usize>)> {
         match kind {
-            ResourceKind::LoadBalancer => self.load_balancers.get(name).map(Sourced::place),
+            ResourceKind::LoadBalancer => self.other_load_balancers.get(name).map(Sourced::place),
             ResourceKind::Cluster => (self.other_clusters.get(name).map(Sourced::place))
                 .or_else(|| self.kube_clusters.get(name).map(Sourced::place)),
             ResourceKind::Nodes => self.node_policies.get(name).map(Sourced::place),
@@ -688,18 +688,19 @@ fn defined_twice(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::tests::TestSection;
 
     /// `count` load balancers, then the provider: large enough to be cut.
     fn large(count: usize, extra: &str) -> String {
         let mut text = String::new();
         for i in 0..count {
             text.push_str(&format!(
-                "[load-balancer.lb{i}]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\n\
-                 members = [\"10.0.0.1\", \"10.0.0.2\"]\n\
+                "[load-balancer.lb{i}]\nprovider = \"test\"\nsize = 1\n\
+                 ccm = \"a-cluster-of-some-name\"\n\
                  [[load-balancer.lb{i}.ports]]\nport = 80\nnode-port = 30080\n"
             ));
         }
-        text + extra + "[provider.cloudscale]\nendpoint = \"embedded\"\n"
+        text + extra + "[provider.test]\nendpoint = \"embedded\"\n"
     }
 
     /// The documents (sorted, as their merge does) and the problems of `text` parsed whole or
@@ -709,7 +710,7 @@ mod tests {
         let mut problems = Problems::default();
         let parse = if in_pieces { parse_file } else { parse_whole };
         let mut documents = Vec::new();
-        for document in parse(&file, &[], &mut problems) {
+        for document in parse(&file, &[&TestSection], &mut problems) {
             match document {
                 Ok(document) => documents.push(format!("{document:?}")),
                 Err(error) => problems.push_toml(&file, &error),
@@ -736,8 +737,8 @@ mod tests {
     #[test]
     fn errors_in_a_later_piece_point_at_their_place_in_the_file() {
         let text = large(3000, "").replace(
-            "[load-balancer.lb2500]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\n",
-            "[load-balancer.lb2500]\nprovider = \"cloudscale\"\nbogus = 1\n",
+            "[load-balancer.lb2500]\nprovider = \"test\"\nsize = 1\n",
+            "[load-balancer.lb2500]\nprovider = \"test\"\nbogus = 1\n",
         );
         let (_, problems) = parsed(true, &text);
         assert_eq!(problems, parsed(false, &text).1);
@@ -754,13 +755,13 @@ mod tests {
         // lb5 twice: a duplicate only the whole file's parser reports.
         for extra in [
             "[[load-balancer.lb5.ports]]\nport = 81\nnode-port = 30081\n",
-            "[load-balancer.lb5]\nzone = \"rma1\"\n",
-            "[provider.cloudscale]\nendpoint = \"embedded\"\n",
+            "[load-balancer.lb5]\nsize = 2\n",
+            "[provider.test]\nendpoint = \"embedded\"\n",
         ] {
             let text = large(3000, extra);
             assert_eq!(parsed(true, &text), parsed(false, &text), "{extra}");
         }
-        let (_, problems) = parsed(true, &large(3000, "[load-balancer.lb5]\nzone = \"rma1\"\n"));
+        let (_, problems) = parsed(true, &large(3000, "[load-balancer.lb5]\nsize = 2\n"));
         assert!(problems[0].contains("duplicate key"), "{problems:?}");
     }
 }

@@ -6,7 +6,7 @@ use schemars::transform::RecursiveTransform;
 use schemars::{json_schema, Schema, SchemaGenerator};
 use serde_json::Value;
 
-use super::raw::{RawDocument, RawLoadBalancer};
+use super::raw::RawDocument;
 use super::raw_kubernetes::RawKubeCluster;
 use super::section::{ConfigSection, SectionSchema};
 use super::values::Choice;
@@ -34,7 +34,10 @@ fn plug(root: &mut Value, provider: &str, schema: SectionSchema) {
     root["$defs"]["RawProviders"]["properties"][provider] = schema.settings.to_value();
     for (kind, resource) in schema.resources {
         let entries = &mut root["properties"][kind.as_str()]["additionalProperties"];
-        if let Some(alternatives) = entries.get_mut("anyOf").and_then(Value::as_array_mut) {
+        if entries.is_null() {
+            // The kind's first table.
+            *entries = resource.to_value();
+        } else if let Some(alternatives) = entries.get_mut("anyOf").and_then(Value::as_array_mut) {
             alternatives.push(resource.to_value());
         } else {
             // A kind with one table so far: now a choice of two.
@@ -82,13 +85,10 @@ pub fn choice<T: Choice>(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "string", "enum": words })
 }
 
-/// `[load-balancer.NAME]`: the keys depend on the provider the table names.
-pub(super) fn load_balancers(generator: &mut SchemaGenerator) -> Schema {
-    let cloudscale = generator.subschema_for::<RawLoadBalancer>();
-    json_schema!({
-        "type": "object",
-        "additionalProperties": { "anyOf": [cloudscale] }
-    })
+/// `[load-balancer.NAME]`: the keys depend on the provider the table names; every provider
+/// of load balancers has a section, which adds its table.
+pub(super) fn load_balancers(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "object" })
 }
 
 /// `[cluster.NAME]`: the keys depend on the provider the table names.
@@ -106,40 +106,32 @@ pub fn port(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "integer", "minimum": 1, "maximum": 65535 })
 }
 
-/// `[provider.cloudscale] max-concurrent-requests`, checked like a port for the same reason.
-pub(super) fn max_concurrent_requests(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({ "type": "integer", "minimum": 1, "maximum": 256 })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn schema_describes_kebab_case_keys_and_word_lists() {
+    fn schema_describes_core_tables_and_leaves_the_providers_to_their_sections() {
         let schema = json_schema(&[]);
-        let lb = &schema["$defs"]["RawLoadBalancer"];
-        assert_eq!(
-            lb["properties"]["algorithm"]["enum"],
-            serde_json::json!(["round_robin", "least_connections", "source_ip"])
-        );
-        let node_port = &lb["properties"]["health-check-node-port"];
-        assert_eq!(
-            (&node_port["type"], &node_port["minimum"]),
-            (&"integer".into(), &1.into())
-        );
-        assert_eq!(schema["$defs"]["RawPort"]["type"], "object");
-        assert_eq!(
-            lb["required"],
-            serde_json::json!(["provider", "zone", "ports"])
-        );
-        assert!(schema["properties"]["load-balancer"].is_object());
         assert!(!schema.to_string().contains("null"), "TOML has no null");
-        // One table so far: no choice to make.
-        let entries = &schema["properties"]["load-balancer"]["additionalProperties"];
-        assert_eq!(entries["$ref"], "#/$defs/RawLoadBalancer", "{entries}");
-        assert!(schema["$defs"]["RawCloudscale"]["properties"]
-            .get("token")
-            .is_none());
+        let outside = &schema["$defs"]["RawMaintenance"]["properties"]["outside-window"];
+        assert!(
+            outside["enum"]
+                .as_array()
+                .unwrap()
+                .contains(&"pool-recreate".into()),
+            "{outside}"
+        );
+        let clusters = &schema["properties"]["cluster"]["additionalProperties"];
+        assert_eq!(clusters["$ref"], "#/$defs/RawKubeCluster", "{clusters}");
+        let load_balancers = &schema["properties"]["load-balancer"];
+        assert!(
+            load_balancers.get("additionalProperties").is_none(),
+            "{load_balancers}"
+        );
+        assert_eq!(
+            schema["$defs"]["RawProviders"]["additionalProperties"],
+            false
+        );
     }
 }

@@ -19,7 +19,6 @@ use schemars::{Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use toml::de::ValueDeserializer;
 
-pub use super::binding::service_ref;
 pub use super::check::Checker;
 pub use super::diagnostics::{Problem, Problems};
 pub use super::files::SourceFile;
@@ -27,7 +26,9 @@ pub use super::schema::{choice as choice_schema, port as port_schema};
 pub use super::types::{Endpoint, KeyLocations, Resource, ResourceSpec, SourceLocation};
 pub use super::validate::once;
 pub use super::values::expand_path;
-pub use super::values::{choice, cidr, endpoint, ip_address, port, Choice, Invalid};
+pub use super::values::{
+    choice, cidr, endpoint, ip_address, port, service_ref, uuid, Choice, Invalid,
+};
 use crate::model::ResourceKind;
 
 use super::parse::RawConfig;

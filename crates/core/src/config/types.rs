@@ -7,9 +7,7 @@ use std::sync::Arc;
 
 use super::section::Opaque;
 
-use crate::model::{
-    Address, CloudscaleLoadBalancerSpec, Impact, KubernetesClusterSpec, NodePolicySpec,
-};
+use crate::model::{Address, Impact, KubernetesClusterSpec, NodePolicySpec};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -68,13 +66,8 @@ pub enum Endpoint {
     Url(String),
 }
 
-/// The cloud providers built into the config stage, in the order `validate` lists them
-/// (the providers' sections follow).
-pub const PROVIDERS: [&str; 1] = ["cloudscale"];
-
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Providers {
-    pub cloudscale: Option<CloudscaleSettings>,
     /// The settings of each provider's section that has a table, by provider name.
     pub sections: BTreeMap<&'static str, Opaque>,
 }
@@ -84,16 +77,6 @@ impl Providers {
     pub fn get<T: std::any::Any>(&self, provider: &str) -> Option<&T> {
         self.sections.get(provider).and_then(Opaque::get)
     }
-}
-
-/// `[provider.cloudscale] max-concurrent-requests` when the config does not set it.
-pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 16;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct CloudscaleSettings {
-    pub endpoint: Endpoint,
-    /// The most API requests in flight at once (1-256).
-    pub max_concurrent_requests: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -166,13 +149,8 @@ impl std::fmt::Display for SourceLocation {
     }
 }
 
-// One value per configured resource: the size difference costs little, boxing the cloudscale
-// spec would touch every match on it.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum ResourceSpec {
-    /// A cloudscale load balancer.
-    CloudscaleLoadBalancer(CloudscaleLoadBalancerSpec),
     /// An existing Kubernetes cluster skyplan connects to (never created or deleted).
     KubernetesCluster(KubernetesClusterSpec),
     /// A policy over the nodes of a cluster: labels and taints.

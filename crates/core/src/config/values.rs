@@ -6,10 +6,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 
 use super::types::Endpoint;
-use crate::model::{
-    Algorithm, HttpVersion, Impact, IpMode, LbMode, ListenerProtocol, MonitorType, PoolProtocol,
-    PortProtocol, TaintEffect, TrafficPolicy,
-};
+use crate::model::{Impact, LbMode, TaintEffect};
 
 /// Why a value was rejected, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,9 +38,12 @@ pub trait Choice: Copy + 'static {
     fn word(self) -> &'static str;
 }
 
+/// Implements [`Choice`] for enums made with [`wire_enum!`](crate::wire_enum), each with what
+/// it is called in messages. Exported for the providers' own words.
+#[macro_export]
 macro_rules! choices {
     ($($type:ty => $what:literal),+ $(,)?) => {
-        $(impl Choice for $type {
+        $(impl $crate::config::section::Choice for $type {
             const WHAT: &'static str = $what;
             fn all() -> &'static [Self] {
                 &<$type>::ALL
@@ -55,16 +55,8 @@ macro_rules! choices {
     };
 }
 
-choices!(
-    Algorithm => "algorithm",
-    PoolProtocol => "pool protocol",
-    PortProtocol => "port protocol",
-    ListenerProtocol => "listener protocol",
-    MonitorType => "health-monitor type",
-    HttpVersion => "HTTP version",
-    TrafficPolicy => "traffic policy",
+crate::choices!(
     LbMode => "mode",
-    IpMode => "IP mode",
     Impact => "impact class",
     TaintEffect => "taint effect",
 );
@@ -89,20 +81,6 @@ pub fn port(number: i64) -> Result<u16, Invalid> {
         .ok()
         .filter(|&port| port != 0)
         .ok_or_else(|| Invalid::new(format!("{number} is not a port")).help("ports are 1-65535"))
-}
-
-/// `max-concurrent-requests`: at least one request, and no more than a real API would serve
-/// one client at once.
-pub(super) fn max_concurrent_requests(number: i64) -> Result<usize, Invalid> {
-    usize::try_from(number)
-        .ok()
-        .filter(|n| (1..=256).contains(n))
-        .ok_or_else(|| {
-            Invalid::new(format!(
-                "{number} is not a number of requests from 1 to 256"
-            ))
-            .help("the default is 16; lower it if the API answers 429 often")
-        })
 }
 
 pub fn ip_address(text: &str) -> Result<IpAddr, Invalid> {
@@ -134,7 +112,7 @@ pub fn cidr(text: &str) -> Result<IpNet, Invalid> {
 }
 
 /// A UUID in its canonical lower-case form, as the APIs return it.
-pub(super) fn uuid(text: &str) -> Result<String, Invalid> {
+pub fn uuid(text: &str) -> Result<String, Invalid> {
     uuid::Uuid::parse_str(text)
         .map(|id| id.hyphenated().to_string())
         .map_err(|_| {
@@ -175,17 +153,44 @@ pub(super) fn timezone(text: &str) -> Result<String, Invalid> {
         })
 }
 
+/// `namespace/name`, both DNS-1123 labels as Kubernetes requires.
+pub fn service_ref(text: &str) -> Result<(String, String), Invalid> {
+    let help = "write namespace/name, e.g. \"default/shop\"";
+    let Some((namespace, name)) = text.split_once('/') else {
+        return Err(Invalid::new(format!("`{text}` is not namespace/name")).help(help));
+    };
+    for part in [namespace, name] {
+        if !is_dns_label(part) {
+            return Err(Invalid::new(format!(
+                "`{part}` is not a valid Kubernetes name (lower-case letters, digits and '-', at most 63)"
+            ))
+            .help(help));
+        }
+    }
+    Ok((namespace.to_string(), name.to_string()))
+}
+
+fn is_dns_label(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes[0] != b'-'
+        && bytes[bytes.len() - 1] != b'-'
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn choices_list_the_allowed_words() {
-        assert_eq!(choice::<Algorithm>("source_ip"), Ok(Algorithm::SourceIp));
         assert_eq!(choice::<Impact>("pool-recreate"), Ok(Impact::PoolRecreate));
-        let error = choice::<TrafficPolicy>("local").unwrap_err();
-        assert_eq!(error.message, "`local` is not a valid traffic policy");
-        assert_eq!(error.help.unwrap(), r#"expected one of "Cluster", "Local""#);
+        let error = choice::<LbMode>("CCM").unwrap_err();
+        assert_eq!(error.message, "`CCM` is not a valid mode");
+        assert_eq!(error.help.unwrap(), r#"expected one of "direct", "ccm""#);
     }
 
     #[test]
@@ -217,15 +222,6 @@ mod tests {
     }
 
     #[test]
-    fn concurrent_requests_are_1_to_256() {
-        assert_eq!(max_concurrent_requests(1).unwrap(), 1);
-        assert_eq!(max_concurrent_requests(256).unwrap(), 256);
-        for bad in [0, -1, 257] {
-            assert!(max_concurrent_requests(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
     fn addresses_and_uuids() {
         assert_eq!(ip_address("::0001").unwrap().to_string(), "::1");
         assert!(ip_address("10.0.0.300").is_err());
@@ -252,5 +248,17 @@ mod tests {
     fn time_zones_come_from_the_tz_database() {
         assert_eq!(timezone("Europe/Zurich").unwrap(), "Europe/Zurich");
         assert!(timezone("Mars/Olympus").is_err());
+    }
+
+    #[test]
+    fn service_refs_are_namespace_and_name() {
+        assert_eq!(
+            service_ref("default/shop").unwrap(),
+            ("default".into(), "shop".into())
+        );
+        assert!(service_ref("shop").is_err());
+        assert!(service_ref("default/Shop").is_err());
+        assert!(service_ref("default/-x").is_err());
+        assert!(service_ref("/x").is_err());
     }
 }

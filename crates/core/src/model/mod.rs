@@ -42,11 +42,9 @@ mod address;
 mod impact;
 mod kubernetes;
 pub mod labels;
-mod load_balancer;
 mod secret;
 
 pub use address::{Address, AddressParseError, ResourceKind};
 pub use impact::{Downtime, Impact};
 pub use kubernetes::*;
-pub use load_balancer::*;
 pub use secret::Secret;

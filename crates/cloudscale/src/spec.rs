@@ -1,39 +1,63 @@
-//! The resolved desired state of a cloudscale-style load balancer, with the cloudscale CCM's
-//! defaults already applied. Serialized into the state as the last-applied attributes.
+//! What the config asks of cloudscale, resolved: the provider's settings and a load
+//! balancer's desired state with the cloudscale CCM's defaults already applied (serialized into
+//! the state as the last-applied attributes).
 
 use serde::{Deserialize, Serialize};
+use skyplan_core::config::Endpoint;
 
-wire_enum!(
+/// `[provider.cloudscale] max-concurrent-requests` when the config does not set it.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 16;
+
+/// `[provider.cloudscale]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CloudscaleSettings {
+    pub endpoint: Endpoint,
+    /// The most API requests in flight at once (1-256).
+    pub max_concurrent_requests: usize,
+}
+
+skyplan_core::wire_enum!(
     /// Pool balancing algorithm.
     Algorithm { RoundRobin => "round_robin", LeastConnections => "least_connections", SourceIp => "source_ip" }
 );
-wire_enum!(
+skyplan_core::wire_enum!(
     /// Protocol between load balancer and members for TCP ports (UDP ports always use `udp`).
     PoolProtocol { Tcp => "tcp", Proxy => "proxy", ProxyV2 => "proxyv2" }
 );
-wire_enum!(
+skyplan_core::wire_enum!(
     /// A Service port's protocol.
     PortProtocol { Tcp => "tcp", Udp => "udp" }
 );
-wire_enum!(
+skyplan_core::wire_enum!(
     /// Listener protocol for TCP ports (UDP ports always get a `udp` listener).
     ListenerProtocol { Tcp => "tcp", Udp => "udp" }
 );
-wire_enum!(
+skyplan_core::wire_enum!(
     /// Health-monitor type.
     MonitorType { Ping => "ping", Tcp => "tcp", Http => "http", Https => "https", TlsHello => "tls-hello", UdpConnect => "udp-connect" }
 );
-wire_enum!(
+skyplan_core::wire_enum!(
     /// HTTP version of an http/https health monitor.
     HttpVersion { V1_0 => "1.0", V1_1 => "1.1" }
 );
-wire_enum!(
+skyplan_core::wire_enum!(
     /// The Service's externalTrafficPolicy.
     TrafficPolicy { Cluster => "Cluster", Local => "Local" }
 );
-wire_enum!(
+skyplan_core::wire_enum!(
     /// How the Service status reports the address (`ip-mode` annotation).
     IpMode { Proxy => "Proxy", Vip => "VIP" }
+);
+
+skyplan_core::choices!(
+    Algorithm => "algorithm",
+    PoolProtocol => "pool protocol",
+    PortProtocol => "port protocol",
+    ListenerProtocol => "listener protocol",
+    MonitorType => "health-monitor type",
+    HttpVersion => "HTTP version",
+    TrafficPolicy => "traffic policy",
+    IpMode => "IP mode",
 );
 
 /// A requested VIP address: a subnet UUID and optionally a fixed address in it.
@@ -177,7 +201,7 @@ pub struct CloudscaleLoadBalancerSpec {
     /// from the cluster; in `ccm` mode skyplan writes the Service and the cloud controller
     /// changes the cloud.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub binding: Option<super::ServiceBinding>,
+    pub binding: Option<skyplan_core::model::ServiceBinding>,
 }
 
 impl CloudscaleLoadBalancerSpec {

@@ -4,36 +4,33 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::ops::Range;
 
+use skyplan_core::config::section::{
+    self as values, Checker, Invalid, KeyLocations, Opaque, Problem, Problems, Resource,
+    ResourceSpec, SourceFile, Table,
+};
+use skyplan_core::model::{Address, ResourceKind};
+
 use super::binding;
-use super::check::Checker;
-use super::diagnostics::{Problem, Problems};
-use super::files::SourceFile;
-use super::parse::Sourced;
 use super::raw::{
     RawHealthMonitor, RawHttpCheck, RawLoadBalancer, RawPort, RawTimeouts, RawVipAddress,
 };
-use super::types::{KeyLocations, Resource, ResourceSpec};
-use super::values::{self, Invalid};
-use crate::model::{
-    Address, CloudscaleLoadBalancerSpec, HealthMonitorSpec, HttpCheck, MonitorType, PortProtocol,
-    PortSpec, ResourceKind, Timeouts, TrafficPolicy, VipAddress,
+use crate::spec::{
+    CloudscaleLoadBalancerSpec, HealthMonitorSpec, HttpCheck, MonitorType, PortProtocol, PortSpec,
+    Timeouts, TrafficPolicy, VipAddress,
 };
 
-pub(super) fn resource(
-    key: &str,
-    raw: &Sourced<'_, RawLoadBalancer>,
-    problems: &mut Problems,
-) -> Resource {
-    let mut check = Checker::new(raw.file, problems);
-    let spec = spec(key, raw.get(), &mut check);
+pub(super) fn resource(key: &str, table: &Table<'_>, problems: &mut Problems) -> Resource {
+    let raw: &RawLoadBalancer = table.get();
+    let mut check = Checker::new(table.file, problems);
+    let spec = spec(key, raw, &mut check);
     // A bound load balancer reads its cluster's nodes: the cluster is connected first.
     let depends_on = spec.binding.iter().map(|b| b.cluster.clone()).collect();
     Resource {
         address: Address::new(ResourceKind::LoadBalancer, key),
-        provider: raw.get().provider.get_ref().clone(),
-        location: raw.file.location(&raw.span()),
-        keys: catalog_keys(raw.get(), raw.file),
-        spec: ResourceSpec::CloudscaleLoadBalancer(spec),
+        provider: raw.provider.get_ref().clone(),
+        location: table.location(),
+        keys: catalog_keys(raw, table.file),
+        spec: ResourceSpec::Provider(Opaque::new(spec)),
         depends_on,
     }
 }

@@ -4,13 +4,11 @@
 
 use std::collections::HashMap;
 
-use super::check::Checker;
-use super::diagnostics::Problems;
-use super::parse::RawConfig;
+use skyplan_core::config::section::{once, service_ref, Checker, Invalid, Problems};
+use skyplan_core::model::{Address, LbMode, ResourceKind, ServiceBinding};
+
 use super::raw::RawLoadBalancer;
-use super::validate::once;
-use super::values::Invalid;
-use crate::model::{Address, LbMode, ResourceKind, ServiceBinding};
+use super::Lb;
 
 /// The binding the table asks for; each inconsistency is reported at its key.
 pub(super) fn binding(
@@ -137,40 +135,12 @@ fn node_ports_in_apiserver_range(raw: &RawLoadBalancer, check: &mut Checker<'_, 
     }
 }
 
-/// `namespace/name`, both DNS-1123 labels as Kubernetes requires.
-pub fn service_ref(text: &str) -> Result<(String, String), Invalid> {
-    let help = "write namespace/name, e.g. \"default/shop\"";
-    let Some((namespace, name)) = text.split_once('/') else {
-        return Err(Invalid::new(format!("`{text}` is not namespace/name")).help(help));
-    };
-    for part in [namespace, name] {
-        if !is_dns_label(part) {
-            return Err(Invalid::new(format!(
-                "`{part}` is not a valid Kubernetes name (lower-case letters, digits and '-', at most 63)"
-            ))
-            .help(help));
-        }
-    }
-    Ok((namespace.to_string(), name.to_string()))
-}
-
-fn is_dns_label(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-        && bytes[0] != b'-'
-        && bytes[bytes.len() - 1] != b'-'
-}
-
 /// Controller-mode load balancers of one cluster asking for one node port: the apiserver
 /// would refuse the second Service written (422, provided port is already allocated).
-fn node_ports_once_per_cluster(raw: &RawConfig<'_>, problems: &mut Problems) {
+fn node_ports_once_per_cluster(lbs: &[Lb<'_>], problems: &mut Problems) {
     let mut first: HashMap<(String, i64), &str> = HashMap::new();
-    for (key, lb) in &raw.load_balancers {
-        let table = lb.get();
+    for lb in lbs {
+        let (key, table) = (lb.key, lb.raw);
         let ccm = table.mode.as_ref().is_some_and(|m| m.get_ref() == "ccm");
         let (Some(cluster), true) = (&table.cluster, ccm) else {
             continue;
@@ -182,7 +152,7 @@ fn node_ports_once_per_cluster(raw: &RawConfig<'_>, problems: &mut Problems) {
             };
             let slot = (cluster.get_ref().clone(), *node_port.get_ref());
             match first.get(&slot) {
-                Some(other) if *other != key.as_str() => {
+                Some(other) if *other != key => {
                     let invalid = Invalid::new(format!(
                         "node-port {} is also asked for by load-balancer.{other} in cluster {}",
                         node_port.get_ref(),
@@ -202,13 +172,13 @@ fn node_ports_once_per_cluster(raw: &RawConfig<'_>, problems: &mut Problems) {
 
 /// The cluster a load balancer names is declared in this config, and no two controller-mode
 /// load balancers of a cluster ask for one node port.
-pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
-    node_ports_once_per_cluster(raw, problems);
-    for lb in raw.load_balancers.values() {
-        let Some(cluster) = &lb.get().cluster else {
+pub(super) fn validate(lbs: &[Lb<'_>], clusters: &[&str], problems: &mut Problems) {
+    node_ports_once_per_cluster(lbs, problems);
+    for lb in lbs {
+        let Some(cluster) = &lb.raw.cluster else {
             continue;
         };
-        let mut names = raw.cluster_names();
+        let mut names = clusters.to_vec();
         if names.contains(&cluster.get_ref().as_str()) {
             continue;
         }
@@ -230,8 +200,8 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
 #[cfg(test)]
 mod tests {
     use super::super::tests::{errors, load_str};
-    use super::super::types::ResourceSpec;
     use super::*;
+    use crate::spec::CloudscaleLoadBalancerSpec;
 
     /// A cluster to bind to.
     const CLUSTER: &str =
@@ -246,16 +216,14 @@ mod tests {
         )
     }
 
-    fn lb_spec(text: &str) -> (crate::model::CloudscaleLoadBalancerSpec, Vec<Address>) {
+    fn lb_spec(text: &str) -> (CloudscaleLoadBalancerSpec, Vec<Address>) {
         let config = load_str(text).unwrap();
         let lb = config
             .resources
             .iter()
             .find(|r| r.address.to_string() == "load-balancer.shop")
             .unwrap();
-        let ResourceSpec::CloudscaleLoadBalancer(spec) = &lb.spec else {
-            panic!("a cloudscale load balancer")
-        };
+        let spec: &CloudscaleLoadBalancerSpec = lb.spec.get().expect("a cloudscale load balancer");
         (spec.clone(), lb.depends_on.clone())
     }
 
@@ -371,17 +339,5 @@ mod tests {
             "{lines:?}"
         );
         assert!(load_str(&(shop(ccm, "node-port = 30081") + cart)).is_ok());
-    }
-
-    #[test]
-    fn service_refs_are_namespace_and_name() {
-        assert_eq!(
-            service_ref("default/shop").unwrap(),
-            ("default".into(), "shop".into())
-        );
-        assert!(service_ref("shop").is_err());
-        assert!(service_ref("default/Shop").is_err());
-        assert!(service_ref("default/-x").is_err());
-        assert!(service_ref("/x").is_err());
     }
 }
