@@ -10,6 +10,7 @@ use super::args::{
     SimCommand, SimProvider, SimServeArgs, StateCommand,
 };
 use super::progress::{progress_for_stderr, Progress};
+use super::report::{workspace_report, Reported};
 use super::{colour, exit};
 use crate::apply::hold::hold_back;
 use crate::apply::window::MaintenancePolicy;
@@ -121,7 +122,7 @@ fn check_selection(workspace: &Workspace, selection: &Selection) -> Result<(), R
 async fn open(config: Config, operation: &str, locking: &Locking) -> Result<Workspace, Report> {
     let workspace = Workspace::open(config, operation, locking.lock_timeout, registry::connect)
         .await
-        .into_diagnostic()?;
+        .reported()?;
     for notice in &workspace.notices {
         colour::eprintln(format_args!("warning: {notice}"));
     }
@@ -148,7 +149,7 @@ fn plan_error(error: crate::workspace::WorkspaceError) -> Report {
     let errors = match &error {
         WorkspaceError::Provider(e) if e.location.is_some() => std::slice::from_ref(e),
         WorkspaceError::Plan(errors) => errors.as_slice(),
-        _ => return Err::<(), _>(error).into_diagnostic().unwrap_err(),
+        _ => return workspace_report(error),
     };
     for e in errors {
         colour::eprintln(e);
@@ -175,7 +176,7 @@ async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
     let mut workspace = open(config, "plan", &args.locking).await?;
     let result = plan_in(&mut workspace, &args).await;
     let durations = workspace.state.durations.clone();
-    workspace.close().await.into_diagnostic()?;
+    workspace.close().await.reported()?;
     let plan = result?;
     let view = PlanView::measured(&plan, &durations);
     if args.json {
@@ -200,7 +201,7 @@ async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
 
 async fn plan_in(workspace: &mut Workspace, args: &PlanArgs) -> Result<Plan, Report> {
     if args.out.is_some() {
-        workspace.save_new_state().into_diagnostic()?;
+        workspace.save_new_state().reported()?;
     }
     let plan = make_plan(workspace, &args.selection).await?;
     if let Some(out) = &args.out {
@@ -234,7 +235,7 @@ async fn apply(path: &std::path::Path, args: ApplyArgs) -> Result<u8, Report> {
     let config = load(path)?;
     let mut workspace = open(config, "apply", &args.locking).await?;
     let result = apply_in(&mut workspace, &args).await;
-    workspace.close().await.into_diagnostic()?;
+    workspace.close().await.reported()?;
     result
 }
 
@@ -282,7 +283,7 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
     )
     .await;
     progress.finish();
-    let report = result.into_diagnostic()?;
+    let report = result.reported()?;
     if args.json {
         let document = apply_json(&plan, &report, workspace.request_count());
         println!(
@@ -448,8 +449,8 @@ async fn drift(
     let config = load(path)?;
     let workspace = open(config, "drift", locking).await?;
     let outcomes = workspace.drift().await;
-    workspace.close().await.into_diagnostic()?;
-    let report = drift_report(outcomes.into_diagnostic()?);
+    workspace.close().await.reported()?;
+    let report = drift_report(outcomes.reported()?);
     let text = match format {
         DriftFormat::Text => render_drift_text(&report, style()),
         DriftFormat::Json => render_drift_json(&report),
@@ -636,8 +637,8 @@ fn print_durations(durations: &crate::plan::durations::Durations) {
 async fn state_rm(path: &std::path::Path, address: &crate::model::Address) -> Result<u8, Report> {
     let config = load(path)?;
     let mut workspace = open(config, "state rm", &Locking { lock_timeout: None }).await?;
-    let result = workspace.forget(address).into_diagnostic();
-    workspace.close().await.into_diagnostic()?;
+    let result = workspace.forget(address).reported();
+    workspace.close().await.reported()?;
     result?;
     println!("Removed {address} from the state; the cloud object was left as it is.");
     Ok(exit::SUCCESS)
@@ -651,8 +652,8 @@ async fn import(
 ) -> Result<u8, Report> {
     let config = load(path)?;
     let mut workspace = open(config, "import", locking).await?;
-    let result = workspace.import(address, id).await.into_diagnostic();
-    workspace.close().await.into_diagnostic()?;
+    let result = workspace.import(address, id).await.reported();
+    workspace.close().await.reported()?;
     result?;
     println!("Imported {id} as {address}; `skyplan plan` now compares it with the config.");
     Ok(exit::SUCCESS)
@@ -668,8 +669,8 @@ async fn kubeconfig(
     let address = crate::model::Address::new(crate::model::ResourceKind::Cluster, name);
     let config = load(path)?;
     let workspace = open(config, "kubeconfig", locking).await?;
-    let result = workspace.kubeconfig(&address).await.into_diagnostic();
-    workspace.close().await.into_diagnostic()?;
+    let result = workspace.kubeconfig(&address).await.reported();
+    workspace.close().await.reported()?;
     let kubeconfig = result?;
     let output = output.unwrap_or_else(|| format!("{name}.kubeconfig").into());
     if output.as_os_str() == "-" {

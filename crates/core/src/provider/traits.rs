@@ -4,7 +4,8 @@ use std::collections::BTreeSet;
 
 use futures::future::BoxFuture;
 
-use crate::config::{Resource, SourceLocation};
+use super::ProviderError;
+use crate::config::Resource;
 use crate::model::Address;
 use crate::plan::{AttributeChange, ResourceChange, Verification};
 use crate::state::journal::Journal;
@@ -23,44 +24,6 @@ pub struct Target<'a> {
 pub struct PlanOptions {
     pub replace: BTreeSet<Address>,
     pub allow_delete: BTreeSet<Address>,
-}
-
-/// A provider's error about one resource. Errors about a value the config names (an unknown
-/// zone) carry where the config writes it, and are shown as `file:line:col: address: message`.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{}{address}: {message}", Located(.location))]
-pub struct ProviderError {
-    pub address: String,
-    pub message: String,
-    pub location: Option<SourceLocation>,
-}
-
-impl ProviderError {
-    pub fn new(address: impl ToString, message: impl ToString) -> Self {
-        ProviderError {
-            address: address.to_string(),
-            message: message.to_string(),
-            location: None,
-        }
-    }
-
-    /// The error at the config's position of the value at fault.
-    pub fn at(mut self, location: &SourceLocation) -> Self {
-        self.location = Some(location.clone());
-        self
-    }
-}
-
-/// `file:line:col: ` before a located message, nothing otherwise.
-struct Located<'a>(&'a Option<SourceLocation>);
-
-impl std::fmt::Display for Located<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            Some(location) => write!(f, "{location}: "),
-            None => Ok(()),
-        }
-    }
 }
 
 /// What the cloud holds of a resource, compared with what skyplan last applied.
