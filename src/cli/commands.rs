@@ -27,7 +27,7 @@ use crate::render::{
 };
 use crate::state::StateBackend;
 use crate::workspace::DriftOutcome;
-use crate::workspace::Workspace;
+use crate::workspace::{Planned, Workspace};
 
 pub async fn run(cli: Cli) -> Result<u8, Report> {
     match cli.command {
@@ -129,9 +129,10 @@ async fn open(config: Config, operation: &str, locking: &Locking) -> Result<Work
     Ok(workspace)
 }
 
-async fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<Plan, Report> {
+/// The plan, and the refresh it was made from (for apply).
+async fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<Planned, Report> {
     check_selection(workspace, selection)?;
-    let plan = workspace
+    let planned = workspace
         .plan(&options(selection), &selection.targets)
         .await
         .map_err(plan_error)?;
@@ -139,7 +140,7 @@ async fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<Plan,
         requests = workspace.request_count(),
         "refresh and plan done"
     );
-    Ok(plan)
+    Ok(planned)
 }
 
 /// Plan errors about values the config names are printed one `file:line:col: address:
@@ -203,7 +204,7 @@ async fn plan_in(workspace: &mut Workspace, args: &PlanArgs) -> Result<Plan, Rep
     if args.out.is_some() {
         workspace.save_new_state().reported()?;
     }
-    let plan = make_plan(workspace, &args.selection).await?;
+    let plan = make_plan(workspace, &args.selection).await?.plan;
     if let Some(out) = &args.out {
         let request = PlanRequest {
             targets: args.selection.targets.clone(),
@@ -240,7 +241,7 @@ async fn apply(path: &std::path::Path, args: ApplyArgs) -> Result<u8, Report> {
 }
 
 async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Report> {
-    let (plan, approved) = match &args.plan_file {
+    let (Planned { plan, refreshes }, approved) = match &args.plan_file {
         Some(file) => (saved_plan(workspace, file, &args.selection).await?, true),
         None => (
             make_plan(workspace, &args.selection).await?,
@@ -277,6 +278,7 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
     let result = crate::apply::run(
         workspace,
         &runnable,
+        &refreshes,
         args.parallelism,
         &admit,
         progress.clone(),
@@ -383,13 +385,13 @@ fn refusal(plan: &Plan) -> Option<Report> {
     })
 }
 
-/// A saved plan, if it is still exactly the plan for this state, config and cloud. It was
-/// reviewed when it was made, so applying it asks nothing more.
+/// A saved plan, if it is still exactly the plan for this state, config and cloud, with the
+/// refresh that showed it. It was reviewed when it was made, so applying it asks nothing more.
 async fn saved_plan(
     workspace: &Workspace,
     file: &std::path::Path,
     selection: &Selection,
-) -> Result<Plan, Report> {
+) -> Result<Planned, Report> {
     if !(selection.targets.is_empty()
         && selection.replace.is_empty()
         && selection.allow_delete.is_empty())
@@ -408,8 +410,11 @@ async fn saved_plan(
         allow_delete: saved.request.allow_delete.clone(),
     };
     let fresh = make_plan(workspace, &again).await?;
-    saved.check_fresh(&fresh).into_diagnostic()?;
-    Ok(saved.plan)
+    saved.check_fresh(&fresh.plan).into_diagnostic()?;
+    Ok(Planned {
+        plan: saved.plan,
+        refreshes: fresh.refreshes,
+    })
 }
 
 /// Asks on the terminal; without one, refuses rather than guessing.

@@ -5,10 +5,12 @@ mod companion;
 mod error;
 pub mod http;
 pub mod impact_table;
+mod refreshed;
 mod traits;
 
 pub use companion::Companion;
 pub use error::{ErrorKind, ProviderError};
+pub use refreshed::Refreshed;
 pub use traits::{Applied, DriftCheck, PlanOptions, Provider, Target};
 
 /// Operations are plan data, opaque to the pipeline; each provider makes and reads its own.

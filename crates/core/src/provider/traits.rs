@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use futures::future::BoxFuture;
 
-use super::ProviderError;
+use super::{ProviderError, Refreshed};
 use crate::config::Resource;
 use crate::model::Address;
 use crate::plan::{AttributeChange, ResourceChange, Verification};
@@ -60,37 +60,50 @@ impl Applied {
 pub trait Provider: Send + Sync {
     fn name(&self) -> &'static str;
 
-    /// Reads the live state of the targets into the provider, with as few API calls as the
-    /// cloud allows.
-    fn refresh<'a>(&'a self, targets: &'a [Target<'a>])
-        -> BoxFuture<'a, Result<(), ProviderError>>;
+    /// Reads the live state of the targets, with as few API calls as the cloud allows, and
+    /// returns it: the pipeline hands it back to this provider's plan, drift, import,
+    /// kubeconfig and apply, and the provider keeps nothing of it.
+    fn refresh<'a>(
+        &'a self,
+        targets: &'a [Target<'a>],
+    ) -> BoxFuture<'a, Result<Refreshed, ProviderError>>;
 
-    /// Desired vs refreshed live state for one target. Pure once refreshed: no IO.
-    fn plan(&self, target: &Target, options: &PlanOptions)
-        -> Result<ResourceChange, ProviderError>;
+    /// Desired vs `refreshed` live state for one target. Pure: no IO.
+    fn plan(
+        &self,
+        target: &Target,
+        refreshed: &Refreshed,
+        options: &PlanOptions,
+    ) -> Result<ResourceChange, ProviderError>;
 
-    /// What changed in the cloud behind skyplan's back, from the refreshed live state. Pure
-    /// once refreshed.
-    fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError>;
+    /// What changed in the cloud behind skyplan's back, from the `refreshed` live state. Pure.
+    fn drift(&self, target: &Target, refreshed: &Refreshed) -> Result<DriftCheck, ProviderError>;
 
     /// The state entry for an existing cloud object taken under management (`skyplan import`):
     /// `target.prior` names the object by its ID; the config's spec becomes the applied one.
-    fn import(&self, target: &Target) -> Result<ResourceState, ProviderError>;
+    fn import(
+        &self,
+        target: &Target,
+        refreshed: &Refreshed,
+    ) -> Result<ResourceState, ProviderError>;
 
     /// Performs the change's operations in order, recording each in the journal before and
     /// after its cloud call, and returns what it left and what the cloud showed once settled.
+    /// `refreshed` is the refresh the change was planned from (what the cloud held before).
     fn apply<'a>(
         &'a self,
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
+        refreshed: &'a Refreshed,
         journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Applied, ProviderError>>;
 
-    /// A managed cluster's kubeconfig (refreshed first), for `skyplan kubeconfig`. Never
-    /// printed: the caller writes it to the file the user named.
+    /// A managed cluster's kubeconfig, found through `refreshed`, for `skyplan kubeconfig`.
+    /// Never printed: the caller writes it to the file the user named.
     fn kubeconfig<'a>(
         &'a self,
         target: &'a Target<'a>,
+        _refreshed: &'a Refreshed,
     ) -> BoxFuture<'a, Result<crate::model::Secret, ProviderError>> {
         let message = format!("provider `{}` has no kubeconfig to give", self.name());
         Box::pin(async move { Err(ProviderError::new(target.address, message)) })
