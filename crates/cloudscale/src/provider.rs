@@ -11,7 +11,7 @@ use futures::FutureExt;
 use super::binding::members::node_set;
 use super::binding::{missing_service, resolve_direct, ClusterView};
 use super::catalog::{self, CatalogWants};
-use super::client::{token_from_env, Backoff, CloudscaleClient, Secret, WaitPolicy};
+use super::client::{self, token_from_env, Backoff, CloudscaleClient, Secret, WaitPolicy};
 use super::desired::desired_objects;
 use super::diff::{diff, DiffInput, PROVIDER};
 use super::execute::{execute, LbIds};
@@ -68,6 +68,19 @@ fn error(address: impl ToString, message: impl ToString) -> ProviderError {
     ProviderError::new(address, message)
 }
 
+/// `message` about `address`, caused by the client's `source`: of its kind, with it as the
+/// source.
+fn failed(address: impl ToString, message: impl ToString, source: client::Error) -> ProviderError {
+    error(address, message)
+        .kind(source.kind())
+        .caused_by(source)
+}
+
+/// The client's error as the whole message.
+fn client_error(address: impl ToString, source: client::Error) -> ProviderError {
+    failed(address, source.to_string(), source)
+}
+
 impl CloudscaleProvider {
     /// The cloud's VMs as its controller describes them, for node-metadata drift.
     pub fn instances(&self) -> Arc<dyn CloudInstances> {
@@ -91,15 +104,15 @@ impl CloudscaleProvider {
     ) -> Result<Self, ProviderError> {
         let (client, companion) = match (&settings.endpoint, embedded) {
             (Endpoint::Url(url), _) => {
-                let token = token_from_env().map_err(|e| error(PROVIDER, e))?;
+                let token = token_from_env().map_err(|e| client_error(PROVIDER, e))?;
                 (
-                    CloudscaleClient::new(url, token).map_err(|e| error(PROVIDER, e))?,
+                    CloudscaleClient::new(url, token).map_err(|e| client_error(PROVIDER, e))?,
                     None,
                 )
             }
             (Endpoint::Embedded, Some(embedded)) => {
                 let client = CloudscaleClient::new(&embedded.base_url, embedded.token)
-                    .map_err(|e| error(PROVIDER, e))?
+                    .map_err(|e| client_error(PROVIDER, e))?
                     .with_lb_wait(embedded_wait());
                 (client, Some(embedded.companion))
             }
@@ -159,9 +172,9 @@ impl CloudscaleProvider {
                 }
             }
         );
-        let snapshot = snapshot.map_err(|e| error(PROVIDER, format!("refresh failed: {e}")))?;
+        let snapshot = snapshot.map_err(|e| failed(PROVIDER, format!("refresh failed: {e}"), e))?;
         let servers = servers
-            .map_err(|e| error(PROVIDER, format!("listing servers failed: {e}")))?
+            .map_err(|e| failed(PROVIDER, format!("listing servers failed: {e}"), e))?
             .map(|servers| self.servers.set(servers));
         Ok(Live {
             snapshot: IndexedSnapshot::new(snapshot),
@@ -289,7 +302,7 @@ impl CloudscaleProvider {
                 journal
                     .record(address, Phase::Failed, &text, None, Some(e.to_string()))
                     .map_err(journal_error)?;
-                return Err(error(address, format!("{op}: {e}")));
+                return Err(failed(address, format!("{op}: {e}"), e));
             }
             let recorded = serde_json::to_value(&ids).expect("ids serialize");
             journal
@@ -567,7 +580,7 @@ enum ViewError {
 impl ViewError {
     fn into_error(self, target: &Target) -> ProviderError {
         match self {
-            ViewError::Api(e) => error(target.address, e),
+            ViewError::Api(e) => ProviderError::wrap(target.address, e),
             ViewError::Service(message) => {
                 let plain = error(target.address, message);
                 match target.resource {
@@ -878,8 +891,41 @@ fn located_desired_error(
 
 #[cfg(test)]
 mod tests {
+    use std::error::Error;
+
     use super::*;
     use skyplan_core::model::{Impact, ResourceKind};
+    use skyplan_core::provider::ErrorKind;
+
+    #[tokio::test]
+    async fn a_refused_connection_is_a_transport_error_caused_by_the_clients() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!(
+            "http://{}/v1/load-balancers",
+            listener.local_addr().unwrap()
+        );
+        drop(listener);
+        let refused = reqwest::get(&url).await.unwrap_err();
+        let e = client::Error::Transport {
+            method: reqwest::Method::GET,
+            path: "/load-balancers".into(),
+            source: refused,
+        };
+        let message = format!("refresh failed: {e}");
+        let error = failed(PROVIDER, &message, e);
+        assert_eq!(error.to_string(), format!("cloudscale: {message}"));
+        assert_eq!(error.kind, ErrorKind::Transport);
+        let source = error.source().expect("the client's error");
+        let client_error = source.downcast_ref::<client::Error>();
+        assert!(matches!(
+            client_error,
+            Some(client::Error::Transport { .. })
+        ));
+        let root = source
+            .source()
+            .and_then(|e| e.downcast_ref::<reqwest::Error>());
+        assert!(root.is_some_and(reqwest::Error::is_connect), "{root:?}");
+    }
 
     #[test]
     fn a_pool_the_controller_recreated_unpredicted_is_an_under_prediction() {
