@@ -109,9 +109,9 @@ impl CloudstackProvider {
         let (client, embedded) = match (endpoint, embedded) {
             (CloudstackEndpoint::CloudConfig(path), _) => {
                 let credentials =
-                    Credentials::from_cloud_config(path).map_err(|e| error(PROVIDER, e))?;
+                    Credentials::from_cloud_config(path).map_err(|e| e.for_address(PROVIDER))?;
                 let client = CloudstackClient::new(credentials)
-                    .map_err(|e| error(PROVIDER, e))?
+                    .map_err(|e| e.for_address(PROVIDER))?
                     .with_job_policy(job_policy_from_env());
                 (client, None)
             }
@@ -125,7 +125,7 @@ impl CloudstackProvider {
                     ssl_no_verify: false,
                 };
                 let client = CloudstackClient::new(credentials)
-                    .map_err(|e| error(PROVIDER, e))?
+                    .map_err(|e| e.for_address(PROVIDER))?
                     .with_job_policy(embedded_jobs());
                 (client, Some(embedded.companion))
             }
@@ -241,7 +241,10 @@ impl CloudstackProvider {
             .client
             .list("listKubernetesClusters", &params, "kubernetescluster")
             .await
-            .map_err(|e| error(PROVIDER, format!("listKubernetesClusters: {e}")))?;
+            .map_err(|e| {
+                let message = format!("listKubernetesClusters: {e}");
+                e.reported(PROVIDER, message)
+            })?;
         let up = ["Running", "Scaling", "Upgrading", "Alert"];
         let id = found
             .iter()

@@ -131,7 +131,7 @@ impl CcmClusters {
     async fn read_one(&self, target: &CcmTarget<'_>) -> Result<ServiceView, ProviderError> {
         let (address, binding) = (target.address, target.spec.binding.as_ref());
         let binding = binding.expect("controller mode");
-        let api = |e: ProviderError| error(address, e);
+        let api = |e: ProviderError| ProviderError::wrap(address, e);
         let connection = self.connection(address, &binding.cluster)?;
         let nodes = connection.nodes().await.map_err(api)?.to_vec();
         let service = connection
