@@ -21,7 +21,8 @@ use skyplan_core::config::{Endpoint, PhoenixnapSettings as Settings, ResourceSpe
 use skyplan_core::model::{Address, PhoenixnapLoadBalancerSpec};
 use skyplan_core::plan::{ResourceChange, Verification};
 use skyplan_core::provider::{
-    Applied, Companion, DriftCheck, PlanOptions, Provider, ProviderError, Refreshed, Target,
+    Applied, Companion, DriftCheck, ErrorKind, PlanOptions, Provider, ProviderError, Refreshed,
+    Target,
 };
 use skyplan_core::state::journal::Journal;
 use skyplan_core::state::ResourceState;
@@ -76,7 +77,7 @@ impl PhoenixnapProvider {
         let (client, embedded, poll) = match (&settings.endpoint, embedded) {
             (Endpoint::Url(root), _) => {
                 let credentials = Credentials::load(settings.cloud_sa_json.as_deref())
-                    .map_err(|e| error(PROVIDER, e))?;
+                    .map_err(|e| error(PROVIDER, e).kind(ErrorKind::Auth))?;
                 let token_url = settings.token_url.clone().unwrap_or_else(|| {
                     match root.trim_end_matches('/') == DEFAULT_API_ROOT {
                         true => DEFAULT_TOKEN_URL.to_owned(),
@@ -126,7 +127,7 @@ impl PhoenixnapProvider {
             .client
             .public_networks()
             .await
-            .map_err(|e| error(PROVIDER, e))?;
+            .map_err(|e| e.for_address(PROVIDER))?;
         let network = networks
             .iter()
             .find(|n| n.name == preferred)
@@ -165,7 +166,7 @@ impl PhoenixnapProvider {
         }
         let inventory = refresh::inventory(&self.client, &state_blocks)
             .await
-            .map_err(|e| error(PROVIDER, e))?;
+            .map_err(|e| e.for_address(PROVIDER))?;
         let pairs: Vec<(&Address, &PhoenixnapLoadBalancerSpec)> =
             specs.iter().map(|(a, s)| (*a, s)).collect();
         let (clusters, services) =
