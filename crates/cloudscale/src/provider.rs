@@ -2,7 +2,7 @@
 //! plan through the pure diff, apply through the operation executor.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -49,7 +49,7 @@ pub struct CloudscaleProvider {
     /// by node-metadata drift (the Kubernetes provider's refresh), whichever asks first.
     servers: Arc<ServerCache>,
     /// Handed over by the registry once the Kubernetes provider connected.
-    clusters: Mutex<Option<Arc<Clusters>>>,
+    clusters: OnceLock<Arc<Clusters>>,
 }
 
 /// The embedded cloud settles fast, so the client polls it quickly; a real cloud keeps the
@@ -93,7 +93,8 @@ impl CloudscaleProvider {
     /// The connected clusters, handed over by the registry once the Kubernetes provider
     /// connected: a load balancer bound to a Service reads its cluster when it refreshes.
     pub fn attach_clusters(&self, clusters: Arc<Clusters>) {
-        *self.clusters.lock().unwrap_or_else(|p| p.into_inner()) = Some(clusters);
+        // Once per run, by the registry.
+        let _ = self.clusters.set(clusters);
     }
 
     /// Connects to the endpoint: a URL with the token from the environment, or the embedded
@@ -125,7 +126,7 @@ impl CloudscaleProvider {
             client: Arc::new(client),
             embedded: Mutex::new(companion),
             servers: Arc::default(),
-            clusters: Mutex::new(None),
+            clusters: OnceLock::new(),
         })
     }
 
@@ -190,11 +191,7 @@ impl CloudscaleProvider {
         &self,
         targets: &[Target<'_>],
     ) -> BTreeMap<Address, Result<ClusterView, ProviderError>> {
-        let clusters = self
-            .clusters
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let clusters = self.clusters.get();
         let mut views = BTreeMap::new();
         for target in targets {
             let Some(spec) = target.resource.and_then(load_balancer_spec) else {
@@ -346,9 +343,7 @@ impl CloudscaleProvider {
         cluster: &Address,
     ) -> Result<Arc<skyplan_kubernetes::connection::ClusterConnection>, ProviderError> {
         self.clusters
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
+            .get()
             .and_then(|c| c.get(cluster))
             .ok_or_else(|| error(address, format!("{cluster} is not connected")))
     }
