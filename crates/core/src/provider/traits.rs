@@ -62,7 +62,8 @@ pub trait Provider: Send + Sync {
 
     /// Reads the live state of the targets, with as few API calls as the cloud allows, and
     /// returns it: the pipeline hands it back to this provider's plan, drift, import,
-    /// kubeconfig and apply, and the provider keeps nothing of it.
+    /// kubeconfig and apply. The provider keeps none of it, beyond the run's caches it shares
+    /// with other providers (a cluster's nodes, a cloud's VMs: each listed once per run).
     fn refresh<'a>(
         &'a self,
         targets: &'a [Target<'a>],
