@@ -10,6 +10,7 @@ use super::args::{
     SimCommand, SimProvider, SimServeArgs, StateCommand,
 };
 use super::progress::{progress_for_stderr, Progress};
+use super::report::{workspace_report, Reported};
 use super::{colour, exit};
 use crate::apply::hold::hold_back;
 use crate::apply::window::MaintenancePolicy;
@@ -26,7 +27,7 @@ use crate::render::{
 };
 use crate::state::StateBackend;
 use crate::workspace::DriftOutcome;
-use crate::workspace::Workspace;
+use crate::workspace::{Planned, Workspace};
 
 pub async fn run(cli: Cli) -> Result<u8, Report> {
     match cli.command {
@@ -121,16 +122,17 @@ fn check_selection(workspace: &Workspace, selection: &Selection) -> Result<(), R
 async fn open(config: Config, operation: &str, locking: &Locking) -> Result<Workspace, Report> {
     let workspace = Workspace::open(config, operation, locking.lock_timeout, registry::connect)
         .await
-        .into_diagnostic()?;
+        .reported()?;
     for notice in &workspace.notices {
         colour::eprintln(format_args!("warning: {notice}"));
     }
     Ok(workspace)
 }
 
-async fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<Plan, Report> {
+/// The plan, and the refresh it was made from (for apply).
+async fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<Planned, Report> {
     check_selection(workspace, selection)?;
-    let plan = workspace
+    let planned = workspace
         .plan(&options(selection), &selection.targets)
         .await
         .map_err(plan_error)?;
@@ -138,7 +140,7 @@ async fn make_plan(workspace: &Workspace, selection: &Selection) -> Result<Plan,
         requests = workspace.request_count(),
         "refresh and plan done"
     );
-    Ok(plan)
+    Ok(planned)
 }
 
 /// Plan errors about values the config names are printed one `file:line:col: address:
@@ -148,7 +150,7 @@ fn plan_error(error: crate::workspace::WorkspaceError) -> Report {
     let errors = match &error {
         WorkspaceError::Provider(e) if e.location.is_some() => std::slice::from_ref(e),
         WorkspaceError::Plan(errors) => errors.as_slice(),
-        _ => return Err::<(), _>(error).into_diagnostic().unwrap_err(),
+        _ => return workspace_report(error),
     };
     for e in errors {
         colour::eprintln(e);
@@ -175,7 +177,7 @@ async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
     let mut workspace = open(config, "plan", &args.locking).await?;
     let result = plan_in(&mut workspace, &args).await;
     let durations = workspace.state.durations.clone();
-    workspace.close().await.into_diagnostic()?;
+    workspace.close().await.reported()?;
     let plan = result?;
     let view = PlanView::measured(&plan, &durations);
     if args.json {
@@ -200,9 +202,9 @@ async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
 
 async fn plan_in(workspace: &mut Workspace, args: &PlanArgs) -> Result<Plan, Report> {
     if args.out.is_some() {
-        workspace.save_new_state().into_diagnostic()?;
+        workspace.save_new_state().reported()?;
     }
-    let plan = make_plan(workspace, &args.selection).await?;
+    let plan = make_plan(workspace, &args.selection).await?.plan;
     if let Some(out) = &args.out {
         let request = PlanRequest {
             targets: args.selection.targets.clone(),
@@ -234,12 +236,12 @@ async fn apply(path: &std::path::Path, args: ApplyArgs) -> Result<u8, Report> {
     let config = load(path)?;
     let mut workspace = open(config, "apply", &args.locking).await?;
     let result = apply_in(&mut workspace, &args).await;
-    workspace.close().await.into_diagnostic()?;
+    workspace.close().await.reported()?;
     result
 }
 
 async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Report> {
-    let (plan, approved) = match &args.plan_file {
+    let (Planned { plan, refreshes }, approved) = match &args.plan_file {
         Some(file) => (saved_plan(workspace, file, &args.selection).await?, true),
         None => (
             make_plan(workspace, &args.selection).await?,
@@ -276,13 +278,14 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
     let result = crate::apply::run(
         workspace,
         &runnable,
+        &refreshes,
         args.parallelism,
         &admit,
         progress.clone(),
     )
     .await;
     progress.finish();
-    let report = result.into_diagnostic()?;
+    let report = result.reported()?;
     if args.json {
         let document = apply_json(&plan, &report, workspace.request_count());
         println!(
@@ -382,13 +385,13 @@ fn refusal(plan: &Plan) -> Option<Report> {
     })
 }
 
-/// A saved plan, if it is still exactly the plan for this state, config and cloud. It was
-/// reviewed when it was made, so applying it asks nothing more.
+/// A saved plan, if it is still exactly the plan for this state, config and cloud, with the
+/// refresh that showed it. It was reviewed when it was made, so applying it asks nothing more.
 async fn saved_plan(
     workspace: &Workspace,
     file: &std::path::Path,
     selection: &Selection,
-) -> Result<Plan, Report> {
+) -> Result<Planned, Report> {
     if !(selection.targets.is_empty()
         && selection.replace.is_empty()
         && selection.allow_delete.is_empty())
@@ -407,8 +410,11 @@ async fn saved_plan(
         allow_delete: saved.request.allow_delete.clone(),
     };
     let fresh = make_plan(workspace, &again).await?;
-    saved.check_fresh(&fresh).into_diagnostic()?;
-    Ok(saved.plan)
+    saved.check_fresh(&fresh.plan).into_diagnostic()?;
+    Ok(Planned {
+        plan: saved.plan,
+        refreshes: fresh.refreshes,
+    })
 }
 
 /// Asks on the terminal; without one, refuses rather than guessing.
@@ -448,8 +454,8 @@ async fn drift(
     let config = load(path)?;
     let workspace = open(config, "drift", locking).await?;
     let outcomes = workspace.drift().await;
-    workspace.close().await.into_diagnostic()?;
-    let report = drift_report(outcomes.into_diagnostic()?);
+    workspace.close().await.reported()?;
+    let report = drift_report(outcomes.reported()?);
     let text = match format {
         DriftFormat::Text => render_drift_text(&report, style()),
         DriftFormat::Json => render_drift_json(&report),
@@ -637,8 +643,8 @@ fn print_durations(durations: &crate::plan::durations::Durations) {
 async fn state_rm(path: &std::path::Path, address: &crate::model::Address) -> Result<u8, Report> {
     let config = load(path)?;
     let mut workspace = open(config, "state rm", &Locking { lock_timeout: None }).await?;
-    let result = workspace.forget(address).into_diagnostic();
-    workspace.close().await.into_diagnostic()?;
+    let result = workspace.forget(address).reported();
+    workspace.close().await.reported()?;
     result?;
     println!("Removed {address} from the state; the cloud object was left as it is.");
     Ok(exit::SUCCESS)
@@ -652,8 +658,8 @@ async fn import(
 ) -> Result<u8, Report> {
     let config = load(path)?;
     let mut workspace = open(config, "import", locking).await?;
-    let result = workspace.import(address, id).await.into_diagnostic();
-    workspace.close().await.into_diagnostic()?;
+    let result = workspace.import(address, id).await.reported();
+    workspace.close().await.reported()?;
     result?;
     println!("Imported {id} as {address}; `skyplan plan` now compares it with the config.");
     Ok(exit::SUCCESS)
@@ -669,8 +675,8 @@ async fn kubeconfig(
     let address = crate::model::Address::new(crate::model::ResourceKind::Cluster, name);
     let config = load(path)?;
     let workspace = open(config, "kubeconfig", locking).await?;
-    let result = workspace.kubeconfig(&address).await.into_diagnostic();
-    workspace.close().await.into_diagnostic()?;
+    let result = workspace.kubeconfig(&address).await.reported();
+    workspace.close().await.reported()?;
     let kubeconfig = result?;
     let output = output.unwrap_or_else(|| format!("{name}.kubeconfig").into());
     if output.as_os_str() == "-" {

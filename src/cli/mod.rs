@@ -6,6 +6,7 @@ mod colour;
 mod commands;
 pub mod exit;
 mod progress;
+mod report;
 
 use std::io::IsTerminal;
 

@@ -17,7 +17,7 @@ use super::objects::Snapshot;
 use crate::spec::CloudscaleLoadBalancerSpec;
 use skyplan_core::config::Resource;
 use skyplan_core::model::Address;
-use skyplan_core::provider::ProviderError;
+use skyplan_core::provider::{ErrorKind, ProviderError};
 
 /// What refresh read of the catalog; `None` where nothing needed reading.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,7 +97,7 @@ impl Unusable {
     /// The provider error, at the key's position in the config (the resource's table when
     /// the key was not recorded, e.g. a member chosen from a cluster's nodes).
     pub fn into_error(self, address: &Address, resource: Option<&Resource>) -> ProviderError {
-        let error = ProviderError::new(address, self.message);
+        let error = ProviderError::new(address, self.message).kind(ErrorKind::Config);
         match resource {
             Some(resource) => error.at(resource.location_of(&self.path)),
             None => error,

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::limiter::Limiter;
 use crate::spec::DEFAULT_MAX_CONCURRENT_REQUESTS;
-use skyplan_core::provider::http::{with_causes, USER_AGENT};
+use skyplan_core::provider::http::{reqwest_kind, status_kind, with_causes, USER_AGENT};
+use skyplan_core::provider::ErrorKind;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.cloudscale.ch/v1";
 
@@ -81,6 +82,19 @@ pub enum Error {
 }
 
 impl Error {
+    /// What kind of failure this is, for the provider error that reports it.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::MissingToken => ErrorKind::Auth,
+            Error::Build(_) | Error::Encode { .. } => ErrorKind::Internal,
+            Error::Status { status, .. } => status_kind(status.as_u16()),
+            Error::Transport { source, .. } => reqwest_kind(source),
+            Error::Decode { .. } | Error::NotRunning { .. } => ErrorKind::Api,
+            // The plan named an object the cloud no longer shows it under.
+            Error::UnknownObject(_) => ErrorKind::Conflict,
+        }
+    }
+
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::Status { status, .. } if *status == StatusCode::NOT_FOUND)
     }
@@ -605,6 +619,7 @@ mod tests {
             error.to_string(),
             "cloudscale API: POST /load-balancers/pools: 400 Bad Request: Invalid algorithm."
         );
+        assert_eq!(error.kind(), ErrorKind::Api);
         assert_eq!(client.request_count(), 1);
     }
 
@@ -638,6 +653,7 @@ mod tests {
         let stranger = CloudscaleClient::new(&base_url, Secret::new("other")).unwrap();
         let error = stranger.get::<Value>("/whoami").await.unwrap_err();
         assert!(matches!(error, Error::Status { status, .. } if status == 401));
+        assert_eq!(error.kind(), ErrorKind::Auth);
     }
 
     #[tokio::test]
@@ -658,6 +674,7 @@ mod tests {
             "{error}"
         );
         assert!(error.to_string().contains("refused"), "{error}");
+        assert_eq!(error.kind(), ErrorKind::Transport);
         assert_eq!(client.request_count(), 6);
     }
 
@@ -713,6 +730,7 @@ mod tests {
             "secret-value"
         );
         assert!(matches!(token_from(|_| None), Err(Error::MissingToken)));
+        assert_eq!(Error::MissingToken.kind(), ErrorKind::Auth);
         assert!(matches!(
             token_from(|_| Some(String::new())),
             Err(Error::MissingToken)

@@ -13,6 +13,7 @@ pub mod execute;
 pub mod impact;
 mod indexed;
 pub mod limiter;
+mod live;
 pub mod objects;
 pub mod ops;
 pub mod order;

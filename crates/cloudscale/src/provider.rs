@@ -2,7 +2,7 @@
 //! plan through the pure diff, apply through the operation executor.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -11,11 +11,12 @@ use futures::FutureExt;
 use super::binding::members::node_set;
 use super::binding::{missing_service, resolve_direct, ClusterView};
 use super::catalog::{self, CatalogWants};
-use super::client::{token_from_env, Backoff, CloudscaleClient, Secret, WaitPolicy};
+use super::client::{self, token_from_env, Backoff, CloudscaleClient, Secret, WaitPolicy};
 use super::desired::desired_objects;
 use super::diff::{diff, DiffInput, PROVIDER};
 use super::execute::{execute, LbIds};
 use super::indexed::IndexedSnapshot;
+use super::live::Live;
 use super::objects::{LbObjects, OWNER_TAG};
 use super::refresh::refresh_with_catalog;
 use super::servers::{CloudscaleInstances, ServerCache};
@@ -26,7 +27,7 @@ use skyplan_core::model::LbMode;
 use skyplan_core::model::{Address, ServiceBinding};
 use skyplan_core::plan::{Action, ResourceChange, Verification};
 use skyplan_core::provider::{
-    Applied, Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target,
+    Applied, Companion, DriftCheck, PlanOptions, Provider, ProviderError, Refreshed, Target,
 };
 use skyplan_core::state::journal::{Journal, Phase};
 use skyplan_core::state::ResourceState;
@@ -43,19 +44,13 @@ pub struct CloudscaleEmbedded {
 
 pub struct CloudscaleProvider {
     client: Arc<CloudscaleClient>,
-    /// Read-locked by each target's comparison, so that a plan compares targets on several
-    /// threads at once; written by refresh and close.
-    snapshot: RwLock<IndexedSnapshot>,
     /// The embedded cloud, stopped (its world written) on close.
     embedded: Mutex<Option<Companion>>,
-    /// The servers, read once per refresh when a bound load balancer needs them, and shared
-    /// with node-metadata drift.
+    /// The servers, read once per run: by refresh when a bound load balancer needs them, or
+    /// by node-metadata drift (the Kubernetes provider's refresh), whichever asks first.
     servers: Arc<ServerCache>,
     /// Handed over by the registry once the Kubernetes provider connected.
-    clusters: Mutex<Option<Arc<Clusters>>>,
-    /// What refresh read from the cluster of each Service-bound target (an error to report
-    /// when the plan needs it).
-    views: Mutex<BTreeMap<Address, Result<ClusterView, ProviderError>>>,
+    clusters: OnceLock<Arc<Clusters>>,
 }
 
 /// The embedded cloud settles fast, so the client polls it quickly; a real cloud keeps the
@@ -74,6 +69,19 @@ fn error(address: impl ToString, message: impl ToString) -> ProviderError {
     ProviderError::new(address, message)
 }
 
+/// `message` about `address`, caused by the client's `source`: of its kind, with it as the
+/// source.
+fn failed(address: impl ToString, message: impl ToString, source: client::Error) -> ProviderError {
+    error(address, message)
+        .kind(source.kind())
+        .caused_by(source)
+}
+
+/// The client's error as the whole message.
+fn client_error(address: impl ToString, source: client::Error) -> ProviderError {
+    failed(address, source.to_string(), source)
+}
+
 impl CloudscaleProvider {
     /// The cloud's VMs as its controller describes them, for node-metadata drift.
     pub fn instances(&self) -> Arc<dyn CloudInstances> {
@@ -86,7 +94,8 @@ impl CloudscaleProvider {
     /// The connected clusters, handed over by the registry once the Kubernetes provider
     /// connected: a load balancer bound to a Service reads its cluster when it refreshes.
     pub fn attach_clusters(&self, clusters: Arc<Clusters>) {
-        *self.clusters.lock().unwrap_or_else(|p| p.into_inner()) = Some(clusters);
+        // Once per run, by the registry.
+        let _ = self.clusters.set(clusters);
     }
 
     /// Connects to the endpoint: a URL with the token from the environment, or the embedded
@@ -97,15 +106,15 @@ impl CloudscaleProvider {
     ) -> Result<Self, ProviderError> {
         let (client, companion) = match (&settings.endpoint, embedded) {
             (Endpoint::Url(url), _) => {
-                let token = token_from_env().map_err(|e| error(PROVIDER, e))?;
+                let token = token_from_env().map_err(|e| client_error(PROVIDER, e))?;
                 (
-                    CloudscaleClient::new(url, token).map_err(|e| error(PROVIDER, e))?,
+                    CloudscaleClient::new(url, token).map_err(|e| client_error(PROVIDER, e))?,
                     None,
                 )
             }
             (Endpoint::Embedded, Some(embedded)) => {
                 let client = CloudscaleClient::new(&embedded.base_url, embedded.token)
-                    .map_err(|e| error(PROVIDER, e))?
+                    .map_err(|e| client_error(PROVIDER, e))?
                     .with_lb_wait(embedded_wait());
                 (client, Some(embedded.companion))
             }
@@ -116,23 +125,13 @@ impl CloudscaleProvider {
         let client = client.with_max_concurrent_requests(settings.max_concurrent_requests);
         Ok(CloudscaleProvider {
             client: Arc::new(client),
-            snapshot: RwLock::new(IndexedSnapshot::default()),
             embedded: Mutex::new(companion),
             servers: Arc::default(),
-            clusters: Mutex::new(None),
-            views: Mutex::new(BTreeMap::new()),
+            clusters: OnceLock::new(),
         })
     }
 
-    fn snapshot(&self) -> RwLockReadGuard<'_, IndexedSnapshot> {
-        self.snapshot.read().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn snapshot_mut(&self) -> RwLockWriteGuard<'_, IndexedSnapshot> {
-        self.snapshot.write().unwrap_or_else(|p| p.into_inner())
-    }
-
-    async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<(), ProviderError> {
+    async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<Live, ProviderError> {
         let addresses: BTreeSet<String> = targets.iter().map(|t| t.address.to_string()).collect();
         let mut known: BTreeSet<String> = targets
             .iter()
@@ -175,15 +174,15 @@ impl CloudscaleProvider {
                 }
             }
         );
-        let snapshot = snapshot.map_err(|e| error(PROVIDER, format!("refresh failed: {e}")))?;
-        if let Some(servers) =
-            servers.map_err(|e| error(PROVIDER, format!("listing servers failed: {e}")))?
-        {
-            self.servers.set(servers);
-        }
-        *self.snapshot_mut() = IndexedSnapshot::new(snapshot);
-        *self.views.lock().unwrap_or_else(|p| p.into_inner()) = views;
-        Ok(())
+        let snapshot = snapshot.map_err(|e| failed(PROVIDER, format!("refresh failed: {e}"), e))?;
+        let servers = servers
+            .map_err(|e| failed(PROVIDER, format!("listing servers failed: {e}"), e))?
+            .map(|servers| self.servers.set(servers));
+        Ok(Live {
+            snapshot: IndexedSnapshot::new(snapshot),
+            servers: servers.unwrap_or_default(),
+            views,
+        })
     }
 
     /// For each Service-bound target: the cluster's nodes (listed once per run by the shared
@@ -193,11 +192,7 @@ impl CloudscaleProvider {
         &self,
         targets: &[Target<'_>],
     ) -> BTreeMap<Address, Result<ClusterView, ProviderError>> {
-        let clusters = self
-            .clusters
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let clusters = self.clusters.get();
         let mut views = BTreeMap::new();
         for target in targets {
             let Some(spec) = target.resource.and_then(load_balancer_spec) else {
@@ -227,28 +222,25 @@ impl CloudscaleProvider {
     /// A bound spec with the cluster's members and node ports filled in (direct mode).
     fn resolve_binding(
         &self,
+        live: &Live,
         address: &Address,
         spec: &CloudscaleLoadBalancerSpec,
         nodes: Nodes,
     ) -> Result<CloudscaleLoadBalancerSpec, ProviderError> {
-        let view = self.view(address, spec, nodes)?;
-        let servers = self.servers.get().unwrap_or_default();
-        resolve_direct(spec, &view, &servers).map_err(|e| error(address, e))
+        let view = self.view(live, address, spec, nodes)?;
+        resolve_direct(spec, &view, &live.servers).map_err(|e| error(address, e))
     }
 
     /// What refresh read of the load balancer's cluster; for a plan, with the nodes as this
     /// run's node policies will leave them (applied before the load balancer).
     fn view(
         &self,
+        live: &Live,
         address: &Address,
         spec: &CloudscaleLoadBalancerSpec,
         nodes: Nodes,
     ) -> Result<ClusterView, ProviderError> {
-        let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
-        let mut view = views
-            .get(address)
-            .ok_or_else(|| error(address, "the cluster was not read for this load balancer"))?
-            .clone()?;
+        let mut view = live.view(address)?.clone();
         let cluster = spec.binding.as_ref().map(|b| &b.cluster);
         if let (Nodes::Planned, Some(cluster)) = (nodes, cluster) {
             if let Some(planned) = self.connection(address, cluster)?.planned_nodes() {
@@ -259,10 +251,12 @@ impl CloudscaleProvider {
         Ok(view)
     }
 
+    /// The change, from the load balancer as the refresh it was planned from read it (`live`).
     async fn apply_change(
         &self,
         change: &ResourceChange,
         prior: Option<&ResourceState>,
+        live: &Live,
         journal: &Journal,
     ) -> Result<Applied, ProviderError> {
         let address = &change.address;
@@ -271,7 +265,7 @@ impl CloudscaleProvider {
                 .is_ok_and(|s| s.binding.is_some_and(|b| b.mode == LbMode::Ccm))
         });
         if controller_mode {
-            return self.apply_ccm(change, journal).await;
+            return self.apply_ccm(change, live, journal).await;
         }
         let deletes_service = change.operations.iter().any(|op| {
             matches!(
@@ -285,8 +279,8 @@ impl CloudscaleProvider {
                 .await
                 .map(|()| Applied::unverified(None));
         }
-        let live = find_live(&self.snapshot(), address, prior.map(|p| p.id.as_str()))?.cloned();
-        let mut ids = live.as_ref().map(LbIds::from_live).unwrap_or_default();
+        let found = find_live(&live.snapshot, address, prior.map(|p| p.id.as_str()))?;
+        let mut ids = found.map(LbIds::from_live).unwrap_or_default();
         let journal_error = |e: skyplan_core::state::StateError| error(address, e);
         for operation in &change.operations {
             let Some(op) = crate::ops::Op::of(operation) else {
@@ -306,7 +300,7 @@ impl CloudscaleProvider {
                 journal
                     .record(address, Phase::Failed, &text, None, Some(e.to_string()))
                     .map_err(journal_error)?;
-                return Err(error(address, format!("{op}: {e}")));
+                return Err(failed(address, format!("{op}: {e}"), e));
             }
             let recorded = serde_json::to_value(&ids).expect("ids serialize");
             journal
@@ -350,9 +344,7 @@ impl CloudscaleProvider {
         cluster: &Address,
     ) -> Result<Arc<skyplan_kubernetes::connection::ClusterConnection>, ProviderError> {
         self.clusters
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
+            .get()
             .and_then(|c| c.get(cluster))
             .ok_or_else(|| error(address, format!("{cluster} is not connected")))
     }
@@ -361,21 +353,19 @@ impl CloudscaleProvider {
     fn compare_ccm(
         &self,
         target: &Target,
+        live: &Live,
         spec: &CloudscaleLoadBalancerSpec,
         prior: Option<&CloudscaleLoadBalancerSpec>,
-        _options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError> {
         let address = target.address;
-        let view = self.view(address, spec, Nodes::Planned)?;
-        let servers = self.servers.get().unwrap_or_default();
-        let snapshot = self.snapshot();
+        let view = self.view(live, address, spec, Nodes::Planned)?;
         super::ccm::plan::plan(&super::ccm::plan::CcmInput {
             address,
             spec,
             prior,
             view: &view,
-            servers: &servers,
-            snapshot: &snapshot,
+            servers: &live.servers,
+            snapshot: &live.snapshot,
         })
         .map_err(|e| error(address, e))
     }
@@ -385,16 +375,16 @@ impl CloudscaleProvider {
     fn removed_ccm(
         &self,
         target: &Target,
+        live: &Live,
         applied: &CloudscaleLoadBalancerSpec,
         options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError> {
-        let snapshot = self.snapshot();
         let prior_id = target.prior.map(|p| p.id.as_str());
-        let live = find_live(&snapshot, target.address, prior_id)?;
+        let found = find_live(&live.snapshot, target.address, prior_id)?;
         Ok(super::ccm::plan::removed(
             target.address,
             applied,
-            live.map(|l| l.lb.name.as_str()),
+            found.map(|l| l.lb.name.as_str()),
             options.allow_delete.contains(target.address),
         ))
     }
@@ -427,10 +417,12 @@ impl CloudscaleProvider {
         Ok(())
     }
 
-    /// Writes the Service, waits for the CCM, and checks its outcome against the plan.
+    /// Writes the Service, waits for the CCM, and checks its outcome against the plan: the
+    /// Service and the load balancer as refresh read them (`live`) are what it started from.
     async fn apply_ccm(
         &self,
         change: &ResourceChange,
+        live: &Live,
         journal: &Journal,
     ) -> Result<Applied, ProviderError> {
         use super::ccm::apply::{compare_pool_uuids, wait_for_controller, MANAGED};
@@ -444,20 +436,12 @@ impl CloudscaleProvider {
         let spec: CloudscaleLoadBalancerSpec = record.parse().map_err(|e| error(address, e))?;
         let binding = spec.binding.clone().expect("bound");
         let connection = self.connection(address, &binding.cluster)?;
-        let live_service = {
-            let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
-            views
-                .get(address)
-                .and_then(|v| v.as_ref().ok())
-                .and_then(|v| v.service.clone())
-        };
-        let before = {
-            let snapshot = self.snapshot();
-            match super::ccm::predict::find_ccm_lb(&snapshot, live_service.as_ref(), &spec.name) {
-                super::ccm::predict::Found::Lb(lb) => Some(lb.clone()),
+        let live_service = live.view(address).ok().and_then(|v| v.service.as_ref());
+        let before =
+            match super::ccm::predict::find_ccm_lb(&live.snapshot, live_service, &spec.name) {
+                super::ccm::predict::Found::Lb(lb) => Some(lb),
                 _ => None,
-            }
-        };
+            };
         // What the state records once the Service is written, should the wait then fail or
         // the run be killed: the next plan shows the load balancer still to come, and removing
         // it from the config plans its removal.
@@ -485,7 +469,7 @@ impl CloudscaleProvider {
                         name,
                         body,
                         resource_version: resource_version.as_deref(),
-                        planned: live_service.as_ref(),
+                        planned: live_service,
                         managed: &MANAGED,
                         leaves: Some(&written),
                     };
@@ -500,7 +484,7 @@ impl CloudscaleProvider {
             .await
             .map_err(|e| error(address, e))?;
         let uuid = converged.lb.lb.uuid.clone().unwrap_or_default();
-        let differences = compare_pool_uuids(before.as_ref(), &converged.lb, &actions);
+        let differences = compare_pool_uuids(before, &converged.lb, &actions);
         let verification = ccm_verification(change, differences);
         tracing::info!(%address, "verified: {}", verification.summary());
         Ok(Applied {
@@ -519,10 +503,10 @@ impl CloudscaleProvider {
     fn drift_ccm(
         &self,
         target: &Target,
+        live: &Live,
         applied: &CloudscaleLoadBalancerSpec,
     ) -> Result<DriftCheck, ProviderError> {
-        let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(Ok(view)) = views.get(target.address) else {
+        let Some(Ok(view)) = live.views.get(target.address) else {
             return Err(error(
                 target.address,
                 "the cluster was not read for this load balancer",
@@ -592,7 +576,7 @@ enum ViewError {
 impl ViewError {
     fn into_error(self, target: &Target) -> ProviderError {
         match self {
-            ViewError::Api(e) => error(target.address, e),
+            ViewError::Api(e) => ProviderError::wrap(target.address, e),
             ViewError::Service(message) => {
                 let plain = error(target.address, message);
                 match target.resource {
@@ -703,10 +687,11 @@ enum Purpose {
 }
 
 impl CloudscaleProvider {
-    /// Desired (`spec`) vs the refreshed live load balancer of the target.
+    /// Desired (`spec`) vs the target's live load balancer in `live`.
     fn compare(
         &self,
         target: &Target,
+        live: &Live,
         spec: Option<&CloudscaleLoadBalancerSpec>,
         prior: Option<&CloudscaleLoadBalancerSpec>,
         options: &PlanOptions,
@@ -715,35 +700,35 @@ impl CloudscaleProvider {
         let address = target.address;
         let resolved = match spec {
             Some(spec) if spec.binding.as_ref().is_some_and(|b| b.mode == LbMode::Ccm) => {
-                return self.compare_ccm(target, spec, prior, options);
+                return self.compare_ccm(target, live, spec, prior);
             }
             Some(spec) if spec.binding.is_some() => {
                 let nodes = match purpose {
                     Purpose::Plan => Nodes::Planned,
                     Purpose::Drift => Nodes::Live,
                 };
-                Some(self.resolve_binding(address, spec, nodes)?)
+                Some(self.resolve_binding(live, address, spec, nodes)?)
             }
             _ => None,
         };
         let spec = resolved.as_ref().or(spec);
-        let snapshot = self.snapshot();
-        let live = find_live(&snapshot, address, target.prior.map(|p| p.id.as_str()))?;
+        let snapshot = &live.snapshot;
+        let found = find_live(snapshot, address, target.prior.map(|p| p.id.as_str()))?;
         let desired = spec
             .map(|spec| desired_objects(address, spec, &snapshot.subnets))
             .transpose()
             .map_err(|e| located_desired_error(target, spec, e))?;
         if let (Some(spec), Purpose::Plan) = (spec, purpose) {
-            let own = live.and_then(|l| l.lb.uuid.as_deref());
-            catalog::check_vip_addresses(spec, &snapshot, own)
-                .and_then(|()| catalog::check_floating_ips(spec, &snapshot, own))
+            let own = found.and_then(|l| l.lb.uuid.as_deref());
+            catalog::check_vip_addresses(spec, snapshot, own)
+                .and_then(|()| catalog::check_floating_ips(spec, snapshot, own))
                 .map_err(|u| u.into_error(address, target.resource))?;
         }
         Ok(diff(&DiffInput {
             address,
             desired: spec.zip(desired.as_ref()),
             prior,
-            live,
+            live: found,
             replace: options.replace.contains(address),
             allow_delete: options.allow_delete.contains(address),
         }))
@@ -758,28 +743,31 @@ impl Provider for CloudscaleProvider {
     fn refresh<'a>(
         &'a self,
         targets: &'a [Target<'a>],
-    ) -> BoxFuture<'a, Result<(), ProviderError>> {
-        self.refresh_targets(targets).boxed()
+    ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
+        async move { self.refresh_targets(targets).await.map(Refreshed::new) }.boxed()
     }
 
     fn plan(
         &self,
         target: &Target,
+        refreshed: &Refreshed,
         options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError> {
+        let live = Live::of(refreshed)?;
         let prior = target.prior.and_then(applied_spec);
         let spec = target.resource.and_then(load_balancer_spec);
         if let (None, Some(applied)) = (spec, prior.as_ref().filter(|p| is_ccm(p))) {
-            return self.removed_ccm(target, applied, options);
+            return self.removed_ccm(target, live, applied, options);
         }
         if let Some(spec) = spec {
-            catalog::check_names(spec, &self.snapshot())
+            catalog::check_names(spec, &live.snapshot)
                 .map_err(|u| u.into_error(target.address, target.resource))?;
         }
-        self.compare(target, spec, prior.as_ref(), options, Purpose::Plan)
+        self.compare(target, live, spec, prior.as_ref(), options, Purpose::Plan)
     }
 
-    fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError> {
+    fn drift(&self, target: &Target, refreshed: &Refreshed) -> Result<DriftCheck, ProviderError> {
+        let live = Live::of(refreshed)?;
         // What was last applied is what the cloud should still hold; a resource found only by
         // its tag is held to the config.
         let applied = target.prior.and_then(applied_spec);
@@ -794,10 +782,11 @@ impl Provider for CloudscaleProvider {
             .as_ref()
             .is_some_and(|b| b.mode == LbMode::Ccm)
         {
-            return self.drift_ccm(target, expected);
+            return self.drift_ccm(target, live, expected);
         }
         let change = self.compare(
             target,
+            live,
             Some(expected),
             None,
             &PlanOptions::default(),
@@ -810,7 +799,11 @@ impl Provider for CloudscaleProvider {
         })
     }
 
-    fn import(&self, target: &Target) -> Result<ResourceState, ProviderError> {
+    fn import(
+        &self,
+        target: &Target,
+        refreshed: &Refreshed,
+    ) -> Result<ResourceState, ProviderError> {
         let address = target.address;
         let (Some(resource), Some(prior)) = (target.resource, target.prior) else {
             return Err(error(
@@ -818,14 +811,14 @@ impl Provider for CloudscaleProvider {
                 "import needs the resource in the config and an ID",
             ));
         };
-        let snapshot = self.snapshot();
-        let live = snapshot.load_balancer(&prior.id).ok_or_else(|| {
+        let snapshot = &Live::of(refreshed)?.snapshot;
+        let found = snapshot.load_balancer(&prior.id).ok_or_else(|| {
             error(
                 address,
                 format!("no load balancer with UUID {} in the account", prior.id),
             )
         })?;
-        let ids = LbIds::from_live(live);
+        let ids = LbIds::from_live(found);
         Ok(ResourceState {
             provider: PROVIDER.to_string(),
             id: prior.id.clone(),
@@ -840,9 +833,14 @@ impl Provider for CloudscaleProvider {
         &'a self,
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
+        refreshed: &'a Refreshed,
         journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Applied, ProviderError>> {
-        self.apply_change(change, prior, journal).boxed()
+        async move {
+            let live = Live::of(refreshed)?;
+            self.apply_change(change, prior, live, journal).await
+        }
+        .boxed()
     }
 
     fn request_count(&self) -> u64 {
@@ -886,8 +884,41 @@ fn located_desired_error(
 
 #[cfg(test)]
 mod tests {
+    use std::error::Error;
+
     use super::*;
     use skyplan_core::model::{Impact, ResourceKind};
+    use skyplan_core::provider::ErrorKind;
+
+    #[tokio::test]
+    async fn a_refused_connection_is_a_transport_error_caused_by_the_clients() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!(
+            "http://{}/v1/load-balancers",
+            listener.local_addr().unwrap()
+        );
+        drop(listener);
+        let refused = reqwest::get(&url).await.unwrap_err();
+        let e = client::Error::Transport {
+            method: reqwest::Method::GET,
+            path: "/load-balancers".into(),
+            source: refused,
+        };
+        let message = format!("refresh failed: {e}");
+        let error = failed(PROVIDER, &message, e);
+        assert_eq!(error.to_string(), format!("cloudscale: {message}"));
+        assert_eq!(error.kind, ErrorKind::Transport);
+        let source = error.source().expect("the client's error");
+        let client_error = source.downcast_ref::<client::Error>();
+        assert!(matches!(
+            client_error,
+            Some(client::Error::Transport { .. })
+        ));
+        let root = source
+            .source()
+            .and_then(|e| e.downcast_ref::<reqwest::Error>());
+        assert!(root.is_some_and(reqwest::Error::is_connect), "{root:?}");
+    }
 
     #[test]
     fn a_pool_the_controller_recreated_unpredicted_is_an_under_prediction() {

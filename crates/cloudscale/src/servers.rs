@@ -199,11 +199,12 @@ impl CloudInstances for CloudscaleInstances {
 
     fn instances(&self) -> BoxFuture<'_, Result<Vec<CloudInstance>, ProviderError>> {
         async move {
-            let servers = self
-                .cache
-                .get_or_read(&self.client)
-                .await
-                .map_err(|e| ProviderError::new(SCHEME, format!("listing servers: {e}")))?;
+            let servers = self.cache.get_or_read(&self.client).await.map_err(|e| {
+                let message = format!("listing servers: {e}");
+                ProviderError::new(SCHEME, message)
+                    .kind(e.kind())
+                    .caused_by(e)
+            })?;
             Ok(servers.iter().map(ServerObject::instance).collect())
         }
         .boxed()

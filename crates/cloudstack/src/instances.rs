@@ -87,7 +87,7 @@ impl CloudstackInstances {
                 .client
                 .list(command, &Vec::new(), key)
                 .await
-                .map_err(|e| ProviderError::new(PROVIDER, e))?;
+                .map_err(|e| e.for_address(PROVIDER))?;
             Ok::<_, ProviderError>(items)
         };
         let (zones, vms) = futures::try_join!(

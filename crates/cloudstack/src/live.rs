@@ -1,8 +1,17 @@
 //! One refreshed view of a CloudStack account: the catalog (zones, offerings, versions,
 //! networks, keypairs), the clusters and VMs, and the load-balancing objects. Built by
-//! `refresh`, read by the cluster and LB planners without further IO.
+//! `refresh`, read by the cluster and LB planners without further IO. [`Live`] is all a
+//! refresh read, the account with it.
 
 use std::collections::BTreeMap;
+
+use skyplan_core::model::Address;
+
+use crate::spec::{CloudstackClusterSpec, CloudstackLoadBalancerSpec, CsMembers};
+use skyplan_core::provider::{ProviderError, Refreshed};
+
+use super::lb::ccm::views::Views;
+use super::PROVIDER;
 
 use super::api::{
     Capabilities, FirewallRule, KubernetesCluster, KubernetesVersion, LoadBalancerRule, Network,
@@ -189,4 +198,68 @@ pub struct ClusterRef<'a> {
 pub struct ApplyContext<'a> {
     pub client: &'a super::client::CloudstackClient,
     pub journal: &'a skyplan_core::state::journal::Journal,
+}
+
+/// What refresh learnt of a cluster target, for the load balancers that take its workers.
+#[derive(Debug, Clone)]
+pub struct KnownCluster {
+    pub spec: Option<CloudstackClusterSpec>,
+    pub prior_id: Option<String>,
+}
+
+/// Everything one refresh read, which the pipeline hands back to plan, drift, import,
+/// kubeconfig and apply.
+#[derive(Default)]
+pub struct Live {
+    pub inventory: Inventory,
+    /// The cluster targets, by address.
+    pub clusters: BTreeMap<Address, KnownCluster>,
+    /// The cluster of each controller-mode load balancer.
+    pub views: Views,
+}
+
+impl Live {
+    pub fn of(refreshed: &Refreshed) -> Result<&Live, ProviderError> {
+        refreshed.downcast_ref(PROVIDER)
+    }
+
+    /// The cluster at `address` a load balancer takes its members from, as far as refresh
+    /// knows it: the target's config and the live cluster (by the state's ID, else by name).
+    pub fn cluster_ref<'a>(
+        &'a self,
+        spec: &CloudstackLoadBalancerSpec,
+        address: &'a Address,
+    ) -> Option<ClusterRef<'a>> {
+        let CsMembers::Cluster(_) = &spec.members else {
+            return None;
+        };
+        let found = self.clusters.get(address);
+        let spec = found.and_then(|k| k.spec.as_ref());
+        let by_id = found
+            .and_then(|k| k.prior_id.as_deref())
+            .and_then(|id| self.inventory.cluster_by_id(id));
+        let name = spec.map_or(address.name.as_str(), |s| s.name.as_str());
+        Some(ClusterRef {
+            address,
+            spec,
+            live: by_id.or_else(|| self.inventory.cluster_by_name(name)),
+        })
+    }
+
+    /// Workers the CKS cluster of a controller-mode load balancer gains (negative: loses) in
+    /// this apply, which runs the cluster first: its config's count against the live size as
+    /// refresh read it. 0 with autoscaling (the autoscaler owns the count), for a cluster not
+    /// created yet or one this config does not manage.
+    pub fn scaled_workers(&self, spec: &CloudstackLoadBalancerSpec) -> i64 {
+        let Some(binding) = &spec.binding else {
+            return 0;
+        };
+        let cluster = self.cluster_ref(spec, &binding.cluster);
+        match cluster.and_then(|c| c.spec.zip(c.live)) {
+            Some((wanted, live)) if wanted.autoscaling.is_none() => {
+                i64::from(wanted.workers) - i64::from(live.size)
+            }
+            _ => 0,
+        }
+    }
 }

@@ -3,7 +3,7 @@
 //! and executor.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -11,7 +11,7 @@ use futures::FutureExt;
 
 use super::client::{CloudstackClient, Credentials, JobPolicy, Secret};
 use super::instances::{self, CloudstackInstances};
-use super::live::{ApplyContext, ClusterRef, Inventory, PlanInput};
+use super::live::{ApplyContext, Inventory, KnownCluster, Live, PlanInput};
 use super::{cluster, lb, recover, refresh, OWNER_TAG, PROVIDER};
 use crate::spec::CloudstackEndpoint;
 use crate::spec::{CloudstackClusterSpec, CloudstackLoadBalancerSpec, CsMembers, PublicIp};
@@ -19,20 +19,13 @@ use skyplan_core::model::{Address, ResourceKind};
 use skyplan_core::plan::ResourceChange;
 use skyplan_core::plan::Verification;
 use skyplan_core::provider::{
-    Applied, Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target,
+    Applied, Companion, DriftCheck, PlanOptions, Provider, ProviderError, Refreshed, Target,
 };
 use skyplan_core::state::journal::Journal;
 use skyplan_core::state::ResourceState;
 use skyplan_kubernetes::connection::Clusters;
 use skyplan_kubernetes::instances::CloudInstances;
 use skyplan_kubernetes::metadata;
-
-/// What refresh learnt of a cluster target, for the load balancers that take its workers.
-#[derive(Clone)]
-struct KnownCluster {
-    spec: Option<CloudstackClusterSpec>,
-    prior_id: Option<String>,
-}
 
 /// The embedded cloud the registry started for `endpoint = "embedded"`.
 pub struct CloudstackEmbedded {
@@ -50,15 +43,13 @@ pub struct CloudstackProvider {
     attached: OnceLock<Arc<Clusters>>,
     /// The VMs as the CloudStack CCM describes them.
     instances: Arc<CloudstackInstances>,
-    inventory: Mutex<Inventory>,
-    clusters: Mutex<BTreeMap<Address, KnownCluster>>,
     /// When an interrupted apply started associating a public IP it did not tag, per load
-    /// balancer address (`recover`).
+    /// balancer address: told by `recover` before the first refresh, which looks for those IPs.
     untagged_associations: Mutex<BTreeMap<String, jiff::Timestamp>>,
     /// The embedded cloud, stopped (its world written) on close.
     embedded: Mutex<Option<Companion>>,
-    /// Controller-mode load balancers: the attached clusters and the Services read.
-    ccm: lb::ccm::views::CcmViews,
+    /// Controller-mode load balancers, through the attached clusters.
+    ccm: lb::ccm::views::CcmClusters,
 }
 
 fn error(address: impl ToString, message: impl ToString) -> ProviderError {
@@ -117,9 +108,9 @@ impl CloudstackProvider {
         let (client, embedded) = match (endpoint, embedded) {
             (CloudstackEndpoint::CloudConfig(path), _) => {
                 let credentials =
-                    Credentials::from_cloud_config(path).map_err(|e| error(PROVIDER, e))?;
+                    Credentials::from_cloud_config(path).map_err(|e| e.for_address(PROVIDER))?;
                 let client = CloudstackClient::new(credentials)
-                    .map_err(|e| error(PROVIDER, e))?
+                    .map_err(|e| e.for_address(PROVIDER))?
                     .with_job_policy(job_policy_from_env());
                 (client, None)
             }
@@ -133,7 +124,7 @@ impl CloudstackProvider {
                     ssl_no_verify: false,
                 };
                 let client = CloudstackClient::new(credentials)
-                    .map_err(|e| error(PROVIDER, e))?
+                    .map_err(|e| e.for_address(PROVIDER))?
                     .with_job_policy(embedded_jobs());
                 (client, Some(embedded.companion))
             }
@@ -146,35 +137,13 @@ impl CloudstackProvider {
             instances: CloudstackInstances::new(Arc::clone(&client)),
             attached: OnceLock::new(),
             client,
-            inventory: Mutex::new(Inventory::default()),
-            clusters: Mutex::new(BTreeMap::new()),
             untagged_associations: Mutex::new(BTreeMap::new()),
             embedded: Mutex::new(embedded),
             ccm: Default::default(),
         })
     }
 
-    fn inventory(&self) -> MutexGuard<'_, Inventory> {
-        self.inventory.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn known_clusters(&self) -> MutexGuard<'_, BTreeMap<Address, KnownCluster>> {
-        self.clusters.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<(), ProviderError> {
-        let mut clusters = BTreeMap::new();
-        for target in targets
-            .iter()
-            .filter(|t| t.address.kind == ResourceKind::Cluster)
-        {
-            let known = KnownCluster {
-                spec: target.resource.and_then(cluster_spec).cloned(),
-                prior_id: target.prior.map(|p| p.id.clone()),
-            };
-            clusters.insert(target.address.clone(), known);
-        }
-        *self.known_clusters() = clusters;
+    async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<Live, ProviderError> {
         let ccm_specs: Vec<lb::ccm::views::CcmTarget> = targets
             .iter()
             .filter_map(|t| {
@@ -186,8 +155,8 @@ impl CloudstackProvider {
             })
             .filter(|t| lb::ccm::views::is_ccm(t.spec))
             .collect();
-        self.ccm.read(&ccm_specs).await;
-        let ccm_bases = self.ccm.base_names();
+        let views = self.ccm.read(&ccm_specs).await;
+        let ccm_bases = views.base_names();
         let mut inventory = refresh::inventory(&self.client, |inventory| {
             let mut ips = rule_ips(targets, inventory);
             // The rules the CCM made for a Service, found by its base name, with their members.
@@ -211,8 +180,12 @@ impl CloudstackProvider {
             .unwrap_or_else(|p| p.into_inner())
             .clone();
         inventory.recovered_ips = recover::associated_by_interrupted_apply(&started, &inventory);
-        *self.inventory() = inventory;
-        self.read_cluster_nodes(targets).await
+        self.read_cluster_nodes(targets).await?;
+        Ok(Live {
+            inventory,
+            clusters: known_clusters(targets),
+            views,
+        })
     }
 
     /// The nodes of every cluster target skyplan reaches with the Kubernetes API, for
@@ -232,13 +205,17 @@ impl CloudstackProvider {
         Ok(())
     }
 
-    /// What the cluster's nodes carry against what the CCM would set from the VMs.
-    fn node_metadata_drift(&self, address: &Address) -> Vec<skyplan_core::plan::AttributeChange> {
+    /// What the cluster's nodes (read by refresh into the connection, which every provider
+    /// shares) carry against what the CCM would set from the VMs in `inventory`.
+    fn node_metadata_drift(
+        &self,
+        address: &Address,
+        inventory: &Inventory,
+    ) -> Vec<skyplan_core::plan::AttributeChange> {
         let connection = self.attached.get().and_then(|c| c.get(address));
         let Some(nodes) = connection.as_ref().and_then(|c| c.cached_nodes()) else {
             return vec![];
         };
-        let inventory = self.inventory();
         let vms: Vec<_> = inventory
             .vms
             .iter()
@@ -263,7 +240,10 @@ impl CloudstackProvider {
             .client
             .list("listKubernetesClusters", &params, "kubernetescluster")
             .await
-            .map_err(|e| error(PROVIDER, format!("listKubernetesClusters: {e}")))?;
+            .map_err(|e| {
+                let message = format!("listKubernetesClusters: {e}");
+                e.reported(PROVIDER, message)
+            })?;
         let up = ["Running", "Scaling", "Upgrading", "Alert"];
         let id = found
             .iter()
@@ -278,37 +258,14 @@ impl CloudstackProvider {
         }
     }
 
-    /// The cluster a load balancer takes its members from, as far as refresh knows it.
-    fn cluster_ref<'a>(
-        &self,
-        spec: &CloudstackLoadBalancerSpec,
-        address: &'a Address,
-        known: &'a BTreeMap<Address, KnownCluster>,
-        inventory: &'a Inventory,
-    ) -> Option<ClusterRef<'a>> {
-        let CsMembers::Cluster(_) = &spec.members else {
-            return None;
-        };
-        let found = known.get(address);
-        let spec = found.and_then(|k| k.spec.as_ref());
-        let by_id = found
-            .and_then(|k| k.prior_id.as_deref())
-            .and_then(|id| inventory.cluster_by_id(id));
-        let name = spec.map_or(address.name.as_str(), |s| s.name.as_str());
-        Some(ClusterRef {
-            address,
-            spec,
-            live: by_id.or_else(|| inventory.cluster_by_name(name)),
-        })
-    }
-
     fn plan_target(
         &self,
         target: &Target,
+        live: &Live,
         options: &PlanOptions,
         drift: bool,
     ) -> Result<Outcome, ProviderError> {
-        let inventory = self.inventory();
+        let inventory = &live.inventory;
         let replace = options.replace.contains(target.address);
         let allow_delete = options.allow_delete.contains(target.address);
         match target.address.kind {
@@ -317,7 +274,7 @@ impl CloudstackProvider {
                     address: target.address,
                     desired: target.resource.and_then(cluster_spec),
                     prior: target.prior,
-                    live: &inventory,
+                    live: inventory,
                     replace,
                     allow_delete,
                 };
@@ -325,8 +282,8 @@ impl CloudstackProvider {
                     false => cluster::plan(&input).map(Outcome::Plan),
                     true => {
                         let check = cluster::drift(&input)?;
-                        drop(inventory);
-                        Ok(Outcome::Drift(self.with_node_drift(target.address, check)))
+                        let check = self.with_node_drift(target.address, check, inventory);
+                        Ok(Outcome::Drift(check))
                     }
                 }
             }
@@ -339,23 +296,22 @@ impl CloudstackProvider {
                     applied: applied.as_ref(),
                     allow_delete,
                 };
-                if let Some(outcome) = self.plan_ccm(&ccm, &inventory, drift) {
+                if let Some(outcome) = self.plan_ccm(&ccm, live, drift) {
                     return outcome;
                 }
                 let members_from = desired.or(applied.as_ref());
-                let known = self.known_clusters();
                 let cluster_address = members_from.and_then(|s| match &s.members {
                     CsMembers::Cluster(key) => Some(Address::new(ResourceKind::Cluster, key)),
                     CsMembers::Vms(_) => None,
                 });
                 let cluster = members_from
                     .zip(cluster_address.as_ref())
-                    .and_then(|(spec, a)| self.cluster_ref(spec, a, &known, &inventory));
+                    .and_then(|(spec, a)| live.cluster_ref(spec, a));
                 let input = PlanInput {
                     address: target.address,
                     desired,
                     prior: target.prior,
-                    live: &inventory,
+                    live: inventory,
                     replace,
                     allow_delete,
                 };
@@ -368,27 +324,26 @@ impl CloudstackProvider {
         }
     }
 
-    /// The cluster's kubeconfig (`getKubernetesClusterConfig`), found by the state's ID or
-    /// by its name.
-    async fn cluster_kubeconfig(&self, target: &Target<'_>) -> Result<Secret, ProviderError> {
+    /// The cluster's kubeconfig (`getKubernetesClusterConfig`), found in `inventory` by the
+    /// state's ID or by its name.
+    async fn cluster_kubeconfig(
+        &self,
+        target: &Target<'_>,
+        inventory: &Inventory,
+    ) -> Result<Secret, ProviderError> {
         let address = target.address;
         let name = target
             .resource
             .and_then(cluster_spec)
             .map_or(address.name.as_str(), |s| s.name.as_str());
-        let id = {
-            let inventory = self.inventory();
-            let live = target
-                .prior
-                .and_then(|p| inventory.cluster_by_id(&p.id))
-                .or_else(|| inventory.cluster_by_name(name));
-            live.map(|c| c.id.clone())
-        };
-        let id =
-            id.ok_or_else(|| error(address, "the cluster does not exist (yet): apply it first"))?;
-        cluster::kubeconfig(&self.client, &id)
-            .await
-            .map(Secret::new)
+        let live = target
+            .prior
+            .and_then(|p| inventory.cluster_by_id(&p.id))
+            .or_else(|| inventory.cluster_by_name(name));
+        let id = live
+            .map(|c| c.id.as_str())
+            .ok_or_else(|| error(address, "the cluster does not exist (yet): apply it first"))?;
+        cluster::kubeconfig(&self.client, id).await.map(Secret::new)
     }
 }
 
@@ -397,23 +352,24 @@ impl CloudstackProvider {
     fn plan_ccm(
         &self,
         target: &CcmPlan<'_>,
-        inventory: &Inventory,
+        live: &Live,
         drift: bool,
     ) -> Option<Result<Outcome, ProviderError>> {
         use lb::ccm::views::is_ccm;
         let address = target.address;
+        let (views, inventory) = (&live.views, &live.inventory);
         let outcome = match (target.desired, target.applied) {
             (Some(spec), _) if is_ccm(spec) => match drift {
                 false => {
-                    let scaled = self.scaled_workers(spec, inventory);
+                    let scaled = live.scaled_workers(spec);
                     self.ccm
-                        .plan(address, spec, inventory, scaled)
+                        .plan(views, address, spec, inventory, scaled)
                         .map(Outcome::Plan)
                 }
                 true => {
                     let expected = target.applied.filter(|a| is_ccm(a)).unwrap_or(spec);
                     self.ccm
-                        .drift(address, expected, inventory)
+                        .drift(views, address, expected, inventory)
                         .map(Outcome::Drift)
                 }
             },
@@ -430,29 +386,14 @@ impl CloudstackProvider {
         Some(outcome)
     }
 
-    /// Workers the CKS cluster of a controller-mode load balancer gains (negative: loses) in
-    /// this apply, which runs the cluster first: its config's count against the live size as
-    /// refresh read it. 0 with autoscaling (the autoscaler owns the count), for a cluster not
-    /// created yet or one this config does not manage.
-    fn scaled_workers(&self, spec: &CloudstackLoadBalancerSpec, inventory: &Inventory) -> i64 {
-        let Some(binding) = &spec.binding else {
-            return 0;
-        };
-        let known = self.known_clusters();
-        let cluster = self.cluster_ref(spec, &binding.cluster, &known, inventory);
-        match cluster.and_then(|c| c.spec.zip(c.live)) {
-            Some((wanted, live)) if wanted.autoscaling.is_none() => {
-                i64::from(wanted.workers) - i64::from(live.size)
-            }
-            _ => 0,
-        }
-    }
-
+    /// A load balancer's change; in controller mode with the account and the cluster as the
+    /// refresh it was planned from read them (`live`).
     async fn apply_lb(
         &self,
         context: &ApplyContext<'_>,
         change: &ResourceChange,
         prior: Option<&ResourceState>,
+        live: &Live,
     ) -> Result<Applied, ProviderError> {
         let controller_mode = change
             .operations
@@ -472,7 +413,7 @@ impl CloudstackProvider {
             )
         });
         if deletes_service {
-            let connection = self.delete_connection(change).await?;
+            let connection = self.delete_connection(change, live).await?;
             let deleted = self.ccm.delete(context.journal, change, &connection).await;
             return deleted.map(|()| Applied::unverified(None));
         }
@@ -490,27 +431,25 @@ impl CloudstackProvider {
                 verification,
             });
         }
-        let (before, scaled) = {
-            let inventory = self.inventory();
-            let spec = change
-                .record
-                .as_ref()
-                .and_then(|r| r.parse::<CloudstackLoadBalancerSpec>().ok());
-            let scaled = spec.map_or(0, |s| self.scaled_workers(&s, &inventory));
-            (self.ccm.rules_before(&change.address, &inventory), scaled)
-        };
+        let spec = change
+            .record
+            .as_ref()
+            .and_then(|r| r.parse::<CloudstackLoadBalancerSpec>().ok());
+        let scaled = spec.map_or(0, |s| live.scaled_workers(&s));
         self.ccm
-            .apply(context.client, context.journal, change, before, scaled)
+            .apply(context, change, &live.views, &live.inventory, scaled)
             .await
             .map(|entry| Applied::unverified(Some(entry)))
     }
 
     /// The cluster of a controller-mode Service to delete. Once its load balancer is gone from
     /// the config nothing there names the cluster, so the registry did not connect it: it is
-    /// connected here through the kubeconfig CloudStack gives.
+    /// connected here through the kubeconfig CloudStack gives (the cluster named as refresh
+    /// knew it, in `live`).
     async fn delete_connection(
         &self,
         change: &ResourceChange,
+        live: &Live,
     ) -> Result<Arc<skyplan_kubernetes::connection::ClusterConnection>, ProviderError> {
         let address = &change.address;
         let cluster = change
@@ -526,8 +465,8 @@ impl CloudstackProvider {
         if let Some(connection) = self.ccm.connected(&cluster) {
             return Ok(connection);
         }
-        let name = self
-            .known_clusters()
+        let name = live
+            .clusters
             .get(&cluster)
             .and_then(|k| k.spec.as_ref().map(|s| s.name.clone()))
             .unwrap_or_else(|| cluster.name.clone());
@@ -546,15 +485,35 @@ impl CloudstackProvider {
     }
 
     /// A compared cluster's drift, with its nodes' metadata drift after it.
-    fn with_node_drift(&self, address: &Address, check: DriftCheck) -> DriftCheck {
+    fn with_node_drift(
+        &self,
+        address: &Address,
+        check: DriftCheck,
+        inventory: &Inventory,
+    ) -> DriftCheck {
         match check {
             DriftCheck::Compared(mut changes) => {
-                changes.extend(self.node_metadata_drift(address));
+                changes.extend(self.node_metadata_drift(address, inventory));
                 DriftCheck::Compared(changes)
             }
             other => other,
         }
     }
+}
+
+/// The cluster targets, for the load balancers that take their workers.
+fn known_clusters(targets: &[Target<'_>]) -> BTreeMap<Address, KnownCluster> {
+    targets
+        .iter()
+        .filter(|t| t.address.kind == ResourceKind::Cluster)
+        .map(|target| {
+            let known = KnownCluster {
+                spec: target.resource.and_then(cluster_spec).cloned(),
+                prior_id: target.prior.map(|p| p.id.clone()),
+            };
+            (target.address.clone(), known)
+        })
+        .collect()
 }
 
 /// A load balancer to plan in controller mode: its config, what was last applied, and whether
@@ -677,43 +636,50 @@ impl Provider for CloudstackProvider {
     fn refresh<'a>(
         &'a self,
         targets: &'a [Target<'a>],
-    ) -> BoxFuture<'a, Result<(), ProviderError>> {
-        self.refresh_targets(targets).boxed()
+    ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
+        async move { self.refresh_targets(targets).await.map(Refreshed::new) }.boxed()
     }
 
     fn plan(
         &self,
         target: &Target,
+        refreshed: &Refreshed,
         options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError> {
-        let planned = self.plan_target(target, options, false);
+        let live = Live::of(refreshed)?;
+        let planned = self.plan_target(target, live, options, false);
         match planned.map_err(|e| locate(e, target.resource))? {
             Outcome::Plan(change) => Ok(change),
             Outcome::Drift(_) => unreachable!("planning gives a plan"),
         }
     }
 
-    fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError> {
-        match self.plan_target(target, &PlanOptions::default(), true)? {
+    fn drift(&self, target: &Target, refreshed: &Refreshed) -> Result<DriftCheck, ProviderError> {
+        let live = Live::of(refreshed)?;
+        match self.plan_target(target, live, &PlanOptions::default(), true)? {
             Outcome::Drift(check) => Ok(check),
             Outcome::Plan(_) => unreachable!("a drift check gives a drift check"),
         }
     }
 
-    fn import(&self, target: &Target) -> Result<ResourceState, ProviderError> {
+    fn import(
+        &self,
+        target: &Target,
+        refreshed: &Refreshed,
+    ) -> Result<ResourceState, ProviderError> {
         let address = target.address;
-        let inventory = self.inventory();
+        let inventory = &Live::of(refreshed)?.inventory;
         let resource = target.resource;
         let mut entry = match (resource.and_then(lb_spec), resource.and_then(cluster_spec)) {
             (Some(spec), _) => lb::import(&PlanInput {
                 address,
                 desired: Some(spec),
                 prior: target.prior,
-                live: &inventory,
+                live: inventory,
                 replace: false,
                 allow_delete: false,
             })?,
-            (_, Some(spec)) => import_cluster(address, spec, target.prior, &inventory)?,
+            (_, Some(spec)) => import_cluster(address, spec, target.prior, inventory)?,
             _ => {
                 let message = "import needs the resource in the config and an ID";
                 return Err(error(address, message));
@@ -730,9 +696,11 @@ impl Provider for CloudstackProvider {
         &'a self,
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
+        refreshed: &'a Refreshed,
         journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Applied, ProviderError>> {
         async move {
+            let live = Live::of(refreshed)?;
             let context = ApplyContext {
                 client: &self.client,
                 journal,
@@ -752,7 +720,7 @@ impl Provider for CloudstackProvider {
                         verification,
                     })
                 }
-                ResourceKind::LoadBalancer => self.apply_lb(&context, change, prior).await,
+                ResourceKind::LoadBalancer => self.apply_lb(&context, change, prior, live).await,
                 ResourceKind::Nodes => Err(not_cloudstack(change.address.to_string())),
             }
         }
@@ -762,8 +730,13 @@ impl Provider for CloudstackProvider {
     fn kubeconfig<'a>(
         &'a self,
         target: &'a Target<'a>,
+        refreshed: &'a Refreshed,
     ) -> BoxFuture<'a, Result<Secret, ProviderError>> {
-        self.cluster_kubeconfig(target).boxed()
+        async move {
+            let live = Live::of(refreshed)?;
+            self.cluster_kubeconfig(target, &live.inventory).await
+        }
+        .boxed()
     }
 
     fn recover(&self, interrupted: &skyplan_core::state::journal::Interrupted) {

@@ -12,7 +12,7 @@ use super::api::{Capabilities, VirtualMachine};
 use super::client::{CloudstackClient, Params};
 use super::live::{Inventory, DEFAULT_MAX_CLUSTER_SIZE};
 use super::PROVIDER;
-use skyplan_core::provider::ProviderError;
+use skyplan_core::provider::{ErrorKind, ProviderError};
 
 /// How many rule-membership reads run at once.
 const MEMBER_READS_AT_ONCE: usize = 16;
@@ -37,12 +37,15 @@ async fn list_with<T: DeserializeOwned>(
     let items = client
         .list(command, &params, item_key)
         .await
-        .map_err(|e| ProviderError::new(PROVIDER, e))?;
+        .map_err(|e| e.for_address(PROVIDER))?;
     items
         .into_iter()
         .map(|item| {
             serde_json::from_value(item).map_err(|e| {
-                ProviderError::new(PROVIDER, format!("{command}: unexpected answer: {e}"))
+                let message = format!("{command}: unexpected answer: {e}");
+                ProviderError::new(PROVIDER, message)
+                    .kind(ErrorKind::Api)
+                    .caused_by(e)
             })
         })
         .collect()
@@ -125,7 +128,7 @@ async fn capabilities(client: &CloudstackClient) -> Result<Option<Capabilities>,
     let answer = client
         .call("listCapabilities", &Vec::new())
         .await
-        .map_err(|e| ProviderError::new(PROVIDER, e))?;
+        .map_err(|e| e.for_address(PROVIDER))?;
     Ok(answer
         .get("capability")
         .cloned()
@@ -145,7 +148,7 @@ async fn max_cluster_size(client: &CloudstackClient) -> Result<u32, ProviderErro
             }
         })
         .await
-        .map_err(|e| ProviderError::new(PROVIDER, e))?;
+        .map_err(|e| e.for_address(PROVIDER))?;
     Ok(settings
         .iter()
         .find(|s| s.get("name").and_then(Value::as_str) == Some(MAX_SIZE_SETTING))

@@ -12,7 +12,9 @@ use crate::model::Address;
 use crate::parallel::map_in_parallel;
 use crate::plan::file::StateRef;
 use crate::plan::{Plan, ResourceChange};
-use crate::provider::{DriftCheck, PlanOptions, Provider, ProviderError, Target};
+use crate::provider::{
+    DriftCheck, ErrorKind, PlanOptions, Provider, ProviderError, Refreshed, Target,
+};
 use crate::state::{journal, ResourceState, State, StateBackend, StateError, StateLock};
 
 #[derive(Debug, thiserror::Error)]
@@ -79,6 +81,47 @@ fn adopt_left(state: &mut State, interrupted: &journal::Interrupted) -> Vec<Stri
     }
     notices
 }
+
+/// What each provider's refresh read, by provider name: its targets are planned from it, and
+/// apply hands it back to the provider with each change planned from it.
+#[derive(Debug, Default)]
+pub struct Refreshes(BTreeMap<String, Refreshed>);
+
+impl Refreshes {
+    /// What `provider`'s refresh read. Every planned change's provider was refreshed: missing,
+    /// the pipeline broke its own rule.
+    pub fn of(&self, provider: &str) -> Result<&Refreshed, ProviderError> {
+        self.0.get(provider).ok_or_else(|| {
+            ProviderError::new(
+                provider,
+                "was not refreshed before it was asked about its resources",
+            )
+            .kind(ErrorKind::Internal)
+        })
+    }
+}
+
+impl Drop for Refreshes {
+    /// A large account's live state is millions of small objects: it is freed on a thread of
+    /// its own, so that the command does not wait for it (as [`Workspace::close`] does with
+    /// the config and the state).
+    fn drop(&mut self) {
+        let read = std::mem::take(&mut self.0);
+        if !read.is_empty() {
+            std::thread::spawn(move || drop(read));
+        }
+    }
+}
+
+/// A plan, and the refresh it was made from, which apply hands back to the providers.
+#[derive(Debug)]
+pub struct Planned {
+    pub plan: Plan,
+    pub refreshes: Refreshes,
+}
+
+/// Each provider's targets, by provider name.
+type TargetsByProvider<'w> = BTreeMap<String, Vec<Target<'w>>>;
 
 /// One resource's drift check, with where the config declares it (if it still does).
 #[derive(Debug, Clone)]
@@ -179,7 +222,7 @@ impl Workspace {
     fn targets_by_provider(
         &self,
         only: &[Address],
-    ) -> Result<BTreeMap<String, Vec<Target<'_>>>, WorkspaceError> {
+    ) -> Result<TargetsByProvider<'_>, WorkspaceError> {
         let mut by_provider: BTreeMap<String, Vec<Target>> = BTreeMap::new();
         for address in self.addresses() {
             if !only.is_empty() && !only.contains(address) {
@@ -210,13 +253,14 @@ impl Workspace {
     async fn refresh(
         &self,
         only: &[Address],
-    ) -> Result<BTreeMap<String, Vec<Target<'_>>>, WorkspaceError> {
+    ) -> Result<(TargetsByProvider<'_>, Refreshes), WorkspaceError> {
         let by_provider = self.targets_by_provider(only)?;
-        let refreshes = by_provider
-            .iter()
-            .map(|(name, targets)| self.providers[name].refresh(targets));
-        futures::future::try_join_all(refreshes).await?;
-        Ok(by_provider)
+        let refreshes = by_provider.iter().map(|(name, targets)| async move {
+            let read = self.providers[name].refresh(targets).await?;
+            Ok::<_, ProviderError>((name.clone(), read))
+        });
+        let read = futures::future::try_join_all(refreshes).await?;
+        Ok((by_provider, Refreshes(read.into_iter().collect())))
     }
 
     /// Refreshes and plans every target; `only` restricts the plan to those addresses
@@ -225,16 +269,17 @@ impl Workspace {
         &self,
         options: &PlanOptions,
         only: &[Address],
-    ) -> Result<Plan, WorkspaceError> {
+    ) -> Result<Planned, WorkspaceError> {
         let mut changes: Vec<ResourceChange> = Vec::new();
         // Every resource's error at once, so a user fixes a config in one round.
         let mut errors = Vec::new();
         let started = std::time::Instant::now();
-        let refreshed = self.refresh(only).await?;
+        let (by_provider, refreshes) = self.refresh(only).await?;
         tracing::info!(ms = started.elapsed().as_millis(), "refreshed");
-        for (name, targets) in &refreshed {
+        for (name, targets) in &by_provider {
             let provider = self.providers[name].as_ref();
-            for outcome in plan_targets(provider, targets, options) {
+            let refreshed = refreshes.of(name)?;
+            for outcome in plan_targets(provider, targets, refreshed, options) {
                 match outcome {
                     Ok(change) => changes.push(change),
                     Err(e) => errors.push(e),
@@ -246,19 +291,24 @@ impl Workspace {
             return Err(plan_errors(errors));
         }
         changes.sort_by(|a, b| a.address.cmp(&b.address));
-        Ok(Plan { changes })
+        Ok(Planned {
+            plan: Plan { changes },
+            refreshes,
+        })
     }
 
     /// Refreshes and compares every target with what was last applied.
     pub async fn drift(&self) -> Result<Vec<DriftOutcome>, WorkspaceError> {
         let mut outcomes = Vec::new();
-        for (name, targets) in &self.refresh(&[]).await? {
+        let (by_provider, refreshes) = self.refresh(&[]).await?;
+        for (name, targets) in &by_provider {
+            let refreshed = refreshes.of(name)?;
             for target in targets {
                 let check = match (target.resource, target.prior) {
                     // Configured but never applied: nothing skyplan made to compare, and never
                     // "in sync" (whatever the cloud happens to hold).
                     (Some(_), None) => DriftCheck::NotApplied,
-                    _ => self.providers[name].drift(target)?,
+                    _ => self.providers[name].drift(target, refreshed)?,
                 };
                 // Gone from the config with nothing to compare: the plan's business (a
                 // removal), not drift.
@@ -311,8 +361,8 @@ impl Workspace {
             resource: Some(resource),
             prior: Some(&claimed),
         };
-        provider.refresh(std::slice::from_ref(&target)).await?;
-        let entry = provider.import(&target)?;
+        let refreshed = provider.refresh(std::slice::from_ref(&target)).await?;
+        let entry = provider.import(&target, &refreshed)?;
         self.state.resources.insert(address.clone(), entry);
         self.store.save(&mut self.state)?;
         Ok(())
@@ -343,8 +393,8 @@ impl Workspace {
             resource,
             prior,
         };
-        provider.refresh(std::slice::from_ref(&target)).await?;
-        Ok(provider.kubeconfig(&target).await?)
+        let refreshed = provider.refresh(std::slice::from_ref(&target)).await?;
+        Ok(provider.kubeconfig(&target, &refreshed).await?)
     }
 
     /// Forgets `address`: skyplan no longer manages it; the cloud object stays as it is.
@@ -395,8 +445,8 @@ impl Workspace {
         drop(store);
         drop(_lock);
         // A workspace of thousands of resources holds millions of small objects (the config,
-        // each provider's snapshot of the account): they are freed on a thread of their own,
-        // so the command does not wait for it before it goes on or exits.
+        // the state): they are freed on a thread of their own, so the command does not wait
+        // for it before it goes on or exits.
         std::thread::spawn(move || drop((config, state, providers)));
         Ok(())
     }
@@ -407,16 +457,17 @@ impl Workspace {
 const TARGETS_PER_THREAD: usize = 256;
 
 /// Each target's change or error, in the targets' order. A comparison reads only what refresh
-/// left in the provider, so the targets are compared on every core: on one, the comparisons
-/// of 5,000 load balancers took a tenth of the plan.
+/// read, so the targets are compared on every core: on one, the comparisons of 5,000 load
+/// balancers took a tenth of the plan.
 fn plan_targets(
     provider: &dyn Provider,
     targets: &[Target],
+    refreshed: &Refreshed,
     options: &PlanOptions,
 ) -> Vec<Result<ResourceChange, ProviderError>> {
     let targets: Vec<&Target> = targets.iter().collect();
     map_in_parallel(targets, TARGETS_PER_THREAD, |target| {
-        provider.plan(target, options)
+        provider.plan(target, refreshed, options)
     })
 }
 
@@ -444,11 +495,20 @@ mod tests {
             "echo"
         }
 
-        fn refresh<'a>(&'a self, _: &'a [Target<'a>]) -> BoxFuture<'a, Result<(), ProviderError>> {
-            Box::pin(async { Ok(()) })
+        fn refresh<'a>(
+            &'a self,
+            _: &'a [Target<'a>],
+        ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
+            Box::pin(async { Ok(Refreshed::new(())) })
         }
 
-        fn plan(&self, target: &Target, _: &PlanOptions) -> Result<ResourceChange, ProviderError> {
+        fn plan(
+            &self,
+            target: &Target,
+            refreshed: &Refreshed,
+            _: &PlanOptions,
+        ) -> Result<ResourceChange, ProviderError> {
+            refreshed.downcast_ref::<()>("echo")?;
             self.threads
                 .lock()
                 .unwrap()
@@ -467,11 +527,11 @@ mod tests {
             })
         }
 
-        fn drift(&self, _: &Target) -> Result<DriftCheck, ProviderError> {
+        fn drift(&self, _: &Target, _: &Refreshed) -> Result<DriftCheck, ProviderError> {
             unreachable!("not planned")
         }
 
-        fn import(&self, _: &Target) -> Result<ResourceState, ProviderError> {
+        fn import(&self, _: &Target, _: &Refreshed) -> Result<ResourceState, ProviderError> {
             unreachable!("not planned")
         }
 
@@ -479,6 +539,7 @@ mod tests {
             &'a self,
             _: &'a ResourceChange,
             _: Option<&'a ResourceState>,
+            _: &'a Refreshed,
             _: &'a Journal,
         ) -> BoxFuture<'a, Result<crate::provider::Applied, ProviderError>> {
             unreachable!("not planned")
@@ -491,6 +552,11 @@ mod tests {
         fn close(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
             Box::pin(async { Ok(()) })
         }
+    }
+
+    /// What the echo provider's refresh reads: nothing.
+    fn echoed() -> Refreshed {
+        Refreshed::new(())
     }
 
     fn addresses(names: impl Iterator<Item = String>) -> Vec<Address> {
@@ -514,7 +580,12 @@ mod tests {
     fn many_targets_are_planned_in_their_order_on_every_core() {
         let addresses = addresses((0..3 * TARGETS_PER_THREAD).map(|i| format!("lb{i:05}")));
         let echo = Echo::default();
-        let outcomes = plan_targets(&echo, &targets(&addresses), &PlanOptions::default());
+        let outcomes = plan_targets(
+            &echo,
+            &targets(&addresses),
+            &echoed(),
+            &PlanOptions::default(),
+        );
         let planned: Vec<&Address> = outcomes
             .iter()
             .map(|c| &c.as_ref().unwrap().address)
@@ -535,6 +606,7 @@ mod tests {
         let outcomes = plan_targets(
             &Echo::default(),
             &targets(&addresses),
+            &echoed(),
             &PlanOptions::default(),
         );
         let failures: Vec<String> = outcomes
@@ -547,10 +619,25 @@ mod tests {
     }
 
     #[test]
+    fn a_provider_that_was_not_refreshed_is_an_internal_error() {
+        let error = Refreshes::default().of("echo").unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Internal);
+        assert_eq!(
+            error.to_string(),
+            "echo: was not refreshed before it was asked about its resources"
+        );
+    }
+
+    #[test]
     fn a_few_targets_stay_on_the_calling_thread() {
         let addresses = addresses((0..3).map(|i| format!("lb{i}")));
         let echo = Echo::default();
-        plan_targets(&echo, &targets(&addresses), &PlanOptions::default());
+        plan_targets(
+            &echo,
+            &targets(&addresses),
+            &echoed(),
+            &PlanOptions::default(),
+        );
         let threads = echo.threads.lock().unwrap().clone();
         assert_eq!(threads, HashSet::from([std::thread::current().id()]));
     }

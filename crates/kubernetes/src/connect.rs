@@ -14,7 +14,7 @@ use super::embedded::EmbeddedClusters;
 use super::kubeconfig::{check_context, read_kubeconfig};
 use skyplan_core::model::{Address, KubeAccess, Secret};
 use skyplan_core::provider::http::with_causes;
-use skyplan_core::provider::{Companion, ProviderError};
+use skyplan_core::provider::{Companion, ErrorKind, ProviderError};
 
 /// Connects to the cluster at `address` the way its config says.
 pub async fn connect(
@@ -24,17 +24,21 @@ pub async fn connect(
     embedded: Option<&dyn EmbeddedClusters>,
 ) -> Result<ClusterConnection, ProviderError> {
     let error = |message: String| ProviderError::new(address, message);
+    // The kubeconfig and context the config names, or kubectl's default.
+    let config_error = |message: String| error(message).kind(ErrorKind::Config);
     let (config, embedded) = match access {
         KubeAccess::Kubeconfig { path, context } => {
-            let (kubeconfig, origin) = read_kubeconfig(path.as_deref()).map_err(error)?;
-            check_context(&kubeconfig, context.as_deref(), &origin).map_err(error)?;
+            let (kubeconfig, origin) = read_kubeconfig(path.as_deref()).map_err(config_error)?;
+            check_context(&kubeconfig, context.as_deref(), &origin).map_err(config_error)?;
             let options = KubeConfigOptions {
                 context: context.clone(),
                 ..KubeConfigOptions::default()
             };
             let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
                 .await
-                .map_err(|e| error(format!("kubeconfig: {}", with_causes(&e))))?;
+                .map_err(|e| {
+                    config_error(format!("kubeconfig: {}", with_causes(&e))).caused_by(e)
+                })?;
             (config, None)
         }
         KubeAccess::Embedded => {
@@ -65,13 +69,17 @@ pub async fn connect_with_kubeconfig(
     address: &Address,
     kubeconfig: &Secret,
 ) -> Result<ClusterConnection, ProviderError> {
-    let error = |message: String| ProviderError::new(address, message);
-    let parsed = Kubeconfig::from_yaml(kubeconfig.expose())
-        .map_err(|e| error(format!("the cluster's kubeconfig: {}", with_causes(&e))))?;
+    // The cloud gave a kubeconfig its client cannot use.
+    let error = |message: String| ProviderError::new(address, message).kind(ErrorKind::Api);
+    let parsed = Kubeconfig::from_yaml(kubeconfig.expose()).map_err(|e| {
+        error(format!("the cluster's kubeconfig: {}", with_causes(&e))).caused_by(e)
+    })?;
     check_context(&parsed, None, "the cluster's kubeconfig").map_err(error)?;
     let config = kube::Config::from_custom_kubeconfig(parsed, &KubeConfigOptions::default())
         .await
-        .map_err(|e| error(format!("the cluster's kubeconfig: {}", with_causes(&e))))?;
+        .map_err(|e| {
+            error(format!("the cluster's kubeconfig: {}", with_causes(&e))).caused_by(e)
+        })?;
     counted(address, config, None)
 }
 

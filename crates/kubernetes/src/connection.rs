@@ -117,9 +117,12 @@ impl ClusterConnection {
         super::errors::describe(error, &self.server)
     }
 
-    /// The provider error for `doing` (`listing nodes`) that failed with `error`.
-    pub fn failed(&self, doing: &str, error: &kube::Error) -> ProviderError {
-        ProviderError::new(&self.address, format!("{doing}: {}", self.describe(error)))
+    /// The provider error for `doing` (`listing nodes`) that failed with `error`: of its kind,
+    /// with it as the source.
+    pub fn failed(&self, doing: &str, error: kube::Error) -> ProviderError {
+        ProviderError::new(&self.address, format!("{doing}: {}", self.describe(&error)))
+            .kind(super::errors::kind(&error))
+            .caused_by(error)
     }
 
     /// Every Node, listed once per run (paged by 500, as kubectl does).
@@ -143,7 +146,7 @@ impl ClusterConnection {
         let api: kube::Api<Service> = kube::Api::namespaced(self.client.clone(), namespace);
         api.get_opt(name)
             .await
-            .map_err(|e| self.failed(&format!("reading Service {namespace}/{name}"), &e))
+            .map_err(|e| self.failed(&format!("reading Service {namespace}/{name}"), e))
     }
 
     /// Whether `namespace` exists: one GET per namespace per run. Asked only where a binding's
@@ -161,7 +164,10 @@ impl ClusterConnection {
             .get_or_try_init(|| async {
                 let api: kube::Api<Namespace> = kube::Api::all(self.client.clone());
                 let found = api.get_opt(namespace).await.map_err(|e| {
-                    ProviderError::new(&self.address, format!("reading namespace {namespace}: {e}"))
+                    let message = format!("reading namespace {namespace}: {e}");
+                    ProviderError::new(&self.address, message)
+                        .kind(super::errors::kind(&e))
+                        .caused_by(e)
                 })?;
                 Ok::<_, ProviderError>(found.is_some())
             })
@@ -195,7 +201,7 @@ impl ClusterConnection {
                 let namespace = api
                     .get("kube-system")
                     .await
-                    .map_err(|e| self.failed("reading namespace kube-system", &e))?;
+                    .map_err(|e| self.failed("reading namespace kube-system", e))?;
                 namespace.metadata.uid.ok_or_else(|| {
                     ProviderError::new(&self.address, "namespace kube-system has no uid")
                 })
@@ -224,7 +230,7 @@ async fn list_node_ports(
         let page = api
             .list(&params)
             .await
-            .map_err(|e| connection.failed("listing services", &e))?;
+            .map_err(|e| connection.failed("listing services", e))?;
         for service in &page.items {
             let holder = format!(
                 "{}/{}",
@@ -260,7 +266,7 @@ async fn list_nodes(connection: &ClusterConnection) -> Result<Vec<Node>, Provide
         let page = api
             .list(&params)
             .await
-            .map_err(|e| connection.failed("listing nodes", &e))?;
+            .map_err(|e| connection.failed("listing nodes", e))?;
         let next = page.metadata.continue_.clone().filter(|c| !c.is_empty());
         nodes.extend(page.items);
         match next {

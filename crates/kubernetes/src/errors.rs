@@ -6,7 +6,8 @@ use std::error::Error;
 
 use kube::core::Status;
 
-use skyplan_core::provider::http::with_causes;
+use skyplan_core::provider::http::{status_kind, with_causes};
+use skyplan_core::provider::ErrorKind;
 
 /// kube-client's reason for an error body that is not a Status (a proxy's HTML, plain text).
 const UNPARSED: &str = "Failed to parse error data";
@@ -21,6 +22,20 @@ pub fn describe(error: &kube::Error, server: &str) -> String {
         kube::Error::Service(inner) => transport(inner.as_ref(), server),
         kube::Error::HyperError(inner) => transport(inner, server),
         other => with_causes(other),
+    }
+}
+
+/// What kind of failure `error` is: the API's Status by its code, a request that got no answer
+/// a transport failure, credentials the client could not use (an exec plugin, a token file)
+/// an auth one, a kubeconfig it could not use a config one.
+pub fn kind(error: &kube::Error) -> ErrorKind {
+    match error {
+        kube::Error::Api(status) => status_kind(status.code),
+        kube::Error::Service(_) | kube::Error::HyperError(_) => ErrorKind::Transport,
+        kube::Error::Auth(_) => ErrorKind::Auth,
+        kube::Error::SerdeError(_) => ErrorKind::Api,
+        kube::Error::InferConfig(_) | kube::Error::InferKubeconfig(_) => ErrorKind::Config,
+        _ => ErrorKind::Other,
     }
 }
 
@@ -96,6 +111,15 @@ mod tests {
     }
 
     #[test]
+    fn a_status_is_classified_by_its_code() {
+        assert_eq!(kind(&status(401, "Unauthorized", "")), ErrorKind::Auth);
+        assert_eq!(kind(&status(403, "Forbidden", "")), ErrorKind::Forbidden);
+        assert_eq!(kind(&status(404, "NotFound", "")), ErrorKind::NotFound);
+        assert_eq!(kind(&status(409, "Conflict", "")), ErrorKind::Conflict);
+        assert_eq!(kind(&status(422, "Invalid", "")), ErrorKind::Api);
+    }
+
+    #[test]
     fn a_body_that_is_not_a_status_is_shown_short_under_the_http_reason() {
         let html = format!("<html>\n<body>{}</body></html>", "x".repeat(1000));
         let text = describe(&status(502, UNPARSED, &html), "https://k");
@@ -120,5 +144,29 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("onnection refused"), "{text}");
+        assert_eq!(kind(&error), ErrorKind::Transport);
+    }
+
+    /// What a provider reports of a failed request: its line as before, its kind, and the
+    /// kube error itself as the source.
+    #[tokio::test]
+    async fn a_failed_request_is_the_source_of_the_connections_error() {
+        use skyplan_core::model::{Address, ResourceKind};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let server = format!("http://{}", listener.local_addr().unwrap());
+        drop(listener);
+        let client = kube::Client::try_from(kube::Config::new(server.parse().unwrap())).unwrap();
+        let address = Address::new(ResourceKind::Cluster, "prod");
+        let connection = crate::connection::ClusterConnection::new(address, client);
+        let error = connection.nodes().await.unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("cluster.prod: listing nodes: cannot connect to"),
+            "{error}"
+        );
+        assert_eq!(error.kind, ErrorKind::Transport);
+        let source = std::error::Error::source(&error).expect("the kube error");
+        assert!(source.downcast_ref::<kube::Error>().is_some(), "{source:?}");
     }
 }

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::Node;
@@ -24,7 +24,9 @@ use super::{connect, PROVIDER};
 use skyplan_core::config::{Config, ResourceSpec};
 use skyplan_core::model::{Address, NodePolicySpec, ResourceKind};
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
-use skyplan_core::provider::{Applied, DriftCheck, PlanOptions, Provider, ProviderError, Target};
+use skyplan_core::provider::{
+    Applied, DriftCheck, PlanOptions, Provider, ProviderError, Refreshed, Target,
+};
 use skyplan_core::state::journal::{Journal, Phase};
 use skyplan_core::state::ResourceState;
 
@@ -33,8 +35,28 @@ pub struct KubernetesProvider {
     clusters: Arc<Clusters>,
     /// The connected clouds' VMs, for node-metadata drift.
     clouds: Vec<Arc<dyn CloudInstances>>,
-    /// Read at refresh when a cluster is among the targets.
-    instances: Mutex<Vec<(&'static str, Vec<CloudInstance>)>>,
+}
+
+/// What a refresh read: the nodes of each cluster a target is about, as the policy diff sees
+/// them, and, when a cluster in the config is among the targets, every connected cloud's VMs
+/// (for node-metadata drift). The Nodes themselves stay in the cluster's connection, which
+/// lists them once per run for every provider.
+#[derive(Default)]
+struct Live {
+    nodes: BTreeMap<Address, Vec<LiveNode>>,
+    instances: Vec<(&'static str, Vec<CloudInstance>)>,
+}
+
+impl Live {
+    fn of(refreshed: &Refreshed) -> Result<&Live, ProviderError> {
+        refreshed.downcast_ref(PROVIDER)
+    }
+
+    /// The nodes of the cluster a target is about, if refresh read them.
+    fn nodes_of(&self, target: &Target<'_>) -> Option<&[LiveNode]> {
+        let cluster = KubernetesProvider::cluster_of(target)?;
+        self.nodes.get(&cluster).map(Vec::as_slice)
+    }
 }
 
 impl KubernetesProvider {
@@ -66,7 +88,6 @@ impl KubernetesProvider {
             connections,
             clusters,
             clouds,
-            instances: Mutex::new(Vec::new()),
         })
     }
 
@@ -85,45 +106,47 @@ impl KubernetesProvider {
         }
     }
 
-    fn live_nodes(&self, cluster: &Address) -> Option<Vec<LiveNode>> {
-        let nodes = self.connections.get(cluster)?.cached_nodes()?;
-        Some(nodes.iter().map(LiveNode::from_node).collect())
-    }
-
-    async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<(), ProviderError> {
-        let clusters: Vec<Address> = targets.iter().filter_map(Self::cluster_of).collect();
-        for cluster in &clusters {
-            if let Some(connection) = self.connections.get(cluster) {
-                connection.nodes().await?;
+    async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<Live, ProviderError> {
+        let mut live = Live::default();
+        for cluster in targets.iter().filter_map(Self::cluster_of) {
+            if live.nodes.contains_key(&cluster) {
+                continue;
+            }
+            if let Some(connection) = self.connections.get(&cluster) {
+                let nodes = connection.nodes().await?;
+                let nodes = nodes.iter().map(LiveNode::from_node).collect();
+                live.nodes.insert(cluster, nodes);
             }
         }
-        self.plan_nodes(targets);
+        self.plan_nodes(targets, &live);
         let wants_metadata = targets
             .iter()
             .any(|t| t.address.kind == ResourceKind::Cluster && t.resource.is_some());
         if wants_metadata {
-            let mut read = Vec::new();
             for cloud in &self.clouds {
-                read.push((cloud.scheme(), cloud.instances().await?));
+                live.instances
+                    .push((cloud.scheme(), cloud.instances().await?));
             }
-            *self.instances.lock().unwrap_or_else(|p| p.into_inner()) = read;
         }
-        Ok(())
+        Ok(live)
     }
 
     /// Hands each cluster the nodes as its policies will leave them, for the load balancers
-    /// whose members follow node labels and taints (planned after every refresh).
-    fn plan_nodes(&self, targets: &[Target<'_>]) {
-        for (cluster, connection) in &self.connections {
-            let (Some(nodes), Some(live)) = (connection.cached_nodes(), self.live_nodes(cluster))
-            else {
+    /// whose members follow node labels and taints: the clouds plan after every refresh, and
+    /// read them from the connection they share with this provider.
+    fn plan_nodes(&self, targets: &[Target<'_>], live: &Live) {
+        for (cluster, live_nodes) in &live.nodes {
+            let Some(connection) = self.connections.get(cluster) else {
+                continue;
+            };
+            let Some(nodes) = connection.cached_nodes() else {
                 continue;
             };
             let changes: Vec<ResourceChange> = targets
                 .iter()
                 .filter(|t| t.address.kind == ResourceKind::Nodes)
                 .filter(|t| Self::cluster_of(t).as_ref() == Some(cluster))
-                .map(|t| nodes::plan(&self.policy_input(t, Some(&live))))
+                .map(|t| nodes::plan(&self.policy_input(t, Some(live_nodes))))
                 .collect();
             let ops: Vec<super::ops::Op> = changes
                 .iter()
@@ -148,7 +171,7 @@ impl KubernetesProvider {
         }
     }
 
-    fn cluster_drift(&self, target: &Target<'_>) -> DriftCheck {
+    fn cluster_drift(&self, target: &Target<'_>, live: &Live) -> DriftCheck {
         let Some(nodes) = self
             .connections
             .get(target.address)
@@ -156,8 +179,8 @@ impl KubernetesProvider {
         else {
             return DriftCheck::Compared(vec![]);
         };
-        let instances = self.instances.lock().unwrap_or_else(|p| p.into_inner());
-        let clouds: Vec<Cloud<'_>> = instances
+        let clouds: Vec<Cloud<'_>> = live
+            .instances
             .iter()
             .map(|(scheme, vms)| Cloud {
                 scheme,
@@ -294,20 +317,21 @@ impl Provider for KubernetesProvider {
     fn refresh<'a>(
         &'a self,
         targets: &'a [Target<'a>],
-    ) -> BoxFuture<'a, Result<(), ProviderError>> {
-        Box::pin(self.refresh_targets(targets))
+    ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
+        Box::pin(async move { self.refresh_targets(targets).await.map(Refreshed::new) })
     }
 
     fn plan(
         &self,
         target: &Target,
+        refreshed: &Refreshed,
         _options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError> {
         match target.address.kind {
             ResourceKind::Cluster => Ok(plan_cluster(target)),
             ResourceKind::Nodes => {
-                let nodes = Self::cluster_of(target).and_then(|c| self.live_nodes(&c));
-                Ok(nodes::plan(&self.policy_input(target, nodes.as_deref())))
+                let nodes = Live::of(refreshed)?.nodes_of(target);
+                Ok(nodes::plan(&self.policy_input(target, nodes)))
             }
             ResourceKind::LoadBalancer => Err(ProviderError::new(
                 target.address,
@@ -316,17 +340,19 @@ impl Provider for KubernetesProvider {
         }
     }
 
-    fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError> {
+    fn drift(&self, target: &Target, refreshed: &Refreshed) -> Result<DriftCheck, ProviderError> {
+        let live = Live::of(refreshed)?;
         match target.address.kind {
-            ResourceKind::Cluster => Ok(self.cluster_drift(target)),
-            _ => {
-                let nodes = Self::cluster_of(target).and_then(|c| self.live_nodes(&c));
-                Ok(nodes::drift(&self.policy_input(target, nodes.as_deref())))
-            }
+            ResourceKind::Cluster => Ok(self.cluster_drift(target, live)),
+            _ => Ok(nodes::drift(
+                &self.policy_input(target, live.nodes_of(target)),
+            )),
         }
     }
 
-    fn import(&self, target: &Target) -> Result<ResourceState, ProviderError> {
+    /// Nothing of the cluster is read: a cluster or a node policy is recorded as the config
+    /// says.
+    fn import(&self, target: &Target, _: &Refreshed) -> Result<ResourceState, ProviderError> {
         let record = match &target.resource.map(|r| &r.spec) {
             Some(ResourceSpec::KubernetesCluster(spec)) => serde_json::to_value(spec),
             Some(ResourceSpec::NodePolicy(spec)) => serde_json::to_value(spec),
@@ -345,6 +371,8 @@ impl Provider for KubernetesProvider {
         &'a self,
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
+        // A patch holds the node, read again, to what the plan read (carried in the operation).
+        _: &'a Refreshed,
         journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Applied, ProviderError>> {
         Box::pin(async move {

@@ -31,17 +31,22 @@ pub async fn delete_service_journaled(
     let deleted = match api.delete(name, &DeleteParams::default()).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(e) => Err(format!("deleting Service {namespace}/{name}: {e}")),
+        Err(e) => {
+            let message = format!("deleting Service {namespace}/{name}: {e}");
+            Err(ProviderError::new(address, message)
+                .kind(super::errors::kind(&e))
+                .caused_by(e))
+        }
     };
     journal.checkpoint("call");
     let (phase, failure) = match &deleted {
         Ok(()) => (Phase::Done, None),
-        Err(e) => (Phase::Failed, Some(e.clone())),
+        Err(e) => (Phase::Failed, Some(e.message.clone())),
     };
     journal
         .record(address, phase, text, None, failure)
         .map_err(journal_error)?;
-    deleted.map_err(|e| ProviderError::new(address, e))?;
+    deleted?;
     wait_until_gone(&api, address, namespace, name).await
 }
 
@@ -57,7 +62,10 @@ async fn wait_until_gone(
     let started = Instant::now();
     loop {
         let found = api.get_opt(name).await.map_err(|e| {
-            ProviderError::new(address, format!("reading Service {namespace}/{name}: {e}"))
+            let message = format!("reading Service {namespace}/{name}: {e}");
+            ProviderError::new(address, message)
+                .kind(super::errors::kind(&e))
+                .caused_by(e)
         })?;
         if found.is_none() {
             return Ok(());

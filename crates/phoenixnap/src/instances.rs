@@ -36,7 +36,7 @@ impl CloudInstances for PnapInstances {
                 .client
                 .servers()
                 .await
-                .map_err(|e| ProviderError::new("phoenixnap", e))?;
+                .map_err(|e| e.for_address("phoenixnap"))?;
             Ok(servers.iter().map(instance).collect())
         }
         .boxed()

@@ -3,12 +3,31 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use k8s_openapi::api::core::v1::Service;
 use serde::{Deserialize, Serialize};
 
 use super::api::{IpBlock, PublicNetwork};
+use super::diff::PROVIDER;
 use skyplan_core::model::Address;
+use skyplan_core::provider::{ProviderError, Refreshed};
 
 use crate::spec::PhoenixnapLoadBalancerSpec;
+
+/// Everything one refresh read, which the pipeline hands back to plan, drift, import and
+/// apply. Empty when no target is a PhoenixNAP load balancer.
+#[derive(Debug, Default)]
+pub struct Live {
+    pub inventory: Inventory,
+    pub clusters: BTreeMap<Address, ClusterFacts>,
+    /// Each load balancer's Service, whole: apply writes it back with its changes.
+    pub services: BTreeMap<Address, Service>,
+}
+
+impl Live {
+    pub fn of(refreshed: &Refreshed) -> Result<&Live, ProviderError> {
+        refreshed.downcast_ref(PROVIDER)
+    }
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct Inventory {

@@ -2,7 +2,6 @@
 //! simulator), refreshes one [`Inventory`] and each load balancer's cluster facts, and hands
 //! each load balancer to the diff and the executor.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -15,7 +14,7 @@ use super::client::{Credentials, PnapClient, DEFAULT_API_ROOT, DEFAULT_TOKEN_URL
 use super::diff::{self, PlanInput, PROVIDER};
 use super::execute::Executor;
 use super::instances::PnapInstances;
-use super::live::{ClusterFacts, Inventory, Record};
+use super::live::{ClusterFacts, Inventory, Live, Record};
 use super::refresh;
 use super::verify;
 use skyplan_core::config::Endpoint;
@@ -24,7 +23,8 @@ use skyplan_core::model::Address;
 use crate::spec::{PhoenixnapLoadBalancerSpec, PhoenixnapSettings as Settings};
 use skyplan_core::plan::{ResourceChange, Verification};
 use skyplan_core::provider::{
-    Applied, Companion, DriftCheck, PlanOptions, Provider, ProviderError, Target,
+    Applied, Companion, DriftCheck, ErrorKind, PlanOptions, Provider, ProviderError, Refreshed,
+    Target,
 };
 use skyplan_core::state::journal::Journal;
 use skyplan_core::state::ResourceState;
@@ -47,9 +47,6 @@ pub struct PhoenixnapProvider {
     client: Arc<PnapClient>,
     instances: Arc<PnapInstances>,
     attached: OnceLock<Arc<Clusters>>,
-    inventory: Mutex<Inventory>,
-    clusters: Mutex<BTreeMap<Address, ClusterFacts>>,
-    services: Mutex<BTreeMap<Address, Service>>,
     /// The embedded cloud, stopped (its world written) on close.
     embedded: Mutex<Option<Companion>>,
     location: String,
@@ -82,7 +79,7 @@ impl PhoenixnapProvider {
         let (client, embedded, poll) = match (&settings.endpoint, embedded) {
             (Endpoint::Url(root), _) => {
                 let credentials = Credentials::load(settings.cloud_sa_json.as_deref())
-                    .map_err(|e| error(PROVIDER, e))?;
+                    .map_err(|e| error(PROVIDER, e).kind(ErrorKind::Auth))?;
                 let token_url = settings.token_url.clone().unwrap_or_else(|| {
                     match root.trim_end_matches('/') == DEFAULT_API_ROOT {
                         true => DEFAULT_TOKEN_URL.to_owned(),
@@ -109,9 +106,6 @@ impl PhoenixnapProvider {
             instances: PnapInstances::new(Arc::clone(&client)),
             client,
             attached: OnceLock::new(),
-            inventory: Mutex::default(),
-            clusters: Mutex::default(),
-            services: Mutex::default(),
             embedded: Mutex::new(embedded),
             location: settings
                 .location
@@ -135,7 +129,7 @@ impl PhoenixnapProvider {
             .client
             .public_networks()
             .await
-            .map_err(|e| error(PROVIDER, e))?;
+            .map_err(|e| e.for_address(PROVIDER))?;
         let network = networks
             .iter()
             .find(|n| n.name == preferred)
@@ -161,7 +155,7 @@ impl PhoenixnapProvider {
         }
     }
 
-    async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<(), ProviderError> {
+    async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<Live, ProviderError> {
         let state_blocks: Vec<String> = targets
             .iter()
             .filter_map(|t| t.prior)
@@ -170,19 +164,20 @@ impl PhoenixnapProvider {
             .collect();
         let specs = targets_specs(targets);
         if specs.is_empty() && state_blocks.is_empty() {
-            return Ok(());
+            return Ok(Live::default());
         }
         let inventory = refresh::inventory(&self.client, &state_blocks)
             .await
-            .map_err(|e| error(PROVIDER, e))?;
+            .map_err(|e| e.for_address(PROVIDER))?;
         let pairs: Vec<(&Address, &PhoenixnapLoadBalancerSpec)> =
             specs.iter().map(|(a, s)| (*a, s)).collect();
-        let (facts, services) =
+        let (clusters, services) =
             refresh::clusters(self.attached.get().map(Arc::as_ref), &pairs).await?;
-        *lock(&self.inventory) = inventory;
-        *lock(&self.clusters) = facts;
-        *lock(&self.services) = services;
-        Ok(())
+        Ok(Live {
+            inventory,
+            clusters,
+            services,
+        })
     }
 }
 
@@ -226,58 +221,61 @@ impl Provider for PhoenixnapProvider {
     fn refresh<'a>(
         &'a self,
         targets: &'a [Target<'a>],
-    ) -> BoxFuture<'a, Result<(), ProviderError>> {
-        self.refresh_targets(targets).boxed()
+    ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
+        async move { self.refresh_targets(targets).await.map(Refreshed::new) }.boxed()
     }
 
     fn plan(
         &self,
         target: &Target,
+        refreshed: &Refreshed,
         options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError> {
-        let inventory = lock(&self.inventory);
-        let clusters = lock(&self.clusters);
+        let live = Live::of(refreshed)?;
         let requested = options.replace.contains(target.address)
             || options.allow_delete.contains(target.address);
         let input = self.plan_input(
             target,
             config_spec(target),
-            &inventory,
-            clusters.get(target.address),
+            &live.inventory,
+            live.clusters.get(target.address),
             requested,
         );
         diff::plan(&input).map_err(|e| located(target, e))
     }
 
-    fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError> {
+    fn drift(&self, target: &Target, refreshed: &Refreshed) -> Result<DriftCheck, ProviderError> {
         let Some(record) = target.prior.and_then(|p| Record::from_json(&p.attributes)) else {
             return Ok(DriftCheck::NotApplied);
         };
-        let inventory = lock(&self.inventory);
-        let clusters = lock(&self.clusters);
-        let cluster = clusters.get(target.address);
+        let live = Live::of(refreshed)?;
+        let cluster = live.clusters.get(target.address);
         if cluster.is_some_and(|c| c.service.is_none()) {
             return Ok(DriftCheck::Compared(vec![diff::service_deleted(&record)]));
         }
-        let input = self.plan_input(target, Some(&record.spec), &inventory, cluster, false);
+        let input = self.plan_input(target, Some(&record.spec), &live.inventory, cluster, false);
         let change = diff::plan(&input).map_err(|e| located(target, e))?;
         Ok(DriftCheck::Compared(change.attributes))
     }
 
-    fn import(&self, target: &Target) -> Result<ResourceState, ProviderError> {
+    fn import(
+        &self,
+        target: &Target,
+        refreshed: &Refreshed,
+    ) -> Result<ResourceState, ProviderError> {
         let address = target.address;
         let spec = config_spec(target)
             .ok_or_else(|| error(address, "not a PhoenixNAP load balancer in the config"))?;
         let id = target.prior.map(|p| p.id.as_str()).unwrap_or_default();
-        let inventory = lock(&self.inventory);
-        let clusters = lock(&self.clusters);
-        let block = inventory.block(id).ok_or_else(|| {
+        let live = Live::of(refreshed)?;
+        let block = live.inventory.block(id).ok_or_else(|| {
             error(
                 address,
                 format!("no IP block {id} with the CCM's usage tag"),
             )
         })?;
-        let cluster = clusters
+        let cluster = live
+            .clusters
             .get(address)
             .ok_or_else(|| error(address, format!("{} is not connected", spec.cluster)))?;
         let record = record_for(spec, block, cluster, None);
@@ -288,9 +286,14 @@ impl Provider for PhoenixnapProvider {
         &'a self,
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
+        refreshed: &'a Refreshed,
         journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Applied, ProviderError>> {
-        async move { self.apply_change(change, prior, journal).await }.boxed()
+        async move {
+            let live = Live::of(refreshed)?;
+            self.apply_change(change, prior, live, journal).await
+        }
+        .boxed()
     }
 
     fn request_count(&self) -> u64 {
@@ -310,10 +313,13 @@ impl Provider for PhoenixnapProvider {
 }
 
 impl PhoenixnapProvider {
+    /// The change, with the cluster's identity, the Service and the networks as the refresh
+    /// it was planned from read them (`live`).
     async fn apply_change(
         &self,
         change: &ResourceChange,
         prior: Option<&ResourceState>,
+        live: &Live,
         journal: &Journal,
     ) -> Result<Applied, ProviderError> {
         let address = &change.address;
@@ -321,11 +327,11 @@ impl PhoenixnapProvider {
             change.record.as_ref().and_then(|r| r.parse().ok());
         let prior_record = prior.and_then(|p| Record::from_json(&p.attributes));
         let cluster_spec = spec.as_ref().or(prior_record.as_ref().map(|r| &r.spec));
-        let facts = lock(&self.clusters).get(address).cloned();
-        let service = lock(&self.services).get(address).cloned();
+        let facts = live.clusters.get(address);
+        let service = live.services.get(address).cloned();
         let connection =
             cluster_spec.and_then(|s| self.attached.get().and_then(|c| c.get(&s.cluster)));
-        let owner = match (&spec, &facts) {
+        let owner = match (&spec, facts) {
             (Some(spec), Some(facts)) => Some(Owner {
                 cluster_uid: &facts.uid,
                 namespace: &spec.namespace,
@@ -349,7 +355,7 @@ impl PhoenixnapProvider {
             };
             executor.run(&op).await.map_err(|e| error(address, e))?;
         }
-        let (Some(spec), Some(facts)) = (&spec, &facts) else {
+        let (Some(spec), Some(facts)) = (&spec, facts) else {
             return Ok(Applied::unverified(None));
         };
         let block = executor
@@ -367,7 +373,14 @@ impl PhoenixnapProvider {
             })?;
         let kept = verify::kept_block(change, prior_record.as_ref().map(|r| r.block.as_str()));
         let verification = self
-            .verify(change, kept, &block, connection.as_deref(), spec)
+            .verify(
+                change,
+                kept,
+                &block,
+                &live.inventory,
+                connection.as_deref(),
+                spec,
+            )
             .await;
         let before = prior_record.map(|r| r.service_type_before);
         let before = before.or_else(|| service_type(service.as_ref()));
@@ -379,20 +392,21 @@ impl PhoenixnapProvider {
 }
 
 impl PhoenixnapProvider {
-    /// Compares the cloud and the Service with the plan. A failed read is reported, not fatal:
-    /// the change itself was made.
+    /// Compares the cloud and the Service with the plan (the public network as refresh read it
+    /// into `inventory`). A failed read is reported, not fatal: the change itself was made.
     async fn verify(
         &self,
         change: &ResourceChange,
         kept: Option<&str>,
         block: &super::api::IpBlock,
+        inventory: &Inventory,
         connection: Option<&ClusterConnection>,
         spec: &PhoenixnapLoadBalancerSpec,
     ) -> Option<Verification> {
         if change.operations.is_empty() {
             return None;
         }
-        let network = lock(&self.inventory)
+        let network = inventory
             .network(&spec.public_network)
             .map(|n| n.id.clone())
             .unwrap_or_default();

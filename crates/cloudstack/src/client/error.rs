@@ -4,12 +4,19 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use skyplan_core::provider::http::with_causes;
+use skyplan_core::provider::http::{reqwest_kind, status_kind, with_causes};
+use skyplan_core::provider::{ErrorKind, ProviderError};
 
 /// CloudStack's `INTERNAL_ERROR`: thrown for anything unexpected, possibly half-way through.
 const INTERNAL_ERROR: u16 = 530;
 /// CloudStack's `PARAM_ERROR`, also used for ids that name nothing.
 const PARAM_ERROR: u16 = 431;
+/// CloudStack's `ACCOUNT_ERROR`: what a permission refused is answered with.
+const ACCOUNT_ERROR: u16 = 531;
+/// CloudStack's `RESOURCE_IN_USE_ERROR`.
+const RESOURCE_IN_USE: u16 = 536;
+/// CloudStack's `NETWORK_RULE_CONFLICT_ERROR` (a rule on a port another rule holds).
+const NETWORK_RULE_CONFLICT: u16 = 537;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -71,6 +78,37 @@ pub enum Error {
 }
 
 impl Error {
+    /// What kind of failure this is, for the provider error that reports it.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Config { .. } => ErrorKind::Config,
+            Error::Build(_) => ErrorKind::Internal,
+            Error::Unauthorized { .. } => ErrorKind::Auth,
+            Error::Api { .. } if self.is_not_found() => ErrorKind::NotFound,
+            Error::Api { errorcode, .. } | Error::JobFailed { errorcode, .. } => {
+                code_kind(*errorcode)
+            }
+            Error::Transport { source, .. } => reqwest_kind(source),
+            Error::Decode { .. } | Error::JobTimeout { .. } => ErrorKind::Api,
+            Error::JobLost { source, .. } => source.kind(),
+        }
+    }
+
+    /// The provider error about `address` that reports this one: its text, its kind, and this
+    /// error as the source.
+    pub fn for_address(self, address: impl ToString) -> ProviderError {
+        let message = self.to_string();
+        self.reported(address, message)
+    }
+
+    /// The provider error about `address` whose `message` says what failed (and names this
+    /// error's text): of this error's kind, with it as the source.
+    pub fn reported(self, address: impl ToString, message: impl ToString) -> ProviderError {
+        ProviderError::new(address, message)
+            .kind(self.kind())
+            .caused_by(self)
+    }
+
     /// The CloudStack error code (HTTP status / `errorcode`, or a failed job's errorcode).
     pub fn code(&self) -> Option<u16> {
         match self {
@@ -126,6 +164,15 @@ pub(super) fn is_transient_status(status: u16) -> bool {
     matches!(status, 500 | 502 | 503 | 504)
 }
 
+/// The kind of an error code: CloudStack's own beside HTTP's.
+fn code_kind(code: u16) -> ErrorKind {
+    match code {
+        ACCOUNT_ERROR => ErrorKind::Forbidden,
+        RESOURCE_IN_USE | NETWORK_RULE_CONFLICT => ErrorKind::Conflict,
+        code => status_kind(code),
+    }
+}
+
 fn cs_suffix(cserrorcode: Option<u32>) -> String {
     cserrorcode
         .map(|code| format!(" (cserrorcode {code})"))
@@ -154,7 +201,42 @@ mod tests {
              The range specified, 80-80, conflicts with rule 12"
         );
         assert_eq!(error.code(), Some(537));
+        assert_eq!(error.kind(), ErrorKind::Conflict);
         assert!(!error.is_uncertain());
+    }
+
+    #[test]
+    fn codes_are_classified_as_cloudstack_means_them() {
+        assert_eq!(api(531, "denied").kind(), ErrorKind::Forbidden);
+        assert_eq!(api(536, "in use").kind(), ErrorKind::Conflict);
+        assert_eq!(
+            api(431, "Unable to find rule 7").kind(),
+            ErrorKind::NotFound
+        );
+        assert_eq!(api(431, "size must be at least 1").kind(), ErrorKind::Api);
+        assert_eq!(api(530, "boom").kind(), ErrorKind::Api);
+        let config = Error::Config {
+            path: "cloud-config".into(),
+            problem: "no api-url".into(),
+        };
+        assert_eq!(config.kind(), ErrorKind::Config);
+    }
+
+    #[test]
+    fn the_provider_error_reports_the_text_kind_and_source() {
+        let error = api(537, "conflicts with rule 12").reported("load-balancer.web", "rule: x");
+        assert_eq!(error.to_string(), "load-balancer.web: rule: x");
+        assert_eq!(error.kind, ErrorKind::Conflict);
+        let source = std::error::Error::source(&error).expect("the client's error");
+        assert!(matches!(
+            source.downcast_ref::<Error>(),
+            Some(Error::Api { errorcode: 537, .. })
+        ));
+        let whole = api(431, "bad").for_address("cloudstack");
+        assert_eq!(
+            whole.to_string(),
+            "cloudstack: CloudStack createLoadBalancerRule: 431 (cserrorcode 4350): bad"
+        );
     }
 
     #[test]
@@ -200,5 +282,6 @@ mod tests {
         let text = error.to_string();
         assert!(text.contains("api-key and secret-key") && text.contains("clock"));
         assert_eq!(error.code(), Some(401));
+        assert_eq!(error.kind(), ErrorKind::Auth);
     }
 }

@@ -274,7 +274,10 @@ pub async fn kubeconfig(
     let answer = client
         .call("getKubernetesClusterConfig", &vec![param("id", cluster_id)])
         .await
-        .map_err(|e| ProviderError::new(PROVIDER, format!("getKubernetesClusterConfig: {e}")))?;
+        .map_err(|e| {
+            let message = format!("getKubernetesClusterConfig: {e}");
+            e.reported(PROVIDER, message)
+        })?;
     config_data(&answer).ok_or_else(|| {
         ProviderError::new(
             PROVIDER,

@@ -22,7 +22,7 @@ use crate::plan::{Action, Plan, ResourceChange, Verification};
 use crate::provider::{Applied, ProviderError};
 use crate::state::journal::{Entry, Observer, Phase};
 use crate::state::{ResourceState, State};
-use crate::workspace::{Workspace, WorkspaceError};
+use crate::workspace::{Refreshes, Workspace, WorkspaceError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
@@ -96,12 +96,14 @@ fn needs_apply(change: &ResourceChange, workspace: &Workspace) -> bool {
 /// ownership tags.
 const SAVE_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Runs the plan. `admit` is asked just before each resource starts (the maintenance window may
+/// Runs the plan, made from `refreshes` (each provider applies its changes with what its
+/// refresh read). `admit` is asked just before each resource starts (the maintenance window may
 /// have closed meanwhile); a resource it turns away is left untouched and reported in
 /// [`ApplyReport::left`].
 pub async fn run(
     workspace: &mut Workspace,
     plan: &Plan,
+    refreshes: &Refreshes,
     parallelism: usize,
     admit: &(dyn Fn(&ResourceChange) -> bool + Sync),
     progress: Arc<dyn Progress>,
@@ -155,7 +157,10 @@ pub async fn run(
                 let provider = ws
                     .provider(&change.provider)
                     .expect("planned providers are connected");
-                let result = provider.apply(change, prior, journal).await;
+                let result = match refreshes.of(&change.provider) {
+                    Ok(refreshed) => provider.apply(change, prior, refreshed, journal).await,
+                    Err(e) => Err(e),
+                };
                 timings.resource_done(&change.address.to_string(), Instant::now());
                 progress.event(Event::ResourceDone {
                     address: &change.address.to_string(),

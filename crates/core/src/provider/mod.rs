@@ -2,12 +2,16 @@
 //! cloud's objects, and its impact table; all behind the [`Provider`] trait.
 
 mod companion;
+mod error;
 pub mod http;
 pub mod impact_table;
+mod refreshed;
 mod traits;
 
 pub use companion::Companion;
-pub use traits::{Applied, DriftCheck, PlanOptions, Provider, ProviderError, Target};
+pub use error::{ErrorKind, ProviderError};
+pub use refreshed::Refreshed;
+pub use traits::{Applied, DriftCheck, PlanOptions, Provider, Target};
 
 /// Operations are plan data, opaque to the pipeline; each provider makes and reads its own.
 pub use crate::plan::Operation;

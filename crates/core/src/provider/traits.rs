@@ -4,7 +4,8 @@ use std::collections::BTreeSet;
 
 use futures::future::BoxFuture;
 
-use crate::config::{Resource, SourceLocation};
+use super::{ProviderError, Refreshed};
+use crate::config::Resource;
 use crate::model::Address;
 use crate::plan::{AttributeChange, ResourceChange, Verification};
 use crate::state::journal::Journal;
@@ -23,44 +24,6 @@ pub struct Target<'a> {
 pub struct PlanOptions {
     pub replace: BTreeSet<Address>,
     pub allow_delete: BTreeSet<Address>,
-}
-
-/// A provider's error about one resource. Errors about a value the config names (an unknown
-/// zone) carry where the config writes it, and are shown as `file:line:col: address: message`.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{}{address}: {message}", Located(.location))]
-pub struct ProviderError {
-    pub address: String,
-    pub message: String,
-    pub location: Option<SourceLocation>,
-}
-
-impl ProviderError {
-    pub fn new(address: impl ToString, message: impl ToString) -> Self {
-        ProviderError {
-            address: address.to_string(),
-            message: message.to_string(),
-            location: None,
-        }
-    }
-
-    /// The error at the config's position of the value at fault.
-    pub fn at(mut self, location: &SourceLocation) -> Self {
-        self.location = Some(location.clone());
-        self
-    }
-}
-
-/// `file:line:col: ` before a located message, nothing otherwise.
-struct Located<'a>(&'a Option<SourceLocation>);
-
-impl std::fmt::Display for Located<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            Some(location) => write!(f, "{location}: "),
-            None => Ok(()),
-        }
-    }
 }
 
 /// What the cloud holds of a resource, compared with what skyplan last applied.
@@ -97,37 +60,51 @@ impl Applied {
 pub trait Provider: Send + Sync {
     fn name(&self) -> &'static str;
 
-    /// Reads the live state of the targets into the provider, with as few API calls as the
-    /// cloud allows.
-    fn refresh<'a>(&'a self, targets: &'a [Target<'a>])
-        -> BoxFuture<'a, Result<(), ProviderError>>;
+    /// Reads the live state of the targets, with as few API calls as the cloud allows, and
+    /// returns it: the pipeline hands it back to this provider's plan, drift, import,
+    /// kubeconfig and apply. The provider keeps none of it, beyond the run's caches it shares
+    /// with other providers (a cluster's nodes, a cloud's VMs: each listed once per run).
+    fn refresh<'a>(
+        &'a self,
+        targets: &'a [Target<'a>],
+    ) -> BoxFuture<'a, Result<Refreshed, ProviderError>>;
 
-    /// Desired vs refreshed live state for one target. Pure once refreshed: no IO.
-    fn plan(&self, target: &Target, options: &PlanOptions)
-        -> Result<ResourceChange, ProviderError>;
+    /// Desired vs `refreshed` live state for one target. Pure: no IO.
+    fn plan(
+        &self,
+        target: &Target,
+        refreshed: &Refreshed,
+        options: &PlanOptions,
+    ) -> Result<ResourceChange, ProviderError>;
 
-    /// What changed in the cloud behind skyplan's back, from the refreshed live state. Pure
-    /// once refreshed.
-    fn drift(&self, target: &Target) -> Result<DriftCheck, ProviderError>;
+    /// What changed in the cloud behind skyplan's back, from the `refreshed` live state. Pure.
+    fn drift(&self, target: &Target, refreshed: &Refreshed) -> Result<DriftCheck, ProviderError>;
 
     /// The state entry for an existing cloud object taken under management (`skyplan import`):
     /// `target.prior` names the object by its ID; the config's spec becomes the applied one.
-    fn import(&self, target: &Target) -> Result<ResourceState, ProviderError>;
+    fn import(
+        &self,
+        target: &Target,
+        refreshed: &Refreshed,
+    ) -> Result<ResourceState, ProviderError>;
 
     /// Performs the change's operations in order, recording each in the journal before and
     /// after its cloud call, and returns what it left and what the cloud showed once settled.
+    /// `refreshed` is the refresh the change was planned from (what the cloud held before).
     fn apply<'a>(
         &'a self,
         change: &'a ResourceChange,
         prior: Option<&'a ResourceState>,
+        refreshed: &'a Refreshed,
         journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Applied, ProviderError>>;
 
-    /// A managed cluster's kubeconfig (refreshed first), for `skyplan kubeconfig`. Never
-    /// printed: the caller writes it to the file the user named.
+    /// A managed cluster's kubeconfig, found through `refreshed`, for `skyplan kubeconfig`.
+    /// Never printed: the caller writes it to the file the user named.
     fn kubeconfig<'a>(
         &'a self,
         target: &'a Target<'a>,
+        _refreshed: &'a Refreshed,
     ) -> BoxFuture<'a, Result<crate::model::Secret, ProviderError>> {
         let message = format!("provider `{}` has no kubeconfig to give", self.name());
         Box::pin(async move { Err(ProviderError::new(target.address, message)) })

@@ -14,7 +14,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 pub use credentials::Credentials;
-use skyplan_core::provider::http::{with_causes, USER_AGENT};
+use skyplan_core::provider::http::{status_kind, with_causes, USER_AGENT};
+use skyplan_core::provider::{ErrorKind, ProviderError};
 use token::TokenSource;
 
 /// PhoenixNAP's API root and token URL (`servers:` of each OpenAPI spec; the CCM's `tokenURL`).
@@ -83,6 +84,25 @@ fn validation_text(validation: &[String]) -> String {
 impl Error {
     fn token(detail: impl Into<String>) -> Error {
         Error::Token(detail.into())
+    }
+
+    /// What kind of failure this is, for the provider error that reports it.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            // No token could be had for the client credentials.
+            Error::Token(_) => ErrorKind::Auth,
+            Error::Status { status, .. } => status_kind(status.as_u16()),
+            Error::Transport { .. } => ErrorKind::Transport,
+            Error::Decode { .. } => ErrorKind::Api,
+        }
+    }
+
+    /// The provider error about `address` that reports this one: its text, its kind, and this
+    /// error as the source.
+    pub fn for_address(self, address: impl ToString) -> ProviderError {
+        ProviderError::new(address, &self)
+            .kind(self.kind())
+            .caused_by(self)
     }
 
     pub fn status(&self) -> Option<StatusCode> {
@@ -303,6 +323,34 @@ mod tests {
             "PhoenixNAP API: POST /ips/v1/ip-blocks: 400 Bad Request: Validation failed \
              (location must be one of PHX, ASH)"
         );
+        assert_eq!(error.kind(), ErrorKind::Api);
+    }
+
+    #[test]
+    fn the_provider_error_reports_the_text_kind_and_source() {
+        let forbidden = Error::Status {
+            method: Method::GET,
+            path: "/bmc/v1/servers".into(),
+            status: StatusCode::FORBIDDEN,
+            message: "Access denied".into(),
+            validation: vec![],
+        };
+        let error = forbidden.clone().for_address("phoenixnap");
+        assert_eq!(error.to_string(), format!("phoenixnap: {forbidden}"));
+        assert_eq!(error.kind, ErrorKind::Forbidden);
+        let source = std::error::Error::source(&error).expect("the client's error");
+        assert_eq!(
+            source.downcast_ref::<Error>().unwrap().status(),
+            Some(StatusCode::FORBIDDEN)
+        );
+        let refused = Error::Transport {
+            method: Method::GET,
+            path: "/".into(),
+            detail: "connection refused".into(),
+            sent: false,
+        };
+        assert_eq!(refused.for_address("phoenixnap").kind, ErrorKind::Transport);
+        assert_eq!(Error::token("401 invalid_client").kind(), ErrorKind::Auth);
     }
 
     #[test]

@@ -1,9 +1,10 @@
-//! What the CloudStack provider keeps for its controller-mode load balancers between refresh,
-//! plan and apply: the clusters the registry attached, and per load balancer the cluster's
-//! nodes and the live Service read at refresh. The provider only delegates to this.
+//! The CloudStack provider's controller-mode load balancers: through the clusters the registry
+//! attached, refresh reads each one's cluster (its nodes and the live Service) into [`Views`],
+//! which the provider's refresh returns; plan, drift and apply are handed them back. The
+//! provider only delegates to this.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 
 use k8s_openapi::api::core::v1::{Node, Service};
 
@@ -11,8 +12,7 @@ use super::apply::{compare_rule_ids, wait_for_controller, RuleIds};
 use super::plan::{plan, CcmOp, CcmPlanInput};
 use super::predict::{lb_candidate, live_rules, service_base};
 use super::service::MANAGED;
-use crate::client::CloudstackClient;
-use crate::live::Inventory;
+use crate::live::{ApplyContext, Inventory};
 use crate::ops::Op;
 use crate::spec::CloudstackLoadBalancerSpec;
 use crate::PROVIDER;
@@ -40,10 +40,53 @@ pub struct CcmTarget<'a> {
     pub service: Option<&'a SourceLocation>,
 }
 
+/// The cluster of each controller-mode load balancer as refresh read it, or why it could not
+/// be read (reported when the plan needs it).
 #[derive(Default)]
-pub struct CcmViews {
-    clusters: Mutex<Option<Arc<Clusters>>>,
-    views: Mutex<BTreeMap<Address, Result<ServiceView, ProviderError>>>,
+pub struct Views(BTreeMap<Address, Result<ServiceView, ProviderError>>);
+
+impl Views {
+    /// The CCM base names of the Services read, so refresh reads their rules' members.
+    pub fn base_names(&self) -> BTreeSet<String> {
+        self.0
+            .values()
+            .flatten()
+            .filter_map(|v| service_base(v.service.as_ref()))
+            .collect()
+    }
+
+    fn view(&self, address: &Address) -> Result<&ServiceView, ProviderError> {
+        match self.0.get(address) {
+            Some(Ok(view)) => Ok(view),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err(error(
+                address,
+                "the cluster was not read for this load balancer",
+            )),
+        }
+    }
+
+    /// The rules the CCM made for the Service as refresh saw them, by name.
+    fn rules_before(&self, address: &Address, live: &Inventory) -> RuleIds {
+        let Ok(view) = self.view(address) else {
+            return RuleIds::new();
+        };
+        let Some(base) = service_base(view.service.as_ref()) else {
+            return RuleIds::new();
+        };
+        live_rules(live, &base)
+            .into_iter()
+            .map(|(n, r)| (n, r.id.clone()))
+            .collect()
+    }
+}
+
+/// The clusters the registry attached, through which controller-mode load balancers are read,
+/// planned and applied.
+#[derive(Default)]
+pub struct CcmClusters {
+    /// Set once by the registry.
+    clusters: OnceLock<Arc<Clusters>>,
 }
 
 /// Whether a spec is in controller mode.
@@ -55,9 +98,10 @@ fn error(address: &Address, message: impl std::fmt::Display) -> ProviderError {
     ProviderError::new(address, message.to_string())
 }
 
-impl CcmViews {
+impl CcmClusters {
     pub fn attach(&self, clusters: Arc<Clusters>) {
-        *self.clusters.lock().unwrap_or_else(|p| p.into_inner()) = Some(clusters);
+        // Once per run, by the registry.
+        let _ = self.clusters.set(clusters);
     }
 
     fn connection(
@@ -65,12 +109,7 @@ impl CcmViews {
         address: &Address,
         cluster: &Address,
     ) -> Result<Arc<ClusterConnection>, ProviderError> {
-        let clusters = self
-            .clusters
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        clusters.and_then(|c| c.get(cluster)).ok_or_else(|| {
+        self.connected(cluster).ok_or_else(|| {
             error(
                 address,
                 format!("{cluster} is not connected: controller mode needs its cluster"),
@@ -81,19 +120,19 @@ impl CcmViews {
     /// Reads each controller-mode load balancer's nodes and Service (one GET each). `service`
     /// is where the config names the Service: a namespace that does not exist is an error
     /// there (read only when the Service is missing).
-    pub async fn read(&self, specs: &[CcmTarget<'_>]) {
+    pub async fn read(&self, specs: &[CcmTarget<'_>]) -> Views {
         let mut views = BTreeMap::new();
         for target in specs {
             let view = self.read_one(target).await;
             views.insert(target.address.clone(), view);
         }
-        *self.views.lock().unwrap_or_else(|p| p.into_inner()) = views;
+        Views(views)
     }
 
     async fn read_one(&self, target: &CcmTarget<'_>) -> Result<ServiceView, ProviderError> {
         let (address, binding) = (target.address, target.spec.binding.as_ref());
         let binding = binding.expect("controller mode");
-        let api = |e: ProviderError| error(address, e);
+        let api = |e: ProviderError| ProviderError::wrap(address, e);
         let connection = self.connection(address, &binding.cluster)?;
         let nodes = connection.nodes().await.map_err(api)?.to_vec();
         let service = connection
@@ -114,44 +153,27 @@ impl CcmViews {
         Ok(ServiceView { nodes, service })
     }
 
-    /// The CCM base names of the Services read, so refresh reads their rules' members.
-    pub fn base_names(&self) -> BTreeSet<String> {
-        let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
-        views
-            .values()
-            .flatten()
-            .filter_map(|v| service_base(v.service.as_ref()))
-            .collect()
-    }
-
-    fn view(&self, address: &Address) -> Result<ServiceView, ProviderError> {
-        let views = self.views.lock().unwrap_or_else(|p| p.into_inner());
-        views
-            .get(address)
-            .ok_or_else(|| error(address, "the cluster was not read for this load balancer"))?
-            .clone()
-    }
-
-    /// `scaled_workers`: what the cluster gains or loses first in the same apply.
+    /// The load balancer's change, from its cluster as refresh read it (`views`) and the
+    /// account (`live`); `scaled_workers`: what the cluster gains or loses first in the same
+    /// apply.
     pub fn plan(
         &self,
+        views: &Views,
         address: &Address,
         spec: &CloudstackLoadBalancerSpec,
         live: &Inventory,
         scaled_workers: i64,
     ) -> Result<ResourceChange, ProviderError> {
-        let mut view = self.view(address)?;
+        let view = views.view(address)?;
         // The nodes as this run's node policies leave them: a node a policy excludes leaves
         // the rules once the policy is applied (before the load balancer).
         let binding = spec.binding.as_ref().expect("controller mode");
-        if let Some(planned) = self.connection(address, &binding.cluster)?.planned_nodes() {
-            view.nodes = planned;
-        }
+        let planned = self.connection(address, &binding.cluster)?.planned_nodes();
         Ok(plan(&CcmPlanInput {
             address,
             spec,
             service: view.service.as_ref(),
-            nodes: &view.nodes,
+            nodes: planned.as_deref().unwrap_or(&view.nodes),
             live,
             scaled_workers,
         }))
@@ -160,30 +182,16 @@ impl CcmViews {
     /// Drift: what writing the applied Service again would change.
     pub fn drift(
         &self,
+        views: &Views,
         address: &Address,
         applied: &CloudstackLoadBalancerSpec,
         live: &Inventory,
     ) -> Result<DriftCheck, ProviderError> {
-        let view = self.view(address)?;
-        if view.service.is_none() {
+        if views.view(address)?.service.is_none() {
             return Ok(DriftCheck::Missing);
         }
-        let change = self.plan(address, applied, live, 0)?;
+        let change = self.plan(views, address, applied, live, 0)?;
         Ok(DriftCheck::Compared(change.attributes))
-    }
-
-    /// The rules the CCM made for the Service as refresh saw them, by name.
-    pub fn rules_before(&self, address: &Address, live: &Inventory) -> RuleIds {
-        let Ok(view) = self.view(address) else {
-            return RuleIds::new();
-        };
-        let Some(base) = service_base(view.service.as_ref()) else {
-            return RuleIds::new();
-        };
-        live_rules(live, &base)
-            .into_iter()
-            .map(|(n, r)| (n, r.id.clone()))
-            .collect()
     }
 
     /// `--allow-delete`: deletes the Service through `connection` (its cluster's) and waits
@@ -215,24 +223,23 @@ impl CcmViews {
     /// The connection to `cluster` if the registry made one (the config binds a controller-mode
     /// load balancer or a node policy to it).
     pub fn connected(&self, cluster: &Address) -> Option<Arc<ClusterConnection>> {
-        let clusters = self
-            .clusters
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        clusters.and_then(|c| c.get(cluster))
+        self.clusters.get()?.get(cluster)
     }
 
-    /// Writes the Service, waits for the CCM and checks its outcome against the plan.
+    /// Writes the Service, waits for the CCM and checks its outcome against the plan: the
+    /// rules it made before (in `live`, the account the plan was made from) kept or replaced
+    /// as predicted. `scaled_workers`: as planned.
     pub async fn apply(
         &self,
-        client: &CloudstackClient,
-        journal: &Journal,
+        context: &ApplyContext<'_>,
         change: &ResourceChange,
-        before: RuleIds,
+        views: &Views,
+        live: &Inventory,
         scaled_workers: i64,
     ) -> Result<ResourceState, ProviderError> {
+        let (client, journal) = (context.client, context.journal);
         let address = &change.address;
+        let before = views.rules_before(address, live);
         if let Some(forbidden) = change
             .attributes
             .iter()
@@ -255,7 +262,7 @@ impl CcmViews {
         let connection = self.connection(address, &binding.cluster)?;
         // The Service as refresh read it: a 409 is retried only if what skyplan manages is
         // still that (the CCM wrote its own annotation or the status meanwhile).
-        let planned = self.view(address).ok().and_then(|v| v.service.clone());
+        let planned = views.view(address).ok().and_then(|v| v.service.as_ref());
         // Recorded once the Service is written (see the cloudscale provider's apply_ccm).
         let written = ResourceState {
             provider: PROVIDER.to_string(),
@@ -289,7 +296,7 @@ impl CcmViews {
                 name,
                 body,
                 resource_version: resource_version.as_deref(),
-                planned: planned.as_ref(),
+                planned,
                 managed: &MANAGED,
                 leaves: Some(&written),
             };
@@ -304,7 +311,7 @@ impl CcmViews {
             scaled => {
                 let nodes = connection
                     .planned_nodes()
-                    .or_else(|| self.view(address).ok().map(|v| v.nodes))
+                    .or_else(|| views.view(address).ok().map(|v| v.nodes.clone()))
                     .unwrap_or_default();
                 let balanced = nodes.iter().filter(|n| lb_candidate(n)).count();
                 let expected = i64::try_from(balanced).unwrap_or(i64::MAX) + scaled;
