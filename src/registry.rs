@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::config::{Config, ConfigSection, Endpoint, ResourceSpec};
+use crate::config::{Config, ConfigSection, Endpoint};
 use crate::graph::{ObjectGraph, ObjectKey};
 use crate::model::Address;
 use crate::provider::{Provider, ProviderError};
@@ -19,6 +19,7 @@ use skyplan_cloudstack::spec::{
 };
 use skyplan_kubernetes::connection::{ClusterConnection, Clusters};
 use skyplan_kubernetes::instances::CloudInstances;
+use skyplan_kubernetes::spec::NodePolicySpec;
 use skyplan_kubernetes::KubernetesProvider;
 use skyplan_phoenixnap::spec::PhoenixnapSettings;
 use skyplan_phoenixnap::PhoenixnapProvider;
@@ -32,6 +33,7 @@ use crate::embedded;
 /// clouds' VMs), then hands the connected clusters to every cloud.
 /// The providers' sections of the config language, in the order messages list them.
 pub const CONFIG_SECTIONS: &[&dyn ConfigSection] = &[
+    &skyplan_kubernetes::KubernetesConfig,
     &skyplan_cloudscale::CloudscaleConfig,
     &skyplan_cloudstack::CloudstackConfig,
     &skyplan_phoenixnap::PhoenixnapConfig,
@@ -91,12 +93,10 @@ async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
         clouds.phoenixnap = Some(provider);
     }
     let has_clusters = !cks_clusters.is_empty()
-        || config.resources.iter().any(|r| {
-            matches!(
-                r.spec,
-                ResourceSpec::KubernetesCluster(_) | ResourceSpec::NodePolicy(_)
-            )
-        });
+        || config
+            .resources
+            .iter()
+            .any(|r| r.provider == skyplan_kubernetes::PROVIDER);
     let mut providers = Providers::new();
     if has_clusters {
         let embedded = embedded::Clusters {
@@ -170,10 +170,9 @@ async fn connect_cks_clusters(
     let wanted: BTreeSet<&Address> = config
         .resources
         .iter()
-        .filter_map(|r| match &r.spec {
-            ResourceSpec::NodePolicy(policy) => Some(&policy.cluster),
-            spec => spec
-                .get::<CloudstackLoadBalancerSpec>()
+        .filter_map(|r| match r.spec.get::<NodePolicySpec>() {
+            Some(policy) => Some(&policy.cluster),
+            None => (r.spec.get::<CloudstackLoadBalancerSpec>())
                 .and_then(|lb| lb.binding.as_ref())
                 .map(|b| &b.cluster),
         })
@@ -210,27 +209,20 @@ pub fn graph(config: &Config) -> ObjectGraph {
             clusters.insert(&resource.address, key);
         }
     }
+    // Clusters skyplan only connects to, and node policies, have no cloud objects (a CKS
+    // cluster was drawn above).
     for resource in &config.resources {
-        let address = &resource.address;
-        match &resource.spec {
-            ResourceSpec::Provider(spec) => {
-                if let Some(spec) = spec.get() {
-                    skyplan_cloudscale::order::add_to_graph(&mut graph, address, spec)
-                }
-                if let Some(spec) = spec.get::<CloudstackLoadBalancerSpec>() {
-                    let cluster = skyplan_cloudstack::graph::members_cluster(spec);
-                    let cluster = cluster.as_ref().and_then(|c| clusters.get(c));
-                    skyplan_cloudstack::graph::add_load_balancer(
-                        &mut graph, address, spec, cluster,
-                    );
-                }
-                if let Some(spec) = spec.get() {
-                    skyplan_phoenixnap::add_to_graph(&mut graph, address, spec)
-                }
-            }
-            // Clusters skyplan only connects to, and node policies, have no cloud objects (a
-            // CKS cluster was drawn above).
-            ResourceSpec::KubernetesCluster(_) | ResourceSpec::NodePolicy(_) => {}
+        let (address, spec) = (&resource.address, &resource.spec);
+        if let Some(spec) = spec.get() {
+            skyplan_cloudscale::order::add_to_graph(&mut graph, address, spec)
+        }
+        if let Some(spec) = spec.get::<CloudstackLoadBalancerSpec>() {
+            let cluster = skyplan_cloudstack::graph::members_cluster(spec);
+            let cluster = cluster.as_ref().and_then(|c| clusters.get(c));
+            skyplan_cloudstack::graph::add_load_balancer(&mut graph, address, spec, cluster);
+        }
+        if let Some(spec) = spec.get() {
+            skyplan_phoenixnap::add_to_graph(&mut graph, address, spec)
         }
     }
     graph
@@ -287,7 +279,6 @@ mod tests {
     #[test]
     fn each_section_names_a_provider_of_its_own() {
         let mut names: Vec<_> = CONFIG_SECTIONS.iter().map(|s| s.provider()).collect();
-        names.push("kubernetes");
         let count = names.len();
         names.sort();
         names.dedup();

@@ -23,8 +23,7 @@ use super::servers::{CloudscaleInstances, ServerCache};
 use super::verify::{compare, observe};
 use crate::spec::CloudscaleLoadBalancerSpec;
 use skyplan_core::config::{Endpoint, Resource};
-use skyplan_core::model::LbMode;
-use skyplan_core::model::{Address, ServiceBinding};
+use skyplan_core::model::Address;
 use skyplan_core::plan::{Action, ResourceChange, Verification};
 use skyplan_core::provider::{
     Applied, Companion, DriftCheck, PlanOptions, Provider, ProviderError, Refreshed, Target,
@@ -33,6 +32,8 @@ use skyplan_core::state::journal::{Journal, Phase};
 use skyplan_core::state::ResourceState;
 use skyplan_kubernetes::connection::{ClusterConnection, Clusters};
 use skyplan_kubernetes::instances::CloudInstances;
+use skyplan_kubernetes::spec::LbMode;
+use skyplan_kubernetes::spec::ServiceBinding;
 
 /// The embedded cloud the registry started for `endpoint = "embedded"`.
 pub struct CloudscaleEmbedded {

@@ -201,7 +201,7 @@ pub struct CloudscaleLoadBalancerSpec {
     /// from the cluster; in `ccm` mode skyplan writes the Service and the cloud controller
     /// changes the cloud.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub binding: Option<skyplan_core::model::ServiceBinding>,
+    pub binding: Option<skyplan_kubernetes::spec::ServiceBinding>,
 }
 
 impl CloudscaleLoadBalancerSpec {

@@ -145,7 +145,7 @@ pub struct CloudstackLoadBalancerSpec {
     /// Controller mode (`mode = "ccm"`, `cluster`, `service`): skyplan writes this Service and
     /// the CloudStack CCM makes the rules. Absent in state written before controller mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub binding: Option<skyplan_core::model::ServiceBinding>,
+    pub binding: Option<skyplan_kubernetes::spec::ServiceBinding>,
 }
 
 impl CloudstackLoadBalancerSpec {

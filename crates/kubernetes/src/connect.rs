@@ -12,7 +12,8 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use super::connection::ClusterConnection;
 use super::embedded::EmbeddedClusters;
 use super::kubeconfig::{check_context, read_kubeconfig};
-use skyplan_core::model::{Address, KubeAccess, Secret};
+use crate::spec::KubeAccess;
+use skyplan_core::model::{Address, Secret};
 use skyplan_core::provider::http::with_causes;
 use skyplan_core::provider::{Companion, ErrorKind, ProviderError};
 

@@ -4,6 +4,7 @@
 //! the Service) and tell node-metadata drift what their cloud knows about each VM through
 //! [`instances::CloudInstances`].
 
+pub mod config;
 pub mod conflict;
 pub mod connect;
 pub mod connection;
@@ -11,6 +12,7 @@ pub mod embedded;
 pub mod errors;
 pub mod instances;
 mod kubeconfig;
+pub mod labels;
 pub mod lb_nodes;
 pub mod metadata;
 pub mod nodes;
@@ -18,6 +20,7 @@ pub mod ops;
 pub mod provider;
 pub mod service_delete;
 pub mod service_write;
+pub mod spec;
 
 /// The provider name of `[cluster.*]` tables with provider = "kubernetes" and of node policies.
 pub const PROVIDER: &str = "kubernetes";
@@ -35,4 +38,5 @@ pub fn controller_wait_limit() -> std::time::Duration {
     std::time::Duration::from_secs(seconds)
 }
 
+pub use config::KubernetesConfig;
 pub use provider::KubernetesProvider;

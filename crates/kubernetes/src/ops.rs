@@ -10,7 +10,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::nodes::live::LiveNode;
-use skyplan_core::model::{TaintEffect, TaintSpec};
+use crate::spec::{TaintEffect, TaintSpec};
 
 /// A taint identified as kubectl does: by key and effect.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

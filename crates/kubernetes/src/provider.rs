@@ -21,8 +21,9 @@ use super::nodes::live::LiveNode;
 use super::nodes::{self, patch, PolicyInput};
 use super::ops as kube_ops;
 use super::{connect, PROVIDER};
-use skyplan_core::config::{Config, ResourceSpec};
-use skyplan_core::model::{Address, NodePolicySpec, ResourceKind};
+use crate::spec::{KubernetesClusterSpec, NodePolicySpec};
+use skyplan_core::config::Config;
+use skyplan_core::model::{Address, ResourceKind};
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
 use skyplan_core::provider::{
     Applied, DriftCheck, PlanOptions, Provider, ProviderError, Refreshed, Target,
@@ -74,7 +75,7 @@ impl KubernetesProvider {
             .map(|(address, connection)| (address, Arc::new(connection)))
             .collect();
         for resource in &config.resources {
-            let ResourceSpec::KubernetesCluster(spec) = &resource.spec else {
+            let Some(spec) = resource.spec.get::<KubernetesClusterSpec>() else {
                 continue;
             };
             let state_dir: &Path = &config.settings.state_dir;
@@ -257,10 +258,7 @@ impl KubernetesProvider {
 }
 
 fn desired_policy<'a>(target: &Target<'a>) -> Option<&'a NodePolicySpec> {
-    match &target.resource?.spec {
-        ResourceSpec::NodePolicy(spec) => Some(spec),
-        _ => None,
-    }
+    target.resource?.spec.get()
 }
 
 fn applied_policy(target: &Target<'_>) -> Option<NodePolicySpec> {
@@ -268,10 +266,8 @@ fn applied_policy(target: &Target<'_>) -> Option<NodePolicySpec> {
 }
 
 fn cluster_record(target: &Target<'_>) -> Option<Record> {
-    match &target.resource?.spec {
-        ResourceSpec::KubernetesCluster(spec) => Some(Record::of(spec)),
-        _ => None,
-    }
+    let spec: &KubernetesClusterSpec = target.resource?.spec.get()?;
+    Some(Record::of(spec))
 }
 
 /// A cluster is never created or deleted: in the config it is a no-op (recorded so the state
@@ -353,9 +349,12 @@ impl Provider for KubernetesProvider {
     /// Nothing of the cluster is read: a cluster or a node policy is recorded as the config
     /// says.
     fn import(&self, target: &Target, _: &Refreshed) -> Result<ResourceState, ProviderError> {
-        let record = match &target.resource.map(|r| &r.spec) {
-            Some(ResourceSpec::KubernetesCluster(spec)) => serde_json::to_value(spec),
-            Some(ResourceSpec::NodePolicy(spec)) => serde_json::to_value(spec),
+        let spec = target.resource.map(|r| &r.spec);
+        let cluster = spec.and_then(|s| s.get::<KubernetesClusterSpec>());
+        let policy = spec.and_then(|s| s.get::<NodePolicySpec>());
+        let record = match (cluster, policy) {
+            (Some(spec), _) => serde_json::to_value(spec),
+            (_, Some(spec)) => serde_json::to_value(spec),
             _ => {
                 return Err(ProviderError::new(
                     target.address,

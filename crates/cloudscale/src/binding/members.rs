@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::Node;
 
 use crate::servers::ServerObject;
 use crate::spec::CloudscaleLoadBalancerSpec;
-use skyplan_core::model::labels::LabelSelector as Selector;
+use skyplan_kubernetes::labels::LabelSelector as Selector;
 use skyplan_kubernetes::lb_nodes::{has_exclude_label, is_autoscaled_away, is_being_deleted};
 
 /// The v0.29 `stableNodeSetPredicates`: not being deleted, not excluded by label (its mere

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{Node, Service};
 
 use super::servers::ServerObject;
 use crate::spec::{CloudscaleLoadBalancerSpec, PortSpec, TrafficPolicy};
-use skyplan_core::model::ServiceBinding;
+use skyplan_kubernetes::spec::ServiceBinding;
 
 /// What refresh read from the cluster for one bound load balancer.
 #[derive(Debug, Clone, Default)]
@@ -166,7 +166,8 @@ mod tests {
     use super::test_support::*;
     use super::*;
     use crate::spec::PortProtocol;
-    use skyplan_core::model::{Address, LbMode, ResourceKind, ServiceBinding};
+    use skyplan_core::model::{Address, ResourceKind};
+    use skyplan_kubernetes::spec::{LbMode, ServiceBinding};
 
     fn bound_spec() -> CloudscaleLoadBalancerSpec {
         let mut spec = CloudscaleLoadBalancerSpec::with_defaults("shop", "lpg1");

@@ -246,7 +246,7 @@ impl Outcome {
     fn finish(
         self,
         input: &CcmInput,
-        binding: &skyplan_core::model::ServiceBinding,
+        binding: &skyplan_kubernetes::spec::ServiceBinding,
         writes: bool,
         action: Action,
     ) -> ResourceChange {

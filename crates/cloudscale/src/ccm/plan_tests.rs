@@ -8,8 +8,9 @@ use crate::ccm::annotations::{desired_annotations, UUID};
 use crate::objects::SubnetObject;
 use crate::spec::{Algorithm, PortProtocol, PortSpec, TrafficPolicy, VipAddress};
 use skyplan_core::model::Impact;
-use skyplan_core::model::{LbMode, ResourceKind, ServiceBinding};
+use skyplan_core::model::ResourceKind;
 use skyplan_core::plan::Action;
+use skyplan_kubernetes::spec::{LbMode, ServiceBinding};
 
 fn address() -> Address {
     Address::new(ResourceKind::LoadBalancer, "shop")

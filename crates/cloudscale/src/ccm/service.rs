@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 
 use super::annotations::desired_annotations;
 use crate::spec::{CloudscaleLoadBalancerSpec, PortProtocol};
-use skyplan_core::model::ServiceBinding;
+use skyplan_kubernetes::spec::ServiceBinding;
 
 /// The merge patch (or, for a missing Service, the object to create).
 pub fn desired_body(
@@ -204,7 +204,8 @@ mod tests {
     use super::super::super::binding::test_support::service;
     use super::*;
     use crate::spec::PortSpec;
-    use skyplan_core::model::{Address, LbMode, ResourceKind};
+    use skyplan_core::model::{Address, ResourceKind};
+    use skyplan_kubernetes::spec::LbMode;
 
     fn spec() -> (CloudscaleLoadBalancerSpec, ServiceBinding) {
         let mut spec = CloudscaleLoadBalancerSpec::with_defaults("shop", "lpg1");

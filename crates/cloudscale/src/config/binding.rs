@@ -4,8 +4,10 @@
 
 use std::collections::HashMap;
 
-use skyplan_core::config::section::{once, service_ref, Checker, Invalid, Problems};
-use skyplan_core::model::{Address, LbMode, ResourceKind, ServiceBinding};
+use skyplan_core::config::section::{once, Checker, Invalid, Problems};
+use skyplan_core::model::{Address, ResourceKind};
+use skyplan_kubernetes::config::service_ref;
+use skyplan_kubernetes::spec::{LbMode, ServiceBinding};
 
 use super::raw::RawLoadBalancer;
 use super::Lb;

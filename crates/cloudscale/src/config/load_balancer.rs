@@ -5,8 +5,8 @@ use std::net::IpAddr;
 use std::ops::Range;
 
 use skyplan_core::config::section::{
-    self as values, Checker, Invalid, KeyLocations, Opaque, Problem, Problems, Resource,
-    ResourceSpec, SourceFile, Table,
+    self as values, Checker, Invalid, KeyLocations, Problem, Problems, Resource, ResourceSpec,
+    SourceFile, Table,
 };
 use skyplan_core::model::{Address, ResourceKind};
 
@@ -30,7 +30,7 @@ pub(super) fn resource(key: &str, table: &Table<'_>, problems: &mut Problems) ->
         provider: raw.provider.get_ref().clone(),
         location: table.location(),
         keys: catalog_keys(raw, table.file),
-        spec: ResourceSpec::Provider(Opaque::new(spec)),
+        spec: ResourceSpec::new(spec),
         depends_on,
     }
 }

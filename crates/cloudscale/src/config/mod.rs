@@ -15,7 +15,7 @@ use std::path::Path;
 use schemars::{json_schema, Schema, SchemaGenerator};
 use skyplan_core::config::section::{
     self as values, once, Checker, ConfigSection, Declared, Endpoint, Invalid, Opaque, Problem,
-    Problems, Raw, Resource, SectionSchema, SourceFile, Table,
+    Problems, Raw, Resolving, Resource, SectionSchema, SourceFile, Table,
 };
 use skyplan_core::model::ResourceKind;
 use toml::de::ValueDeserializer;
@@ -56,7 +56,7 @@ impl ConfigSection for CloudscaleConfig {
         _kind: ResourceKind,
         key: &str,
         table: &Table<'_>,
-        _settings: Option<&Opaque>,
+        _context: &Resolving<'_>,
         problems: &mut Problems,
     ) -> Resource {
         load_balancer::resource(key, table, problems)
@@ -94,7 +94,7 @@ impl ConfigSection for CloudscaleConfig {
 
     fn schema(&self, generator: &mut SchemaGenerator) -> SectionSchema {
         SectionSchema {
-            settings: generator.subschema_for::<RawCloudscale>(),
+            settings: Some(generator.subschema_for::<RawCloudscale>()),
             resources: vec![(
                 ResourceKind::LoadBalancer,
                 generator.subschema_for::<RawLoadBalancer>(),

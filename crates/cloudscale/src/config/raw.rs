@@ -9,7 +9,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_spanned::Spanned;
 use skyplan_core::config::section::{choice_schema as choice, port_schema as port};
-use skyplan_core::model::LbMode;
+use skyplan_kubernetes::spec::LbMode;
 
 use super::schema::max_concurrent_requests;
 use crate::spec::{

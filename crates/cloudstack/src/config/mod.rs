@@ -12,11 +12,13 @@ use std::path::Path;
 use schemars::SchemaGenerator;
 use serde_spanned::Spanned;
 use skyplan_core::config::section::{
-    self as values, expand_path, once, service_ref, Checker, ConfigSection, Declared, Invalid,
-    KeyLocations, Opaque, Problem, Problems, Raw, Resource, ResourceSpec, SectionSchema,
-    SourceFile, Table,
+    self as values, expand_path, once, Checker, ConfigSection, Declared, Invalid, KeyLocations,
+    Opaque, Problem, Problems, Raw, Resolving, Resource, ResourceSpec, SectionSchema, SourceFile,
+    Table,
 };
-use skyplan_core::model::{Address, LbMode, ResourceKind, ServiceBinding};
+use skyplan_core::model::{Address, ResourceKind};
+use skyplan_kubernetes::config::service_ref;
+use skyplan_kubernetes::spec::{LbMode, ServiceBinding};
 use toml::de::ValueDeserializer;
 
 use crate::spec::{
@@ -36,6 +38,10 @@ impl ConfigSection for CloudstackConfig {
 
     fn kinds(&self) -> &'static [ResourceKind] {
         &[ResourceKind::Cluster, ResourceKind::LoadBalancer]
+    }
+
+    fn describe(&self, kind: ResourceKind) -> Option<&'static str> {
+        (kind == ResourceKind::Cluster).then_some("a cluster skyplan creates")
     }
 
     fn parse_settings(&self, table: ValueDeserializer<'_>) -> Result<Raw, toml::de::Error> {
@@ -62,7 +68,7 @@ impl ConfigSection for CloudstackConfig {
         kind: ResourceKind,
         key: &str,
         table: &Table<'_>,
-        _settings: Option<&Opaque>,
+        _context: &Resolving<'_>,
         problems: &mut Problems,
     ) -> Resource {
         match kind {
@@ -97,7 +103,7 @@ impl ConfigSection for CloudstackConfig {
 
     fn schema(&self, generator: &mut SchemaGenerator) -> SectionSchema {
         SectionSchema {
-            settings: generator.subschema_for::<RawCloudstack>(),
+            settings: Some(generator.subschema_for::<RawCloudstack>()),
             resources: vec![
                 (
                     ResourceKind::Cluster,
@@ -158,7 +164,7 @@ fn cluster(key: &str, raw: &Table<'_>, problems: &mut Problems) -> Resource {
         provider: section.provider.get_ref().clone(),
         location: raw.location(),
         keys: cluster_keys(section, raw.file),
-        spec: ResourceSpec::Provider(Opaque::new(cluster_spec(key, section, &mut check))),
+        spec: ResourceSpec::new(cluster_spec(key, section, &mut check)),
         depends_on: vec![],
     }
 }
@@ -296,7 +302,7 @@ fn load_balancer(key: &str, raw: &Table<'_>, problems: &mut Problems) -> Resourc
         provider: section.provider.get_ref().clone(),
         location: raw.location(),
         keys: lb_keys(section, raw.file),
-        spec: ResourceSpec::Provider(Opaque::new(lb_spec(key, section, &mut check))),
+        spec: ResourceSpec::new(lb_spec(key, section, &mut check)),
         depends_on,
     }
 }

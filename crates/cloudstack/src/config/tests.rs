@@ -6,7 +6,11 @@ use skyplan_core::config::{Config, ConfigError};
 use super::*;
 
 fn load_files(files: &[(&str, &str)]) -> Result<Config, ConfigError> {
-    skyplan_core::config::load_texts(Path::new("cfg"), files, &[&CloudstackConfig])
+    skyplan_core::config::load_texts(
+        Path::new("cfg"),
+        files,
+        &[&skyplan_kubernetes::KubernetesConfig, &CloudstackConfig],
+    )
 }
 
 fn load_str(text: &str) -> Result<Config, ConfigError> {

@@ -68,10 +68,8 @@ fn sections_bound<'a>(
 /// The problem when `lb`'s cluster is a real one (reached by kubeconfig, not embedded). A CKS
 /// cluster of the embedded CloudStack is simulated in the same world as its cloud: it can.
 fn unreachable(raw: &RawConfig<'_>, cloud: &EmbeddedCloud<'_>, lb: &Bound<'_>) -> Option<Problem> {
-    let cluster = raw.kube_clusters.get(lb.cluster)?;
-    if cluster.get().endpoint.is_some() {
-        return None;
-    }
+    let (_, section, cluster) = raw.cluster_tables().find(|(key, ..)| *key == lb.cluster)?;
+    let real_at = raw.sections[section].real_cluster_at(cluster)?;
     let provider = cloud.provider;
     let name = lb.cluster;
     let message = format!(
@@ -90,10 +88,9 @@ fn unreachable(raw: &RawConfig<'_>, cloud: &EmbeddedCloud<'_>, lb: &Bound<'_>) -
         cloud.span.clone(),
         format!("[provider.{provider}] is embedded here"),
     );
-    let kubeconfig = cluster.get().kubeconfig.as_ref();
     let cluster_note = Problem::at(
         cluster.file,
-        kubeconfig.map_or_else(|| cluster.span(), |k| cluster.file.key_span(&k.span())),
+        real_at,
         format!("[cluster.{name}] is a real cluster, reached by kubeconfig"),
     );
     Some(

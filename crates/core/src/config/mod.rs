@@ -4,7 +4,7 @@
 //!
 //! Pipeline: `files` reads the file or directory, `parse` deserializes each section into the
 //! `raw` serde types and merges the files, `validate` checks rules across values, `resolve`
-//! (with `kubernetes`) parses values and applies defaults; each
+//! parses the core's values and applies defaults; each
 //! provider's own section (`section`) parses, resolves and checks its tables. Every stage records problems
 //! and goes on, so one run reports everything that is wrong.
 
@@ -13,11 +13,9 @@ mod check;
 mod controller;
 mod diagnostics;
 mod files;
-mod kubernetes;
 mod parse;
 mod pieces;
 mod raw;
-mod raw_kubernetes;
 mod resolve;
 mod schema;
 pub mod section;

@@ -12,10 +12,7 @@ use toml::de::{DeString, DeTable, DeValue, Deserializer, ValueDeserializer};
 
 use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
-use super::raw::{
-    RawDocument, RawMaintenance, RawPostgres, RawProviders, RawSettings, RawUnrouted,
-};
-use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy};
+use super::raw::{RawDocument, RawMaintenance, RawPostgres, RawSettings, RawUnrouted};
 use super::section::{ConfigSection, Raw, Table};
 use crate::model::ResourceKind;
 use crate::parallel::map_in_parallel;
@@ -57,13 +54,8 @@ pub(super) struct RawConfig<'f> {
     pub settings: Option<Sourced<'f, RawSettings>>,
     pub postgres: Option<Sourced<'f, RawPostgres>>,
     pub maintenance: Option<Sourced<'f, RawMaintenance>>,
-    /// `[load-balancer.NAME]` naming no provider of load balancers, for validation to refuse.
-    pub other_load_balancers: BTreeMap<String, Sourced<'f, RawUnrouted>>,
-    /// `[cluster.NAME]` naming no provider of clusters, for validation to refuse.
-    pub other_clusters: BTreeMap<String, Sourced<'f, RawUnrouted>>,
-    /// `[cluster.NAME]` with provider = "kubernetes".
-    pub kube_clusters: BTreeMap<String, Sourced<'f, RawKubeCluster>>,
-    pub node_policies: BTreeMap<String, Sourced<'f, RawNodePolicy>>,
+    /// Resource tables naming no provider of their kind, by kind, for validation to refuse.
+    pub unrouted: BTreeMap<ResourceKind, BTreeMap<String, Sourced<'f, RawUnrouted>>>,
 }
 
 /// A resource table of a section's provider.
@@ -75,89 +67,58 @@ pub(super) struct SectionResource<'f> {
     pub provider: Range<usize>,
 }
 
-impl RawConfig<'_> {
-    /// Whether a `[provider.NAME]` table is present.
+impl<'f> RawConfig<'f> {
+    /// Whether the provider's resources have what they need: its `[provider.NAME]` table, when
+    /// it has one.
     pub fn has_provider(&self, name: &str) -> bool {
-        self.section_index(name)
-            .is_some_and(|i| self.section_settings.contains_key(&i))
+        self.section_index(name).is_some_and(|i| {
+            !self.sections[i].has_settings() || self.section_settings.contains_key(&i)
+        })
     }
 
-    /// Every provider a resource may name: Kubernetes, then each section's.
+    /// Every provider a resource may name, in the sections' order.
     pub fn provider_names(&self) -> Vec<&'static str> {
-        let sections = self.sections.iter().map(|s| s.provider());
-        std::iter::once(super::kubernetes::PROVIDER)
-            .chain(sections)
-            .collect()
+        self.sections.iter().map(|s| s.provider()).collect()
     }
 
-    /// The providers whose `[KIND.NAME]` tables skyplan reads (for clusters Kubernetes first).
-    pub fn providers_of(&self, kind: ResourceKind) -> Vec<&'static str> {
-        match kind {
-            ResourceKind::Cluster => self.cluster_providers(),
-            _ => (self.sections.iter())
-                .filter(|s| s.kinds().contains(&kind))
-                .map(|s| s.provider())
-                .collect(),
-        }
+    /// The sections whose `[KIND.NAME]` tables name them, in their order.
+    pub fn sections_of(&self, kind: ResourceKind) -> Vec<&'f dyn ConfigSection> {
+        (self.sections.iter())
+            .filter(|s| s.kinds().contains(&kind))
+            .copied()
+            .collect()
     }
 
     fn section_index(&self, provider: &str) -> Option<usize> {
         self.sections.iter().position(|s| s.provider() == provider)
     }
 
-    /// The keys of every `[cluster.KEY]` of a provider of clusters: the Kubernetes clusters
-    /// skyplan connects to, then the sections' clusters.
+    /// The keys of every `[cluster.KEY]` of a provider of clusters, sorted.
     pub fn cluster_names(&self) -> Vec<&str> {
-        let sections = self
-            .section_resources
-            .keys()
+        (self.section_resources.keys())
             .filter(|(kind, _)| *kind == ResourceKind::Cluster)
-            .map(|(_, key)| key);
-        self.kube_clusters
-            .keys()
-            .chain(sections)
-            .map(String::as_str)
+            .map(|(_, key)| key.as_str())
             .collect()
     }
 
     /// The provider `[cluster.KEY]` names, when it is a provider of clusters.
     pub fn cluster_provider(&self, key: &str) -> Option<&'static str> {
-        if self.kube_clusters.contains_key(key) {
-            return Some(super::kubernetes::PROVIDER);
-        }
         let found = self
             .section_resources
             .get(&(ResourceKind::Cluster, key.to_string()))?;
         Some(self.sections[found.section].provider())
     }
 
-    /// The providers whose `[cluster.NAME]` skyplan reads: Kubernetes, then each section's
-    /// that takes clusters.
-    pub fn cluster_providers(&self) -> Vec<&'static str> {
-        let sections = self
-            .sections
-            .iter()
-            .filter(|s| s.kinds().contains(&ResourceKind::Cluster));
-        std::iter::once(super::kubernetes::PROVIDER)
-            .chain(sections.map(|s| s.provider()))
-            .collect()
+    /// The cluster tables, with their section's index.
+    pub fn cluster_tables(&self) -> impl Iterator<Item = (&str, usize, &Table<'f>)> {
+        (self.section_resources.iter())
+            .filter(|((kind, _), _)| *kind == ResourceKind::Cluster)
+            .map(|((_, key), found)| (key.as_str(), found.section, &found.table))
     }
 }
 
 /// Sections whose tables hold named entries, each parsed on its own.
 const NAMED_SECTIONS: [&str; 4] = ["cluster", "load-balancer", "nodes", "provider"];
-
-/// Where a `[cluster.NAME]` table with `provider = "kubernetes"` is parsed: a cluster skyplan
-/// connects to has other keys than one it creates.
-const KUBERNETES_CLUSTER: &str = "cluster (kubernetes)";
-
-/// The hidden section a named entry is parsed in, when its provider has its own key set.
-fn routed_section(section: &str, entry: &Spanned<DeValue<'_>>) -> Option<&'static str> {
-    match section {
-        "cluster" if names_provider(entry, "kubernetes") => Some(KUBERNETES_CLUSTER),
-        _ => None,
-    }
-}
 
 pub(super) fn parse<'f>(
     files: &'f [SourceFile],
@@ -383,10 +344,7 @@ fn split<'f>(root: DeTable<'f>, sections: Sections) -> Vec<Part<'f>> {
                         });
                         continue;
                     }
-                    let section_key = match routed_section(key.get_ref(), &entry.1) {
-                        Some(routed) => Spanned::new(key.span(), routed.into()),
-                        None => key.clone(),
-                    };
+                    let section_key = key.clone();
                     let section = DeValue::Table(DeTable::from_iter([entry]));
                     parts.push(Part::Core(DeTable::from_iter([(
                         section_key,
@@ -412,14 +370,20 @@ fn section_of(
     sections: Sections,
 ) -> Option<(usize, Slot, Range<usize>)> {
     if named_section == "provider" {
-        let index = sections
-            .iter()
-            .position(|s| s.provider() == key.get_ref())?;
+        let index =
+            (sections.iter()).position(|s| s.provider() == key.get_ref() && s.has_settings())?;
         return Some((index, Slot::Settings, key.span()));
     }
     let kind = *ResourceKind::ALL
         .iter()
         .find(|kind| kind.as_str() == named_section)?;
+    // A kind one section has all of (`[nodes.KEY]`) names no provider.
+    if let Some(index) = sections
+        .iter()
+        .position(|s| s.unnamed_kinds().contains(&kind))
+    {
+        return Some((index, Slot::Resource(kind), key.span()));
+    }
     let (provider, span) = provider_of(entry)?;
     let index = sections
         .iter()
@@ -438,11 +402,6 @@ fn provider_of<'e>(entry: &'e Spanned<DeValue<'_>>) -> Option<(&'e str, Range<us
     })
 }
 
-/// Whether a named entry's table says `provider = "<provider>"`.
-fn names_provider(entry: &Spanned<DeValue<'_>>, provider: &str) -> bool {
-    provider_of(entry).is_some_and(|(named, _)| named == provider)
-}
-
 impl<'f> RawConfig<'f> {
     fn merge(&mut self, file: &'f SourceFile, document: RawDocument, problems: &mut Problems) {
         let RawDocument {
@@ -452,7 +411,6 @@ impl<'f> RawConfig<'f> {
             maintenance,
             load_balancer,
             cluster,
-            kubernetes_cluster,
             nodes,
         } = document;
         place(&mut self.settings, file, settings, "[settings]", problems);
@@ -464,7 +422,9 @@ impl<'f> RawConfig<'f> {
             "[backend.postgres]",
             problems,
         );
-        let RawProviders {} = provider;
+        for (name, table) in provider {
+            problems.push(self.no_provider_table(file, &name, table.span()));
+        }
         place(
             &mut self.maintenance,
             file,
@@ -472,79 +432,25 @@ impl<'f> RawConfig<'f> {
             "[maintenance]",
             problems,
         );
-        // A load balancer of any provider may be defined once across them.
-        for (name, value) in load_balancer {
-            if self.load_balancer_defined(&name, file, value.span(), problems) {
-                continue;
+        let unrouted = [
+            (ResourceKind::LoadBalancer, load_balancer),
+            (ResourceKind::Cluster, cluster),
+            (ResourceKind::Nodes, nodes),
+        ];
+        for (kind, entries) in unrouted {
+            for (name, value) in entries {
+                // A name is one resource of its kind, whichever provider it names.
+                if self.defined_before(kind, &name, None, file, value.span(), problems) {
+                    continue;
+                }
+                let tables = self.unrouted.entry(kind).or_default();
+                insert_named(tables, kind.as_str(), name, file, value, problems);
             }
-            let section = &mut self.other_load_balancers;
-            insert_named(section, "load-balancer", name, file, value, problems);
-        }
-        // A cluster of either kind may be defined once across them.
-        for (name, value) in cluster {
-            let first = self.kube_clusters.get(&name).map(Sourced::place);
-            if self.defined_before(
-                ResourceKind::Cluster,
-                &name,
-                first,
-                file,
-                value.span(),
-                problems,
-            ) {
-                continue;
-            }
-            let section = &mut self.other_clusters;
-            insert_named(section, "cluster", name, file, value, problems);
-        }
-        for (name, value) in kubernetes_cluster {
-            let first = self.other_clusters.get(&name).map(Sourced::place);
-            if self.defined_before(
-                ResourceKind::Cluster,
-                &name,
-                first,
-                file,
-                value.span(),
-                problems,
-            ) {
-                continue;
-            }
-            insert_named(
-                &mut self.kube_clusters,
-                "cluster",
-                name,
-                file,
-                value,
-                problems,
-            );
-        }
-        for (name, value) in nodes {
-            insert_named(
-                &mut self.node_policies,
-                "nodes",
-                name,
-                file,
-                value,
-                problems,
-            );
         }
     }
 }
 
 impl<'f> RawConfig<'f> {
-    /// Whether `[load-balancer.NAME]` was already defined (for another provider: one of the
-    /// same provider is reported by `insert_named`); reports the second definition.
-    fn load_balancer_defined(
-        &self,
-        name: &str,
-        file: &SourceFile,
-        span: Range<usize>,
-        problems: &mut Problems,
-    ) -> bool {
-        let first = self.other_load_balancers.get(name).map(Sourced::place);
-        let kind = ResourceKind::LoadBalancer;
-        self.defined_before(kind, name, first, file, span, problems)
-    }
-
     /// Whether `[KIND.NAME]` was already defined — at `first` (found by the caller among
     /// core's tables) or by a section's provider; reports the second definition.
     fn defined_before(
@@ -612,14 +518,28 @@ impl<'f> RawConfig<'f> {
         self.section_resources.insert((kind, key), resource);
     }
 
-    /// Where core's tables define `[KIND.NAME]`, if they do.
+    /// `[provider.NAME]` of a provider that has no such table, or of none.
+    fn no_provider_table(&self, file: &SourceFile, name: &str, span: Range<usize>) -> Problem {
+        let with_tables: Vec<_> = (self.sections.iter())
+            .filter(|s| s.has_settings())
+            .map(|s| s.provider())
+            .collect();
+        let message = match self.section_index(name) {
+            Some(_) => format!(
+                "`{name}` has no [provider.{name}] table: its resources say how they are reached"
+            ),
+            None => format!("`{name}` is not a supported provider"),
+        };
+        let help = format!(
+            "the providers with a table: \"{}\"",
+            with_tables.join("\", \"")
+        );
+        Problem::at(file, span, message).with_help(help)
+    }
+
+    /// Where an unrouted table defines `[KIND.NAME]`, if one does.
     fn core_table(&self, kind: ResourceKind, name: &str) -> Option<(&'f SourceFile, Range<usize>)> {
-        match kind {
-            ResourceKind::LoadBalancer => self.other_load_balancers.get(name).map(Sourced::place),
-            ResourceKind::Cluster => (self.other_clusters.get(name).map(Sourced::place))
-                .or_else(|| self.kube_clusters.get(name).map(Sourced::place)),
-            ResourceKind::Nodes => self.node_policies.get(name).map(Sourced::place),
-        }
+        self.unrouted.get(&kind)?.get(name).map(Sourced::place)
     }
 }
 

@@ -10,8 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_spanned::Spanned;
 
-use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy};
-use super::schema::{choice, clusters, load_balancers};
+use super::schema::{choice, entries};
 use crate::model::Impact;
 
 /// The entries of a named section in one document. Boxed: a document holds one entry, and a
@@ -28,8 +27,10 @@ pub(super) struct RawDocument {
     #[schemars(with = "Option<RawSettings>")]
     pub settings: Option<Spanned<RawSettings>>,
     /// The clouds resources are created in, one table per provider.
+    // Each provider's table is its section's; what reaches core names no provider with a table.
     #[serde(default)]
-    pub provider: RawProviders,
+    #[schemars(with = "RawProviders")]
+    pub provider: BTreeMap<String, Spanned<serde::de::IgnoredAny>>,
     /// Where state, lock and journal are kept when not in the state directory.
     #[serde(default)]
     pub backend: RawBackends,
@@ -39,22 +40,18 @@ pub(super) struct RawDocument {
     /// Load balancers by name; the address of `[load-balancer.hello]` is `load-balancer.hello`.
     /// The keys depend on the provider.
     #[serde(default)]
-    #[schemars(schema_with = "load_balancers")]
+    #[schemars(schema_with = "entries")]
     pub load_balancer: Entries<RawUnrouted>,
     /// Kubernetes clusters by name (`cluster.lab`): CloudStack clusters skyplan manages, or
     /// existing clusters it connects to (provider = "kubernetes"). The keys depend on the
     /// provider.
     #[serde(default)]
-    #[schemars(schema_with = "clusters")]
+    #[schemars(schema_with = "entries")]
     pub cluster: Entries<RawUnrouted>,
-    /// `[cluster.NAME]` tables with provider = "kubernetes", routed here by the parser.
-    #[serde(default, rename = "cluster (kubernetes)")]
-    #[schemars(skip)]
-    pub kubernetes_cluster: Entries<RawKubeCluster>,
     /// Policies over the nodes of a cluster, by name (`nodes.web`).
     #[serde(default)]
-    #[schemars(with = "BTreeMap<String, RawNodePolicy>")]
-    pub nodes: Entries<RawNodePolicy>,
+    #[schemars(schema_with = "entries")]
+    pub nodes: Entries<RawUnrouted>,
 }
 
 /// A resource table whose provider takes no table of its kind (or that names none): read only

@@ -5,16 +5,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::backend;
 use super::check::Checker;
 use super::diagnostics::Problems;
 use super::parse::{RawConfig, Sourced};
 use super::raw::RawMaintenance;
-use super::section::Opaque;
+use super::section::{Opaque, Resolving};
 use super::types::{Config, Maintenance, Providers, Resource, Settings};
 use super::values::{self, Invalid};
 use super::window::{Window, WINDOW_HELP};
-use super::{backend, kubernetes};
-use crate::model::Impact;
+use crate::model::{Address, Impact, ResourceKind};
 use crate::parallel::map_in_parallel;
 
 const DEFAULT_STATE_DIR: &str = "state";
@@ -70,24 +70,21 @@ fn resources(config: &Config, raw: &RawConfig<'_>, problems: &mut Problems) -> V
     let tables: Vec<_> = raw.section_resources.iter().collect();
     let resolved = map_in_parallel(tables, RESOURCES_PER_THREAD, |((kind, key), resource)| {
         let section = raw.sections[resource.section];
-        let settings = config.providers.sections.get(section.provider());
+        let context = Resolving {
+            root,
+            settings: config.providers.sections.get(section.provider()),
+        };
         let mut found = Problems::default();
-        let resolved = section.resource(*kind, key, &resource.table, settings, &mut found);
+        let resolved = section.resource(*kind, key, &resource.table, &context, &mut found);
         (resolved, found)
     });
-    let mut resources = Vec::with_capacity(resolved.len() + raw.kube_clusters.len());
+    let mut resources = Vec::with_capacity(resolved.len());
     for (resource, found) in resolved {
         resources.push(resource);
         problems.append(found);
     }
-    for (key, cluster) in &raw.kube_clusters {
-        resources.push(kubernetes::cluster(root, key, cluster, problems));
-    }
-    for (key, policy) in &raw.node_policies {
-        resources.push(kubernetes::node_policy(key, policy, problems));
-    }
     resources.sort_by(|a, b| a.address.cmp(&b.address));
-    kubernetes::order_after_node_policies(&mut resources);
+    order_after_node_policies(&mut resources);
     resources
 }
 
@@ -106,5 +103,27 @@ fn maintenance(raw: &Sourced<'_, RawMaintenance>, problems: &mut Problems) -> Ma
         windows: check.texts(&raw.windows, window),
         outside_window: check.choice(&raw.outside_window, Impact::Minimal),
         inside_window: check.choice(&raw.inside_window, Impact::PoolRecreate),
+    }
+}
+
+/// A load balancer that depends on a cluster also depends on that cluster's node policies: its
+/// members follow the nodes (a label can exclude a node or change what a node-selector picks),
+/// so apply patches the nodes first and the load balancer, or its controller, then sees them.
+/// A node policy depends on its cluster.
+fn order_after_node_policies(resources: &mut [Resource]) {
+    let policies: Vec<(Address, Vec<Address>)> = (resources.iter())
+        .filter(|r| r.address.kind == ResourceKind::Nodes)
+        .map(|r| (r.address.clone(), r.depends_on.clone()))
+        .collect();
+    for resource in resources.iter_mut() {
+        if resource.address.kind != ResourceKind::LoadBalancer {
+            continue;
+        }
+        for (policy, clusters) in &policies {
+            let on_its_cluster = clusters.iter().any(|c| resource.depends_on.contains(c));
+            if on_its_cluster && !resource.depends_on.contains(policy) {
+                resource.depends_on.push(policy.clone());
+            }
+        }
     }
 }

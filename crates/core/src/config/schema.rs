@@ -7,7 +7,6 @@ use schemars::{json_schema, Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::raw::RawDocument;
-use super::raw_kubernetes::RawKubeCluster;
 use super::section::{ConfigSection, SectionSchema};
 use super::values::Choice;
 
@@ -31,7 +30,9 @@ pub fn json_schema(sections: &[&dyn ConfigSection]) -> serde_json::Value {
 /// Adds a section's tables to the root schema: its `[provider.NAME]` to the providers', each
 /// resource table as one more choice of its kind.
 fn plug(root: &mut Value, provider: &str, schema: SectionSchema) {
-    root["$defs"]["RawProviders"]["properties"][provider] = schema.settings.to_value();
+    if let Some(settings) = schema.settings {
+        root["$defs"]["RawProviders"]["properties"][provider] = settings.to_value();
+    }
     for (kind, resource) in schema.resources {
         let entries = &mut root["properties"][kind.as_str()]["additionalProperties"];
         if entries.is_null() {
@@ -85,19 +86,10 @@ pub fn choice<T: Choice>(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "string", "enum": words })
 }
 
-/// `[load-balancer.NAME]`: the keys depend on the provider the table names; every provider
-/// of load balancers has a section, which adds its table.
-pub(super) fn load_balancers(_: &mut SchemaGenerator) -> Schema {
+/// A named section (`[load-balancer.NAME]`, …): its tables' keys depend on the provider each
+/// names, and every provider has a section, which adds its tables (`plug`).
+pub(super) fn entries(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "object" })
-}
-
-/// `[cluster.NAME]`: the keys depend on the provider the table names.
-pub(super) fn clusters(generator: &mut SchemaGenerator) -> Schema {
-    let kubernetes = generator.subschema_for::<RawKubeCluster>();
-    json_schema!({
-        "type": "object",
-        "additionalProperties": { "anyOf": [kubernetes] }
-    })
 }
 
 /// A TCP/UDP port; kept as a plain integer while parsing so that 0 and 70000 get a clear
@@ -122,13 +114,10 @@ mod tests {
                 .contains(&"pool-recreate".into()),
             "{outside}"
         );
-        let clusters = &schema["properties"]["cluster"]["additionalProperties"];
-        assert_eq!(clusters["$ref"], "#/$defs/RawKubeCluster", "{clusters}");
-        let load_balancers = &schema["properties"]["load-balancer"];
-        assert!(
-            load_balancers.get("additionalProperties").is_none(),
-            "{load_balancers}"
-        );
+        for kind in ["load-balancer", "cluster", "nodes"] {
+            let entries = &schema["properties"][kind];
+            assert!(entries.get("additionalProperties").is_none(), "{entries}");
+        }
         assert_eq!(
             schema["$defs"]["RawProviders"]["additionalProperties"],
             false

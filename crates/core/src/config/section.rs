@@ -26,9 +26,7 @@ pub use super::schema::{choice as choice_schema, port as port_schema};
 pub use super::types::{Endpoint, KeyLocations, Resource, ResourceSpec, SourceLocation};
 pub use super::validate::once;
 pub use super::values::expand_path;
-pub use super::values::{
-    choice, cidr, endpoint, ip_address, port, service_ref, uuid, Choice, Invalid,
-};
+pub use super::values::{choice, cidr, endpoint, ip_address, port, uuid, Choice, Invalid};
 use crate::model::ResourceKind;
 
 use super::parse::RawConfig;
@@ -42,8 +40,27 @@ pub trait ConfigSection: Send + Sync {
     /// The kinds of resource table (`[load-balancer.KEY]`, …) that may name this provider.
     fn kinds(&self) -> &'static [ResourceKind];
 
-    /// Deserializes `[provider.NAME]` into the section's raw type (see [`raw`]).
-    fn parse_settings(&self, table: ValueDeserializer<'_>) -> Result<Raw, toml::de::Error>;
+    /// The kinds whose tables name no provider and are all this section's (`[nodes.KEY]`).
+    fn unnamed_kinds(&self) -> &'static [ResourceKind] {
+        &[]
+    }
+
+    /// Whether the provider has a `[provider.NAME]` table, which its resources then need.
+    fn has_settings(&self) -> bool {
+        true
+    }
+
+    /// What a resource table of `kind` naming this provider is, for the message that lists the
+    /// providers of a kind ("an existing cluster skyplan connects to").
+    fn describe(&self, _kind: ResourceKind) -> Option<&'static str> {
+        None
+    }
+
+    /// Deserializes `[provider.NAME]` into the section's raw type (see [`raw`]). Only called
+    /// when the section [`has_settings`](Self::has_settings).
+    fn parse_settings(&self, _table: ValueDeserializer<'_>) -> Result<Raw, toml::de::Error> {
+        Ok(Box::new(()))
+    }
 
     /// Deserializes a resource table of one of [`kinds`](Self::kinds).
     fn parse_resource(
@@ -54,15 +71,17 @@ pub trait ConfigSection: Send + Sync {
 
     /// `[provider.NAME]` resolved: values checked (each bad one reported), defaults applied.
     /// `root` is the config's directory, against which relative paths resolve.
-    fn settings(&self, root: &Path, table: &Table<'_>, problems: &mut Problems) -> Opaque;
+    fn settings(&self, _root: &Path, _table: &Table<'_>, _problems: &mut Problems) -> Opaque {
+        Opaque::new(())
+    }
 
-    /// A resource table of `kind` resolved; `settings` are the provider's, when it has a table.
+    /// A resource table of `kind` resolved.
     fn resource(
         &self,
         kind: ResourceKind,
         key: &str,
         table: &Table<'_>,
-        settings: Option<&Opaque>,
+        context: &Resolving<'_>,
         problems: &mut Problems,
     ) -> Resource;
 
@@ -81,14 +100,29 @@ pub trait ConfigSection: Send + Sync {
         None
     }
 
+    /// Where a cluster table says its cluster is a real one, reached from outside skyplan (a
+    /// kubeconfig): its controllers cannot reach an embedded cloud. `None` for a simulated
+    /// cluster, which lives in the embedded world.
+    fn real_cluster_at(&self, _table: &Table<'_>) -> Option<Range<usize>> {
+        None
+    }
+
     /// The JSON schema of its tables, generated with the config's generator.
     fn schema(&self, generator: &mut SchemaGenerator) -> SectionSchema;
 }
 
-/// The schemas a section adds to the config's: its `[provider.NAME]`, and one per resource
-/// kind it accepts.
+/// What a section resolves a resource table with.
+pub struct Resolving<'a> {
+    /// The config's directory, against which relative paths resolve.
+    pub root: &'a Path,
+    /// The provider's settings, when it has a `[provider.NAME]` table.
+    pub settings: Option<&'a Opaque>,
+}
+
+/// The schemas a section adds to the config's: its `[provider.NAME]` (when it has one), and one
+/// per resource kind it accepts.
 pub struct SectionSchema {
-    pub settings: Schema,
+    pub settings: Option<Schema>,
     pub resources: Vec<(ResourceKind, Schema)>,
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::section::Opaque;
 
-use crate::model::{Address, Impact, KubernetesClusterSpec, NodePolicySpec};
+use crate::model::{Address, Impact};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -149,22 +149,18 @@ impl std::fmt::Display for SourceLocation {
     }
 }
 
+/// What a resource's provider made of its table: a value only that provider reads back
+/// (its section resolved it; core never looks inside).
 #[derive(Debug, Clone, PartialEq)]
-pub enum ResourceSpec {
-    /// An existing Kubernetes cluster skyplan connects to (never created or deleted).
-    KubernetesCluster(KubernetesClusterSpec),
-    /// A policy over the nodes of a cluster: labels and taints.
-    NodePolicy(NodePolicySpec),
-    /// A resource of a provider's config section, read back only by that provider.
-    Provider(Opaque),
-}
+pub struct ResourceSpec(Opaque);
 
 impl ResourceSpec {
-    /// The spec a provider's section made, when it is a `T`.
+    pub fn new<T: std::any::Any + std::fmt::Debug + PartialEq + Send + Sync>(spec: T) -> Self {
+        ResourceSpec(Opaque::new(spec))
+    }
+
+    /// The spec, when it is a `T`.
     pub fn get<T: std::any::Any>(&self) -> Option<&T> {
-        match self {
-            ResourceSpec::Provider(spec) => spec.get(),
-            _ => None,
-        }
+        self.0.get()
     }
 }

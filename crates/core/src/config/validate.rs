@@ -9,16 +9,12 @@ use super::check::Checker;
 use super::diagnostics::{Problem, Problems};
 use super::parse::{RawConfig, Sourced};
 use super::raw::RawUnrouted;
-use super::section::Declared;
+use super::section::{ConfigSection, Declared};
 use super::values::Invalid;
 use crate::model::ResourceKind;
 
 pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
-    let unrouted = [
-        (ResourceKind::LoadBalancer, &raw.other_load_balancers),
-        (ResourceKind::Cluster, &raw.other_clusters),
-    ];
-    for (kind, tables) in unrouted {
+    for (&kind, tables) in &raw.unrouted {
         for table in tables.values() {
             refuse_unrouted(kind, table, raw, problems);
         }
@@ -31,7 +27,6 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
         };
         raw.sections[index].validate(&declared, problems);
     }
-    super::kubernetes::validate(raw, problems);
     super::controller::validate(raw, problems);
 }
 
@@ -43,7 +38,7 @@ fn refuse_unrouted(
     raw: &RawConfig<'_>,
     problems: &mut Problems,
 ) {
-    let providers = raw.providers_of(kind);
+    let help = expected_providers(kind, &raw.sections_of(kind));
     let (noun, plural) = match kind {
         ResourceKind::LoadBalancer => ("load balancer", "load balancers"),
         ResourceKind::Cluster => ("cluster", "clusters"),
@@ -51,8 +46,7 @@ fn refuse_unrouted(
     };
     let mut check = Checker::new(table.file, problems);
     let Some(provider) = &table.get().provider else {
-        let invalid = Invalid::new(format!("a {noun} needs a provider"))
-            .help(expected_providers(kind, &providers));
+        let invalid = Invalid::new(format!("a {noun} needs a provider")).help(help);
         return check.report(table.span(), invalid);
     };
     let name = provider.get_ref();
@@ -60,18 +54,22 @@ fn refuse_unrouted(
         true => format!("`{name}` cannot manage {plural}"),
         false => format!("`{name}` is not a supported provider"),
     };
-    let invalid = Invalid::new(message).help(expected_providers(kind, &providers));
+    let invalid = Invalid::new(message).help(help);
     check.report(provider.span(), invalid);
 }
 
-fn expected_providers(kind: ResourceKind, providers: &[&str]) -> String {
-    match (kind, providers) {
-        (ResourceKind::Cluster, [kubernetes, creators @ ..]) if !creators.is_empty() => format!(
-            "write provider = \"{kubernetes}\" (an existing cluster skyplan connects to) or \"{}\" (a cluster skyplan creates)",
-            creators.join("\", \"")
-        ),
-        _ => format!("expected one of \"{}\"", providers.join("\", \"")),
+/// The providers of `kind`: with what each makes of the table when a section says
+/// ("write provider = "kubernetes" (an existing cluster skyplan connects to) or …"), else as a
+/// list.
+fn expected_providers(kind: ResourceKind, sections: &[&dyn ConfigSection]) -> String {
+    let described: Vec<String> = (sections.iter())
+        .filter_map(|s| Some(format!("\"{}\" ({})", s.provider(), s.describe(kind)?)))
+        .collect();
+    if !described.is_empty() && described.len() == sections.len() {
+        return format!("write provider = {}", described.join(" or "));
     }
+    let names: Vec<_> = sections.iter().map(|s| s.provider()).collect();
+    format!("expected one of \"{}\"", names.join("\", \""))
 }
 
 /// Every resource table of a section's provider comes with its provider's table.

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 
 use super::types::Endpoint;
-use crate::model::{Impact, LbMode, TaintEffect};
+use crate::model::Impact;
 
 /// Why a value was rejected, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,9 +56,7 @@ macro_rules! choices {
 }
 
 crate::choices!(
-    LbMode => "mode",
     Impact => "impact class",
-    TaintEffect => "taint effect",
 );
 
 pub fn choice<T: Choice>(text: &str) -> Result<T, Invalid> {
@@ -153,34 +151,6 @@ pub(super) fn timezone(text: &str) -> Result<String, Invalid> {
         })
 }
 
-/// `namespace/name`, both DNS-1123 labels as Kubernetes requires.
-pub fn service_ref(text: &str) -> Result<(String, String), Invalid> {
-    let help = "write namespace/name, e.g. \"default/shop\"";
-    let Some((namespace, name)) = text.split_once('/') else {
-        return Err(Invalid::new(format!("`{text}` is not namespace/name")).help(help));
-    };
-    for part in [namespace, name] {
-        if !is_dns_label(part) {
-            return Err(Invalid::new(format!(
-                "`{part}` is not a valid Kubernetes name (lower-case letters, digits and '-', at most 63)"
-            ))
-            .help(help));
-        }
-    }
-    Ok((namespace.to_string(), name.to_string()))
-}
-
-fn is_dns_label(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-        && bytes[0] != b'-'
-        && bytes[bytes.len() - 1] != b'-'
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,9 +158,12 @@ mod tests {
     #[test]
     fn choices_list_the_allowed_words() {
         assert_eq!(choice::<Impact>("pool-recreate"), Ok(Impact::PoolRecreate));
-        let error = choice::<LbMode>("CCM").unwrap_err();
-        assert_eq!(error.message, "`CCM` is not a valid mode");
-        assert_eq!(error.help.unwrap(), r#"expected one of "direct", "ccm""#);
+        let error = choice::<Impact>("all").unwrap_err();
+        assert_eq!(error.message, "`all` is not a valid impact class");
+        assert_eq!(
+            error.help.unwrap(),
+            r#"expected one of "none", "minimal", "pool-recreate", "forbidden""#
+        );
     }
 
     #[test]
@@ -248,17 +221,5 @@ mod tests {
     fn time_zones_come_from_the_tz_database() {
         assert_eq!(timezone("Europe/Zurich").unwrap(), "Europe/Zurich");
         assert!(timezone("Mars/Olympus").is_err());
-    }
-
-    #[test]
-    fn service_refs_are_namespace_and_name() {
-        assert_eq!(
-            service_ref("default/shop").unwrap(),
-            ("default".into(), "shop".into())
-        );
-        assert!(service_ref("shop").is_err());
-        assert!(service_ref("default/Shop").is_err());
-        assert!(service_ref("default/-x").is_err());
-        assert!(service_ref("/x").is_err());
     }
 }

@@ -40,11 +40,8 @@ macro_rules! wire_enum {
 
 mod address;
 mod impact;
-mod kubernetes;
-pub mod labels;
 mod secret;
 
 pub use address::{Address, AddressParseError, ResourceKind};
 pub use impact::{Downtime, Impact};
-pub use kubernetes::*;
 pub use secret::Secret;

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::impact::{rule, Change};
 use super::live::LiveNode;
 use crate::ops::{ManagedKeys, Op, TaintId, TaintKey};
-use skyplan_core::model::{TaintEffect, TaintSpec};
+use crate::spec::{TaintEffect, TaintSpec};
 use skyplan_core::plan::AttributeChange;
 
 /// What a policy keeps on its nodes, now (`desired`) and as last applied (`before`).

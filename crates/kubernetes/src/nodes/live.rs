@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Node;
 
-use skyplan_core::model::labels::{glob_matches, LabelSelector};
-use skyplan_core::model::{NodeSelection, TaintEffect, TaintSpec};
+use crate::labels::{glob_matches, LabelSelector};
+use crate::spec::{NodeSelection, TaintEffect, TaintSpec};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveNode {

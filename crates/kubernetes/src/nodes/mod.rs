@@ -15,7 +15,8 @@ use impact::{rule, Change};
 use live::{selected, LiveNode};
 
 use super::ops::Op;
-use skyplan_core::model::{Address, NodePolicySpec};
+use crate::spec::NodePolicySpec;
+use skyplan_core::model::Address;
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
 use skyplan_core::provider::{DriftCheck, Operation};
 
@@ -135,7 +136,8 @@ fn diff_selected(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skyplan_core::model::{NodeSelection, ResourceKind, TaintEffect, TaintSpec};
+    use crate::spec::{NodeSelection, TaintEffect, TaintSpec};
+    use skyplan_core::model::ResourceKind;
 
     fn policy(labels: &[(&str, &str)], taints: Vec<TaintSpec>) -> NodePolicySpec {
         NodePolicySpec {

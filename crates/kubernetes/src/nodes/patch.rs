@@ -162,9 +162,9 @@ fn new_taints(node: &Node, op: &Op) -> Vec<Taint> {
 mod tests {
     use super::*;
     use crate::ops::{ManagedKeys, TaintId};
+    use crate::spec::{TaintEffect, TaintSpec};
     use http::{Request, Response};
     use kube::client::Body;
-    use skyplan_core::model::{TaintEffect, TaintSpec};
     use std::time::Duration;
 
     type Handle = tower_test::mock::Handle<Request<Body>, Response<Body>>;

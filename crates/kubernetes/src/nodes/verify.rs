@@ -62,7 +62,7 @@ pub fn verify(change: &ResourceChange, patched: &[(Op, Node)]) -> Verification {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skyplan_core::model::{TaintEffect, TaintSpec};
+    use crate::spec::{TaintEffect, TaintSpec};
 
     fn node(labels: serde_json::Value, taints: serde_json::Value) -> Node {
         serde_json::from_value(serde_json::json!({

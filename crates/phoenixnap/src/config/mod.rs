@@ -9,11 +9,12 @@ use std::path::Path;
 
 use schemars::SchemaGenerator;
 use skyplan_core::config::section::{
-    self, choice, endpoint, expand_path, service_ref, Checker, ConfigSection, Declared, Endpoint,
-    Invalid, KeyLocations, Opaque, Problem, Problems, Raw, Resource, ResourceSpec, SectionSchema,
+    self, choice, endpoint, expand_path, Checker, ConfigSection, Declared, Endpoint, Invalid,
+    KeyLocations, Opaque, Problem, Problems, Raw, Resolving, Resource, ResourceSpec, SectionSchema,
     SourceFile, Table,
 };
 use skyplan_core::model::{Address, ResourceKind};
+use skyplan_kubernetes::config::service_ref;
 use toml::de::ValueDeserializer;
 
 use crate::spec::{PhoenixnapLoadBalancerSpec, PhoenixnapSettings, PnapLocation};
@@ -52,10 +53,10 @@ impl ConfigSection for PhoenixnapConfig {
         _kind: ResourceKind,
         key: &str,
         table: &Table<'_>,
-        settings: Option<&Opaque>,
+        context: &Resolving<'_>,
         problems: &mut Problems,
     ) -> Resource {
-        let location = settings
+        let location = (context.settings)
             .and_then(Opaque::get::<PhoenixnapSettings>)
             .and_then(|s| s.location);
         load_balancer(key, table, location, problems)
@@ -67,7 +68,7 @@ impl ConfigSection for PhoenixnapConfig {
 
     fn schema(&self, generator: &mut SchemaGenerator) -> SectionSchema {
         SectionSchema {
-            settings: generator.subschema_for::<RawPhoenixnap>(),
+            settings: Some(generator.subschema_for::<RawPhoenixnap>()),
             resources: vec![(
                 ResourceKind::LoadBalancer,
                 generator.subschema_for::<RawPnapLoadBalancer>(),
@@ -164,7 +165,7 @@ fn load_balancer(
         provider: section.provider.get_ref().clone(),
         location: table.location(),
         keys: catalog_keys(section, table.file),
-        spec: ResourceSpec::Provider(Opaque::new(spec)),
+        spec: ResourceSpec::new(spec),
         depends_on: vec![cluster],
     }
 }

@@ -8,7 +8,11 @@ use skyplan_core::config::{Config, ConfigError};
 use super::*;
 
 fn load_files(files: &[(&str, &str)]) -> Result<Config, ConfigError> {
-    skyplan_core::config::load_texts(Path::new("cfg"), files, &[&PhoenixnapConfig])
+    skyplan_core::config::load_texts(
+        Path::new("cfg"),
+        files,
+        &[&skyplan_kubernetes::KubernetesConfig, &PhoenixnapConfig],
+    )
 }
 
 fn load_str(text: &str) -> Result<Config, ConfigError> {

@@ -25,7 +25,11 @@ fn lb(extra: &str) -> String {
 }
 
 pub(super) fn load_files(files: &[(&str, &str)]) -> Result<Config, ConfigError> {
-    skyplan_core::config::load_texts(Path::new("cfg"), files, &[&CloudscaleConfig])
+    skyplan_core::config::load_texts(
+        Path::new("cfg"),
+        files,
+        &[&skyplan_kubernetes::KubernetesConfig, &CloudscaleConfig],
+    )
 }
 
 pub(super) fn load_str(text: &str) -> Result<Config, ConfigError> {

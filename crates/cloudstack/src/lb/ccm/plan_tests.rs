@@ -9,7 +9,8 @@ use crate::lb::ccm::names::base_name;
 use crate::lb::ccm::predict::lb_candidate;
 use crate::lb::tests::{base, port, world};
 use crate::spec::{CsAlgorithm, CsMembers, CsProtocol, PublicIp};
-use skyplan_core::model::{Impact, LbMode, ResourceKind, ServiceBinding};
+use skyplan_core::model::{Impact, ResourceKind};
+use skyplan_kubernetes::spec::{LbMode, ServiceBinding};
 
 const UID: &str = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
 

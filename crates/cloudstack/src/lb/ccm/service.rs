@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::names::service_port_name;
 use crate::spec::{CloudstackLoadBalancerSpec, CsAlgorithm, CsProtocol, PublicIp};
-use skyplan_core::model::ServiceBinding;
+use skyplan_kubernetes::spec::ServiceBinding;
 
 pub const PROXY_PROTOCOL: &str =
     "service.beta.kubernetes.io/cloudstack-load-balancer-proxy-protocol";
@@ -235,7 +235,8 @@ pub fn live_node_ports(live: Option<&Service>) -> BTreeMap<String, u16> {
 mod tests {
     use super::*;
     use crate::spec::{CsMembers, CsPort};
-    use skyplan_core::model::{Address, LbMode, ResourceKind};
+    use skyplan_core::model::{Address, ResourceKind};
+    use skyplan_kubernetes::spec::LbMode;
 
     pub(crate) fn spec() -> CloudstackLoadBalancerSpec {
         CloudstackLoadBalancerSpec {

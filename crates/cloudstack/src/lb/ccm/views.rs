@@ -17,14 +17,15 @@ use crate::ops::Op;
 use crate::spec::CloudstackLoadBalancerSpec;
 use crate::PROVIDER;
 use skyplan_core::config::SourceLocation;
+use skyplan_core::model::Address;
 use skyplan_core::model::Impact;
-use skyplan_core::model::{Address, LbMode};
 use skyplan_core::plan::ResourceChange;
 use skyplan_core::provider::{DriftCheck, ProviderError};
 use skyplan_core::state::journal::Journal;
 use skyplan_core::state::ResourceState;
 use skyplan_kubernetes::connection::{ClusterConnection, Clusters};
 use skyplan_kubernetes::service_write::{write_service_journaled, ServiceWrite};
+use skyplan_kubernetes::spec::LbMode;
 
 /// The cluster as refresh read it for one load balancer.
 #[derive(Clone)]

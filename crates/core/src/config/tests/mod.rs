@@ -2,21 +2,20 @@
 //! (`TestSection`): how the stage routes, checks and resolves a section's tables, core's own
 //! tables, and for each kind of error its message and position.
 
-mod kubernetes;
 mod section;
 
 use std::path::PathBuf;
 
 use super::*;
 
-pub(super) use section::TestSection;
+pub(super) use section::{LabSection, TestSection};
 
 pub(super) fn load_files(files: &[(&str, &str)]) -> Result<Config, ConfigError> {
     let files: Vec<_> = files
         .iter()
         .map(|(path, text)| SourceFile::new(*path, text))
         .collect();
-    load_sources(PathBuf::from("cfg"), &files, &[&TestSection])
+    load_sources(PathBuf::from("cfg"), &files, &[&TestSection, &LabSection])
 }
 
 pub(super) fn load_str(text: &str) -> Result<Config, ConfigError> {

@@ -13,7 +13,7 @@ use toml::de::ValueDeserializer;
 
 use super::*;
 use crate::config::section::{
-    raw, Checker, Declared, Invalid, Opaque, Raw, Resource, SectionSchema, Table,
+    raw, Checker, Declared, Invalid, Opaque, Raw, Resolving, Resource, SectionSchema, Table,
 };
 use crate::model::{Address, ResourceKind};
 
@@ -58,6 +58,10 @@ impl ConfigSection for TestSection {
         &[ResourceKind::LoadBalancer, ResourceKind::Cluster]
     }
 
+    fn describe(&self, kind: ResourceKind) -> Option<&'static str> {
+        (kind == ResourceKind::Cluster).then_some("a test cluster")
+    }
+
     fn parse_settings(&self, table: ValueDeserializer<'_>) -> Result<Raw, toml::de::Error> {
         raw::<RawTestSettings>(table)
     }
@@ -80,7 +84,7 @@ impl ConfigSection for TestSection {
         kind: ResourceKind,
         key: &str,
         table: &Table<'_>,
-        _settings: Option<&Opaque>,
+        _context: &Resolving<'_>,
         problems: &mut Problems,
     ) -> Resource {
         let raw: &RawTestTable = table.get();
@@ -95,7 +99,7 @@ impl ConfigSection for TestSection {
             provider: raw.provider.clone(),
             location: table.location(),
             keys: KeyLocations::default(),
-            spec: ResourceSpec::Provider(Opaque::new(size.unwrap_or(1))),
+            spec: ResourceSpec::new(size.unwrap_or(1)),
             depends_on: vec![],
         }
     }
@@ -124,7 +128,7 @@ impl ConfigSection for TestSection {
 
     fn schema(&self, generator: &mut SchemaGenerator) -> SectionSchema {
         SectionSchema {
-            settings: generator.subschema_for::<RawTestSettings>(),
+            settings: Some(generator.subschema_for::<RawTestSettings>()),
             resources: vec![
                 (
                     ResourceKind::LoadBalancer,
@@ -135,6 +139,77 @@ impl ConfigSection for TestSection {
                     generator.subschema_for::<RawTestTable>(),
                 ),
             ],
+        }
+    }
+}
+
+/// Provider "lab": clusters only, with no `[provider.lab]` table; `real = true` makes one a
+/// real cluster.
+pub(in crate::config) struct LabSection;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RawLabCluster {
+    provider: String,
+    #[serde(default)]
+    real: bool,
+}
+
+impl ConfigSection for LabSection {
+    fn provider(&self) -> &'static str {
+        "lab"
+    }
+
+    fn kinds(&self) -> &'static [ResourceKind] {
+        &[ResourceKind::Cluster]
+    }
+
+    fn has_settings(&self) -> bool {
+        false
+    }
+
+    fn describe(&self, _kind: ResourceKind) -> Option<&'static str> {
+        Some("a lab cluster")
+    }
+
+    fn parse_resource(
+        &self,
+        _kind: ResourceKind,
+        table: ValueDeserializer<'_>,
+    ) -> Result<Raw, toml::de::Error> {
+        raw::<RawLabCluster>(table)
+    }
+
+    fn resource(
+        &self,
+        kind: ResourceKind,
+        key: &str,
+        table: &Table<'_>,
+        _context: &Resolving<'_>,
+        _problems: &mut Problems,
+    ) -> Resource {
+        let raw: &RawLabCluster = table.get();
+        Resource {
+            address: Address::new(kind, key),
+            provider: raw.provider.clone(),
+            location: table.location(),
+            keys: KeyLocations::default(),
+            spec: ResourceSpec::new(raw.real),
+            depends_on: vec![],
+        }
+    }
+
+    fn real_cluster_at(&self, table: &Table<'_>) -> Option<Range<usize>> {
+        table.get::<RawLabCluster>().real.then(|| table.span())
+    }
+
+    fn schema(&self, generator: &mut SchemaGenerator) -> SectionSchema {
+        SectionSchema {
+            settings: Some(generator.subschema_for::<RawTestSettings>()),
+            resources: vec![(
+                ResourceKind::Cluster,
+                generator.subschema_for::<RawLabCluster>(),
+            )],
         }
     }
 }
@@ -199,18 +274,40 @@ fn a_table_naming_no_provider_of_its_kind_is_refused() {
         errors("[load-balancer.a]\nprovider = \"aws\"\nzone = 1\n"),
         ["a.toml:2:12: `aws` is not a supported provider"]
     );
-    let error = load_str("[load-balancer.a]\nprovider = \"kubernetes\"\n").unwrap_err();
+    let error = load_str("[load-balancer.a]\nprovider = \"lab\"\n").unwrap_err();
     assert_eq!(
         error.lines(),
-        ["a.toml:2:12: `kubernetes` cannot manage load balancers"]
+        ["a.toml:2:12: `lab` cannot manage load balancers"]
     );
     assert_eq!(
         error.problems()[0].help_text(),
         Some("expected one of \"test\"")
     );
+    let error = load_str("[cluster.c]\nzone = 1\n").unwrap_err();
+    assert_eq!(error.lines(), ["a.toml:1:1: a cluster needs a provider"]);
     assert_eq!(
-        errors("[cluster.c]\nzone = 1\n"),
-        ["a.toml:1:1: a cluster needs a provider"]
+        error.problems()[0].help_text(),
+        Some("write provider = \"test\" (a test cluster) or \"lab\" (a lab cluster)"),
+        "what each provider makes of the table, as the sections describe it"
+    );
+}
+
+#[test]
+fn a_provider_without_settings_needs_no_table() {
+    let config = load_str("[cluster.c]\nprovider = \"lab\"\n").unwrap();
+    assert_eq!(config.resources[0].spec.get::<bool>(), Some(&false));
+    assert_eq!(
+        errors("[provider.lab]\n"),
+        ["a.toml:1:1: `lab` has no [provider.lab] table: its resources say how they are reached"],
+    );
+    let error = load_str("[provider.aws]\nregion = 1\n").unwrap_err();
+    assert_eq!(
+        error.lines(),
+        ["a.toml:1:1: `aws` is not a supported provider"]
+    );
+    assert_eq!(
+        error.problems()[0].help_text(),
+        Some("the providers with a table: \"test\"")
     );
 }
 
@@ -222,9 +319,9 @@ fn a_name_is_one_resource_across_providers_and_files() {
         load_files(&files).unwrap_err().lines(),
         ["c.toml:1:1: load-balancer.a is defined twice"]
     );
-    let kubernetes = "[cluster.a]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n";
+    let lab = "[cluster.a]\nprovider = \"lab\"\n";
     let ours = "[cluster.a]\nprovider = \"test\"\n";
-    for (first, second) in [(kubernetes, ours), (ours, kubernetes)] {
+    for (first, second) in [(lab, ours), (ours, lab)] {
         let files = [("a.toml", TEST), ("b.toml", first), ("c.toml", second)];
         assert_eq!(
             load_files(&files).unwrap_err().lines(),
@@ -240,26 +337,37 @@ fn a_name_is_one_resource_across_providers_and_files() {
 
 #[test]
 fn controller_mode_on_a_real_cluster_with_an_embedded_cloud_is_refused() {
-    let text = |endpoint: &str, cluster: &str| {
+    let text = |endpoint: &str, real: bool| {
         format!(
             "[provider.test]\nendpoint = \"{endpoint}\"\n\
-             [cluster.prod]\nprovider = \"kubernetes\"\n{cluster}\n\
+             [cluster.prod]\nprovider = \"lab\"\nreal = {real}\n\
              [load-balancer.a]\nprovider = \"test\"\nccm = \"prod\"\n"
         )
     };
-    let lines = errors(&text("embedded", "kubeconfig = \"kc.yaml\""));
+    let error = load_str(&text("embedded", true)).unwrap_err();
+    let lines = error.lines();
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(
         lines[0].starts_with("a.toml:6:1: mode = \"ccm\" can never converge"),
         "{lines:?}"
     );
-    assert!(load_str(&text("embedded", "endpoint = \"embedded\"")).is_ok());
-    assert!(load_str(&text("https://api.example.com", "kubeconfig = \"kc.yaml\"")).is_ok());
+    let notes: Vec<_> = (error.problems()[0].notes().iter())
+        .map(|n| n.line())
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "a.toml:2:12: [provider.test] is embedded here",
+            "a.toml:3:1: [cluster.prod] is a real cluster, reached by kubeconfig",
+        ]
+    );
+    assert!(load_str(&text("embedded", false)).is_ok());
+    assert!(load_str(&text("https://api.example.com", true)).is_ok());
 }
 
 #[test]
 fn the_schema_offers_a_section_s_tables_beside_core_s() {
-    let schema = json_schema(&[&TestSection]);
+    let schema = json_schema(&[&TestSection, &LabSection]);
     assert_eq!(
         schema["$defs"]["RawProviders"]["properties"]["test"]["$ref"],
         "#/$defs/RawTestSettings"
@@ -276,6 +384,10 @@ fn the_schema_offers_a_section_s_tables_beside_core_s() {
         .iter()
         .map(|c| &c["$ref"])
         .collect();
-    assert_eq!(refs, ["#/$defs/RawKubeCluster", "#/$defs/RawTestTable"]);
+    assert_eq!(
+        refs,
+        ["#/$defs/RawTestTable", "#/$defs/RawLabCluster"],
+        "in the sections' order"
+    );
     assert!(!schema.to_string().contains("null"), "TOML has no null");
 }

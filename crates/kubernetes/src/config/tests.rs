@@ -1,10 +1,27 @@
-//! The Kubernetes sections: clusters skyplan connects to and node policies.
+//! The Kubernetes section read through the whole config stage: clusters skyplan connects to
+//! and node policies.
 
 use std::path::PathBuf;
 
+use skyplan_core::config::{Config, ConfigError};
+
 use super::*;
-use super::{errors, load_str};
-use crate::model::{Address, KubeAccess, NodeSelection, ResourceKind, TaintEffect, TaintSpec};
+use crate::spec::{KubeAccess, NodeSelection, TaintEffect, TaintSpec};
+
+fn load_files(files: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    skyplan_core::config::load_texts(Path::new("cfg"), files, &[&KubernetesConfig])
+}
+
+fn load_str(text: &str) -> Result<Config, ConfigError> {
+    load_files(&[("a.toml", text)])
+}
+
+/// The `file:line:col: message` lines of a config that must fail.
+fn errors(text: &str) -> Vec<String> {
+    load_str(text)
+        .expect_err("the config should be invalid")
+        .lines()
+}
 
 const PROD: &str = "[cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n";
 
@@ -25,18 +42,14 @@ fn an_embedded_cluster_and_a_policy_resolve() {
     };
     assert_eq!(cluster.address.to_string(), "cluster.prod");
     assert_eq!(cluster.provider, "kubernetes");
-    let ResourceSpec::KubernetesCluster(spec) = &cluster.spec else {
-        panic!("a kubernetes cluster");
-    };
+    let spec: &KubernetesClusterSpec = cluster.spec.get().expect("a kubernetes cluster");
     assert_eq!(spec.access, KubeAccess::Embedded);
     assert_eq!(policy.provider, "kubernetes");
     assert_eq!(
         policy.depends_on,
         [Address::new(ResourceKind::Cluster, "prod")]
     );
-    let ResourceSpec::NodePolicy(spec) = &policy.spec else {
-        panic!("a node policy");
-    };
+    let spec: &NodePolicySpec = policy.spec.get().expect("a node policy");
     assert_eq!(
         spec.selection,
         NodeSelection::Selector("node-role.kubernetes.io/worker".into())
@@ -56,9 +69,10 @@ fn an_embedded_cluster_and_a_policy_resolve() {
 fn a_kubeconfig_path_is_relative_to_the_config() {
     let text = "[cluster.prod]\nprovider = \"kubernetes\"\nkubeconfig = \"kube/config\"\ncontext = \"prod\"\n";
     let config = load_str(text).unwrap();
-    let ResourceSpec::KubernetesCluster(spec) = &config.resources[0].spec else {
-        panic!("a kubernetes cluster");
-    };
+    let spec: &KubernetesClusterSpec = config.resources[0]
+        .spec
+        .get()
+        .expect("a kubernetes cluster");
     assert_eq!(
         spec.access,
         KubeAccess::Kubeconfig {
@@ -159,4 +173,16 @@ fn a_taint_key_and_effect_appear_once() {
         errors(&text),
         ["a.toml:8:1: taint `a:NoSchedule` is listed twice"]
     );
+}
+
+#[test]
+fn service_refs_are_namespace_and_name() {
+    assert_eq!(
+        service_ref("default/shop").unwrap(),
+        ("default".into(), "shop".into())
+    );
+    assert!(service_ref("shop").is_err());
+    assert!(service_ref("default/Shop").is_err());
+    assert!(service_ref("default/-x").is_err());
+    assert!(service_ref("/x").is_err());
 }

@@ -1,12 +1,12 @@
-//! The resolved desired state of the Kubernetes resource kinds: clusters skyplan connects to,
-//! node policies, and a load balancer's binding to a Service.
+//! What the config asks of Kubernetes, resolved: clusters skyplan connects to, node policies,
+//! and a cloud load balancer's binding to a Service (the clouds' specs hold one).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::Address;
+use skyplan_core::model::Address;
 
 /// How skyplan reaches an existing cluster (`[cluster.NAME] provider = "kubernetes"`). Such a
 /// cluster is never created or deleted.
@@ -29,7 +29,7 @@ pub struct KubernetesClusterSpec {
     pub access: KubeAccess,
 }
 
-wire_enum!(
+skyplan_core::wire_enum!(
     /// A node taint's effect.
     TaintEffect { NoSchedule => "NoSchedule", PreferNoSchedule => "PreferNoSchedule", NoExecute => "NoExecute" }
 );
@@ -65,7 +65,7 @@ pub struct NodePolicySpec {
     pub taints: Vec<TaintSpec>,
 }
 
-wire_enum!(
+skyplan_core::wire_enum!(
     /// Who changes the cloud load balancer of a Service-bound load balancer.
     LbMode { Direct => "direct", Ccm => "ccm" }
 );
@@ -86,3 +86,8 @@ impl ServiceBinding {
         format!("{}/{}", self.namespace, self.name)
     }
 }
+
+skyplan_core::choices!(
+    TaintEffect => "taint effect",
+    LbMode => "mode",
+);

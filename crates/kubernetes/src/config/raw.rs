@@ -1,6 +1,6 @@
-//! The Kubernetes sections as written: `[cluster.NAME]` with `provider = "kubernetes"` (routed
-//! here by the parser) and `[nodes.NAME]` policies. Same conventions as `raw.rs`: values with a
-//! vocabulary or a format stay spanned text until they are checked.
+//! The Kubernetes tables as written: `[cluster.NAME]` with `provider = "kubernetes"` and
+//! `[nodes.NAME]` policies. As in core's raw types, values with a vocabulary or a format stay
+//! spanned text until they are checked; the JSON schema is generated from these same types.
 
 use std::collections::BTreeMap;
 
@@ -8,13 +8,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_spanned::Spanned;
 
-use super::schema::choice;
-use crate::model::TaintEffect;
+use skyplan_core::config::section::choice_schema as choice;
+
+use crate::spec::TaintEffect;
 
 /// An existing cluster skyplan connects to; it is never created or deleted.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(super) struct RawKubeCluster {
+pub struct RawKubeCluster {
     /// "kubernetes".
     #[schemars(with = "String")]
     // Read by the parser, which routed the table here by it.
@@ -37,7 +38,7 @@ pub(super) struct RawKubeCluster {
 /// set by others are left alone.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(super) struct RawNodePolicy {
+pub struct RawNodePolicy {
     /// A [cluster.NAME] key.
     #[schemars(with = "String")]
     pub cluster: Spanned<String>,
@@ -59,7 +60,7 @@ pub(super) struct RawNodePolicy {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub(super) struct RawTaint {
+pub struct RawTaint {
     #[schemars(with = "String")]
     pub key: Spanned<String>,
     /// Default: none.

@@ -1,41 +1,117 @@
-//! The Kubernetes sections → resolved values: `[cluster.NAME]` with provider "kubernetes" (how
-//! skyplan reaches the cluster) and `[nodes.NAME]` policies. Each bad value is reported at its
-//! position; resolving goes on so one run reports everything.
+//! Kubernetes' config section: `[cluster.NAME]` with provider "kubernetes" (how skyplan reaches
+//! the cluster) and `[nodes.NAME]` policies (which name no provider: every one is Kubernetes').
+//! Each bad value is reported at its position; resolving goes on so one run reports
+//! everything.
+
+mod raw;
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 use std::path::Path;
 
+use schemars::SchemaGenerator;
 use serde_spanned::Spanned;
-
-use super::check::Checker;
-use super::diagnostics::{Problem, Problems};
-use super::parse::{RawConfig, Sourced};
-use super::raw_kubernetes::{RawKubeCluster, RawNodePolicy, RawTaint};
-use super::types::{Resource, ResourceSpec};
-use super::values::expand_path;
-use super::values::{self, Invalid};
-use crate::model::labels::{check_key, check_value, LabelSelector};
-use crate::model::{
-    Address, KubeAccess, KubernetesClusterSpec, NodePolicySpec, NodeSelection, ResourceKind,
-    TaintEffect, TaintSpec,
+use skyplan_core::config::section::{
+    self as values, expand_path, Checker, ConfigSection, Declared, Invalid, Problem, Problems, Raw,
+    Resolving, Resource, ResourceSpec, SectionSchema, Table,
 };
+use skyplan_core::model::{Address, ResourceKind};
+use toml::de::ValueDeserializer;
 
-/// The provider name of clusters skyplan connects to and of node policies.
-pub(super) const PROVIDER: &str = "kubernetes";
+use crate::labels::{check_key, check_value, LabelSelector};
+use crate::spec::{
+    KubeAccess, KubernetesClusterSpec, NodePolicySpec, NodeSelection, TaintEffect, TaintSpec,
+};
+use crate::PROVIDER;
+use raw::{RawKubeCluster, RawNodePolicy, RawTaint};
 
-pub(super) fn cluster(
-    root: &Path,
-    key: &str,
-    raw: &Sourced<'_, RawKubeCluster>,
-    problems: &mut Problems,
-) -> Resource {
+/// The section the registry lists.
+pub struct KubernetesConfig;
+
+impl ConfigSection for KubernetesConfig {
+    fn provider(&self) -> &'static str {
+        PROVIDER
+    }
+
+    fn kinds(&self) -> &'static [ResourceKind] {
+        &[ResourceKind::Cluster]
+    }
+
+    fn unnamed_kinds(&self) -> &'static [ResourceKind] {
+        &[ResourceKind::Nodes]
+    }
+
+    fn has_settings(&self) -> bool {
+        false
+    }
+
+    fn describe(&self, kind: ResourceKind) -> Option<&'static str> {
+        (kind == ResourceKind::Cluster).then_some("an existing cluster skyplan connects to")
+    }
+
+    fn parse_resource(
+        &self,
+        kind: ResourceKind,
+        table: ValueDeserializer<'_>,
+    ) -> Result<Raw, toml::de::Error> {
+        match kind {
+            ResourceKind::Nodes => values::raw::<RawNodePolicy>(table),
+            _ => values::raw::<RawKubeCluster>(table),
+        }
+    }
+
+    fn resource(
+        &self,
+        kind: ResourceKind,
+        key: &str,
+        table: &Table<'_>,
+        context: &Resolving<'_>,
+        problems: &mut Problems,
+    ) -> Resource {
+        match kind {
+            ResourceKind::Nodes => node_policy(key, table, problems),
+            _ => cluster(context.root, key, table, problems),
+        }
+    }
+
+    fn validate(&self, declared: &Declared<'_, '_>, problems: &mut Problems) {
+        validate(declared, problems)
+    }
+
+    fn real_cluster_at(&self, table: &Table<'_>) -> Option<Range<usize>> {
+        let cluster = table.try_get::<RawKubeCluster>()?;
+        if cluster.endpoint.is_some() {
+            return None;
+        }
+        let kubeconfig = cluster.kubeconfig.as_ref();
+        Some(kubeconfig.map_or_else(|| table.span(), |k| table.file.key_span(&k.span())))
+    }
+
+    fn schema(&self, generator: &mut SchemaGenerator) -> SectionSchema {
+        SectionSchema {
+            settings: None,
+            resources: vec![
+                (
+                    ResourceKind::Cluster,
+                    generator.subschema_for::<RawKubeCluster>(),
+                ),
+                (
+                    ResourceKind::Nodes,
+                    generator.subschema_for::<RawNodePolicy>(),
+                ),
+            ],
+        }
+    }
+}
+
+fn cluster(root: &Path, key: &str, raw: &Table<'_>, problems: &mut Problems) -> Resource {
     let mut check = Checker::new(raw.file, problems);
     Resource {
         address: Address::new(ResourceKind::Cluster, key),
         provider: PROVIDER.to_string(),
-        location: raw.file.location(&raw.span()),
+        location: raw.location(),
         keys: Default::default(),
-        spec: ResourceSpec::KubernetesCluster(KubernetesClusterSpec {
+        spec: ResourceSpec::new(KubernetesClusterSpec {
             access: access(root, raw.get(), &mut check),
         }),
         depends_on: vec![],
@@ -67,13 +143,9 @@ fn access(root: &Path, raw: &RawKubeCluster, check: &mut Checker<'_, '_>) -> Kub
     }
 }
 
-pub(super) fn node_policy(
-    key: &str,
-    raw: &Sourced<'_, RawNodePolicy>,
-    problems: &mut Problems,
-) -> Resource {
+fn node_policy(key: &str, raw: &Table<'_>, problems: &mut Problems) -> Resource {
     let mut check = Checker::new(raw.file, problems);
-    let section = raw.get();
+    let section: &RawNodePolicy = raw.get();
     let cluster = Address::new(ResourceKind::Cluster, section.cluster.get_ref());
     let spec = NodePolicySpec {
         cluster: cluster.clone(),
@@ -84,39 +156,16 @@ pub(super) fn node_policy(
     Resource {
         address: Address::new(ResourceKind::Nodes, key),
         provider: PROVIDER.to_string(),
-        location: raw.file.location(&raw.span()),
+        location: raw.location(),
         keys: Default::default(),
-        spec: ResourceSpec::NodePolicy(spec),
+        spec: ResourceSpec::new(spec),
         depends_on: vec![cluster],
     }
 }
 
-/// A load balancer that depends on a cluster also depends on that cluster's node policies: its
-/// members follow the nodes (a label can exclude a node or change what a node-selector picks),
-/// so apply patches the nodes first and the load balancer, or its controller, then sees them.
-pub(super) fn order_after_node_policies(resources: &mut [Resource]) {
-    let policies: Vec<(Address, Address)> = resources
-        .iter()
-        .filter_map(|r| match &r.spec {
-            ResourceSpec::NodePolicy(policy) => Some((r.address.clone(), policy.cluster.clone())),
-            _ => None,
-        })
-        .collect();
-    for resource in resources.iter_mut() {
-        if resource.address.kind != ResourceKind::LoadBalancer {
-            continue;
-        }
-        for (policy, cluster) in &policies {
-            if resource.depends_on.contains(cluster) && !resource.depends_on.contains(policy) {
-                resource.depends_on.push(policy.clone());
-            }
-        }
-    }
-}
-
 /// Exactly one of `selector` and `names`.
-fn selection(raw: &Sourced<'_, RawNodePolicy>, check: &mut Checker<'_, '_>) -> NodeSelection {
-    let section = raw.get();
+fn selection(raw: &Table<'_>, check: &mut Checker<'_, '_>) -> NodeSelection {
+    let section: &RawNodePolicy = raw.get();
     match (&section.selector, &section.names) {
         (Some(selector), None) => {
             let parse = |text: &str| {
@@ -227,13 +276,13 @@ fn taints(raw: &[Spanned<RawTaint>], check: &mut Checker<'_, '_>) -> Vec<TaintSp
 
 /// Rules that need the whole config: a policy's cluster is declared (a cluster skyplan
 /// connects to, or a CKS cluster, reached with its own kubeconfig).
-pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
-    for policy in raw.node_policies.values() {
+fn validate(declared: &Declared<'_, '_>, problems: &mut Problems) {
+    let names = declared.cluster_names();
+    for (_, policy) in declared.tables(ResourceKind::Nodes) {
         let mut check = Checker::new(policy.file, problems);
-        let cluster = &policy.get().cluster;
+        let cluster = &policy.get::<RawNodePolicy>().cluster;
         let name = cluster.get_ref();
         // A CloudStack (CKS) cluster is reached through the kubeconfig CloudStack gives.
-        let names = raw.cluster_names();
         if names.contains(&name.as_str()) {
             continue;
         }
@@ -247,3 +296,34 @@ pub(super) fn validate(raw: &RawConfig<'_>, problems: &mut Problems) {
         check.report(cluster.span(), invalid);
     }
 }
+
+/// `namespace/name`, both DNS-1123 labels as Kubernetes requires.
+pub fn service_ref(text: &str) -> Result<(String, String), Invalid> {
+    let help = "write namespace/name, e.g. \"default/shop\"";
+    let Some((namespace, name)) = text.split_once('/') else {
+        return Err(Invalid::new(format!("`{text}` is not namespace/name")).help(help));
+    };
+    for part in [namespace, name] {
+        if !is_dns_label(part) {
+            return Err(Invalid::new(format!(
+                "`{part}` is not a valid Kubernetes name (lower-case letters, digits and '-', at most 63)"
+            ))
+            .help(help));
+        }
+    }
+    Ok((namespace.to_string(), name.to_string()))
+}
+
+fn is_dns_label(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes[0] != b'-'
+        && bytes[bytes.len() - 1] != b'-'
+}
+
+#[cfg(test)]
+mod tests;
