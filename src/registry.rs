@@ -17,20 +17,15 @@ use skyplan_cloudstack::provider::CloudstackProvider;
 use skyplan_cloudstack::spec::{
     CloudstackClusterSpec, CloudstackEndpoint, CloudstackLoadBalancerSpec, CloudstackSettings,
 };
-use skyplan_kubernetes::connection::{ClusterConnection, Clusters};
-use skyplan_kubernetes::instances::CloudInstances;
+use skyplan_kubernetes::connection::ClusterConnection;
 use skyplan_kubernetes::spec::NodePolicySpec;
-use skyplan_kubernetes::KubernetesProvider;
+use skyplan_kubernetes::{ClusterCloud, KubernetesProvider};
 use skyplan_phoenixnap::spec::PhoenixnapSettings;
 use skyplan_phoenixnap::PhoenixnapProvider;
 use skyplan_sim::controllers::EmbeddedClouds;
 
 use crate::embedded;
 
-/// Connects every provider the config has a table for: the clouds first, then — when the
-/// config has `provider = "kubernetes"` clusters — the Kubernetes provider (an embedded
-/// cluster's nodes are VMs of the embedded cloudscale, and node-metadata drift reads the
-/// clouds' VMs), then hands the connected clusters to every cloud.
 /// The providers' sections of the config language, in the order messages list them.
 pub const CONFIG_SECTIONS: &[&dyn ConfigSection] = &[
     &skyplan_kubernetes::KubernetesConfig,
@@ -39,14 +34,18 @@ pub const CONFIG_SECTIONS: &[&dyn ConfigSection] = &[
     &skyplan_phoenixnap::PhoenixnapConfig,
 ];
 
+/// Connects every provider the config has a table for: the clouds first, then — when the
+/// config has `provider = "kubernetes"` clusters — the Kubernetes provider (an embedded
+/// cluster's nodes are VMs of the embedded cloudscale, and node-metadata drift reads the
+/// clouds' VMs), then hands the connected clusters to every cloud.
 pub fn connect(config: &Config) -> BoxFuture<'_, Result<Providers, ProviderError>> {
     Box::pin(connect_all(config))
 }
 
 async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
     let state_dir = &config.settings.state_dir;
-    // The clouds stay concrete until the clusters are handed to them.
-    let mut clouds = Clouds::default();
+    // The clouds stay clouds until the clusters are handed to them.
+    let mut clouds: Vec<Box<dyn ClusterCloud>> = Vec::new();
     let mut clouds_beside = EmbeddedClouds::default();
     let mut cks_clusters = BTreeMap::new();
     if let Some(settings) = config
@@ -61,7 +60,9 @@ async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
             }
             Endpoint::Url(_) => None,
         };
-        clouds.cloudscale = Some(CloudscaleProvider::connect(settings, started).await?);
+        clouds.push(Box::new(
+            CloudscaleProvider::connect(settings, started).await?,
+        ));
     }
     if let Some(settings) = config
         .providers
@@ -73,7 +74,7 @@ async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
         };
         let provider = CloudstackProvider::connect(&settings.endpoint, started).await?;
         cks_clusters = connect_cks_clusters(config, &provider).await?;
-        clouds.cloudstack = Some(provider);
+        clouds.push(Box::new(provider));
     }
     if let Some(settings) = config
         .providers
@@ -90,7 +91,7 @@ async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
         if let Some(base_url) = base_url {
             clouds_beside.phoenixnap = embedded::phoenixnap_ccm(&provider, base_url).await?;
         }
-        clouds.phoenixnap = Some(provider);
+        clouds.push(Box::new(provider));
     }
     let has_clusters = !cks_clusters.is_empty()
         || config
@@ -102,61 +103,19 @@ async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
         let embedded = embedded::Clusters {
             clouds: clouds_beside,
         };
+        let instances = clouds.iter().map(|cloud| cloud.instances()).collect();
         let kubernetes =
-            KubernetesProvider::connect(config, Some(&embedded), clouds.instances(), cks_clusters)
-                .await?;
-        clouds.attach(&kubernetes.clusters());
+            KubernetesProvider::connect(config, Some(&embedded), instances, cks_clusters).await?;
+        let clusters = kubernetes.clusters();
+        for cloud in &clouds {
+            cloud.attach_clusters(Arc::clone(&clusters));
+        }
         providers.insert(kubernetes.name().to_string(), Box::new(kubernetes));
     }
-    clouds.into_providers(&mut providers);
+    for cloud in clouds {
+        providers.insert(cloud.name().to_string(), cloud);
+    }
     Ok(providers)
-}
-
-/// The connected clouds, concrete: the Kubernetes provider reads their VMs, and they read its
-/// clusters.
-#[derive(Default)]
-struct Clouds {
-    cloudscale: Option<CloudscaleProvider>,
-    cloudstack: Option<CloudstackProvider>,
-    phoenixnap: Option<PhoenixnapProvider>,
-}
-
-impl Clouds {
-    /// Each cloud's VMs, for node-metadata drift.
-    fn instances(&self) -> Vec<Arc<dyn CloudInstances>> {
-        let cloudscale = self.cloudscale.as_ref().map(|p| p.instances());
-        let cloudstack = self.cloudstack.as_ref().map(|p| p.instances());
-        let phoenixnap = self.phoenixnap.as_ref().map(|p| p.instances());
-        [cloudscale, cloudstack, phoenixnap]
-            .into_iter()
-            .flatten()
-            .collect()
-    }
-
-    /// Hands the connected clusters to every cloud: a resource bound to a cluster (a Service's
-    /// load balancer) reads it when its cloud refreshes.
-    fn attach(&self, clusters: &Arc<Clusters>) {
-        if let Some(p) = &self.cloudscale {
-            p.attach_clusters(Arc::clone(clusters));
-        }
-        if let Some(p) = &self.cloudstack {
-            p.attach_clusters(Arc::clone(clusters));
-        }
-        if let Some(p) = &self.phoenixnap {
-            p.attach_clusters(Arc::clone(clusters));
-        }
-    }
-
-    fn into_providers(self, providers: &mut Providers) {
-        let boxed: [Option<Box<dyn Provider>>; 3] = [
-            self.cloudscale.map(|p| Box::new(p) as Box<dyn Provider>),
-            self.cloudstack.map(|p| Box::new(p) as Box<dyn Provider>),
-            self.phoenixnap.map(|p| Box::new(p) as Box<dyn Provider>),
-        ];
-        for provider in boxed.into_iter().flatten() {
-            providers.insert(provider.name().to_string(), provider);
-        }
-    }
 }
 
 /// The CKS clusters node policies and controller-mode load balancers are about, connected through the kubeconfig CloudStack

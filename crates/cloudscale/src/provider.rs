@@ -34,6 +34,7 @@ use skyplan_kubernetes::connection::{ClusterConnection, Clusters};
 use skyplan_kubernetes::instances::CloudInstances;
 use skyplan_kubernetes::spec::LbMode;
 use skyplan_kubernetes::spec::ServiceBinding;
+use skyplan_kubernetes::ClusterCloud;
 
 /// The embedded cloud the registry started for `endpoint = "embedded"`.
 pub struct CloudscaleEmbedded {
@@ -84,21 +85,6 @@ fn client_error(address: impl ToString, source: client::Error) -> ProviderError 
 }
 
 impl CloudscaleProvider {
-    /// The cloud's VMs as its controller describes them, for node-metadata drift.
-    pub fn instances(&self) -> Arc<dyn CloudInstances> {
-        Arc::new(CloudscaleInstances {
-            client: self.client.clone(),
-            cache: self.servers.clone(),
-        })
-    }
-
-    /// The connected clusters, handed over by the registry once the Kubernetes provider
-    /// connected: a load balancer bound to a Service reads its cluster when it refreshes.
-    pub fn attach_clusters(&self, clusters: Arc<Clusters>) {
-        // Once per run, by the registry.
-        let _ = self.clusters.set(clusters);
-    }
-
     /// Connects to the endpoint: a URL with the token from the environment, or the embedded
     /// cloud the registry started (`embedded`, required when the settings say so).
     pub async fn connect(
@@ -733,6 +719,23 @@ impl CloudscaleProvider {
             replace: options.replace.contains(address),
             allow_delete: options.allow_delete.contains(address),
         }))
+    }
+}
+
+impl ClusterCloud for CloudscaleProvider {
+    /// The cloud's VMs as its controller describes them, for node-metadata drift.
+    fn instances(&self) -> Arc<dyn CloudInstances> {
+        Arc::new(CloudscaleInstances {
+            client: self.client.clone(),
+            cache: self.servers.clone(),
+        })
+    }
+
+    /// The connected clusters, handed over by the registry once the Kubernetes provider
+    /// connected: a load balancer bound to a Service reads its cluster when it refreshes.
+    fn attach_clusters(&self, clusters: Arc<Clusters>) {
+        // Once per run, by the registry.
+        let _ = self.clusters.set(clusters);
     }
 }
 

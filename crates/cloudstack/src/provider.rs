@@ -26,6 +26,7 @@ use skyplan_core::state::ResourceState;
 use skyplan_kubernetes::connection::Clusters;
 use skyplan_kubernetes::instances::CloudInstances;
 use skyplan_kubernetes::metadata;
+use skyplan_kubernetes::ClusterCloud;
 
 /// The embedded cloud the registry started for `endpoint = "embedded"`.
 pub struct CloudstackEmbedded {
@@ -86,19 +87,6 @@ fn job_policy_from_env() -> JobPolicy {
 const JOB_POLL_ENV: &str = "SKYPLAN_CLOUDSTACK_JOB_POLL_MS";
 
 impl CloudstackProvider {
-    /// The cloud's VMs as its controller describes them, for node-metadata drift.
-    pub fn instances(&self) -> Arc<dyn CloudInstances> {
-        self.instances.clone()
-    }
-
-    /// The connected clusters, handed over by the registry once the Kubernetes provider
-    /// connected: a load balancer bound to a Service reads its cluster when it refreshes.
-    pub fn attach_clusters(&self, clusters: Arc<Clusters>) {
-        // Once per run, by the registry.
-        self.ccm.attach(Arc::clone(&clusters));
-        let _ = self.attached.set(clusters);
-    }
-
     /// Connects to the endpoint: the cloud-config INI's, or the embedded cloud the registry
     /// started (`embedded`, required when the settings say so).
     pub async fn connect(
@@ -626,6 +614,21 @@ fn rule_ips(targets: &[Target<'_>], inventory: &Inventory) -> BTreeSet<String> {
         }
     }
     ips
+}
+
+impl ClusterCloud for CloudstackProvider {
+    /// The cloud's VMs as its controller describes them, for node-metadata drift.
+    fn instances(&self) -> Arc<dyn CloudInstances> {
+        self.instances.clone()
+    }
+
+    /// The connected clusters, handed over by the registry once the Kubernetes provider
+    /// connected: a load balancer bound to a Service reads its cluster when it refreshes.
+    fn attach_clusters(&self, clusters: Arc<Clusters>) {
+        // Once per run, by the registry.
+        self.ccm.attach(Arc::clone(&clusters));
+        let _ = self.attached.set(clusters);
+    }
 }
 
 impl Provider for CloudstackProvider {

@@ -4,6 +4,7 @@
 //! the Service) and tell node-metadata drift what their cloud knows about each VM through
 //! [`instances::CloudInstances`].
 
+pub mod cloud;
 pub mod config;
 pub mod conflict;
 pub mod connect;
@@ -38,5 +39,6 @@ pub fn controller_wait_limit() -> std::time::Duration {
     std::time::Duration::from_secs(seconds)
 }
 
+pub use cloud::ClusterCloud;
 pub use config::KubernetesConfig;
 pub use provider::KubernetesProvider;

@@ -30,6 +30,7 @@ use skyplan_core::state::journal::Journal;
 use skyplan_core::state::ResourceState;
 use skyplan_kubernetes::connection::{ClusterConnection, Clusters};
 use skyplan_kubernetes::instances::CloudInstances;
+use skyplan_kubernetes::ClusterCloud;
 
 fn error(address: impl ToString, message: impl ToString) -> ProviderError {
     ProviderError::new(address, message)
@@ -59,17 +60,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl PhoenixnapProvider {
-    /// The cloud's VMs as its controller describes them, for node-metadata drift.
-    pub fn instances(&self) -> Arc<dyn CloudInstances> {
-        Arc::clone(&self.instances) as Arc<dyn CloudInstances>
-    }
-
-    /// The connected clusters, handed over by the registry once the Kubernetes provider
-    /// connected: a load balancer bound to a Service reads its cluster when it refreshes.
-    pub fn attach_clusters(&self, clusters: Arc<Clusters>) {
-        let _ = self.attached.set(clusters);
-    }
-
     /// Connects to the endpoint: the API with the client credentials, or the embedded cloud
     /// the registry started (`embedded`, required when the settings say so).
     pub async fn connect(
@@ -210,6 +200,19 @@ fn config_spec<'a>(target: &Target<'a>) -> Option<&'a PhoenixnapLoadBalancerSpec
     match target.resource.map(|r| &r.spec) {
         Some(spec) => spec.get(),
         _ => None,
+    }
+}
+
+impl ClusterCloud for PhoenixnapProvider {
+    /// The cloud's VMs as its controller describes them, for node-metadata drift.
+    fn instances(&self) -> Arc<dyn CloudInstances> {
+        Arc::clone(&self.instances) as Arc<dyn CloudInstances>
+    }
+
+    /// The connected clusters, handed over by the registry once the Kubernetes provider
+    /// connected: a load balancer bound to a Service reads its cluster when it refreshes.
+    fn attach_clusters(&self, clusters: Arc<Clusters>) {
+        let _ = self.attached.set(clusters);
     }
 }
 
