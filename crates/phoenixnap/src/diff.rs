@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::api::IpBlock;
 use super::ccm::{self, Owner, TAG_NAMES};
 use super::impact::{rule, Change};
-use super::live::{ClusterFacts, Inventory, Record};
+use super::live::{AppliedBlock, ClusterFacts, Inventory};
 use super::ops::{BlockRef, Op};
 use skyplan_core::model::Address;
 
@@ -24,7 +24,7 @@ pub const MAX_BLOCKS_PER_NETWORK: usize = 10;
 pub struct PlanInput<'a> {
     pub address: &'a Address,
     pub spec: Option<&'a PhoenixnapLoadBalancerSpec>,
-    pub prior: Option<Record>,
+    pub prior: Option<AppliedBlock>,
     /// The desired spec's cluster (None: not connected).
     pub cluster: Option<&'a ClusterFacts>,
     pub inventory: &'a Inventory,
@@ -453,7 +453,7 @@ fn tag_pairs(block: &IpBlock) -> Value {
         .collect()
 }
 
-fn clear_service(prior: &Record) -> Op {
+fn clear_service(prior: &AppliedBlock) -> Op {
     Op::ClearService {
         namespace: prior.spec.namespace.clone(),
         name: prior.spec.name.clone(),
@@ -487,7 +487,7 @@ fn release_remaining(found: &mut Found, block: &IpBlock) {
 }
 
 /// Drift: the Service skyplan gave the address to no longer exists; the CCM released the block.
-pub fn service_deleted(prior: &Record) -> AttributeChange {
+pub fn service_deleted(prior: &AppliedBlock) -> AttributeChange {
     let row = rule(Change::ServiceDeleted);
     AttributeChange {
         path: "service".into(),

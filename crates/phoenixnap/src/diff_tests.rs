@@ -3,7 +3,7 @@
 use crate::api::{IpBlock, NetworkBlock, PublicNetwork, TagAssignment};
 use crate::ccm::{Owner, TAG_NAMES};
 use crate::diff::{plan, PlanInput};
-use crate::live::{ClusterFacts, Inventory, Record, ServiceFacts};
+use crate::live::{AppliedBlock, ClusterFacts, Inventory, ServiceFacts};
 use crate::ops::Op;
 use crate::spec::{PhoenixnapLoadBalancerSpec, PnapLocation};
 use skyplan_core::model::{Address, Impact, ResourceKind};
@@ -89,8 +89,8 @@ fn cluster(service_type: &str, ip: Option<&str>) -> ClusterFacts {
     }
 }
 
-fn record(block: &IpBlock) -> Record {
-    Record {
+fn record(block: &IpBlock) -> AppliedBlock {
+    AppliedBlock {
         spec: spec(),
         block: block.id.clone(),
         cidr: block.cidr.clone(),
@@ -103,7 +103,7 @@ fn record(block: &IpBlock) -> Record {
 
 struct Case {
     spec: Option<PhoenixnapLoadBalancerSpec>,
-    prior: Option<Record>,
+    prior: Option<AppliedBlock>,
     cluster: ClusterFacts,
     inventory: Inventory,
     requested: bool,

@@ -91,7 +91,7 @@ pub struct ClusterFacts {
 /// gave it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub struct Record {
+pub struct AppliedBlock {
     pub spec: PhoenixnapLoadBalancerSpec,
     pub block: String,
     pub cidr: String,
@@ -102,8 +102,8 @@ pub struct Record {
     pub service_type_before: String,
 }
 
-impl Record {
-    pub fn from_json(value: &serde_json::Value) -> Option<Record> {
+impl AppliedBlock {
+    pub fn from_json(value: &serde_json::Value) -> Option<AppliedBlock> {
         serde_json::from_value(value.clone()).ok()
     }
 }

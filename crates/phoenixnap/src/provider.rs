@@ -14,7 +14,7 @@ use super::client::{Credentials, PnapClient, DEFAULT_API_ROOT, DEFAULT_TOKEN_URL
 use super::diff::{self, PlanInput, PROVIDER};
 use super::execute::Executor;
 use super::instances::PnapInstances;
-use super::live::{ClusterFacts, Inventory, Live, Record};
+use super::live::{AppliedBlock, ClusterFacts, Inventory, Live};
 use super::refresh;
 use super::verify;
 use skyplan_core::config::Endpoint;
@@ -138,7 +138,9 @@ impl PhoenixnapProvider {
         PlanInput {
             address: target.address,
             spec,
-            prior: target.prior.and_then(|p| Record::from_json(&p.attributes)),
+            prior: target
+                .prior
+                .and_then(|p| AppliedBlock::from_json(&p.attributes)),
             cluster,
             inventory,
             requested,
@@ -179,7 +181,7 @@ fn targets_specs<'a>(targets: &'a [Target<'a>]) -> Vec<(&'a Address, PhoenixnapL
         .filter_map(|t| {
             let spec = config_spec(t).cloned().or_else(|| {
                 t.prior
-                    .and_then(|p| Record::from_json(&p.attributes))
+                    .and_then(|p| AppliedBlock::from_json(&p.attributes))
                     .map(|r| r.spec)
             })?;
             Some((t.address, spec))
@@ -248,7 +250,10 @@ impl Provider for PhoenixnapProvider {
     }
 
     fn drift(&self, target: &Target, refreshed: &Refreshed) -> Result<DriftCheck, ProviderError> {
-        let Some(record) = target.prior.and_then(|p| Record::from_json(&p.attributes)) else {
+        let Some(record) = target
+            .prior
+            .and_then(|p| AppliedBlock::from_json(&p.attributes))
+        else {
             return Ok(DriftCheck::NotApplied);
         };
         let live = Live::of(refreshed)?;
@@ -328,7 +333,7 @@ impl PhoenixnapProvider {
         let address = &change.address;
         let spec: Option<PhoenixnapLoadBalancerSpec> =
             change.record.as_ref().and_then(|r| r.parse().ok());
-        let prior_record = prior.and_then(|p| Record::from_json(&p.attributes));
+        let prior_record = prior.and_then(|p| AppliedBlock::from_json(&p.attributes));
         let cluster_spec = spec.as_ref().or(prior_record.as_ref().map(|r| &r.spec));
         let facts = live.clusters.get(address);
         let service = live.services.get(address).cloned();
@@ -443,8 +448,8 @@ fn record_for(
     block: &super::api::IpBlock,
     cluster: &ClusterFacts,
     service_type_before: Option<String>,
-) -> Record {
-    Record {
+) -> AppliedBlock {
+    AppliedBlock {
         spec: spec.clone(),
         block: block.id.clone(),
         cidr: block.cidr.clone(),
@@ -459,7 +464,7 @@ fn record_for(
     }
 }
 
-fn state_entry(record: &Record) -> ResourceState {
+fn state_entry(record: &AppliedBlock) -> ResourceState {
     ResourceState {
         provider: PROVIDER.to_owned(),
         id: record.block.clone(),

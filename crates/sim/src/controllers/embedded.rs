@@ -51,7 +51,7 @@ impl EmbeddedCluster {
     }
 
     /// Every reconcile record of the cluster's CCM so far, oldest first.
-    pub fn history(&self) -> Vec<super::Record> {
+    pub fn history(&self) -> Vec<super::ReconcileRecord> {
         self.controllers
             .as_ref()
             .map(ControllersHandle::history)

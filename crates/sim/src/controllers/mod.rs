@@ -9,7 +9,7 @@
 //! - [`embedded_cluster`]: the embedded `provider = "kubernetes"` cluster: the Kubernetes
 //!   simulator plus, when an embedded cloud runs beside it ([`EmbeddedClouds`]: cloudscale or
 //!   [`PnapEndpoint`]), servers in that cloud backing its nodes and that cloud's controller.
-//! - [`Record`] and [`RECORD_ANNOTATION`]: what a reconcile of a Service did. Every
+//! - [`ReconcileRecord`] and [`RECORD_ANNOTATION`]: what a reconcile of a Service did. Every
 //!   reconcile (Ensure, Update, delete) that called the cloud, and every new error, is written
 //!   as JSON to the Service's `sim.skyplan.dev/last-reconcile` annotation (a quiet success
 //!   only clears an error, so the record survives the no-op Ensure every controller restart
@@ -63,7 +63,7 @@ pub use http::{Kube, KubeEndpoint, Scope};
 pub use kubeconfig::endpoint_from_kubeconfig;
 pub use phoenixnap::PnapEndpoint;
 pub use serve::{cloudscale_ccm, phoenixnap_ccm, ClusterAccess};
-pub use writeback::{Record, RECORD_ANNOTATION};
+pub use writeback::{ReconcileRecord, RECORD_ANNOTATION};
 
 /// Where the embedded cloud beside a cluster is served.
 #[derive(Debug, Clone)]
@@ -94,7 +94,7 @@ pub struct ControllerOptions {
 pub struct ControllersHandle {
     stop: watch::Sender<bool>,
     task: Option<JoinHandle<()>>,
-    history: Arc<Mutex<Vec<Record>>>,
+    history: Arc<Mutex<Vec<ReconcileRecord>>>,
     /// Whole passes completed.
     passes: watch::Receiver<u64>,
 }
@@ -110,7 +110,7 @@ impl ControllersHandle {
     }
 
     /// Every reconcile record so far, oldest first.
-    pub fn history(&self) -> Vec<Record> {
+    pub fn history(&self) -> Vec<ReconcileRecord> {
         self.history.lock().expect("history lock").clone()
     }
 
@@ -166,7 +166,7 @@ pub(crate) struct Controllers {
 impl Controllers {
     pub(crate) fn new(
         options: &ControllerOptions,
-        history: Arc<Mutex<Vec<Record>>>,
+        history: Arc<Mutex<Vec<ReconcileRecord>>>,
     ) -> Option<Self> {
         let endpoint = options.cloudscale.as_ref()?;
         let kube = options.kube.clone();

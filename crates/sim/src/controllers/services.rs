@@ -20,7 +20,7 @@ use super::balancer::{lb_candidate, Balancer};
 use super::http::{Cloud, Kube};
 use super::objects::{Node, Service};
 use super::reconcile::{Clock, Outcome};
-use super::writeback::{self, Record, FINALIZER, SIM_PREFIX};
+use super::writeback::{self, ReconcileRecord, FINALIZER, SIM_PREFIX};
 
 /// A Service as last synced: what Update reconciles with, and the fields Ensure compares.
 struct Synced {
@@ -36,7 +36,7 @@ pub struct ServiceController {
     clock: Clock,
     synced: HashMap<String, Synced>,
     node_set: Option<BTreeSet<(String, String)>>,
-    history: Arc<Mutex<Vec<Record>>>,
+    history: Arc<Mutex<Vec<ReconcileRecord>>>,
 }
 
 /// `needsUpdate`'s fields; the simulator's own annotations are left out.
@@ -72,7 +72,12 @@ fn needs_cleanup(service: &Service) -> bool {
 }
 
 impl ServiceController {
-    pub fn new(kube: Kube, cloud: Cloud, clock: Clock, history: Arc<Mutex<Vec<Record>>>) -> Self {
+    pub fn new(
+        kube: Kube,
+        cloud: Cloud,
+        clock: Clock,
+        history: Arc<Mutex<Vec<ReconcileRecord>>>,
+    ) -> Self {
         ServiceController {
             kube,
             cloud,
@@ -241,7 +246,7 @@ impl ServiceController {
         outcome: Outcome,
         error: Option<String>,
     ) {
-        let record = Record {
+        let record = ReconcileRecord {
             service: service.key(),
             trigger: trigger.into(),
             actions: outcome.actions,

@@ -10,14 +10,14 @@ use super::objects::Service;
 
 pub const FINALIZER: &str = "service.kubernetes.io/load-balancer-cleanup";
 /// Not the real CCM's: where the simulated one records what its last reconcile of the Service
-/// did, as JSON ([`Record`]), for tests and for skyplan to compare with its prediction.
+/// did, as JSON ([`ReconcileRecord`]), for tests and for skyplan to compare with its prediction.
 pub const RECORD_ANNOTATION: &str = "sim.skyplan.dev/last-reconcile";
 /// Annotations under this prefix are the simulator's own and never trigger a reconcile.
 pub const SIM_PREFIX: &str = "sim.skyplan.dev/";
 
 /// One Ensure, Update or delete of a Service's load balancer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Record {
+pub struct ReconcileRecord {
     /// `namespace/name`.
     pub service: String,
     /// `ensure` (the Service changed), `update` (the node set changed) or `delete`.
@@ -135,7 +135,7 @@ pub async fn set_finalizer(kube: &Kube, service: &Service, wanted: bool) -> Call
 /// always does; a failure does when it is news; a quiet success only to clear an error. So a
 /// failure retried every pass writes once, and the no-op Ensure that follows every restart of
 /// the controllers keeps the record of the reconcile that last changed something.
-pub fn should_write(stored: Option<&Record>, new: &Record) -> bool {
+pub fn should_write(stored: Option<&ReconcileRecord>, new: &ReconcileRecord) -> bool {
     if !new.actions.is_empty() {
         return true;
     }
@@ -146,13 +146,17 @@ pub fn should_write(stored: Option<&Record>, new: &Record) -> bool {
     }
 }
 
-pub async fn write_record(kube: &Kube, service: &Service, record: &Record) -> CallResult<()> {
+pub async fn write_record(
+    kube: &Kube,
+    service: &Service,
+    record: &ReconcileRecord,
+) -> CallResult<()> {
     let raw = match kube.get(&service.path()).await {
         Ok(raw) => raw,
         Err(e) if e.is_not_found() => return Ok(()),
         Err(e) => return Err(e),
     };
-    let stored: Option<Record> = raw["metadata"]["annotations"][RECORD_ANNOTATION]
+    let stored: Option<ReconcileRecord> = raw["metadata"]["annotations"][RECORD_ANNOTATION]
         .as_str()
         .and_then(|text| serde_json::from_str(text).ok());
     if !should_write(stored.as_ref(), record) {
@@ -194,8 +198,8 @@ mod tests {
         );
     }
 
-    fn record(actions: &[&str], error: Option<&str>) -> Record {
-        Record {
+    fn record(actions: &[&str], error: Option<&str>) -> ReconcileRecord {
+        ReconcileRecord {
             service: "default/web".into(),
             trigger: "ensure".into(),
             actions: actions.iter().map(|a| a.to_string()).collect(),

@@ -8,7 +8,7 @@
 //!   finalizer goes.
 //!
 //! What each reconcile did goes to `ControllersHandle::history` and, when it changed
-//! something or failed anew, to the Service as the shared [`Record`] annotation (which so
+//! something or failed anew, to the Service as the shared [`ReconcileRecord`] annotation (which so
 //! keeps the last change); its error, if any, to [`LAST_ERROR_ANNOTATION`].
 
 use std::collections::{BTreeSet, HashMap};
@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use super::super::http::{Kube, MERGE_PATCH};
 use super::super::objects::{Node, Service};
 use super::super::services::fingerprint;
-use super::super::writeback::{self, Record, FINALIZER};
+use super::super::writeback::{self, ReconcileRecord, FINALIZER};
 use super::reconcile::{self, Cloud};
 use super::spec::{CsService, IP_ASSOCIATED};
 
@@ -38,7 +38,7 @@ pub struct ServiceController {
     synced: HashMap<String, Synced>,
     node_set: Option<BTreeSet<String>>,
     failures: HashMap<String, u32>,
-    history: Arc<Mutex<Vec<Record>>>,
+    history: Arc<Mutex<Vec<ReconcileRecord>>>,
 }
 
 /// cloud-provider v0.24 `getNodePredicate`: Ready, no exclude-from-external-load-balancers
@@ -70,7 +70,7 @@ fn needs_cleanup(service: &CsService) -> bool {
 }
 
 impl ServiceController {
-    pub fn new(kube: Kube, history: Arc<Mutex<Vec<Record>>>) -> Self {
+    pub fn new(kube: Kube, history: Arc<Mutex<Vec<ReconcileRecord>>>) -> Self {
         ServiceController {
             kube,
             synced: HashMap::new(),
@@ -238,7 +238,7 @@ impl ServiceController {
                 self.failures.remove(&key);
             }
         }
-        let record = Record {
+        let record = ReconcileRecord {
             service: key,
             trigger: trigger.into(),
             actions,

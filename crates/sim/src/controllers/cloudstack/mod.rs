@@ -11,7 +11,7 @@
 //! [`start`] → the shared
 //! [`ControllersHandle`](super::ControllersHandle) (`stop()`, `history()`), and
 //! [`LAST_ERROR_ANNOTATION`]. What each reconcile did is the shared
-//! [`Record`](super::Record) on the Service's `sim.skyplan.dev/last-reconcile` annotation,
+//! [`ReconcileRecord`] on the Service's `sim.skyplan.dev/last-reconcile` annotation,
 //! with actions such as `associate ip 198.51.100.2`,
 //! `create rule a…-tcp-80 80->30080 tcp roundrobin`, `assign <vm ids> on rule a…-tcp-80`,
 //! `update rule a…-tcp-80 algorithm=source protocol=tcp`, `delete rule a…-tcp-80`,
@@ -48,7 +48,7 @@ pub use controller::LAST_ERROR_ANNOTATION;
 
 use super::http::Kube;
 use super::objects::Node;
-use super::{ControllersHandle, Record};
+use super::{ControllersHandle, ReconcileRecord};
 use client::CsApi;
 use controller::ServiceController;
 use reconcile::Cloud;
@@ -91,7 +91,10 @@ pub(crate) struct CsController {
 }
 
 impl CsController {
-    pub(crate) fn new(options: &CsControllerOptions, history: Arc<Mutex<Vec<Record>>>) -> Self {
+    pub(crate) fn new(
+        options: &CsControllerOptions,
+        history: Arc<Mutex<Vec<ReconcileRecord>>>,
+    ) -> Self {
         let kube = options.kube.clone();
         let endpoint = &options.cloudstack;
         CsController {

@@ -14,7 +14,7 @@
 //! requeues it at once, as an informer event does.
 //!
 //! Every reconcile goes to `ControllersHandle::history` and, when it changed something or
-//! failed anew, to the Service as the shared [`Record`]; its error, if any, to
+//! failed anew, to the Service as the shared [`ReconcileRecord`]; its error, if any, to
 //! [`LAST_ERROR_ANNOTATION`].
 
 use std::collections::{BTreeSet, HashMap};
@@ -27,7 +27,7 @@ use super::super::http::{Kube, MERGE_PATCH};
 use super::super::objects::{Node, Service};
 use super::super::reconcile::Outcome;
 use super::super::services::fingerprint;
-use super::super::writeback::{self, Record, FINALIZER};
+use super::super::writeback::{self, ReconcileRecord, FINALIZER};
 use super::balancer::{Balancer, LbService};
 
 /// The `UnAvailableLoadBalancer` event of an Ensure without a node passing the predicates.
@@ -56,7 +56,7 @@ pub struct ServiceController {
     failing: HashMap<String, Failing>,
     node_set: Option<BTreeSet<String>>,
     pass: u64,
-    history: Arc<Mutex<Vec<Record>>>,
+    history: Arc<Mutex<Vec<ReconcileRecord>>>,
 }
 
 /// v0.23.5 `getNodeConditionPredicate`: no exclude-from-external-load-balancers label, no
@@ -93,7 +93,7 @@ fn backoff_passes(count: u32) -> u64 {
 }
 
 impl ServiceController {
-    pub fn new(kube: Kube, history: Arc<Mutex<Vec<Record>>>) -> Self {
+    pub fn new(kube: Kube, history: Arc<Mutex<Vec<ReconcileRecord>>>) -> Self {
         ServiceController {
             kube,
             synced: HashMap::new(),
@@ -313,7 +313,7 @@ impl ServiceController {
         if trigger != "update" {
             self.note_result(&key, raw, error.is_some());
         }
-        let record = Record {
+        let record = ReconcileRecord {
             service: key,
             trigger: trigger.into(),
             actions: outcome.actions,

@@ -10,7 +10,7 @@
 //! Public surface: [`PnapEndpoint`], [`PnapCcmConfig`], [`PnapControllerOptions`], [`start`]
 //! → the shared [`ControllersHandle`](super::ControllersHandle), [`reaper_interval`],
 //! [`REAPER_ENV`] and [`LAST_ERROR_ANNOTATION`]. What each reconcile did is the shared
-//! [`Record`](super::Record) on the Service's `sim.skyplan.dev/last-reconcile` annotation, with
+//! [`ReconcileRecord`] on the Service's `sim.skyplan.dev/last-reconcile` annotation, with
 //! actions such as `create tag usage`, `create ip block <id> <cidr> in PHX`,
 //! `attach ip block <cidr> to network <id>`, `set loadBalancerIP <ip>`,
 //! `clear loadBalancerIP`, `tag ip block <id> <cidr> delete=true`.
@@ -53,7 +53,7 @@ pub use reaper::{reaper_interval, REAPER_ENV};
 
 use super::http::Kube;
 use super::objects::Node;
-use super::{ControllersHandle, Record};
+use super::{ControllersHandle, ReconcileRecord};
 use balancer::Balancer;
 use client::{Credentials, PnapApi};
 use controller::ServiceController;
@@ -120,7 +120,7 @@ impl PnapController {
     /// Refuses a configuration the real CCM exits on, with its reason.
     pub(crate) fn new(
         options: &PnapControllerOptions,
-        history: Arc<Mutex<Vec<Record>>>,
+        history: Arc<Mutex<Vec<ReconcileRecord>>>,
     ) -> Result<Self, String> {
         let lb = options.pnap.ccm_config().parse()?;
         let kube = options.kube.clone();

@@ -14,7 +14,9 @@ use tempfile::TempDir;
 
 use super::embedded::cloud_backed_nodes;
 use super::http::{Cloud, Kube, MERGE_PATCH};
-use super::{CloudscaleEndpoint, ControllerOptions, Controllers, Record, RECORD_ANNOTATION};
+use super::{
+    CloudscaleEndpoint, ControllerOptions, Controllers, ReconcileRecord, RECORD_ANNOTATION,
+};
 use crate::cloudscale::{self, SimHandle, SimOptions, DEFAULT_TOKEN};
 use crate::kubernetes::{self, KubeSimHandle, KubeSimOptions};
 
@@ -26,7 +28,7 @@ struct Harness {
     cloud: Cloud,
     controllers: Controllers,
     options: ControllerOptions,
-    history: Arc<Mutex<Vec<Record>>>,
+    history: Arc<Mutex<Vec<ReconcileRecord>>>,
     kube_url: String,
     _cloud_sim: SimHandle,
     _kube_sim: KubeSimHandle,
@@ -130,7 +132,7 @@ impl Harness {
     }
 
     /// The Service's last reconcile as the controller wrote it on the Service.
-    async fn record(&self, name: &str) -> Record {
+    async fn record(&self, name: &str) -> ReconcileRecord {
         let service = self.service(name).await;
         let text = service["metadata"]["annotations"][RECORD_ANNOTATION]
             .as_str()
@@ -138,7 +140,7 @@ impl Harness {
         serde_json::from_str(text).unwrap()
     }
 
-    fn history(&self) -> Vec<Record> {
+    fn history(&self) -> Vec<ReconcileRecord> {
         self.history.lock().unwrap().clone()
     }
 

@@ -15,7 +15,7 @@ use super::client::CsApi;
 use super::{CloudStackEndpoint, CsController, CsControllerOptions, LAST_ERROR_ANNOTATION};
 use crate::cloudstack::{self, SimHandle, SimOptions, DEFAULT_API_KEY, DEFAULT_SECRET_KEY};
 use crate::controllers::http::{Kube, MERGE_PATCH};
-use crate::controllers::{Record, RECORD_ANNOTATION};
+use crate::controllers::{ReconcileRecord, RECORD_ANNOTATION};
 use crate::kubernetes::{self, FreshNode, KubeSimHandle, KubeSimOptions};
 
 const PASS: Duration = Duration::from_millis(20);
@@ -25,7 +25,7 @@ struct Harness {
     kube: Kube,
     cloud: CsApi,
     controller: CsController,
-    history: Arc<Mutex<Vec<Record>>>,
+    history: Arc<Mutex<Vec<ReconcileRecord>>>,
     _cloud_sim: SimHandle,
     _kube_sim: KubeSimHandle,
     _dir: TempDir,
@@ -112,7 +112,7 @@ impl Harness {
         self.kube.get(SERVICE).await.unwrap()
     }
 
-    async fn record(&self) -> Record {
+    async fn record(&self) -> ReconcileRecord {
         let service = self.service().await;
         let text = service["metadata"]["annotations"][RECORD_ANNOTATION]
             .as_str()
@@ -203,7 +203,7 @@ impl Harness {
             .collect()
     }
 
-    fn history(&self) -> Vec<Record> {
+    fn history(&self) -> Vec<ReconcileRecord> {
         self.history.lock().unwrap().clone()
     }
 }

@@ -18,7 +18,7 @@ use super::{
     cloud_backed_nodes, PnapController, PnapControllerOptions, PnapEndpoint, LAST_ERROR_ANNOTATION,
 };
 use crate::controllers::http::{Kube, MERGE_PATCH};
-use crate::controllers::{Record, RECORD_ANNOTATION};
+use crate::controllers::{ReconcileRecord, RECORD_ANNOTATION};
 use crate::kubernetes::{self, KubeSimHandle, KubeSimOptions};
 use crate::phoenixnap::{
     self, PnapSimHandle, PnapSimOptions, DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET,
@@ -35,7 +35,7 @@ struct Harness {
     api: PnapApi,
     options: PnapControllerOptions,
     controller: PnapController,
-    history: Arc<Mutex<Vec<Record>>>,
+    history: Arc<Mutex<Vec<ReconcileRecord>>>,
     cloud_sim: PnapSimHandle,
     _kube_sim: KubeSimHandle,
     _dir: TempDir,
@@ -152,7 +152,7 @@ impl Harness {
         self.kube.get(SERVICE).await.unwrap()
     }
 
-    async fn record(&self) -> Record {
+    async fn record(&self) -> ReconcileRecord {
         let service = self.service().await;
         let text = service["metadata"]["annotations"][RECORD_ANNOTATION]
             .as_str()
@@ -167,7 +167,7 @@ impl Harness {
             .map(str::to_owned)
     }
 
-    fn history(&self) -> Vec<Record> {
+    fn history(&self) -> Vec<ReconcileRecord> {
         self.history.lock().unwrap().clone()
     }
 
