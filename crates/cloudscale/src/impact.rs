@@ -3,6 +3,7 @@
 //! which row a change is; this table alone decides its class, what happens and its downtime.
 
 use skyplan_core::model::{Downtime, Impact};
+use skyplan_core::provider::impact_table::Row;
 
 skyplan_core::provider::impact_table::changes!(
     LbCreated,
@@ -37,9 +38,6 @@ skyplan_core::provider::impact_table::changes!(
     LbReplaced,
 );
 
-/// One row of the table.
-pub type Rule = skyplan_core::provider::impact_table::Row<Change>;
-
 /// A listener port change that keeps the port name: "up to 15 s" (seed 003).
 const LISTENER_RECREATE: Downtime = Downtime::new(0, 15);
 /// Pool recreation: "60-120 s" (seed 003).
@@ -55,41 +53,41 @@ use Change::*;
 use Impact::{Forbidden, Minimal, None as NoImpact, PoolRecreate};
 
 #[rustfmt::skip]
-pub const RULES: &[Rule] = &[
-    Rule { change: LbCreated, what: "load balancer added", happens: "a new load balancer is created with its pools, members, monitors and listeners; nothing that serves traffic today is touched", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: LbRenamed, what: "LB name", happens: "the load balancer is renamed in place (PATCH)", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: ListenerTimeouts, what: "listener timeouts (client-data, member-connect, member-data)", happens: "the listener's timeouts are changed in place (PATCH listener)", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: ListenerRenamed, what: "listener name", happens: "the listener is renamed in place (PATCH listener)", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: StatusOnly, what: "hostname reported in status, IP mode", happens: "no cloud call: only what the Service status reports changes", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: ListenerAllowedCidrs, what: "listener allowed CIDRs", happens: "the listener's allowed CIDRs are changed in place (PATCH listener); new connections from addresses no longer allowed are refused", impact: Minimal, downtime: BRIEF },
-    Rule { change: FloatingIpAdded, what: "floating IP added", happens: "the floating IP is assigned to the load balancer (PATCH floating IP, done last)", impact: Minimal, downtime: BRIEF },
-    Rule { change: FloatingIpRemoved, what: "floating IP removed", happens: "nothing is done: the IP stays assigned to the load balancer, the API has no way to unassign it", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: MonitorUpdated, what: "health-monitor delay/timeout/up/down thresholds, HTTP host/path/method/expected codes", happens: "the health monitor is changed in place (PATCH monitor); new connections may time out until members are re-checked", impact: Minimal, downtime: BRIEF },
-    Rule { change: MonitorRecreated, what: "health-monitor type or HTTP version", happens: "the health monitor is deleted and created again; the pool is kept", impact: Minimal, downtime: BRIEF },
-    Rule { change: MonitorCreated, what: "health monitor missing", happens: "the missing health monitor is created; the pool is kept", impact: Minimal, downtime: BRIEF },
-    Rule { change: ListenerProtocol, what: "listener protocol", happens: "the listener is deleted and created again; the pool is kept", impact: Minimal, downtime: LISTENER_RECREATE },
-    Rule { change: ListenerPort, what: "Service port number changed, port name unchanged", happens: "the listener is deleted and created on the new port; the pool and its members are kept", impact: Minimal, downtime: LISTENER_RECREATE },
-    Rule { change: ListenerCreated, what: "listener missing", happens: "the missing listener is created; the pool is kept", impact: Minimal, downtime: BRIEF },
-    Rule { change: PortAdded, what: "port added", happens: "a pool with its members, monitor and listener is created for the new port; other ports are untouched", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: PortRemoved, what: "port removed", happens: "the port's listener, pool, members and monitor are deleted: that port stops serving", impact: PoolRecreate, downtime: POOL_RECREATE },
-    Rule { change: PortRenamed, what: "port name changed (including \"\" → \"http\")", happens: "the pool name is derived from the port name, so the pool is deleted and created again with its members, monitor and listener", impact: PoolRecreate, downtime: POOL_RECREATE },
-    Rule { change: PortProtocol, what: "port protocol TCP ↔ UDP", happens: "the pool name and protocol follow the port protocol, so the pool is deleted and created again with its members, monitor and listener", impact: PoolRecreate, downtime: POOL_RECREATE },
-    Rule { change: PoolAlgorithm, what: "pool algorithm", happens: "a pool's algorithm cannot change in place: the pool is deleted and created again with its members, monitor and listener", impact: PoolRecreate, downtime: POOL_RECREATE },
-    Rule { change: PoolProtocol, what: "pool protocol (tcp/proxy/proxyv2)", happens: "a pool's protocol cannot change in place: the pool is deleted and created again with its members, monitor and listener", impact: PoolRecreate, downtime: POOL_RECREATE },
-    Rule { change: NodePort, what: "node port changed", happens: "every member of the pool is deleted and created again on the new node port; the pool is kept", impact: Minimal, downtime: BRIEF },
-    Rule { change: MembersChanged, what: "nodes added/removed, node selector", happens: "pool members are deleted or created; the pool is kept", impact: Minimal, downtime: BRIEF },
-    Rule { change: TrafficPolicy, what: "externalTrafficPolicy Cluster ↔ Local", happens: "members are recreated with the health-check node port as monitor port and the monitor follows (http /livez with Local); the pool is kept — the CCM README says pool recreation, its code does not recreate pools", impact: Minimal, downtime: BRIEF },
-    Rule { change: AllowedSubnets, what: "listener allowed subnets", happens: "only the member filtering changes: members outside the allowed subnets are deleted, members inside created — the CCM README lists it as pool recreation, its code does not recreate pools", impact: Minimal, downtime: BRIEF },
-    Rule { change: LbFlavor, what: "LB flavor", happens: "refused by the CCM (\"flavor changed, please configure the previous flavor\"): a new flavor needs a new load balancer and its address is lost", impact: Forbidden, downtime: LB_RECREATE },
-    Rule { change: LbZone, what: "LB zone", happens: "refused by the CCM: a new zone needs a new load balancer and its address is lost", impact: Forbidden, downtime: LB_RECREATE },
-    Rule { change: LbVipAddresses, what: "VIP addresses (non-empty and different)", happens: "refused by the CCM (\"please re-create the service\"): new VIP addresses need a new load balancer", impact: Forbidden, downtime: LB_RECREATE },
-    Rule { change: LbRemoved, what: "load balancer removed from the config", happens: "deleting it would release its address and stop every port; pass --allow-delete ADDR to delete it", impact: Forbidden, downtime: LB_RECREATE },
-    Rule { change: LbDeleted, what: "load balancer deleted (--allow-delete)", happens: "the load balancer and everything under it are deleted: its address is released and every port stops serving", impact: Forbidden, downtime: LB_RECREATE },
-    Rule { change: LbReplaced, what: "load balancer replaced (--replace)", happens: "the load balancer is destroyed and created again: its VIP address changes (floating IPs are re-assigned) and every port is down until the new one runs", impact: Forbidden, downtime: LB_RECREATE },
+pub const RULES: &[Row<Change>] = &[
+    Row { change: LbCreated, what: "load balancer added", happens: "a new load balancer is created with its pools, members, monitors and listeners; nothing that serves traffic today is touched", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: LbRenamed, what: "LB name", happens: "the load balancer is renamed in place (PATCH)", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: ListenerTimeouts, what: "listener timeouts (client-data, member-connect, member-data)", happens: "the listener's timeouts are changed in place (PATCH listener)", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: ListenerRenamed, what: "listener name", happens: "the listener is renamed in place (PATCH listener)", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: StatusOnly, what: "hostname reported in status, IP mode", happens: "no cloud call: only what the Service status reports changes", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: ListenerAllowedCidrs, what: "listener allowed CIDRs", happens: "the listener's allowed CIDRs are changed in place (PATCH listener); new connections from addresses no longer allowed are refused", impact: Minimal, downtime: BRIEF },
+    Row { change: FloatingIpAdded, what: "floating IP added", happens: "the floating IP is assigned to the load balancer (PATCH floating IP, done last)", impact: Minimal, downtime: BRIEF },
+    Row { change: FloatingIpRemoved, what: "floating IP removed", happens: "nothing is done: the IP stays assigned to the load balancer, the API has no way to unassign it", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: MonitorUpdated, what: "health-monitor delay/timeout/up/down thresholds, HTTP host/path/method/expected codes", happens: "the health monitor is changed in place (PATCH monitor); new connections may time out until members are re-checked", impact: Minimal, downtime: BRIEF },
+    Row { change: MonitorRecreated, what: "health-monitor type or HTTP version", happens: "the health monitor is deleted and created again; the pool is kept", impact: Minimal, downtime: BRIEF },
+    Row { change: MonitorCreated, what: "health monitor missing", happens: "the missing health monitor is created; the pool is kept", impact: Minimal, downtime: BRIEF },
+    Row { change: ListenerProtocol, what: "listener protocol", happens: "the listener is deleted and created again; the pool is kept", impact: Minimal, downtime: LISTENER_RECREATE },
+    Row { change: ListenerPort, what: "Service port number changed, port name unchanged", happens: "the listener is deleted and created on the new port; the pool and its members are kept", impact: Minimal, downtime: LISTENER_RECREATE },
+    Row { change: ListenerCreated, what: "listener missing", happens: "the missing listener is created; the pool is kept", impact: Minimal, downtime: BRIEF },
+    Row { change: PortAdded, what: "port added", happens: "a pool with its members, monitor and listener is created for the new port; other ports are untouched", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: PortRemoved, what: "port removed", happens: "the port's listener, pool, members and monitor are deleted: that port stops serving", impact: PoolRecreate, downtime: POOL_RECREATE },
+    Row { change: PortRenamed, what: "port name changed (including \"\" → \"http\")", happens: "the pool name is derived from the port name, so the pool is deleted and created again with its members, monitor and listener", impact: PoolRecreate, downtime: POOL_RECREATE },
+    Row { change: PortProtocol, what: "port protocol TCP ↔ UDP", happens: "the pool name and protocol follow the port protocol, so the pool is deleted and created again with its members, monitor and listener", impact: PoolRecreate, downtime: POOL_RECREATE },
+    Row { change: PoolAlgorithm, what: "pool algorithm", happens: "a pool's algorithm cannot change in place: the pool is deleted and created again with its members, monitor and listener", impact: PoolRecreate, downtime: POOL_RECREATE },
+    Row { change: PoolProtocol, what: "pool protocol (tcp/proxy/proxyv2)", happens: "a pool's protocol cannot change in place: the pool is deleted and created again with its members, monitor and listener", impact: PoolRecreate, downtime: POOL_RECREATE },
+    Row { change: NodePort, what: "node port changed", happens: "every member of the pool is deleted and created again on the new node port; the pool is kept", impact: Minimal, downtime: BRIEF },
+    Row { change: MembersChanged, what: "nodes added/removed, node selector", happens: "pool members are deleted or created; the pool is kept", impact: Minimal, downtime: BRIEF },
+    Row { change: TrafficPolicy, what: "externalTrafficPolicy Cluster ↔ Local", happens: "members are recreated with the health-check node port as monitor port and the monitor follows (http /livez with Local); the pool is kept — the CCM README says pool recreation, its code does not recreate pools", impact: Minimal, downtime: BRIEF },
+    Row { change: AllowedSubnets, what: "listener allowed subnets", happens: "only the member filtering changes: members outside the allowed subnets are deleted, members inside created — the CCM README lists it as pool recreation, its code does not recreate pools", impact: Minimal, downtime: BRIEF },
+    Row { change: LbFlavor, what: "LB flavor", happens: "refused by the CCM (\"flavor changed, please configure the previous flavor\"): a new flavor needs a new load balancer and its address is lost", impact: Forbidden, downtime: LB_RECREATE },
+    Row { change: LbZone, what: "LB zone", happens: "refused by the CCM: a new zone needs a new load balancer and its address is lost", impact: Forbidden, downtime: LB_RECREATE },
+    Row { change: LbVipAddresses, what: "VIP addresses (non-empty and different)", happens: "refused by the CCM (\"please re-create the service\"): new VIP addresses need a new load balancer", impact: Forbidden, downtime: LB_RECREATE },
+    Row { change: LbRemoved, what: "load balancer removed from the config", happens: "deleting it would release its address and stop every port; pass --allow-delete ADDR to delete it", impact: Forbidden, downtime: LB_RECREATE },
+    Row { change: LbDeleted, what: "load balancer deleted (--allow-delete)", happens: "the load balancer and everything under it are deleted: its address is released and every port stops serving", impact: Forbidden, downtime: LB_RECREATE },
+    Row { change: LbReplaced, what: "load balancer replaced (--replace)", happens: "the load balancer is destroyed and created again: its VIP address changes (floating IPs are re-assigned) and every port is down until the new one runs", impact: Forbidden, downtime: LB_RECREATE },
 ];
 
 /// The row for a change. Every `Change` has exactly one row (checked by a test).
-pub fn rule(change: Change) -> &'static Rule {
+pub fn rule(change: Change) -> &'static Row<Change> {
     skyplan_core::provider::impact_table::row(RULES, change)
 }
 

@@ -20,8 +20,6 @@ pub mod order;
 mod provider;
 pub mod refresh;
 pub mod servers;
-#[cfg(test)]
-mod sim_tests;
 mod small_map;
 pub mod spec;
 pub mod verify;

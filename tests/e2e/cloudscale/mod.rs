@@ -1,8 +1,10 @@
 //! cloudscale.ch: the impact table's rows in direct mode and in controller mode (the simulated
 //! cloudscale CCM), the catalog checks, lifecycle and kill recovery, a flaky and a throttling
-//! API, and clients written for the real API against the simulator.
+//! API, the provider's own client, refresh and executor against the simulator, and clients
+//! written for the real API against the simulator.
 
 pub mod catalog_checks;
+pub mod client_against_simulator;
 pub mod controller;
 pub mod direct_mode_rows;
 pub mod direct_mode_service_members;

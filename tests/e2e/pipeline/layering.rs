@@ -1,14 +1,17 @@
-//! The crate graph is the architecture: each workspace crate may depend only on the crates
-//! below it. A crate that gains a dependency the layering forbids — a simulator on the
-//! product, the product's library on a simulator — fails here, read from `cargo metadata`.
+//! The crate graph is the architecture: each workspace crate, its tests included, may depend
+//! only on the crates below it. A crate that gains a dependency the layering forbids — a
+//! simulator on the product, the product's library on a simulator, even as a dev-dependency
+//! for its own tests — fails here, read from `cargo metadata`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
 use serde_json::Value;
 
-/// Every workspace crate and the workspace crates it may depend on (normal and build
-/// dependencies; tests may use more). A new crate is added here on purpose.
+/// Every workspace crate and the workspace crates it may depend on, with every kind of
+/// dependency: normal, build and dev. A crate's tests are held to its layer too, so that no
+/// provider or core test can reach a simulator: tests that need one live where the simulators
+/// may be used (the binary's and `tests/e2e`). A new crate is added here on purpose.
 const LAYERS: &[(&str, &[&str])] = &[
     // The pipeline: it knows no cloud and no simulator.
     ("skyplan-core", &[]),
@@ -44,8 +47,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Each workspace member with the workspace crates it depends on outside its tests.
-fn workspace_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+/// Each workspace member with the workspace crates it depends on, each with its kind
+/// ("normal", "build" or "dev") for the message.
+fn workspace_dependencies() -> BTreeMap<String, BTreeSet<(String, String)>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
         .args([
@@ -76,10 +80,14 @@ fn workspace_dependencies() -> BTreeMap<String, BTreeSet<String>> {
                 .as_array()
                 .expect("dependencies")
                 .iter()
-                .filter(|d| d["kind"].as_str() != Some("dev"))
-                .filter_map(|d| d["name"].as_str())
-                .filter(|name| members.contains(*name))
-                .map(str::to_owned)
+                .filter_map(|d| {
+                    let name = d["name"].as_str()?;
+                    // cargo metadata writes null for a normal dependency.
+                    let kind = d["kind"].as_str().unwrap_or("normal");
+                    members
+                        .contains(name)
+                        .then(|| (name.to_owned(), kind.to_owned()))
+                })
                 .collect();
             (package["name"].as_str().expect("a name").to_owned(), uses)
         })
@@ -96,10 +104,15 @@ fn every_crate_depends_only_on_the_layers_below_it() {
         let Some(may) = allowed.get(name.as_str()) else {
             panic!("crate {name} has no place in the layering: add it to LAYERS");
         };
-        let forbidden: Vec<&String> = uses.iter().filter(|u| !may.contains(u.as_str())).collect();
+        let forbidden: Vec<String> = uses
+            .iter()
+            .filter(|(used, _)| !may.contains(used.as_str()))
+            .map(|(used, kind)| format!("{used} ({kind})"))
+            .collect();
         assert!(
             forbidden.is_empty(),
-            "{name} depends on {forbidden:?}, which the layering forbids (it may use {may:?})"
+            "{name} depends on {forbidden:?}, which the layering forbids, its tests included \
+             (it may use {may:?})"
         );
     }
 }

@@ -5,6 +5,7 @@
 //! downtime.
 
 use skyplan_core::model::{Downtime, Impact};
+use skyplan_core::provider::impact_table::Row;
 
 skyplan_core::provider::impact_table::changes!(
     Created,
@@ -38,9 +39,6 @@ skyplan_core::provider::impact_table::changes!(
     Replaced,
 );
 
-/// One row of the table.
-pub type Rule = skyplan_core::provider::impact_table::Row<Change>;
-
 /// Stopping or starting the whole cluster: every VM is stopped (or started) and the Kubernetes
 /// API and all workloads are down in between. Starting waits until the API server answers and
 /// the nodes are Ready again, which on CKS takes 3-10 minutes (the start timeout is 3600 s).
@@ -62,40 +60,40 @@ use Change::*;
 use Impact::{Forbidden, Minimal, None as NoImpact, PoolRecreate};
 
 #[rustfmt::skip]
-pub const RULES: &[Rule] = &[
-    Rule { change: Created, what: "cluster added", happens: "createKubernetesCluster provisions a new cluster; nothing that serves traffic today is touched", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: Description, what: "description", happens: "CloudStack has no API to change a cluster's description: it is recorded but cannot be applied (only a new cluster would carry it)", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: WorkersUp, what: "worker count up", happens: "scaleKubernetesCluster size: new VMs are provisioned and join the cluster; running workloads are not touched", impact: Minimal, downtime: Downtime::ZERO },
-    Rule { change: WorkersDown, what: "worker count down", happens: "scaleKubernetesCluster size: nodes are drained and deleted, their VMs destroyed and expunged; pods on them are rescheduled", impact: Minimal, downtime: DRAIN },
-    Rule { change: WorkersWhileStopped, what: "worker count, cluster Stopped", happens: "refused by CloudStack (\"is in Stopped state\"): start the cluster first (state = \"running\"), then change the worker count", impact: Forbidden, downtime: Downtime::ZERO },
-    Rule { change: WorkersByAutoscaler, what: "worker count with autoscaling on", happens: "not planned: with autoscaling on, the cluster autoscaler owns the worker count between min and max", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: Autoscaling, what: "autoscaling on/off, min/max", happens: "scaleKubernetesCluster autoscalingenabled/minsize/maxsize (never together with a size in one call): the cluster autoscaler is (re)configured", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: AutoscalingMovesWorkers, what: "autoscaling bounds that exclude the current worker count", happens: "scaleKubernetesCluster autoscalingenabled/minsize/maxsize, and the cluster autoscaler then adds nodes up to min or drains and removes nodes down to max — impact.md lists autoscaling as none, but the worker count does change here", impact: Minimal, downtime: DRAIN },
-    Rule { change: VersionUpgrade, what: "Kubernetes patch version, or the next minor", happens: "upgradeKubernetesCluster: nodes are drained and upgraded one at a time, control node first (the Kubernetes API of a single-control-node cluster is briefly unavailable)", impact: Minimal, downtime: DRAIN },
-    Rule { change: VersionSkipsMinor, what: "skipping a minor version", happens: "refused by CloudStack (\"can be upgraded between next minor or patch version releases\"): upgrade one minor version at a time", impact: Forbidden, downtime: Downtime::ZERO },
-    Rule { change: VersionDowngrade, what: "downgrading", happens: "refused by CloudStack (\"Kubernetes clusters can not be downgraded\"): only a new cluster (--replace) runs an older version", impact: Forbidden, downtime: Downtime::ZERO },
-    Rule { change: VersionOtherMajor, what: "another major version", happens: "refused by CloudStack (\"can be upgraded between next minor or patch version releases\"): only a new cluster (--replace) runs another major version", impact: Forbidden, downtime: Downtime::ZERO },
-    Rule { change: OfferingInPlace, what: "service offering up, VMs on XenServer, VMware or Simulator", happens: "scaleKubernetesCluster serviceofferingid: the VMs are scaled in place, one at a time", impact: Minimal, downtime: IN_PLACE_SCALE },
-    Rule { change: OfferingStopScaleStart, what: "service offering change while VMs run on another hypervisor (KVM…)", happens: "CloudStack refuses to scale running VMs on this hypervisor, so skyplan stops the cluster, scales it and starts it again: the whole cluster is down", impact: PoolRecreate, downtime: WHOLE_CLUSTER },
-    Rule { change: OfferingDownWhileRunning, what: "service offering down (less RAM, or less vCPU × MHz) while Running", happens: "refused by CloudStack (\"cannot be scaled down for service offering\"): set state = \"stopped\" in the same change to scale down while stopped, then start it again", impact: Forbidden, downtime: Downtime::ZERO },
-    Rule { change: OfferingWhileStopped, what: "service offering change while Stopped or Created", happens: "scaleKubernetesCluster serviceofferingid on the stopped VMs (accepted on every hypervisor, smaller offerings too); nothing runs to disturb", impact: Minimal, downtime: Downtime::ZERO },
-    Rule { change: ControlNodes, what: "control-node count", happens: "no API changes it (scaleKubernetesCluster changes workers only): needs a new cluster; --replace deletes this one with its workloads and creates another", impact: Forbidden, downtime: NEW_CLUSTER },
-    Rule { change: EtcdNodes, what: "etcd-node count", happens: "no API changes it: needs a new cluster; --replace deletes this one with its workloads and creates another", impact: Forbidden, downtime: NEW_CLUSTER },
-    Rule { change: Zone, what: "zone", happens: "no API moves a cluster: needs a new cluster; --replace deletes this one with its workloads and creates another", impact: Forbidden, downtime: NEW_CLUSTER },
-    Rule { change: Network, what: "network", happens: "no API moves a cluster to another network: needs a new cluster; --replace deletes this one with its workloads and creates another", impact: Forbidden, downtime: NEW_CLUSTER },
-    Rule { change: Keypair, what: "keypair", happens: "no API changes a cluster's keypair: needs a new cluster; --replace deletes this one with its workloads and creates another", impact: Forbidden, downtime: NEW_CLUSTER },
-    Rule { change: Stop, what: "state running → stopped", happens: "stopKubernetesCluster stops every VM: the Kubernetes API and all workloads are down until it is started again", impact: PoolRecreate, downtime: WHOLE_CLUSTER },
-    Rule { change: Start, what: "state stopped → running", happens: "startKubernetesCluster starts every VM and waits for the Kubernetes API: nothing runs until it is up", impact: PoolRecreate, downtime: WHOLE_CLUSTER },
-    Rule { change: WrongState, what: "a change the cluster's current state does not allow", happens: "refused by CloudStack (scale needs Created, Running or Stopped; upgrade needs Running; start and stop need a settled state): wait until the cluster is Running or Stopped and plan again", impact: Forbidden, downtime: Downtime::ZERO },
-    Rule { change: Removed, what: "cluster removed from the config", happens: "deleting it would destroy every node and the workloads on it; pass --allow-delete ADDR to delete it", impact: Forbidden, downtime: NEW_CLUSTER },
-    Rule { change: Deleted, what: "cluster deleted (--allow-delete)", happens: "deleteKubernetesCluster destroys every node: the workloads and their data on the nodes are gone", impact: Forbidden, downtime: NEW_CLUSTER },
-    Rule { change: DeleteWrongState, what: "cluster deleted in a state that does not allow it", happens: "refused by CloudStack (delete needs Running, Stopped, Alert, Error or Destroying): wait until the cluster settles and plan again", impact: Forbidden, downtime: Downtime::ZERO },
-    Rule { change: DeleteBlocked, what: "cluster deleted while other VMs use the network CKS made for it", happens: "refused by CloudStack (\"has instances using it which are not part of the Kubernetes cluster\"): remove those VMs from the network first", impact: Forbidden, downtime: Downtime::ZERO },
-    Rule { change: Replaced, what: "cluster replaced (--replace)", happens: "deleteKubernetesCluster, then createKubernetesCluster: the old cluster's workloads are gone and the new one starts empty", impact: Forbidden, downtime: NEW_CLUSTER },
+pub const RULES: &[Row<Change>] = &[
+    Row { change: Created, what: "cluster added", happens: "createKubernetesCluster provisions a new cluster; nothing that serves traffic today is touched", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: Description, what: "description", happens: "CloudStack has no API to change a cluster's description: it is recorded but cannot be applied (only a new cluster would carry it)", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: WorkersUp, what: "worker count up", happens: "scaleKubernetesCluster size: new VMs are provisioned and join the cluster; running workloads are not touched", impact: Minimal, downtime: Downtime::ZERO },
+    Row { change: WorkersDown, what: "worker count down", happens: "scaleKubernetesCluster size: nodes are drained and deleted, their VMs destroyed and expunged; pods on them are rescheduled", impact: Minimal, downtime: DRAIN },
+    Row { change: WorkersWhileStopped, what: "worker count, cluster Stopped", happens: "refused by CloudStack (\"is in Stopped state\"): start the cluster first (state = \"running\"), then change the worker count", impact: Forbidden, downtime: Downtime::ZERO },
+    Row { change: WorkersByAutoscaler, what: "worker count with autoscaling on", happens: "not planned: with autoscaling on, the cluster autoscaler owns the worker count between min and max", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: Autoscaling, what: "autoscaling on/off, min/max", happens: "scaleKubernetesCluster autoscalingenabled/minsize/maxsize (never together with a size in one call): the cluster autoscaler is (re)configured", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: AutoscalingMovesWorkers, what: "autoscaling bounds that exclude the current worker count", happens: "scaleKubernetesCluster autoscalingenabled/minsize/maxsize, and the cluster autoscaler then adds nodes up to min or drains and removes nodes down to max — impact.md lists autoscaling as none, but the worker count does change here", impact: Minimal, downtime: DRAIN },
+    Row { change: VersionUpgrade, what: "Kubernetes patch version, or the next minor", happens: "upgradeKubernetesCluster: nodes are drained and upgraded one at a time, control node first (the Kubernetes API of a single-control-node cluster is briefly unavailable)", impact: Minimal, downtime: DRAIN },
+    Row { change: VersionSkipsMinor, what: "skipping a minor version", happens: "refused by CloudStack (\"can be upgraded between next minor or patch version releases\"): upgrade one minor version at a time", impact: Forbidden, downtime: Downtime::ZERO },
+    Row { change: VersionDowngrade, what: "downgrading", happens: "refused by CloudStack (\"Kubernetes clusters can not be downgraded\"): only a new cluster (--replace) runs an older version", impact: Forbidden, downtime: Downtime::ZERO },
+    Row { change: VersionOtherMajor, what: "another major version", happens: "refused by CloudStack (\"can be upgraded between next minor or patch version releases\"): only a new cluster (--replace) runs another major version", impact: Forbidden, downtime: Downtime::ZERO },
+    Row { change: OfferingInPlace, what: "service offering up, VMs on XenServer, VMware or Simulator", happens: "scaleKubernetesCluster serviceofferingid: the VMs are scaled in place, one at a time", impact: Minimal, downtime: IN_PLACE_SCALE },
+    Row { change: OfferingStopScaleStart, what: "service offering change while VMs run on another hypervisor (KVM…)", happens: "CloudStack refuses to scale running VMs on this hypervisor, so skyplan stops the cluster, scales it and starts it again: the whole cluster is down", impact: PoolRecreate, downtime: WHOLE_CLUSTER },
+    Row { change: OfferingDownWhileRunning, what: "service offering down (less RAM, or less vCPU × MHz) while Running", happens: "refused by CloudStack (\"cannot be scaled down for service offering\"): set state = \"stopped\" in the same change to scale down while stopped, then start it again", impact: Forbidden, downtime: Downtime::ZERO },
+    Row { change: OfferingWhileStopped, what: "service offering change while Stopped or Created", happens: "scaleKubernetesCluster serviceofferingid on the stopped VMs (accepted on every hypervisor, smaller offerings too); nothing runs to disturb", impact: Minimal, downtime: Downtime::ZERO },
+    Row { change: ControlNodes, what: "control-node count", happens: "no API changes it (scaleKubernetesCluster changes workers only): needs a new cluster; --replace deletes this one with its workloads and creates another", impact: Forbidden, downtime: NEW_CLUSTER },
+    Row { change: EtcdNodes, what: "etcd-node count", happens: "no API changes it: needs a new cluster; --replace deletes this one with its workloads and creates another", impact: Forbidden, downtime: NEW_CLUSTER },
+    Row { change: Zone, what: "zone", happens: "no API moves a cluster: needs a new cluster; --replace deletes this one with its workloads and creates another", impact: Forbidden, downtime: NEW_CLUSTER },
+    Row { change: Network, what: "network", happens: "no API moves a cluster to another network: needs a new cluster; --replace deletes this one with its workloads and creates another", impact: Forbidden, downtime: NEW_CLUSTER },
+    Row { change: Keypair, what: "keypair", happens: "no API changes a cluster's keypair: needs a new cluster; --replace deletes this one with its workloads and creates another", impact: Forbidden, downtime: NEW_CLUSTER },
+    Row { change: Stop, what: "state running → stopped", happens: "stopKubernetesCluster stops every VM: the Kubernetes API and all workloads are down until it is started again", impact: PoolRecreate, downtime: WHOLE_CLUSTER },
+    Row { change: Start, what: "state stopped → running", happens: "startKubernetesCluster starts every VM and waits for the Kubernetes API: nothing runs until it is up", impact: PoolRecreate, downtime: WHOLE_CLUSTER },
+    Row { change: WrongState, what: "a change the cluster's current state does not allow", happens: "refused by CloudStack (scale needs Created, Running or Stopped; upgrade needs Running; start and stop need a settled state): wait until the cluster is Running or Stopped and plan again", impact: Forbidden, downtime: Downtime::ZERO },
+    Row { change: Removed, what: "cluster removed from the config", happens: "deleting it would destroy every node and the workloads on it; pass --allow-delete ADDR to delete it", impact: Forbidden, downtime: NEW_CLUSTER },
+    Row { change: Deleted, what: "cluster deleted (--allow-delete)", happens: "deleteKubernetesCluster destroys every node: the workloads and their data on the nodes are gone", impact: Forbidden, downtime: NEW_CLUSTER },
+    Row { change: DeleteWrongState, what: "cluster deleted in a state that does not allow it", happens: "refused by CloudStack (delete needs Running, Stopped, Alert, Error or Destroying): wait until the cluster settles and plan again", impact: Forbidden, downtime: Downtime::ZERO },
+    Row { change: DeleteBlocked, what: "cluster deleted while other VMs use the network CKS made for it", happens: "refused by CloudStack (\"has instances using it which are not part of the Kubernetes cluster\"): remove those VMs from the network first", impact: Forbidden, downtime: Downtime::ZERO },
+    Row { change: Replaced, what: "cluster replaced (--replace)", happens: "deleteKubernetesCluster, then createKubernetesCluster: the old cluster's workloads are gone and the new one starts empty", impact: Forbidden, downtime: NEW_CLUSTER },
 ];
 
 /// The row for a change. Every `Change` has exactly one row (checked by a test).
-pub fn rule(change: Change) -> &'static Rule {
+pub fn rule(change: Change) -> &'static Row<Change> {
     skyplan_core::provider::impact_table::row(RULES, change)
 }
 

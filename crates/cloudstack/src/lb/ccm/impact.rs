@@ -4,6 +4,7 @@
 //! The predictor decides which row a change is; this table alone decides its class.
 
 use skyplan_core::model::{Downtime, Impact};
+use skyplan_core::provider::impact_table::Row;
 
 pub use super::super::impact::{Version, CIDRLIST_UPDATE_SINCE};
 
@@ -28,8 +29,6 @@ skyplan_core::provider::impact_table::changes!(
     ServiceWritten,
 );
 
-pub type Rule = skyplan_core::provider::impact_table::Row<Change>;
-
 /// A rule deleted and created again: impact.md's pool recreation, "60-120 s".
 const RULE_RECREATE: Downtime = Downtime::new(60, 120);
 /// Clients of the old public port must move to the new one.
@@ -47,28 +46,28 @@ use Change::*;
 use Impact::{Forbidden, Minimal, None as NoImpact, PoolRecreate};
 
 #[rustfmt::skip]
-pub const RULES: &[Rule] = &[
-    Rule { change: ServiceCreated, what: "Service added (or made type LoadBalancer)", happens: "the CCM associates a public IP (or the loadBalancerIP) and creates one LB rule per port with its members and firewall rule; nothing that serves traffic today is touched", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: PortAdded, what: "port added", happens: "the CCM creates a new rule (with its members and firewall rule); other rules are untouched", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: PortRemoved, what: "port removed", happens: "the CCM deletes the port's firewall rule and LB rule after the other ports: that port stops serving", impact: PoolRecreate, downtime: RULE_RECREATE },
-    Rule { change: Algorithm, what: "algorithm (sessionAffinity)", happens: "the CCM updates the rule in place (updateLoadBalancerRule), its ID and members kept; the router reloads haproxy", impact: Minimal, downtime: BRIEF },
-    Rule { change: CidrsInPlace, what: "source-cidrs annotation (the rule's cidrlist), CloudStack ≥ 4.22", happens: "the CCM updates the rule's cidrlist in place; this needs the CCM's version check, which calls listManagementServersMetrics and so needs admin keys (without them v1.2.0 does not start)", impact: Minimal, downtime: BRIEF },
-    Rule { change: CidrsRecreated, what: "source-cidrs annotation (the rule's cidrlist), CloudStack < 4.22", happens: "the CCM deletes the rule and creates it again with the new cidrlist (the version check needs admin keys): that port is down meanwhile", impact: PoolRecreate, downtime: RULE_RECREATE },
-    Rule { change: ProtocolProxy, what: "protocol tcp ↔ tcp-proxy (proxy-protocol annotation)", happens: PROTOCOL_WAY_OUT, impact: Forbidden, downtime: NEVER_CONVERGES },
-    Rule { change: ProtocolUdp, what: "protocol tcp ↔ udp", happens: PROTOCOL_WAY_OUT, impact: Forbidden, downtime: NEVER_CONVERGES },
-    Rule { change: PublicPort, what: "public port", happens: "the rule name carries the port: the CCM creates the rule on the new port first, then deletes the old rule and its firewall rule; clients must move to the new port", impact: Minimal, downtime: PORT_MOVE },
-    Rule { change: NodePort, what: "private (node) port", happens: "the private port cannot be updated: the CCM deletes the rule and creates it again with its members, that port is down meanwhile", impact: PoolRecreate, downtime: RULE_RECREATE },
-    Rule { change: Members, what: "members (node VMs) added/removed", happens: "the node-set change makes the CCM assign or remove VMs on every rule (UpdateLoadBalancer); the rules are kept", impact: Minimal, downtime: BRIEF },
-    Rule { change: PublicIpIgnored, what: "public IP (loadBalancerIP) changed", happens: "written to the Service but never applied: the CCM ignores a changed loadBalancerIP once rules exist (it takes the IP from the rules); re-create the Service to move it", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: FirewallCidrs, what: "firewall CIDRs (loadBalancerSourceRanges)", happens: "the CCM deletes the port's firewall rules first and then creates one with the new CIDRs: new connections are refused in between", impact: Minimal, downtime: BRIEF },
-    Rule { change: FirewallIgnored, what: "loadBalancerSourceRanges on a VPC tier", happens: "nothing: VPC tiers use network ACLs and the CCM ignores the ranges there", impact: NoImpact, downtime: Downtime::ZERO },
-    Rule { change: SamePortTwice, what: "TCP and UDP on one port", happens: "the second rule on the IP and port conflicts (537) and the CCM retries forever; use another port number", impact: Forbidden, downtime: NEVER_CONVERGES },
-    Rule { change: ServiceRemoved, what: "load balancer removed from the config", happens: "deleting the Service would make the CCM delete every rule and firewall rule and release the address, and every port stops serving; nothing is done: pass --allow-delete ADDR to delete it", impact: Forbidden, downtime: LB_DELETED },
-    Rule { change: ServiceDeleted, what: "load balancer deleted (--allow-delete)", happens: "skyplan deletes the Service; the CCM deletes every LB rule and firewall rule and releases the public IP it associated: every port stops serving", impact: Forbidden, downtime: LB_DELETED },
-    Rule { change: ServiceWritten, what: "Service field with no cloud effect", happens: "the Service is written; the CCM reconciles and finds nothing to change in the cloud", impact: NoImpact, downtime: Downtime::ZERO },
+pub const RULES: &[Row<Change>] = &[
+    Row { change: ServiceCreated, what: "Service added (or made type LoadBalancer)", happens: "the CCM associates a public IP (or the loadBalancerIP) and creates one LB rule per port with its members and firewall rule; nothing that serves traffic today is touched", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: PortAdded, what: "port added", happens: "the CCM creates a new rule (with its members and firewall rule); other rules are untouched", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: PortRemoved, what: "port removed", happens: "the CCM deletes the port's firewall rule and LB rule after the other ports: that port stops serving", impact: PoolRecreate, downtime: RULE_RECREATE },
+    Row { change: Algorithm, what: "algorithm (sessionAffinity)", happens: "the CCM updates the rule in place (updateLoadBalancerRule), its ID and members kept; the router reloads haproxy", impact: Minimal, downtime: BRIEF },
+    Row { change: CidrsInPlace, what: "source-cidrs annotation (the rule's cidrlist), CloudStack ≥ 4.22", happens: "the CCM updates the rule's cidrlist in place; this needs the CCM's version check, which calls listManagementServersMetrics and so needs admin keys (without them v1.2.0 does not start)", impact: Minimal, downtime: BRIEF },
+    Row { change: CidrsRecreated, what: "source-cidrs annotation (the rule's cidrlist), CloudStack < 4.22", happens: "the CCM deletes the rule and creates it again with the new cidrlist (the version check needs admin keys): that port is down meanwhile", impact: PoolRecreate, downtime: RULE_RECREATE },
+    Row { change: ProtocolProxy, what: "protocol tcp ↔ tcp-proxy (proxy-protocol annotation)", happens: PROTOCOL_WAY_OUT, impact: Forbidden, downtime: NEVER_CONVERGES },
+    Row { change: ProtocolUdp, what: "protocol tcp ↔ udp", happens: PROTOCOL_WAY_OUT, impact: Forbidden, downtime: NEVER_CONVERGES },
+    Row { change: PublicPort, what: "public port", happens: "the rule name carries the port: the CCM creates the rule on the new port first, then deletes the old rule and its firewall rule; clients must move to the new port", impact: Minimal, downtime: PORT_MOVE },
+    Row { change: NodePort, what: "private (node) port", happens: "the private port cannot be updated: the CCM deletes the rule and creates it again with its members, that port is down meanwhile", impact: PoolRecreate, downtime: RULE_RECREATE },
+    Row { change: Members, what: "members (node VMs) added/removed", happens: "the node-set change makes the CCM assign or remove VMs on every rule (UpdateLoadBalancer); the rules are kept", impact: Minimal, downtime: BRIEF },
+    Row { change: PublicIpIgnored, what: "public IP (loadBalancerIP) changed", happens: "written to the Service but never applied: the CCM ignores a changed loadBalancerIP once rules exist (it takes the IP from the rules); re-create the Service to move it", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: FirewallCidrs, what: "firewall CIDRs (loadBalancerSourceRanges)", happens: "the CCM deletes the port's firewall rules first and then creates one with the new CIDRs: new connections are refused in between", impact: Minimal, downtime: BRIEF },
+    Row { change: FirewallIgnored, what: "loadBalancerSourceRanges on a VPC tier", happens: "nothing: VPC tiers use network ACLs and the CCM ignores the ranges there", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: SamePortTwice, what: "TCP and UDP on one port", happens: "the second rule on the IP and port conflicts (537) and the CCM retries forever; use another port number", impact: Forbidden, downtime: NEVER_CONVERGES },
+    Row { change: ServiceRemoved, what: "load balancer removed from the config", happens: "deleting the Service would make the CCM delete every rule and firewall rule and release the address, and every port stops serving; nothing is done: pass --allow-delete ADDR to delete it", impact: Forbidden, downtime: LB_DELETED },
+    Row { change: ServiceDeleted, what: "load balancer deleted (--allow-delete)", happens: "skyplan deletes the Service; the CCM deletes every LB rule and firewall rule and releases the public IP it associated: every port stops serving", impact: Forbidden, downtime: LB_DELETED },
+    Row { change: ServiceWritten, what: "Service field with no cloud effect", happens: "the Service is written; the CCM reconciles and finds nothing to change in the cloud", impact: NoImpact, downtime: Downtime::ZERO },
 ];
 
-pub fn rule(change: Change) -> &'static Rule {
+pub fn rule(change: Change) -> &'static Row<Change> {
     skyplan_core::provider::impact_table::row(RULES, change)
 }
 

@@ -1,5 +1,8 @@
-//! The client, refresh and executor against the cloudscale simulator over real HTTP: what
-//! execute creates, refresh reads back under the same names and UUIDs.
+//! The cloudscale provider's client, refresh and executor, called as a library rather than
+//! through the binary, against the cloudscale simulator over real HTTP: what execute creates,
+//! refresh reads back under the same names and UUIDs. Here rather than in the provider's crate
+//! because no provider crate depends on the simulators, not even for its tests
+//! (`pipeline/layering.rs`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -8,15 +11,15 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-use super::client::{Backoff, CloudscaleClient, Secret, WaitPolicy};
-use super::execute::{execute, LbIds};
-use super::objects::{
+use skyplan_cloudscale::client::{Backoff, CloudscaleClient, Secret, WaitPolicy};
+use skyplan_cloudscale::execute::{execute, LbIds};
+use skyplan_cloudscale::objects::{
     HttpObject, LbObject, LbObjects, ListenerObject, MemberObject, MonitorObject, PoolObject,
     Snapshot, Tags, OWNER_TAG,
 };
-use super::ops::Op;
-use super::refresh::refresh;
-use crate::spec::VipAddress;
+use skyplan_cloudscale::ops::Op;
+use skyplan_cloudscale::refresh::refresh;
+use skyplan_cloudscale::spec::VipAddress;
 use skyplan_sim::cloudscale::{spawn, SimHandle, SimOptions, DEFAULT_SUBNET_UUID, DEFAULT_TOKEN};
 
 struct Cloud {
@@ -347,7 +350,7 @@ fn untagged_ops() -> Vec<Op> {
 
 #[tokio::test]
 async fn verification_finds_tagged_and_untagged_objects_under_their_uuids() {
-    use super::verify::{compare, observe};
+    use skyplan_cloudscale::verify::{compare, observe};
     use skyplan_core::model::Impact;
     for ops in [build_ops(), untagged_ops()] {
         let cloud = cloud().await;
@@ -363,7 +366,7 @@ async fn verification_finds_tagged_and_untagged_objects_under_their_uuids() {
 
 #[tokio::test]
 async fn verification_sees_a_pool_the_cloud_recreated() {
-    use super::verify::{compare, observe};
+    use skyplan_cloudscale::verify::{compare, observe};
     use skyplan_core::model::Impact;
     let cloud = cloud().await;
     let mut ids = LbIds::default();
