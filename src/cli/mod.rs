@@ -43,7 +43,9 @@ pub fn main() -> u8 {
 }
 
 /// The arguments; clap's help, version or usage error printed (to stdout or stderr, as clap
-/// would) with colour as decided for that stream, and its exit code.
+/// would) with colour as decided for that stream, and the exit code: 0 for help and version,
+/// 1 for a usage error — not clap's 2, which is skyplan's "changes present" and "drift
+/// present": a CI job with a mistyped flag must fail, not report drift (contract.md).
 fn parse() -> Result<Cli, u8> {
     let parsed = Cli::command()
         .try_get_matches()
@@ -56,7 +58,10 @@ fn parse() -> Result<Cli, u8> {
             false if colour::decided().stdout => colour::print(text.ansi()),
             false => colour::print(text),
         }
-        u8::try_from(error.exit_code()).unwrap_or(exit::ERROR)
+        match error.use_stderr() {
+            true => exit::ERROR,
+            false => exit::SUCCESS,
+        }
     })
 }
 

@@ -9,6 +9,28 @@ const VALID: &str = "[provider.cloudscale]\nendpoint = \"embedded\"\n\n\
     [load-balancer.web]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\nmembers = [\"10.0.0.11\"]\n\n\
     [[load-balancer.web.ports]]\nname = \"http\"\nport = 80\nnode-port = 30080\n";
 
+/// A mistyped flag or value is an error (1), never the 2 of "changes present" or "drift
+/// present" that a CI job would take for drift; help and version are not errors.
+#[test]
+fn usage_errors_exit_1_and_help_exits_0() {
+    let project = Project::new();
+    project.config(VALID);
+    for args in [
+        &["drift", "--formt", "json"][..],
+        &["plan", "--detailed-exitcode", "--fail-on", "sometimes"],
+        &["no-such-command"],
+    ] {
+        let out = project.run(args);
+        assert_eq!(out.code, 1, "{args:?}: {out:?}");
+        assert!(out.stderr.contains("error:"), "{args:?}: {out:?}");
+    }
+    for args in [&["--help"][..], &["drift", "--help"], &["--version"]] {
+        let out = project.run(args);
+        assert_eq!(out.code, 0, "{args:?}: {out:?}");
+        assert!(!out.stdout.is_empty(), "{args:?}: {out:?}");
+    }
+}
+
 /// Each malformed config exits 1, names file:line:col and sends nothing (no world appears).
 #[test]
 fn malformed_configs_exit_1_with_the_position() {
