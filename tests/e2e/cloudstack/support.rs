@@ -118,32 +118,38 @@ fn encode(value: &str) -> String {
 
 pub const PROVIDER: &str = "[provider.cloudstack]\nendpoint = \"embedded\"\n\n";
 
-/// A project whose config is the CloudStack provider table plus `resources`.
+/// A project whose config is the CloudStack provider table plus `resources`; running,
+/// planning and applying are the project's (`Deref`), with the simulator's jobs made quick.
 pub struct CsProject {
     pub project: Project,
-    /// Environment for the embedded simulator (e.g. its server version).
-    env: Vec<(String, String)>,
+}
+
+impl std::ops::Deref for CsProject {
+    type Target = Project;
+
+    fn deref(&self) -> &Project {
+        &self.project
+    }
 }
 
 impl CsProject {
     pub fn new() -> CsProject {
         CsProject {
-            project: Project::new(),
-            env: vec![],
+            project: Project::new().with_env("SKYPLAN_SIM_JOB_MS", "5"),
         }
     }
 
     /// Runs skyplan with this variable set (the embedded simulator's settings, kill points).
-    pub fn with_env(mut self, name: &str, value: &str) -> CsProject {
-        self.env.push((name.into(), value.into()));
-        self
+    pub fn with_env(self, name: &str, value: &str) -> CsProject {
+        CsProject {
+            project: self.project.with_env(name, value),
+        }
     }
 
     /// The same project, run without the variable `name`.
     pub fn without_env(self, name: &str) -> CsProject {
         CsProject {
-            project: self.project,
-            env: self.env.into_iter().filter(|(n, _)| n != name).collect(),
+            project: self.project.without_env(name),
         }
     }
 
@@ -167,40 +173,13 @@ impl CsProject {
         ));
     }
 
-    pub fn run(&self, args: &[&str]) -> Output {
-        self.run_with(args, &[])
-    }
-
     /// Runs skyplan with `extra` variables besides the project's own.
     pub fn run_with(&self, args: &[&str], extra: &[(&str, &str)]) -> Output {
         let mut command = self.project.command(args);
-        command.env("SKYPLAN_SIM_JOB_MS", "5");
-        for (name, value) in &self.env {
-            command.env(name, value);
-        }
         for (name, value) in extra {
             command.env(name, value);
         }
         crate::support::run(&mut command)
-    }
-
-    pub fn plan(&self, extra: &[&str]) -> Value {
-        let mut args = vec!["plan", "--json"];
-        args.extend_from_slice(extra);
-        let out = self.run(&args);
-        assert_eq!(out.code, 0, "{out:?}");
-        out.json()
-    }
-
-    pub fn apply(&self, extra: &[&str]) -> Output {
-        let mut args = vec!["apply", "--auto-approve"];
-        args.extend_from_slice(extra);
-        self.run(&args)
-    }
-
-    pub fn apply_ok(&self) {
-        let out = self.apply(&[]);
-        assert_eq!(out.code, 0, "{out:?}");
     }
 
     /// Applies and checks that planning again finds nothing to do.

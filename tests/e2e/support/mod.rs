@@ -46,13 +46,28 @@ impl std::fmt::Debug for Output {
 
 pub struct Project {
     dir: TempDir,
+    /// Set on every command (an embedded simulator's settings, kill points).
+    env: Vec<(String, String)>,
 }
 
 impl Project {
     pub fn new() -> Project {
         Project {
             dir: tempfile::tempdir().expect("temp dir"),
+            env: vec![],
         }
+    }
+
+    /// Runs skyplan with this variable set.
+    pub fn with_env(mut self, name: &str, value: &str) -> Project {
+        self.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// The same project, run without the variable `name`.
+    pub fn without_env(mut self, name: &str) -> Project {
+        self.env.retain(|(n, _)| n != name);
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -82,6 +97,9 @@ impl Project {
             .env_remove("CLOUDSCALE_API_TOKEN")
             .env_remove("CLOUDSCALE_ACCESS_TOKEN")
             .stdin(Stdio::null());
+        for (name, value) in &self.env {
+            command.env(name, value);
+        }
         command
     }
 

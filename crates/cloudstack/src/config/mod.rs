@@ -431,7 +431,7 @@ fn cluster_is_declared(lb: &RawCsLoadBalancer, declared: &Declared, check: &mut 
     // existing one (provider "kubernetes") both do.
     let found = match declared.cluster_provider(cluster.get_ref()) {
         Some(crate::PROVIDER) => true,
-        Some("kubernetes") => is_ccm(lb),
+        Some(skyplan_kubernetes::PROVIDER) => is_ccm(lb),
         _ => false,
     };
     if !found {

@@ -2,7 +2,6 @@
 //! section such as `[load-balancer.NAME]`, is deserialized on its own: serde stops at the
 //! first error, so this way one bad resource does not hide the errors of the others.
 
-use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -439,42 +438,43 @@ impl<'f> RawConfig<'f> {
         ];
         for (kind, entries) in unrouted {
             for (name, value) in entries {
-                // A name is one resource of its kind, whichever provider it names.
-                if self.defined_before(kind, &name, None, file, value.span(), problems) {
-                    continue;
+                if !self.defined_before(kind, &name, file, value.span(), problems) {
+                    let table = Sourced { file, value };
+                    self.unrouted.entry(kind).or_default().insert(name, table);
                 }
-                let tables = self.unrouted.entry(kind).or_default();
-                insert_named(tables, kind.as_str(), name, file, value, problems);
             }
         }
     }
 }
 
 impl<'f> RawConfig<'f> {
-    /// Whether `[KIND.NAME]` was already defined — at `first` (found by the caller among
-    /// core's tables) or by a section's provider; reports the second definition.
+    /// Whether `[KIND.NAME]` was already defined, whichever provider it named (a name is one
+    /// resource of its kind); reports the second definition.
     fn defined_before(
         &self,
         kind: ResourceKind,
         name: &str,
-        first: Option<(&SourceFile, Range<usize>)>,
         file: &SourceFile,
         span: Range<usize>,
         problems: &mut Problems,
     ) -> bool {
-        let in_section = || {
-            let found = self.section_resources.get(&(kind, name.to_string()))?;
-            Some((found.table.file, found.table.span()))
-        };
-        let Some((first_file, first_span)) = first.or_else(in_section) else {
+        let Some(first) = self.first_definition(kind, name) else {
             return false;
         };
-        problems.push(
-            Problem::at(file, span, format!("{kind}.{name} is defined twice"))
-                .with_help("keep one definition")
-                .with_note(Problem::at(first_file, first_span, "first defined here")),
-        );
+        problems.push(defined_twice(&format!("{kind}.{name}"), first, file, span));
         true
+    }
+
+    /// Where `[KIND.NAME]` is defined: a section's table, or one naming no provider of its kind.
+    fn first_definition(
+        &self,
+        kind: ResourceKind,
+        name: &str,
+    ) -> Option<(&'f SourceFile, Range<usize>)> {
+        match self.section_resources.get(&(kind, name.to_string())) {
+            Some(found) => Some(found.table.place()),
+            None => self.unrouted.get(&kind)?.get(name).map(Sourced::place),
+        }
     }
 
     /// Adds a table of a section's provider, unless it is defined already.
@@ -506,8 +506,7 @@ impl<'f> RawConfig<'f> {
             }
             Slot::Resource(kind) => kind,
         };
-        let first = self.core_table(kind, &key);
-        if self.defined_before(kind, &key, first, file, span, problems) {
+        if self.defined_before(kind, &key, file, span, problems) {
             return;
         }
         let resource = SectionResource {
@@ -536,41 +535,11 @@ impl<'f> RawConfig<'f> {
         );
         Problem::at(file, span, message).with_help(help)
     }
-
-    /// Where an unrouted table defines `[KIND.NAME]`, if one does.
-    fn core_table(&self, kind: ResourceKind, name: &str) -> Option<(&'f SourceFile, Range<usize>)> {
-        self.unrouted.get(&kind)?.get(name).map(Sourced::place)
-    }
 }
 
 impl<'f> Table<'f> {
     fn place(&self) -> (&'f SourceFile, Range<usize>) {
         (self.file, self.span())
-    }
-}
-
-/// Adds the entry `[<section>.<name>]`, unless an earlier file defined it.
-fn insert_named<'f, T>(
-    entries: &mut BTreeMap<String, Sourced<'f, T>>,
-    section: &str,
-    name: String,
-    file: &'f SourceFile,
-    value: Box<Spanned<T>>,
-    problems: &mut Problems,
-) {
-    match entries.entry(name) {
-        Entry::Vacant(slot) => {
-            slot.insert(Sourced { file, value });
-        }
-        Entry::Occupied(first) => {
-            let what = format!("{section}.{}", first.key());
-            problems.push(defined_twice(
-                &what,
-                first.get().place(),
-                file,
-                value.span(),
-            ));
-        }
     }
 }
 
