@@ -11,7 +11,7 @@ pub use drift::{
     render_drift_text, DriftItem, DriftReport, DriftResource, DriftStatus,
 };
 pub use text::{render_text, Style};
-pub use view::{AttributeView, ChangeView, PlanView, Summary};
+pub use view::{AttributeView, ChangeView, PlanView, Summary, WindowView};
 
 #[cfg(test)]
 mod tests;

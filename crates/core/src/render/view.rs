@@ -54,6 +54,25 @@ pub struct ChangeView {
     /// How long its operations took in recent applies, once each kind has been measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub measured_duration: Option<Measured>,
+    /// Whether apply may do it at the plan's clock under the maintenance policy (`None` for a
+    /// no-op, or where no policy was consulted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowView>,
+}
+
+/// A change against the maintenance policy: may apply do it now, and if not, why and when the
+/// next window that allows it opens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WindowView {
+    /// Apply may do it now.
+    pub now: bool,
+    /// Why it may not (its class above what the policy allows now, or it would outlast the
+    /// open window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// When the next window that allows it opens (RFC 3339), if it may not now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_window: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -130,6 +149,7 @@ impl ChangeView {
                 .collect(),
             operations: change.operations.iter().map(|o| o.to_string()).collect(),
             measured_duration: None,
+            window: None,
         }
     }
 }

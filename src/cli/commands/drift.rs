@@ -1,0 +1,92 @@
+//! `skyplan drift`: what changed in the cloud outside skyplan, in the format CI reads.
+
+use miette::Report;
+
+use super::super::args::{DriftFormat, Locking};
+use super::super::report::Reported;
+use super::super::{colour, exit};
+use super::plan::style;
+use super::{load, open};
+use crate::provider::DriftCheck;
+use crate::render::{
+    render_drift_github, render_drift_json, render_drift_junit, render_drift_markdown,
+    render_drift_text, DriftItem, DriftReport, DriftResource, DriftStatus,
+};
+use crate::workspace::DriftOutcome;
+
+pub(super) async fn drift(
+    path: &std::path::Path,
+    format: DriftFormat,
+    locking: &Locking,
+) -> Result<u8, Report> {
+    let config = load(path)?;
+    let workspace = open(config, "drift", locking).await?;
+    let outcomes = workspace.drift().await;
+    workspace.close().await.reported()?;
+    let report = drift_report(outcomes.reported()?);
+    let text = match format {
+        DriftFormat::Text => render_drift_text(&report, style()),
+        DriftFormat::Json => render_drift_json(&report),
+        DriftFormat::Markdown => render_drift_markdown(&report),
+        DriftFormat::Junit => render_drift_junit(&report),
+        DriftFormat::Github => render_drift_github(&report),
+    };
+    colour::print(text);
+    Ok(if report.has_drift() {
+        exit::CHANGES
+    } else {
+        exit::SUCCESS
+    })
+}
+
+/// The report of every resource in the config or the state, located in the config where it
+/// still is.
+fn drift_report(outcomes: Vec<DriftOutcome>) -> DriftReport {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let resources = outcomes
+        .into_iter()
+        .map(|outcome| {
+            let (status, items) = match outcome.check {
+                DriftCheck::NotApplied => (DriftStatus::NotApplied, vec![]),
+                DriftCheck::Missing => (DriftStatus::Missing, vec![]),
+                DriftCheck::Compared(attributes) => {
+                    let items: Vec<DriftItem> = attributes
+                        .into_iter()
+                        .map(|a| DriftItem {
+                            path: a.path,
+                            expected: a.after,
+                            actual: a.before,
+                            impact: a.impact,
+                            reason: a.reason,
+                        })
+                        .collect();
+                    let status = if items.is_empty() {
+                        DriftStatus::InSync
+                    } else {
+                        DriftStatus::Drifted
+                    };
+                    (status, items)
+                }
+            };
+            // Annotations point at the file as the repository sees it.
+            let (file, line, column) = match outcome.location {
+                Some(at) => (
+                    at.file.strip_prefix(&cwd).unwrap_or(&at.file).to_path_buf(),
+                    at.line,
+                    at.column,
+                ),
+                None => (std::path::PathBuf::new(), 1, 1),
+            };
+            DriftResource {
+                address: outcome.address.to_string(),
+                provider: outcome.provider,
+                file,
+                line,
+                column,
+                status,
+                items,
+            }
+        })
+        .collect();
+    DriftReport { resources }
+}

@@ -1,0 +1,205 @@
+//! The state's housekeeping: `show`, `state list|json|show|rm|migrate`, `import`,
+//! `force-unlock`, and `schema`.
+
+use miette::{miette, IntoDiagnostic, Report};
+
+use super::super::args::{Locking, MigrateTarget, StateCommand};
+use super::super::exit;
+use super::super::report::Reported;
+use super::plan::print_plan;
+use super::{load, open};
+use crate::config;
+use crate::plan::file::PlanFile;
+use crate::render::PlanView;
+use crate::state::StateBackend;
+
+pub(super) fn show(
+    path: &std::path::Path,
+    plan_file: Option<&std::path::Path>,
+    json: bool,
+) -> Result<u8, Report> {
+    let Some(file) = plan_file else {
+        if json {
+            return state(path, StateCommand::Json);
+        }
+        let state = load_state(path)?;
+        for address in state.resources.keys() {
+            println!("{address}");
+        }
+        print_mismatches(&state.mismatches);
+        print_durations(&state.durations);
+        return Ok(exit::SUCCESS);
+    };
+    let view = PlanView::new(&PlanFile::read(file).into_diagnostic()?.plan);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&view).into_diagnostic()?);
+    } else {
+        print_plan(&view);
+    }
+    Ok(exit::SUCCESS)
+}
+
+pub(super) fn schema() -> Result<u8, Report> {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&config::json_schema(crate::registry::CONFIG_SECTIONS))
+            .into_diagnostic()?
+    );
+    Ok(exit::SUCCESS)
+}
+
+/// The state as stored (an empty one when there is none yet), read without the lock.
+fn load_state(path: &std::path::Path) -> Result<crate::state::State, Report> {
+    let config = load(path)?;
+    Ok(crate::state::open(&config.settings)
+        .into_diagnostic()?
+        .load()
+        .into_diagnostic()?
+        .unwrap_or_default())
+}
+
+pub(super) fn state(path: &std::path::Path, command: StateCommand) -> Result<u8, Report> {
+    let state = load_state(path)?;
+    match command {
+        StateCommand::List => {
+            for address in state.resources.keys() {
+                println!("{address}");
+            }
+        }
+        StateCommand::Json => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&state).into_diagnostic()?
+            );
+        }
+        StateCommand::Rm { .. } | StateCommand::Migrate { .. } => {
+            unreachable!("`state rm` and `state migrate` change the state under its lock")
+        }
+        StateCommand::Show { address } => {
+            let entry = state
+                .resources
+                .get(&address)
+                .ok_or_else(|| miette!("{address} is not in the state"))?;
+            println!("{}", serde_json::to_string_pretty(entry).into_diagnostic()?);
+        }
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// The differences apply's verifications recorded, newest last.
+fn print_mismatches(mismatches: &[crate::plan::verification::RecordedMismatch]) {
+    if mismatches.is_empty() {
+        return;
+    }
+    println!();
+    println!(
+        "Apply found the cloud doing other than the plan said ({}):",
+        mismatches.len()
+    );
+    for mismatch in mismatches {
+        let verified = &mismatch.verification;
+        let mark = if verified.under_predicted() {
+            "under-predicted"
+        } else {
+            "differed"
+        };
+        println!(
+            "  {} {}: {} ({mark})",
+            mismatch.at,
+            verified.address,
+            verified.summary()
+        );
+    }
+}
+
+/// How long each kind of operation took in the recent applies.
+fn print_durations(durations: &crate::plan::durations::Durations) {
+    use crate::plan::durations::seconds;
+    if durations.is_empty() {
+        return;
+    }
+    println!();
+    println!("Measured operation durations (recent applies):");
+    for (kind, measured) in durations.kinds() {
+        println!(
+            "  {kind}: typically {}, at most {} ({} run(s))",
+            seconds(measured.typical_ms),
+            seconds(measured.worst_ms),
+            measured.runs
+        );
+    }
+}
+
+pub(super) async fn state_rm(
+    path: &std::path::Path,
+    address: &crate::model::Address,
+) -> Result<u8, Report> {
+    let config = load(path)?;
+    let mut workspace = open(config, "state rm", &Locking { lock_timeout: None }).await?;
+    let result = workspace.forget(address).reported();
+    workspace.close().await.reported()?;
+    result?;
+    println!("Removed {address} from the state; the cloud object was left as it is.");
+    Ok(exit::SUCCESS)
+}
+
+pub(super) async fn import(
+    path: &std::path::Path,
+    address: &crate::model::Address,
+    id: &str,
+    locking: &Locking,
+) -> Result<u8, Report> {
+    let config = load(path)?;
+    let mut workspace = open(config, "import", locking).await?;
+    let result = workspace.import(address, id).await.reported();
+    workspace.close().await.reported()?;
+    result?;
+    println!("Imported {id} as {address}; `skyplan plan` now compares it with the config.");
+    Ok(exit::SUCCESS)
+}
+
+pub(super) fn force_unlock(path: &std::path::Path, id: &str) -> Result<u8, Report> {
+    let config = load(path)?;
+    let holder = crate::state::open(&config.settings)
+        .into_diagnostic()?
+        .force_unlock(id)
+        .into_diagnostic()?;
+    println!(
+        "Removed the lock of `{}` by {} on {} (pid {}) since {}.",
+        holder.operation, holder.who, holder.host, holder.pid, holder.created
+    );
+    Ok(exit::SUCCESS)
+}
+
+/// `state migrate --to postgres|local`: between the state directory and `[backend.postgres]`.
+pub(super) fn state_migrate(path: &std::path::Path, to: MigrateTarget) -> Result<u8, Report> {
+    use crate::state::{Migrated, StateStore};
+    let config = load(path)?;
+    let crate::config::Backend::Postgres(pg) = &config.settings.backend else {
+        return Err(miette!(
+            help = "add a [backend.postgres] table with url and workspace",
+            "`state migrate` needs [backend.postgres] in the config"
+        ));
+    };
+    let local = StateStore::open(&config.settings.state_dir);
+    let postgres = crate::state::postgres::PgBackend::open(pg).into_diagnostic()?;
+    let (source, target): (&dyn StateBackend, &dyn StateBackend) = match to {
+        MigrateTarget::Postgres => (&local, &postgres),
+        MigrateTarget::Local => (&postgres, &local),
+    };
+    let outcome = crate::state::migrate(source, target).into_diagnostic()?;
+    let (from, into) = (source.describe(), target.describe());
+    match outcome {
+        Migrated::Moved { serial, resources } => println!(
+            "Moved the state (serial {serial}, {resources} resources) from the {from} to the {into}; the {from} was left as it was."
+        ),
+        Migrated::AlreadyThere { serial } => {
+            println!("The {into} already holds this state (serial {serial}); nothing was moved.")
+        }
+        Migrated::NothingToMove => println!("The {from} holds no state; nothing was moved."),
+    }
+    if to == MigrateTarget::Local {
+        println!("Remove [backend.postgres] from the config to use the {into}.");
+    }
+    Ok(exit::SUCCESS)
+}
