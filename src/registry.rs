@@ -169,7 +169,7 @@ pub fn graph(config: &Config) -> ObjectGraph {
         }
     }
     // Clusters skyplan only connects to, and node policies, have no cloud objects (a CKS
-    // cluster was drawn above).
+    // cluster was drawn above): `link_resources` draws them as themselves.
     for resource in &config.resources {
         let (address, spec) = (&resource.address, &resource.spec);
         if let Some(spec) = spec.get() {
@@ -184,6 +184,12 @@ pub fn graph(config: &Config) -> ObjectGraph {
             skyplan_phoenixnap::add_to_graph(&mut graph, address, spec)
         }
     }
+    graph.link_resources(
+        config
+            .resources
+            .iter()
+            .map(|r| (&r.address, r.depends_on.as_slice())),
+    );
     graph
 }
 

@@ -15,7 +15,7 @@ use crate::apply::hold::hold_back;
 use crate::apply::window::MaintenancePolicy;
 use crate::plan::file::PlanFile;
 use crate::plan::Plan;
-use crate::render::PlanView;
+use crate::render::{counted, PlanView};
 use crate::workspace::{Planned, Workspace};
 
 pub(super) async fn apply(path: &std::path::Path, args: ApplyArgs) -> Result<u8, Report> {
@@ -80,10 +80,10 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         );
     } else {
         println!(
-            "Apply complete: {} resources, {} operations, {} API requests.",
-            report.applied.len(),
-            report.operations,
-            workspace.request_count()
+            "Apply complete: {}, {}, {}.",
+            counted(report.applied.len(), "resource"),
+            counted(report.operations, "operation"),
+            counted(workspace.request_count() as usize, "API request")
         );
         print_verification(&report);
     }
@@ -94,8 +94,8 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
     if !under.is_empty() {
         return Err(miette!(
             help = "the plan under-predicted: the difference is recorded in the state (`skyplan show`); please report it with the plan",
-            "the cloud did more than the plan said for {} resource(s): {}",
-            under.len(),
+            "the cloud did more than the plan said for {}: {}",
+            counted(under.len(), "resource"),
             under.join("; ")
         ));
     }

@@ -77,8 +77,8 @@ pub(super) fn load(path: &std::path::Path) -> Result<Config, Report> {
 fn validate(path: &std::path::Path) -> Result<u8, Report> {
     let config = load(path)?;
     println!(
-        "The configuration is valid: {} resources.",
-        config.resources.len()
+        "The configuration is valid: {}.",
+        crate::render::counted(config.resources.len(), "resource")
     );
     Ok(exit::SUCCESS)
 }

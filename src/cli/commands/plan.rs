@@ -69,8 +69,8 @@ fn plan_error(error: crate::workspace::WorkspaceError) -> Report {
         colour::eprintln(e);
     }
     miette!(
-        "cannot plan {} resource(s): each is listed above",
-        errors.len()
+        "cannot plan {}: each is listed above",
+        crate::render::counted(errors.len(), "resource")
     )
 }
 

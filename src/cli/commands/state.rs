@@ -10,7 +10,7 @@ use super::plan::print_plan;
 use super::{load, open};
 use crate::config;
 use crate::plan::file::PlanFile;
-use crate::render::PlanView;
+use crate::render::{counted, PlanView};
 use crate::state::StateBackend;
 
 pub(super) fn show(
@@ -122,10 +122,10 @@ fn print_durations(durations: &crate::plan::durations::Durations) {
     println!("Measured operation durations (recent applies):");
     for (kind, measured) in durations.kinds() {
         println!(
-            "  {kind}: typically {}, at most {} ({} run(s))",
+            "  {kind}: typically {}, at most {} ({})",
             seconds(measured.typical_ms),
             seconds(measured.worst_ms),
-            measured.runs
+            counted(measured.runs as usize, "run")
         );
     }
 }
@@ -191,7 +191,8 @@ pub(super) fn state_migrate(path: &std::path::Path, to: MigrateTarget) -> Result
     let (from, into) = (source.describe(), target.describe());
     match outcome {
         Migrated::Moved { serial, resources } => println!(
-            "Moved the state (serial {serial}, {resources} resources) from the {from} to the {into}; the {from} was left as it was."
+            "Moved the state (serial {serial}, {}) from the {from} to the {into}; the {from} was left as it was.",
+            counted(resources, "resource")
         ),
         Migrated::AlreadyThere { serial } => {
             println!("The {into} already holds this state (serial {serial}); nothing was moved.")

@@ -138,6 +138,43 @@ fn graph_in_dot_and_mermaid() {
     assert!(mermaid.stdout.contains("-->"), "{mermaid:?}");
 }
 
+/// Every resource is drawn, the ones without cloud objects of their own too (a cluster skyplan
+/// connects to, a node policy), linked to what depends on them.
+#[test]
+fn the_graph_shows_every_resource_and_their_dependencies() {
+    let project = Project::new();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = project.path().join("examples/quickstart");
+    std::fs::create_dir_all(&example).unwrap();
+    std::fs::copy(
+        repo.join("examples/quickstart/skyplan.toml"),
+        example.join("skyplan.toml"),
+    )
+    .unwrap();
+    let out = crate::support::run(&mut project.command_with_config(&example, &["graph"]));
+    assert_eq!(out.code, 0, "{out:?}");
+    let node = |label: &str| {
+        let line = out
+            .stdout
+            .lines()
+            .find(|l| l.contains(&format!("[label=\"{label}\"]")));
+        let line = line.unwrap_or_else(|| panic!("no node {label}: {}", out.stdout));
+        line.trim().split(' ').next().unwrap().to_string()
+    };
+    let (cluster, nodes) = (
+        node("cluster.prod cluster prod"),
+        node("nodes.web nodes web"),
+    );
+    let store = node("load-balancer.store load-balancer store");
+    for (from, to) in [(&cluster, &nodes), (&cluster, &store), (&nodes, &store)] {
+        assert!(
+            out.stdout.contains(&format!("  {from} -> {to};")),
+            "{}",
+            out.stdout
+        );
+    }
+}
+
 #[test]
 fn schema_is_the_committed_one() {
     let out = Project::new().run(&["schema"]);

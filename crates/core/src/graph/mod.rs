@@ -6,6 +6,7 @@
 mod object_graph;
 mod order;
 mod render;
+mod resources;
 
 pub use object_graph::{GraphError, ObjectGraph, ObjectKey};
 pub use order::{apply_order, Action, Step};

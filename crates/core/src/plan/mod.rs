@@ -93,6 +93,14 @@ impl ResourceChange {
 
     /// Downtime of the resource: changes of one group overlap, groups run one after another.
     pub fn downtime(&self) -> Downtime {
+        self.downtime_steps()
+            .into_iter()
+            .fold(Downtime::ZERO, |total, (_, d)| total.then(d))
+    }
+
+    /// Each group of changes with the downtime its changes share, in plan order: the steps
+    /// whose sum is [`ResourceChange::downtime`].
+    pub fn downtime_steps(&self) -> Vec<(&str, Downtime)> {
         let mut groups: Vec<(&str, Downtime)> = Vec::new();
         for attribute in &self.attributes {
             match groups.iter_mut().find(|(g, _)| *g == attribute.group) {
@@ -101,8 +109,6 @@ impl ResourceChange {
             }
         }
         groups
-            .into_iter()
-            .fold(Downtime::ZERO, |total, (_, d)| total.then(d))
     }
 
     /// A forbidden change that the user did not ask for by name: apply must refuse it.

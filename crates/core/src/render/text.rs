@@ -8,7 +8,7 @@ use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
 use super::view::{AttributeView, ChangeView, PlanView};
-use crate::model::Impact;
+use crate::model::{Downtime, Impact};
 use crate::plan::durations::seconds;
 use crate::plan::Action;
 
@@ -65,8 +65,8 @@ pub fn render_text(view: &PlanView, style: Style) -> String {
     if changed.is_empty() {
         let _ = writeln!(
             out,
-            "No changes. The infrastructure matches the configuration ({} resources).",
-            view.changes.len()
+            "No changes. The infrastructure matches the configuration ({}).",
+            super::counted(view.changes.len(), "resource")
         );
         return out;
     }
@@ -79,16 +79,16 @@ pub fn render_text(view: &PlanView, style: Style) -> String {
 
 fn render_change(out: &mut String, paint: &Painter, change: &ChangeView) {
     let mut downtime = if change.impact >= Impact::Minimal {
-        format!(", downtime {}", change.estimated_downtime_s)
+        format!(", {}", downtime_phrase(change.estimated_downtime_s))
     } else {
         String::new()
     };
     if let Some(measured) = &change.measured_duration {
         downtime.push_str(&format!(
-            "; measured typically {}, at most {} (last {} run(s))",
+            "; measured typically {}, at most {} (last {})",
             seconds(measured.typical_ms),
             seconds(measured.worst_ms),
-            measured.runs
+            super::counted(measured.runs as usize, "run")
         ));
     }
     let header = paint.paint(
@@ -105,6 +105,7 @@ fn render_change(out: &mut String, paint: &Painter, change: &ChangeView) {
         "{header} {verb}: {}{downtime}",
         paint.impact(change.impact)
     );
+    render_downtime_steps(out, paint, change);
     for attribute in &change.attributes {
         render_attribute(out, paint, attribute);
     }
@@ -127,6 +128,35 @@ fn render_change(out: &mut String, paint: &Painter, change: &ChangeView) {
         );
     }
     out.push('\n');
+}
+
+/// `downtime 60-120 s`, or `no downtime` (never `downtime no downtime`).
+fn downtime_phrase(downtime: Downtime) -> String {
+    match downtime.max {
+        0 => "no downtime".to_string(),
+        _ => format!("downtime {downtime}"),
+    }
+}
+
+/// Why a resource's downtime is more than any one row's: its disruptions add up.
+fn render_downtime_steps(out: &mut String, paint: &Painter, change: &ChangeView) {
+    if change.downtime_adds_up.is_empty() {
+        return;
+    }
+    let steps: Vec<String> = change
+        .downtime_adds_up
+        .iter()
+        .map(|step| format!("{} {}", step.what, step.estimated_downtime_s))
+        .collect();
+    let _ = writeln!(
+        out,
+        "    {}",
+        paint.dim(format!(
+            "downtime {}: one disruption after another, {}",
+            change.estimated_downtime_s,
+            steps.join(", then ")
+        ))
+    );
 }
 
 fn past_tense(action: Action) -> &'static str {
@@ -202,7 +232,7 @@ fn render_summary(out: &mut String, paint: &Painter, view: &PlanView) {
         s.create, s.update, s.replace, s.delete, s.no_op
     );
     let downtime = if view.impact >= Impact::Minimal {
-        format!("; estimated downtime {}", s.estimated_downtime_s)
+        format!("; estimated {}", downtime_phrase(s.estimated_downtime_s))
     } else {
         String::new()
     };

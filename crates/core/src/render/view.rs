@@ -47,6 +47,10 @@ pub struct ChangeView {
     pub action: Action,
     pub impact: Impact,
     pub estimated_downtime_s: Downtime,
+    /// When the estimate adds up disruptions that happen one after another (a pool recreated,
+    /// then a floating IP moved): each with its own downtime. Empty when there is one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub downtime_adds_up: Vec<DowntimeStep>,
     /// A forbidden change nobody asked for by name: apply refuses the plan.
     pub refused: bool,
     pub attributes: Vec<AttributeView>,
@@ -58,6 +62,13 @@ pub struct ChangeView {
     /// no-op, or where no policy was consulted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowView>,
+}
+
+/// One disruption of a resource's change: what is disrupted and for how long.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DowntimeStep {
+    pub what: String,
+    pub estimated_downtime_s: Downtime,
 }
 
 /// A change against the maintenance policy: may apply do it now, and if not, why and when the
@@ -134,6 +145,7 @@ impl ChangeView {
             action: change.action,
             impact: change.impact(),
             estimated_downtime_s: change.downtime(),
+            downtime_adds_up: downtime_adds_up(change),
             refused: change.is_refused(),
             attributes: change
                 .attributes
@@ -151,5 +163,22 @@ impl ChangeView {
             measured_duration: None,
             window: None,
         }
+    }
+}
+
+/// The disruptions of a change, when more than one has downtime: they add up.
+fn downtime_adds_up(change: &ResourceChange) -> Vec<DowntimeStep> {
+    let steps: Vec<DowntimeStep> = change
+        .downtime_steps()
+        .into_iter()
+        .filter(|(_, downtime)| downtime.max > 0)
+        .map(|(what, downtime)| DowntimeStep {
+            what: what.to_string(),
+            estimated_downtime_s: downtime,
+        })
+        .collect();
+    match steps.len() {
+        0 | 1 => vec![],
+        _ => steps,
     }
 }

@@ -20,7 +20,8 @@ pub fn render_drift_markdown(report: &DriftReport) -> String {
     if report.has_drift() {
         let _ = writeln!(
             out,
-            "## ⚠️ skyplan drift: {drifted} of {total} resources not in sync\n"
+            "## ⚠️ skyplan drift: {drifted} of {} not in sync\n",
+            super::super::counted(total, "resource")
         );
     } else {
         let _ = writeln!(out, "## ✅ skyplan drift: no drift\n");

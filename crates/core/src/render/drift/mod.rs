@@ -149,7 +149,10 @@ impl DriftItem {
 fn summary(report: &DriftReport) -> String {
     let total = report.resources.len();
     if !report.has_drift() {
-        return format!("No drift: {total} of {total} resources in sync.");
+        return format!(
+            "No drift: {total} of {} in sync.",
+            super::counted(total, "resource")
+        );
     }
     format!(
         "Drift: {} drifted, {} missing, {} not applied, {} in sync; restoring the configuration is {}.",

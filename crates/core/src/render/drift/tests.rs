@@ -152,7 +152,7 @@ fn text_report() {
 #[test]
 fn text_report_ends_with_the_summary() {
     let text = render_drift_text(&in_sync_report(), Style::Plain);
-    assert_eq!(text, "No drift: 1 of 1 resources in sync.\n");
+    assert_eq!(text, "No drift: 1 of 1 resource in sync.\n");
     let coloured = render_drift_text(&report(), Style::Colour);
     assert!(coloured.contains('\u{1b}'));
     assert!(!render_drift_text(&report(), Style::Plain).contains('\u{1b}'));
