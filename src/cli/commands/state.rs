@@ -125,7 +125,7 @@ fn print_durations(durations: &crate::plan::durations::Durations) {
             "  {kind}: typically {}, at most {} ({})",
             seconds(measured.typical_ms),
             seconds(measured.worst_ms),
-            counted(measured.runs as usize, "run")
+            counted(measured.runs, "run")
         );
     }
 }

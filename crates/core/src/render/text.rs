@@ -88,7 +88,7 @@ fn render_change(out: &mut String, paint: &Painter, change: &ChangeView) {
             "; measured typically {}, at most {} (last {})",
             seconds(measured.typical_ms),
             seconds(measured.worst_ms),
-            super::counted(measured.runs as usize, "run")
+            super::counted(measured.runs, "run")
         ));
     }
     let header = paint.paint(
