@@ -7,15 +7,28 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::model::{Address, Impact, Secret};
 
+/// What `skyplan --help` and the man page say about the environment.
+const ENVIRONMENT: &str = "Environment:
+  SKYPLAN_CONFIG   the config when -c is not given (a file or a directory)
+  SKYPLAN_LOG      a tracing filter for stderr, e.g. skyplan=debug (overrides -v)
+  NO_COLOR         no colour on any stream; CLICOLOR_FORCE=1: colour even into a pipe";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "skyplan",
     version,
-    about = "Plan Kubernetes cloud infrastructure changes and know their real impact before applying them"
+    about = "Plan Kubernetes cloud infrastructure changes and know their real impact before applying them",
+    after_long_help = ENVIRONMENT
 )]
 pub struct Cli {
     /// A config file, or a directory whose *.toml files are merged.
-    #[arg(short, long, global = true, default_value = ".")]
+    #[arg(
+        short,
+        long,
+        global = true,
+        default_value = ".",
+        env = "SKYPLAN_CONFIG"
+    )]
     pub config: PathBuf,
     /// More detail on stderr (-v: info, -vv: debug).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -34,6 +47,8 @@ pub enum Command {
     Apply(ApplyArgs),
     /// Report what changed in the cloud outside skyplan: exit 0 none, 2 drift, 1 error.
     Drift {
+        /// How to report: text for a terminal, json (format 1.1), markdown for a pull
+        /// request or a job summary, junit for CI test reports, github for annotations.
         #[arg(long, value_enum, default_value_t = DriftFormat::Text)]
         format: DriftFormat,
         #[command(flatten)]
@@ -41,13 +56,17 @@ pub enum Command {
     },
     /// Print a saved plan, or the state.
     Show {
+        /// A plan saved with `plan --out` (default: the state's resources, the differences
+        /// apply's verifications found, and the measured operation durations).
         #[arg(value_name = "PLANFILE")]
         plan_file: Option<PathBuf>,
+        /// Print it as JSON: the JSON plan of the contract, or the whole state.
         #[arg(long)]
         json: bool,
     },
     /// Print the dependency graph of the configured objects.
     Graph {
+        /// Graphviz dot, or a Mermaid flowchart (renders in GitHub Markdown).
         #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
         format: GraphFormat,
     },
@@ -58,7 +77,11 @@ pub enum Command {
     State(StateCommand),
     /// Take an existing cloud object under management: `import load-balancer.web <uuid>`.
     Import {
+        /// The resource in the config that takes the object, e.g. `load-balancer.web`.
+        #[arg(value_name = "ADDR")]
         address: Address,
+        /// The cloud's ID of the object (a load balancer's UUID, a CKS cluster's ID, an IP
+        /// block's ID…).
         id: String,
         #[command(flatten)]
         locking: Locking,
@@ -75,7 +98,22 @@ pub enum Command {
         locking: Locking,
     },
     /// Remove the state lock left by a run that is gone (the ID is in the lock message).
-    ForceUnlock { id: String },
+    ForceUnlock {
+        /// The lock's ID, as the message of the run that found the state locked shows it.
+        id: String,
+    },
+    /// Print a shell completion script, e.g. `skyplan completions bash > ~/.local/share/bash-completion/completions/skyplan`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `skyplan man | man -l -`, or a command's page.
+    Man {
+        /// The command whose page to print, e.g. `plan` (default: skyplan's own page, which
+        /// lists the commands).
+        command: Option<String>,
+    },
     /// The cloud simulators.
     #[command(subcommand)]
     Sim(SimCommand),
@@ -176,13 +214,22 @@ pub enum StateCommand {
     /// Print the whole state as JSON.
     Json,
     /// Show one resource's state entry.
-    Show { address: Address },
+    Show {
+        /// The resource, e.g. `load-balancer.web`.
+        #[arg(value_name = "ADDR")]
+        address: Address,
+    },
     /// Forget a resource: skyplan stops managing it and the cloud object stays. Remove it from
     /// the config too, or the next plan adopts it again by its ownership tag.
-    Rm { address: Address },
+    Rm {
+        /// The resource, e.g. `load-balancer.web`.
+        #[arg(value_name = "ADDR")]
+        address: Address,
+    },
     /// Move the state (with its lineage and serial) between the state directory and
     /// `[backend.postgres]`; refused if the target holds another state.
     Migrate {
+        /// Where the state goes.
         #[arg(long, value_enum)]
         to: MigrateTarget,
     },
@@ -205,11 +252,13 @@ pub enum SimCommand {
 
 #[derive(Debug, Args)]
 pub struct SimServeArgs {
+    /// The cloud to simulate.
     #[arg(long, value_enum)]
     pub provider: SimProvider,
     /// The world file (created with a fresh account's inventory if missing).
     #[arg(long)]
     pub world: PathBuf,
+    /// The address to listen on (port 0: any free port; the URL is printed on stderr).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
     /// The bearer token the server accepts (default: the embedded mode's fixed token).
@@ -311,5 +360,35 @@ fn parse_kube_version(text: &str) -> Result<(u32, u32), String> {
     match text.split_once('.') {
         Some((major, minor)) => Ok((parse(major)?, parse(minor)?)),
         None => Err(format!("{text:?} is not MAJOR.MINOR, e.g. 1.33")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every argument of every command says what it is in `--help`, the man page and the
+    /// completions: a positional without help shows as a bare `<ID>`.
+    #[test]
+    fn every_argument_has_help_text() {
+        let mut missing = Vec::new();
+        let mut skyplan = super::Cli::command();
+        skyplan.build();
+        let mut commands = vec![(String::from("skyplan"), &skyplan)];
+        while let Some((path, command)) = commands.pop() {
+            for arg in command.get_arguments() {
+                let id = arg.get_id().as_str();
+                if arg.get_help().is_none() && !matches!(id, "help" | "version") {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in command.get_subcommands() {
+                if sub.get_about().is_none() && sub.get_name() != "help" {
+                    missing.push(format!("{path} {}", sub.get_name()));
+                }
+                commands.push((format!("{path} {}", sub.get_name()), sub));
+            }
+        }
+        assert!(missing.is_empty(), "without help text: {missing:#?}");
     }
 }

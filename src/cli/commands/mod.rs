@@ -5,6 +5,7 @@ mod apply;
 mod drift;
 mod graph;
 mod kubeconfig;
+mod manual;
 mod plan;
 mod sim;
 mod state;
@@ -44,6 +45,8 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
             locking,
         } => kubeconfig::kubeconfig(&cli.config, &cluster, output, &locking).await,
         Command::Sim(SimCommand::Serve(args)) => sim::sim_serve(*args).await,
+        Command::Completions { shell } => manual::completions(shell),
+        Command::Man { command } => manual::man(command.as_deref()),
     }
 }
 

@@ -31,6 +31,94 @@ fn usage_errors_exit_1_and_help_exits_0() {
     }
 }
 
+/// `SKYPLAN_CONFIG` is the default of `-c`: run from anywhere, the config is found; `-c`
+/// still wins over it.
+#[test]
+fn skyplan_config_is_the_default_config() {
+    let project = Project::new();
+    project.config(VALID);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let validate = |config: Option<&str>| {
+        let mut command = std::process::Command::new(crate::support::BINARY);
+        command
+            .current_dir(elsewhere.path())
+            .env("NO_COLOR", "1")
+            .env("SKYPLAN_CONFIG", project.path());
+        if let Some(config) = config {
+            command.args(["-c", config]);
+        }
+        crate::support::run(command.arg("validate"))
+    };
+    let out = validate(None);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("The configuration is valid: 1 resource."),
+        "{out:?}"
+    );
+    let missing = elsewhere.path().join("missing.toml");
+    let out = validate(Some(missing.to_str().unwrap()));
+    assert_eq!(out.code, 1, "-c wins over SKYPLAN_CONFIG: {out:?}");
+    assert!(out.stderr.contains("missing.toml"), "{out:?}");
+}
+
+/// Completion scripts for the four shells, and man pages, generated from the commands.
+#[test]
+fn completions_and_man_pages() {
+    let project = Project::new();
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef skyplan"),
+        ("fish", "complete -c skyplan"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let out = project.run(&["completions", shell]);
+        assert_eq!(out.code, 0, "{shell}: {out:?}");
+        assert!(out.stdout.contains(marker), "{shell}: {}", out.stdout);
+        assert!(
+            out.stdout.contains("force-unlock"),
+            "{shell}: every command"
+        );
+    }
+    let syntax = std::process::Command::new("bash")
+        .arg("-n")
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut bash| {
+            use std::io::Write;
+            let script = project.run(&["completions", "bash"]).stdout;
+            bash.stdin.take().unwrap().write_all(script.as_bytes())?;
+            bash.wait()
+        });
+    assert!(syntax.unwrap().success(), "the bash script parses");
+    let page = project.run(&["man"]);
+    assert_eq!(page.code, 0, "{page:?}");
+    assert!(page.stdout.contains(".TH skyplan 1"), "{}", page.stdout);
+    let plan = project.run(&["man", "plan"]);
+    assert!(
+        plan.stdout.contains(".TH skyplan-plan 1"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout.contains("detailed\\-exitcode"),
+        "{}",
+        plan.stdout
+    );
+    assert!(
+        plan.stdout.contains("\\-\\-config"),
+        "global options on the command's page: {}",
+        plan.stdout
+    );
+    assert!(page.stdout.contains("SKYPLAN_CONFIG"), "{}", page.stdout);
+    let unknown = project.run(&["man", "plna"]);
+    assert_eq!(unknown.code, 1, "{unknown:?}");
+    assert!(
+        unknown.stderr.contains("`plna` is not a skyplan command"),
+        "{unknown:?}"
+    );
+}
+
 /// Each malformed config exits 1, names file:line:col and sends nothing (no world appears).
 #[test]
 fn malformed_configs_exit_1_with_the_position() {
