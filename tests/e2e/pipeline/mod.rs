@@ -1,7 +1,7 @@
 //! The pipeline, whichever cloud it drives (here mostly the embedded cloudscale): the command
-//! line, colour, saved plans, what apply holds back, locking, maintenance windows, verification and measured
-//! durations, drift reports, the state in PostgreSQL, `sim serve`, the examples in place, and
-//! the crate layering.
+//! line, colour, saved plans, what apply holds back, locking, maintenance windows,
+//! verification and measured durations, drift reports, the state in PostgreSQL, `sim serve`,
+//! the examples in place, and the crate layering.
 
 pub mod cli;
 pub mod colour;
