@@ -12,8 +12,6 @@ use super::window_check::{WindowCheck, WindowHold};
 use crate::model::{Address, Impact};
 use crate::plan::{Action, Plan, ResourceChange};
 
-pub use super::window_check::{estimated_duration, window_duration};
-
 /// Why a change is held back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HeldReason {
@@ -66,15 +64,6 @@ pub struct HoldBack {
     pub runnable: Plan,
     /// In the plan's order.
     pub held: Vec<Held>,
-}
-
-impl HoldBack {
-    pub fn reason(&self, address: &Address) -> Option<&HeldReason> {
-        self.held
-            .iter()
-            .find(|h| &h.address == address)
-            .map(|h| &h.reason)
-    }
 }
 
 /// The paths of the attributes that make a change forbidden ("removed from the config" for

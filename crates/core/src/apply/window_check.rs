@@ -46,7 +46,7 @@ impl fmt::Display for WindowHold {
 }
 
 /// How long a change keeps its resource disturbed: its downtime estimate's worst case.
-pub fn estimated_duration(change: &ResourceChange) -> Duration {
+fn estimated_duration(change: &ResourceChange) -> Duration {
     Duration::from_secs(change.downtime().max.into())
 }
 

@@ -2,6 +2,8 @@
 //! `window` entry come from the decisions apply itself takes (`apply::hold`,
 //! `apply::window_check`), so the plan and the apply can never disagree.
 
+use std::collections::HashMap;
+
 use super::view::{ChangeView, PlanView, WindowView};
 use crate::apply::hold::{self, HoldBack};
 use crate::apply::window_check::WindowCheck;
@@ -16,12 +18,13 @@ pub(super) fn refused(change: &ResourceChange) -> Option<String> {
 impl PlanView {
     /// Each change apply holds back says why; the others say nothing.
     pub fn with_holds(mut self, holds: &HoldBack) -> PlanView {
+        let reasons: HashMap<String, String> = holds
+            .held
+            .iter()
+            .map(|h| (h.address.to_string(), h.reason.to_string()))
+            .collect();
         for shown in &mut self.changes {
-            shown.held_back = holds
-                .held
-                .iter()
-                .find(|h| h.address.to_string() == shown.address)
-                .map(|h| h.reason.to_string());
+            shown.held_back = reasons.get(&shown.address).cloned();
         }
         self
     }

@@ -47,7 +47,7 @@ pub struct ChangeView {
     pub action: Action,
     pub impact: Impact,
     pub estimated_downtime_s: Downtime,
-    /// A forbidden change nobody asked for by name: apply refuses the plan.
+    /// A forbidden change nobody asked for by name: apply holds it back (`held_back`).
     pub refused: bool,
     pub attributes: Vec<AttributeView>,
     pub operations: Vec<String>,
