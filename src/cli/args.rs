@@ -145,6 +145,10 @@ pub struct Selection {
     /// Allow deleting this resource, removed from the config (repeatable).
     #[arg(long, value_name = "ADDR")]
     pub allow_delete: Vec<Address>,
+    /// Plan everything, but hold this resource back, with what must wait for it (repeatable;
+    /// not with --target).
+    #[arg(long, value_name = "ADDR", conflicts_with = "targets")]
+    pub exclude: Vec<Address>,
 }
 
 #[derive(Debug, Args)]
@@ -165,6 +169,10 @@ pub struct PlanArgs {
     /// Save the plan to this file, for `skyplan apply FILE`.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Take this instant (RFC 3339) as the current time for the maintenance windows: the plan
+    /// then says what apply would hold back at that time.
+    #[arg(long, value_name = "RFC3339")]
+    pub now: Option<jiff::Timestamp>,
 }
 
 #[derive(Debug, Args)]

@@ -7,3 +7,6 @@ pub const ERROR: u8 = 1;
 pub const CHANGES: u8 = 2;
 /// `plan --fail-on CLASS`: a change is at or above CLASS.
 pub const FAIL_ON: u8 = 3;
+/// `apply`: some changes were applied, others held back (refused, excluded, or outside the
+/// maintenance window); the report lists them.
+pub const HELD_BACK: u8 = 4;

@@ -1,5 +1,6 @@
-//! `skyplan apply`: plan (or read a saved plan), hold back what the maintenance policy does not
-//! allow now, confirm, run, verify.
+//! `skyplan apply`: plan (or read a saved plan), hold back what may not be done now (forbidden,
+//! excluded, outside the maintenance window, and what must wait for those), confirm, run the
+//! rest, verify, and list what was held back: exit 4 when some was applied and some held.
 
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -9,12 +10,15 @@ use super::super::args::{ApplyArgs, Selection};
 use super::super::progress::{progress_for_stderr, Progress};
 use super::super::report::Reported;
 use super::super::{colour, exit};
-use super::plan::{make_plan, print_plan};
+use super::plan::{make_plan, outlook, print_plan};
 use super::{load, open};
-use crate::apply::hold::hold_back;
+use crate::apply::hold::{Held, HeldReason};
 use crate::apply::window::MaintenancePolicy;
+use crate::apply::window_check::WindowCheck;
+use crate::apply::ApplyReport;
+use crate::model::Address;
 use crate::plan::file::PlanFile;
-use crate::plan::Plan;
+use crate::plan::{Action, Plan};
 use crate::render::{counted, PlanView};
 use crate::workspace::{Planned, Workspace};
 
@@ -27,43 +31,46 @@ pub(super) async fn apply(path: &std::path::Path, args: ApplyArgs) -> Result<u8,
 }
 
 async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Report> {
-    let (Planned { plan, refreshes }, approved) = match &args.plan_file {
-        Some(file) => (saved_plan(workspace, file, &args.selection).await?, true),
+    let (Planned { plan, refreshes }, approved, excluded) = match &args.plan_file {
+        Some(file) => {
+            let (planned, excluded) = saved_plan(workspace, file, &args.selection).await?;
+            (planned, true, excluded)
+        }
         None => (
             make_plan(workspace, &args.selection).await?,
             args.auto_approve,
+            args.selection.exclude.clone(),
         ),
     };
-    if !args.json {
-        print_plan(&PlanView::measured(&plan, &workspace.state.durations));
-    }
-    if let Some(refused) = refusal(&plan) {
-        return Err(refused);
-    }
-    let policy =
-        MaintenancePolicy::from_config(workspace.config.maintenance.as_ref()).into_diagnostic()?;
     let started = args.now.unwrap_or_else(jiff::Timestamp::now);
-    let (runnable, held) = hold_back(&plan, &policy, started, &workspace.state.durations);
-    for held in &held {
-        colour::eprintln(format_args!(
-            "held back: {} ({}): {}",
-            held.address, held.impact, held.reason
-        ));
+    let (view, holds) = outlook(workspace, &plan, &excluded, started)?;
+    if !args.json {
+        print_plan(&view);
     }
+    let runnable = &holds.runnable;
     if runnable.has_changes() && !approved && !confirm()? {
         println!("Apply cancelled.");
         return Ok(exit::ERROR);
     }
-    // The window may close while apply runs: each resource is admitted against the clock then.
+    let policy =
+        MaintenancePolicy::from_config(workspace.config.maintenance.as_ref()).into_diagnostic()?;
+    let durations = workspace.state.durations.clone();
+    // The window may close while apply runs: each resource is admitted by the same check,
+    // against the clock then.
     let clock = std::time::Instant::now();
     let admit = |change: &crate::plan::ResourceChange| {
         let now = started + jiff::SignedDuration::try_from(clock.elapsed()).unwrap_or_default();
-        change.requested || change.impact() <= policy.allowed_at(now)
+        let window = WindowCheck {
+            policy: &policy,
+            now,
+            durations: &durations,
+        };
+        window.check(change).is_none()
     };
     let progress: std::sync::Arc<dyn Progress> = progress_for_stderr().into();
     let result = crate::apply::run(
         workspace,
-        &runnable,
+        runnable,
         &refreshes,
         args.parallelism,
         &admit,
@@ -73,7 +80,7 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
     progress.finish();
     let report = result.reported()?;
     if args.json {
-        let document = apply_json(&plan, &report, workspace.request_count());
+        let document = apply_json(&view, &holds.held, &report, workspace.request_count());
         println!(
             "{}",
             serde_json::to_string_pretty(&document).into_diagnostic()?
@@ -99,26 +106,63 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
             under.join("; ")
         ));
     }
-    let untouched: Vec<String> = held
-        .iter()
-        .map(|h| h.address.clone())
-        .chain(report.left.iter().cloned())
-        .collect();
-    if untouched.is_empty() {
-        Ok(exit::SUCCESS)
-    } else {
-        for address in &report.left {
-            colour::eprintln(format_args!(
-                "left for later: {address}: the maintenance window closed before it started"
-            ));
-        }
-        Err(miette!(
-            help = "run apply again inside a maintenance window (or with --now to see what it would do)",
-            "the maintenance policy held back {} of the planned changes: {}",
-            untouched.len(),
-            untouched.join(", ")
-        ))
+    held_back_outcome(runnable, &holds.held, &report)
+}
+
+/// After the run: 0 when nothing was held back, 4 when some changes were applied and others
+/// held back (each listed with why), an error when nothing was applied.
+fn held_back_outcome(runnable: &Plan, held: &[Held], report: &ApplyReport) -> Result<u8, Report> {
+    if held.is_empty() && report.left.is_empty() {
+        return Ok(exit::SUCCESS);
     }
+    for held in held {
+        colour::eprintln(format_args!(
+            "held back: {} ({}): {}",
+            held.address, held.impact, held.reason
+        ));
+    }
+    for address in &report.left {
+        colour::eprintln(format_args!(
+            "left for later: {address}: the maintenance window closed before it could start"
+        ));
+    }
+    let untouched = held.len() + report.left.len();
+    let applied = report
+        .applied
+        .iter()
+        .filter(|address| changes(runnable, address))
+        .count();
+    if applied > 0 {
+        colour::eprintln(format_args!(
+            "Applied {} and held back {untouched}, each listed above with why.",
+            counted(applied, "change")
+        ));
+        return Ok(exit::HELD_BACK);
+    }
+    let waiting = !report.left.is_empty()
+        || held
+            .iter()
+            .any(|h| matches!(h.reason, HeldReason::Window(_)));
+    let help = if waiting {
+        "run apply again inside a maintenance window (or with --now to see what it would do)"
+    } else {
+        "name a forbidden change with --replace ADDR (--allow-delete ADDR for a removal) to do it anyway"
+    };
+    Err(miette!(
+        help = help,
+        "nothing was applied: {} held back, each listed above",
+        match untouched {
+            1 => "the one change was".to_string(),
+            n => format!("all {n} changes were"),
+        }
+    ))
+}
+
+/// Whether the plan changes the resource (rather than only recording it in the state).
+fn changes(plan: &Plan, address: &str) -> bool {
+    plan.changes
+        .iter()
+        .any(|c| c.action != Action::NoOp && c.address.to_string() == address)
 }
 
 /// Each verified resource: "as predicted" or the difference.
@@ -132,8 +176,14 @@ fn print_verification(report: &crate::apply::ApplyReport) {
     }
 }
 
-/// `apply --json`: the plan, what was applied and each resource's verification.
-fn apply_json(plan: &Plan, report: &crate::apply::ApplyReport, requests: u64) -> serde_json::Value {
+/// `apply --json`: the plan, what was applied, what was held back and why, and each
+/// resource's verification.
+fn apply_json(
+    view: &PlanView,
+    held: &[Held],
+    report: &ApplyReport,
+    requests: u64,
+) -> serde_json::Value {
     let verification: Vec<serde_json::Value> = report
         .verified
         .iter()
@@ -149,25 +199,24 @@ fn apply_json(plan: &Plan, report: &crate::apply::ApplyReport, requests: u64) ->
             })
         })
         .collect();
+    let held_back: Vec<serde_json::Value> = held
+        .iter()
+        .map(|h| {
+            serde_json::json!({
+                "address": h.address.to_string(),
+                "impact": h.impact,
+                "reason": h.reason.to_string(),
+            })
+        })
+        .collect();
     serde_json::json!({
-        "plan": PlanView::new(plan),
+        "plan": view,
         "applied": report.applied,
+        "held_back": held_back,
         "left": report.left,
         "operations": report.operations,
         "requests": requests,
         "verification": verification,
-    })
-}
-
-/// Forbidden changes nobody asked for by name: apply refuses before touching anything.
-fn refusal(plan: &Plan) -> Option<Report> {
-    let refused = crate::apply::refusals(plan);
-    (!refused.is_empty()).then(|| {
-        miette!(
-            help = "name the resource with --replace ADDR (or --allow-delete ADDR for a removal) to do it anyway",
-            "apply refuses forbidden changes: {}",
-            refused.join("; ")
-        )
     })
 }
 
@@ -177,13 +226,14 @@ async fn saved_plan(
     workspace: &Workspace,
     file: &std::path::Path,
     selection: &Selection,
-) -> Result<Planned, Report> {
+) -> Result<(Planned, Vec<Address>), Report> {
     if !(selection.targets.is_empty()
         && selection.replace.is_empty()
-        && selection.allow_delete.is_empty())
+        && selection.allow_delete.is_empty()
+        && selection.exclude.is_empty())
     {
         return Err(miette!(
-            "a saved plan already says what to do: --target, --replace and --allow-delete go with `plan --out`"
+            "a saved plan already says what to do: --target, --replace, --allow-delete and --exclude go with `plan --out`"
         ));
     }
     let saved = PlanFile::read(file).into_diagnostic()?;
@@ -194,13 +244,15 @@ async fn saved_plan(
         targets: saved.request.targets.clone(),
         replace: saved.request.replace.clone(),
         allow_delete: saved.request.allow_delete.clone(),
+        exclude: saved.request.exclude.clone(),
     };
     let fresh = make_plan(workspace, &again).await?;
     saved.check_fresh(&fresh.plan).into_diagnostic()?;
-    Ok(Planned {
+    let planned = Planned {
         plan: saved.plan,
         refreshes: fresh.refreshes,
-    })
+    };
+    Ok((planned, saved.request.exclude))
 }
 
 /// Asks on the terminal; without one, refuses rather than guessing.

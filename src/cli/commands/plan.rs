@@ -7,6 +7,10 @@ use super::super::args::{PlanArgs, Selection};
 use super::super::report::{workspace_report, Reported};
 use super::super::{colour, exit};
 use super::{load, open};
+use crate::apply::hold::HoldBack;
+use crate::apply::window::MaintenancePolicy;
+use crate::apply::window_check::WindowCheck;
+use crate::model::Address;
 use crate::plan::file::{PlanFile, PlanRequest};
 use crate::plan::Plan;
 use crate::provider::PlanOptions;
@@ -26,7 +30,8 @@ fn check_selection(workspace: &Workspace, selection: &Selection) -> Result<(), R
         .targets
         .iter()
         .chain(&selection.replace)
-        .chain(&selection.allow_delete);
+        .chain(&selection.allow_delete)
+        .chain(&selection.exclude);
     for address in named {
         let known = workspace.config.resource(address).is_some()
             || workspace.state.resources.contains_key(address);
@@ -74,6 +79,30 @@ fn plan_error(error: crate::workspace::WorkspaceError) -> Report {
     )
 }
 
+/// The plan as apply sees it at `now`: what it holds back (forbidden, `excluded`, outside the
+/// maintenance window, or after one of those) and, per change, what the window allows. Plan
+/// and apply both show this, so they can never disagree.
+pub(super) fn outlook(
+    workspace: &Workspace,
+    plan: &Plan,
+    excluded: &[Address],
+    now: jiff::Timestamp,
+) -> Result<(PlanView, HoldBack), Report> {
+    let policy =
+        MaintenancePolicy::from_config(workspace.config.maintenance.as_ref()).into_diagnostic()?;
+    let durations = &workspace.state.durations;
+    let window = WindowCheck {
+        policy: &policy,
+        now,
+        durations,
+    };
+    let holds = crate::apply::hold_back(workspace, plan, excluded, &window);
+    let view = PlanView::measured(plan, durations)
+        .with_holds(&holds)
+        .with_windows(plan, &window);
+    Ok((view, holds))
+}
+
 pub(super) fn style() -> Style {
     match colour::decided().stdout {
         true => Style::Colour,
@@ -89,10 +118,8 @@ pub(super) async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, R
     let config = load(path)?;
     let mut workspace = open(config, "plan", &args.locking).await?;
     let result = plan_in(&mut workspace, &args).await;
-    let durations = workspace.state.durations.clone();
     workspace.close().await.reported()?;
-    let plan = result?;
-    let view = PlanView::measured(&plan, &durations);
+    let (plan, view) = result?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&view).into_diagnostic()?);
     } else {
@@ -113,7 +140,7 @@ pub(super) async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, R
     Ok(code)
 }
 
-async fn plan_in(workspace: &mut Workspace, args: &PlanArgs) -> Result<Plan, Report> {
+async fn plan_in(workspace: &mut Workspace, args: &PlanArgs) -> Result<(Plan, PlanView), Report> {
     if args.out.is_some() {
         workspace.save_new_state().reported()?;
     }
@@ -123,12 +150,15 @@ async fn plan_in(workspace: &mut Workspace, args: &PlanArgs) -> Result<Plan, Rep
             targets: args.selection.targets.clone(),
             replace: args.selection.replace.clone(),
             allow_delete: args.selection.allow_delete.clone(),
+            exclude: args.selection.exclude.clone(),
         };
         PlanFile::new(plan.clone(), request, workspace.state_ref())
             .write(out)
             .into_diagnostic()?;
     }
-    Ok(plan)
+    let now = args.now.unwrap_or_else(jiff::Timestamp::now);
+    let (view, _) = outlook(workspace, &plan, &args.selection.exclude, now)?;
+    Ok((plan, view))
 }
 
 fn plan_exit_code(plan: &Plan, args: &PlanArgs) -> u8 {

@@ -1,6 +1,7 @@
 //! Apache CloudStack: the CKS cluster rows, the load-balancer rule rows in direct mode and in
 //! controller mode (the simulated CloudStack CCM), a cluster's Nodes, the cloud-config
-//! credentials, lifecycle, kill recovery, a flaky API, and the `cs` client against the simulator.
+//! credentials, lifecycle, refused removals held back in delete order, kill recovery, a flaky
+//! API, and the `cs` client against the simulator.
 
 pub mod cloud_config;
 pub mod cluster_nodes;
@@ -8,6 +9,7 @@ pub mod cluster_rows;
 pub mod controller;
 pub mod direct_mode_rows;
 pub mod flaky_api;
+pub mod held_back_deletes;
 pub mod kill_recovery;
 pub mod lifecycle;
 pub mod simulator_clients;

@@ -207,7 +207,7 @@ fn validate_accepts_a_good_config() {
     project.config(VALID);
     let out = project.run(&["validate"]);
     assert_eq!(out.code, 0, "{out:?}");
-    assert!(out.stdout.contains("1 resources"), "{out:?}");
+    assert!(out.stdout.contains("1 resource."), "{out:?}");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Maintenance windows: disruptive changes wait for a window (`--now` sets the clock), the
-//! rest of the plan applies at once.
+//! rest of the plan applies at once (exit 4: applied, some held back); the plan says the same
+//! beforehand, per change.
 
 use crate::support::Project;
 
@@ -36,15 +37,11 @@ fn algorithm(project: &Project) -> serde_json::Value {
 fn outside_a_window_only_the_minimal_change_is_applied() {
     let project = applied();
     let out = project.apply(&["--now", FRIDAY_NOON]);
-    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(out.code, 4, "applied, and something held back: {out:?}");
     assert!(
-        out.stderr
-            .contains("held back: load-balancer.web (pool-recreate)"),
-        "{out:?}"
-    );
-    assert!(
-        out.stderr
-            .contains("next window opens Sat 2026-11-28 02:00"),
+        out.stderr.contains(
+            "held back: load-balancer.web (pool-recreate): pool-recreate is above what apply may do now (minimal); next window opens Sat 2026-11-28 02:00 Europe/Zurich"
+        ),
         "{out:?}"
     );
     assert_eq!(
@@ -73,7 +70,94 @@ fn inside_a_window_the_disruptive_change_is_applied() {
 fn a_change_that_would_outlast_the_window_waits_for_the_next() {
     let project = applied();
     let out = project.apply(&["--now", SATURDAY_0459]);
-    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(out.code, 4, "the member was added, the pool waits: {out:?}");
     assert!(out.stderr.contains("outlast the open window"), "{out:?}");
     assert_eq!(algorithm(&project), "round_robin");
+}
+
+#[test]
+fn when_only_the_disruptive_change_is_left_nothing_is_applied_and_apply_fails() {
+    let project = applied();
+    project.config(&config("source_ip", "\"10.0.0.21\""));
+    let out = project.apply(&["--now", FRIDAY_NOON]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("held back: load-balancer.web (pool-recreate)"),
+        "{out:?}"
+    );
+    assert!(
+        out.stderr
+            .contains("nothing was applied: the one change was held back"),
+        "{out:?}"
+    );
+}
+
+/// The plan at `--now` says per change what apply would do then: the same decision apply takes.
+#[test]
+fn the_plan_says_which_changes_wait_for_which_window() {
+    let project = applied();
+    let plan = project.plan(&["--now", FRIDAY_NOON]);
+    let change = |address: &str| {
+        plan["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["address"] == address)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        change("load-balancer.web")["window"],
+        serde_json::json!({
+            "now": false,
+            "reason": "pool-recreate is above what apply may do now (minimal)",
+            "next_window": "2026-11-28T02:00:00+01:00",
+        })
+    );
+    assert!(change("load-balancer.web")["held_back"]
+        .as_str()
+        .unwrap()
+        .contains("next window opens Sat 2026-11-28 02:00 Europe/Zurich"));
+    assert_eq!(
+        change("load-balancer.api")["window"],
+        serde_json::json!({"now": true})
+    );
+    assert!(change("load-balancer.api").get("held_back").is_none());
+
+    let text = project.run(&["plan", "--now", FRIDAY_NOON]);
+    assert_eq!(text.code, 0, "{text:?}");
+    assert!(
+        text.stdout.contains(
+            "    ! held back: pool-recreate is above what apply may do now (minimal); next window opens Sat 2026-11-28 02:00 Europe/Zurich (in 14 hours)"
+        ),
+        "{text:?}"
+    );
+    assert!(
+        text.stdout
+            .contains("! apply will hold back 1 of 2 changes (load-balancer.web) and do the rest."),
+        "{text:?}"
+    );
+
+    // Inside the window, nothing waits.
+    let inside = project.plan(&["--now", SATURDAY_0230]);
+    assert!(inside["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["window"]["now"] == true && c.get("held_back").is_none()));
+}
+
+#[test]
+fn without_a_maintenance_table_the_plan_has_no_window_entries() {
+    let project = applied();
+    let text = config("source_ip", "\"10.0.0.21\"");
+    let start = text.find("[maintenance]").unwrap();
+    let end = text.find("[load-balancer.web]").unwrap();
+    project.config(&format!("{}{}", &text[..start], &text[end..]));
+    let plan = project.plan(&["--now", FRIDAY_NOON]);
+    let web = &plan["changes"][1];
+    assert_eq!(web["address"], "load-balancer.web", "{plan:#}");
+    assert!(web.get("window").is_none(), "{plan:#}");
+    assert!(web.get("held_back").is_none(), "{plan:#}");
 }

@@ -79,7 +79,7 @@ fn a_window_too_short_for_the_measured_duration_holds_the_change_back() {
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
         out.stderr.contains(
-            "held back: load-balancer.api (minimal): it took up to 600.0 s in the last 1 run(s) and would outlast the open window"
+            "held back: load-balancer.api (minimal): it took up to 600.0 s in the last 1 run and would outlast the open window"
         ),
         "{out:?}"
     );

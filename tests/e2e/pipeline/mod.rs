@@ -1,12 +1,13 @@
 //! The pipeline, whichever cloud it drives (here mostly the embedded cloudscale): the command
-//! line, colour, saved plans, locking, maintenance windows, verification and measured
-//! durations, drift reports, the state in PostgreSQL, `sim serve`, the examples in place, and
-//! the crate layering.
+//! line, colour, saved plans, what apply holds back, locking, maintenance windows,
+//! verification and measured durations, drift reports, the state in PostgreSQL, `sim serve`,
+//! the examples in place, and the crate layering.
 
 pub mod cli;
 pub mod colour;
 pub mod drift_reports;
 pub mod examples_in_place;
+pub mod held_back;
 pub mod layering;
 pub mod locking;
 pub mod maintenance_windows;

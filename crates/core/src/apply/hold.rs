@@ -1,198 +1,184 @@
-//! Which changes the maintenance policy lets apply perform now, and which it holds back.
+//! Which changes apply holds back, and why: a change refused on its own — forbidden and not
+//! named with `--replace`/`--allow-delete`, excluded with `--exclude`, or not allowed by the
+//! maintenance policy now — and everything that would have to run after it (see
+//! [`super::waves::precedence`]). Nothing else: apply does the rest. Pure; `plan` shows the
+//! same list that `apply` then holds back.
 
-use std::time::Duration;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt;
 
-use jiff::Timestamp;
-
-use super::window::MaintenancePolicy;
-use crate::model::Impact;
-use crate::plan::durations::{seconds, Durations};
+use super::waves::precedence;
+use super::window_check::{WindowCheck, WindowHold};
+use crate::model::{Address, Impact};
 use crate::plan::{Action, Plan, ResourceChange};
+
+/// Why a change is held back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeldReason {
+    /// Named with `--exclude`.
+    Excluded,
+    /// Forbidden and not named: the attribute paths that make it so, and the flag that would
+    /// allow it (`--replace load-balancer.shop`).
+    Forbidden { paths: Vec<String>, flag: String },
+    /// Not allowed by the maintenance policy now.
+    Window(WindowHold),
+    /// It depends on this change, which is held back.
+    DependsOn(Address),
+    /// A delete that must wait for this dependent's delete, which is held back (a cluster is
+    /// deleted only once its load balancers are gone).
+    NeededBy(Address),
+}
+
+impl fmt::Display for HeldReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeldReason::Excluded => write!(f, "excluded with --exclude"),
+            HeldReason::Forbidden { paths, flag } => {
+                write!(
+                    f,
+                    "forbidden: {}; name it with {flag} to do it anyway",
+                    paths.join(", ")
+                )
+            }
+            HeldReason::Window(hold) => write!(f, "{hold}"),
+            HeldReason::DependsOn(held) => write!(f, "depends on {held}, held back"),
+            HeldReason::NeededBy(held) => {
+                write!(f, "{held} depends on it and is held back, so it stays")
+            }
+        }
+    }
+}
 
 /// A change apply does not perform now, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Held {
-    pub address: String,
+    pub address: Address,
     pub impact: Impact,
-    pub reason: String,
+    pub reason: HeldReason,
 }
 
-/// How long a change keeps its resource disturbed: its downtime estimate's worst case.
-pub fn estimated_duration(change: &ResourceChange) -> Duration {
-    Duration::from_secs(change.downtime().max.into())
+/// A plan split into what apply performs and what it holds back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HoldBack {
+    /// The plan without the changes held back (no-ops included: apply records them).
+    pub runnable: Plan,
+    /// In the plan's order.
+    pub held: Vec<Held>,
 }
 
-/// How long a change needs in a window, and how that was found: the slowest recent runs of its
-/// operations once every kind among them was measured, the estimate otherwise.
-pub fn window_duration(change: &ResourceChange, durations: &Durations) -> (Duration, String) {
-    match durations.of_change(change) {
-        Some(measured) => (
-            Duration::from_millis(measured.worst_ms),
-            format!(
-                "it took up to {} in the last {} run(s)",
-                seconds(measured.worst_ms),
-                measured.runs
-            ),
-        ),
-        None => (
-            estimated_duration(change),
-            format!("it may take up to {}", change.downtime()),
-        ),
+/// The paths of the attributes that make a change forbidden ("removed from the config" for
+/// the whole resource).
+pub fn forbidden_paths(change: &ResourceChange) -> Vec<String> {
+    change
+        .attributes
+        .iter()
+        .filter(|a| a.impact == Impact::Forbidden)
+        .map(|a| match a.path.as_str() {
+            "" if change.action == Action::Delete => "removed from the config".to_string(),
+            "" => "the whole resource".to_string(),
+            path => path.to_string(),
+        })
+        .collect()
+}
+
+/// Why `change` is refused on its own, if it is: excluded, forbidden, or outside the window.
+fn own_reason(
+    change: &ResourceChange,
+    excluded: &[Address],
+    window: &WindowCheck,
+) -> Option<HeldReason> {
+    if change.action == Action::NoOp {
+        return None;
     }
+    if excluded.contains(&change.address) {
+        return Some(HeldReason::Excluded);
+    }
+    forbidden(change).or_else(|| window.check(change).map(HeldReason::Window))
 }
 
-/// Splits `plan` into the changes the policy allows at `now` and those it holds back: a change
-/// above the class allowed now, or one that needs the open window but would outlast it (by
-/// its measured duration once there is one, `durations`). Each change is a whole resource, so
-/// what remains can be applied on its own.
+/// Why apply holds back a forbidden change nobody named, with the flag that would allow it.
+pub fn forbidden(change: &ResourceChange) -> Option<HeldReason> {
+    if !change.is_refused() {
+        return None;
+    }
+    let flag = match change.action {
+        Action::Delete => "--allow-delete",
+        _ => "--replace",
+    };
+    Some(HeldReason::Forbidden {
+        paths: forbidden_paths(change),
+        flag: format!("{flag} {}", change.address),
+    })
+}
+
+/// Splits `plan`: each change refused on its own (see [`own_reason`]) is held back, and so is
+/// every change that must run after one held back, transitively — by `depends_on` (what a
+/// resource needs, as apply orders by it): a dependent after what it depends on, and, for
+/// deletes, a dependency after its dependents.
 pub fn hold_back(
     plan: &Plan,
-    policy: &MaintenancePolicy,
-    now: Timestamp,
-    durations: &Durations,
-) -> (Plan, Vec<Held>) {
-    let allowed = policy.allowed_at(now);
-    let mut runnable = Plan::default();
-    let mut held = Vec::new();
+    excluded: &[Address],
+    window: &WindowCheck,
+    depends_on: impl Fn(&Address) -> Vec<Address>,
+) -> HoldBack {
+    let mut reasons: BTreeMap<Address, HeldReason> = BTreeMap::new();
+    let mut queue: VecDeque<Address> = VecDeque::new();
     for change in &plan.changes {
-        let impact = change.impact();
-        let reason = if change.action == Action::NoOp || change.requested {
-            None
-        } else if impact > allowed {
-            Some(format!(
-                "{impact} is above what apply may do now ({allowed}); {}",
-                policy.describe_next(now)
-            ))
-        } else if impact > policy.outside_window() {
-            let (needs, how_long) = window_duration(change, durations);
-            (!policy.fits(now, needs)).then(|| {
-                format!(
-                    "{how_long} and would outlast the open window; {}",
-                    policy.describe_next(now)
-                )
-            })
-        } else {
-            None
-        };
-        match reason {
-            Some(reason) => held.push(Held {
-                address: change.address.to_string(),
-                impact,
-                reason,
-            }),
-            None => runnable.changes.push(change.clone()),
+        if let Some(reason) = own_reason(change, excluded, window) {
+            reasons.insert(change.address.clone(), reason);
+            queue.push_back(change.address.clone());
         }
     }
-    (runnable, held)
+    let changing: Vec<&ResourceChange> = plan
+        .changes
+        .iter()
+        .filter(|c| c.action != Action::NoOp)
+        .collect();
+    let before = precedence(&changing, &depends_on);
+    let after = followers(&before);
+    while let Some(held) = queue.pop_front() {
+        for &follower in after.get(&held).into_iter().flatten() {
+            if reasons.contains_key(follower) {
+                continue;
+            }
+            let reason = if depends_on(follower).contains(&held) {
+                HeldReason::DependsOn(held.clone())
+            } else {
+                HeldReason::NeededBy(held.clone())
+            };
+            reasons.insert(follower.clone(), reason);
+            queue.push_back(follower.clone());
+        }
+    }
+    split(plan, reasons)
+}
+
+/// `before` turned round: for each change, what may only start once it has finished.
+fn followers(before: &BTreeMap<Address, Vec<Address>>) -> BTreeMap<&Address, BTreeSet<&Address>> {
+    let mut after: BTreeMap<&Address, BTreeSet<&Address>> = BTreeMap::new();
+    for (then, firsts) in before {
+        for first in firsts {
+            after.entry(first).or_default().insert(then);
+        }
+    }
+    after
+}
+
+fn split(plan: &Plan, mut reasons: BTreeMap<Address, HeldReason>) -> HoldBack {
+    let mut result = HoldBack::default();
+    for change in &plan.changes {
+        match reasons.remove(&change.address) {
+            Some(reason) => result.held.push(Held {
+                address: change.address.clone(),
+                impact: change.impact(),
+                reason,
+            }),
+            None => result.runnable.changes.push(change.clone()),
+        }
+    }
+    result
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::Maintenance;
-    use crate::model::{Address, Downtime, ResourceKind};
-    use crate::plan::AttributeChange;
-
-    fn policy() -> MaintenancePolicy {
-        MaintenancePolicy::new(&Maintenance {
-            timezone: "Europe/Zurich".into(),
-            windows: vec!["Sat 02:00-05:00".into()],
-            outside_window: Impact::Minimal,
-            inside_window: Impact::PoolRecreate,
-        })
-        .unwrap()
-    }
-
-    fn change(name: &str, impact: Impact, downtime: Downtime) -> ResourceChange {
-        let mut change = ResourceChange::no_op(
-            Address::new(ResourceKind::LoadBalancer, name),
-            "cloudscale",
-            None,
-        );
-        change.action = Action::Update;
-        change.attributes.push(AttributeChange {
-            path: "x".into(),
-            before: serde_json::Value::Null,
-            after: serde_json::Value::Null,
-            impact,
-            reason: String::new(),
-            downtime,
-            group: "g".into(),
-        });
-        change
-    }
-
-    fn plan() -> Plan {
-        Plan {
-            changes: vec![
-                change("calm", Impact::Minimal, Downtime::new(0, 5)),
-                change("pools", Impact::PoolRecreate, Downtime::new(60, 120)),
-            ],
-        }
-    }
-
-    fn at(time: &str) -> Timestamp {
-        time.parse().unwrap()
-    }
-
-    fn none() -> Durations {
-        Durations::default()
-    }
-
-    #[test]
-    fn outside_a_window_disruptive_changes_wait_for_it() {
-        // Friday noon in Zurich.
-        let (runnable, held) = hold_back(&plan(), &policy(), at("2026-11-27T11:00:00Z"), &none());
-        assert_eq!(runnable.changes.len(), 1);
-        assert_eq!(held[0].address, "load-balancer.pools");
-        assert!(
-            held[0]
-                .reason
-                .contains("next window opens Sat 2026-11-28 02:00"),
-            "{}",
-            held[0].reason
-        );
-    }
-
-    #[test]
-    fn inside_a_window_they_run_if_they_fit() {
-        // Saturday 03:00 Zurich: two hours of window left.
-        let (runnable, held) = hold_back(&plan(), &policy(), at("2026-11-28T02:00:00Z"), &none());
-        assert_eq!((runnable.changes.len(), held.len()), (2, 0));
-        // Saturday 04:59 Zurich: a minute left, a pool recreation may take two.
-        let (runnable, held) = hold_back(&plan(), &policy(), at("2026-11-28T03:59:00Z"), &none());
-        assert_eq!((runnable.changes.len(), held.len()), (1, 1));
-        assert!(held[0].reason.contains("outlast"));
-    }
-
-    #[test]
-    fn a_measured_duration_wins_over_the_estimate() {
-        // Saturday 04:58 Zurich: two minutes left, a pool recreation is estimated at two.
-        let now = at("2026-11-28T03:58:00Z");
-        let mut plan = plan();
-        plan.changes[1].operations = vec![crate::plan::Operation::new(
-            "cloudscale",
-            &serde_json::json!({"op": "delete-pool", "pool": "tcp"}),
-        )];
-        let (_, held) = hold_back(&plan, &policy(), now, &none());
-        assert!(held.is_empty(), "the estimate fits");
-        let mut slow = none();
-        slow.record("cloudscale/delete-pool", Duration::from_secs(150));
-        let (_, held) = hold_back(&plan, &policy(), now, &slow);
-        assert_eq!(held.len(), 1);
-        assert!(
-            held[0]
-                .reason
-                .starts_with("it took up to 150.0 s in the last 1 run(s) and would outlast"),
-            "{}",
-            held[0].reason
-        );
-        let mut fast = none();
-        fast.record("cloudscale/delete-pool", Duration::from_secs(3));
-        let (_, held) = hold_back(&plan, &policy(), at("2026-11-28T03:59:30Z"), &fast);
-        assert!(
-            held.is_empty(),
-            "30 s left: the estimate would not fit, 3 s does"
-        );
-    }
-}
+#[path = "hold_tests.rs"]
+mod tests;

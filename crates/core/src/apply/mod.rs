@@ -4,11 +4,14 @@
 
 pub mod hold;
 pub mod progress;
+#[cfg(test)]
+pub(crate) mod test_changes;
 mod timing;
 mod waves;
 pub mod window;
+pub mod window_check;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -68,21 +71,26 @@ impl ApplyReport {
 pub fn refusals(plan: &Plan) -> Vec<String> {
     plan.refused()
         .map(|change| {
-            let paths: Vec<&str> = change
-                .attributes
-                .iter()
-                .filter(|a| a.impact == crate::model::Impact::Forbidden)
-                .map(|a| {
-                    if a.path.is_empty() {
-                        "removed from the config"
-                    } else {
-                        a.path.as_str()
-                    }
-                })
-                .collect();
-            format!("{} ({})", change.address, paths.join(", "))
+            format!(
+                "{} ({})",
+                change.address,
+                hold::forbidden_paths(change).join(", ")
+            )
         })
         .collect()
+}
+
+/// What apply holds back of `plan` in this workspace (see [`hold::hold_back`]): by the
+/// dependencies apply orders by, so that what is held back is exactly what could not run.
+pub fn hold_back(
+    workspace: &Workspace,
+    plan: &Plan,
+    excluded: &[crate::model::Address],
+    window: &window_check::WindowCheck,
+) -> hold::HoldBack {
+    hold::hold_back(plan, excluded, window, |address| {
+        order_dependencies(workspace, address)
+    })
 }
 
 /// Whether running the change changes anything: cloud calls, or a state entry to record.
@@ -128,24 +136,38 @@ pub async fn run(
         .start_journal()
         .map_err(WorkspaceError::from)?
         .observed_by(operation_events(progress.clone(), timings.clone()));
-    let waves = waves::waves(&work, |address| order_dependencies(workspace, address));
-    let mut failed_addresses: Vec<crate::model::Address> = Vec::new();
+    let order = |address: &crate::model::Address| order_dependencies(workspace, address);
+    let before = waves::precedence(&work, order);
+    let waves = waves::waves(&work, order);
+    let mut failed_addresses: BTreeSet<crate::model::Address> = BTreeSet::new();
+    let mut left_addresses: BTreeSet<crate::model::Address> = BTreeSet::new();
     for wave in waves {
         let ws: &Workspace = workspace;
         let journal = &journal;
         let progress = &progress;
         let timings = &timings;
-        let (blocked, runnable): (Vec<_>, Vec<_>) = wave.into_iter().partition(|change| {
-            dependencies(ws, &change.address)
-                .iter()
-                .any(|d| failed_addresses.contains(d))
-        });
-        for change in blocked {
-            failed_addresses.push(change.address.clone());
-            failed.push(ProviderError::new(
-                &change.address,
-                "not applied: a resource it depends on failed",
-            ));
+        let mut runnable = Vec::new();
+        for change in wave {
+            let first = before.get(&change.address).into_iter().flatten();
+            let (failed_first, left_first) = first.fold((false, false), |(f, l), a| {
+                (
+                    f || failed_addresses.contains(a),
+                    l || left_addresses.contains(a),
+                )
+            });
+            if failed_first {
+                failed_addresses.insert(change.address.clone());
+                failed.push(ProviderError::new(
+                    &change.address,
+                    "not applied: a resource it must follow failed",
+                ));
+            } else if left_first {
+                // What it must follow was left for later: so is it.
+                left_addresses.insert(change.address.clone());
+                report.left.push(change.address.to_string());
+            } else {
+                runnable.push(change);
+            }
         }
         let mut results = futures::stream::iter(runnable)
             .map(|change| async move {
@@ -172,7 +194,10 @@ pub async fn run(
             .buffer_unordered(parallelism.max(1));
         while let Some((change, result)) = results.next().await {
             match result {
-                None => report.left.push(change.address.to_string()),
+                None => {
+                    left_addresses.insert(change.address.clone());
+                    report.left.push(change.address.to_string());
+                }
                 Some(Ok(Applied {
                     entry,
                     verification,
@@ -199,7 +224,7 @@ pub async fn run(
                         left.depends_on = dependencies(ws, &change.address);
                         record(&mut state, change, Some(left));
                     }
-                    failed_addresses.push(change.address.clone());
+                    failed_addresses.insert(change.address.clone());
                     failed.push(e);
                 }
             }

@@ -14,45 +14,50 @@ pub fn waves<'a>(
     work: &[&'a ResourceChange],
     depends_on: impl Fn(&Address) -> Vec<Address>,
 ) -> Vec<Vec<&'a ResourceChange>> {
+    layer(work, &precedence(work, depends_on))
+}
+
+/// What must finish before each change of `work` starts: what it depends on, for a create or
+/// update; for a delete the other way round, its dependents (a cluster goes only once its load
+/// balancers are gone). Apply orders by it, and holds back by it: what comes after a change
+/// held back cannot run.
+pub fn precedence(
+    work: &[&ResourceChange],
+    depends_on: impl Fn(&Address) -> Vec<Address>,
+) -> BTreeMap<Address, Vec<Address>> {
     let planned: BTreeSet<&Address> = work.iter().map(|c| &c.address).collect();
     let deleted: BTreeSet<&Address> = work
         .iter()
         .filter(|c| c.action == Action::Delete)
         .map(|c| &c.address)
         .collect();
-    // before[x] = what must finish before x starts.
-    let mut before: BTreeMap<&Address, Vec<Address>> = BTreeMap::new();
+    let mut before: BTreeMap<Address, Vec<Address>> = BTreeMap::new();
     for change in work {
         for dependency in depends_on(&change.address) {
             if !planned.contains(&dependency) {
                 continue;
             }
             if deleted.contains(&change.address) {
-                // A dependent is deleted first: a cluster goes only once its load balancers
-                // are gone.
                 before
-                    .entry(planned_ref(&planned, &dependency))
+                    .entry(dependency)
                     .or_default()
                     .push(change.address.clone());
             } else {
-                before.entry(&change.address).or_default().push(dependency);
+                before
+                    .entry(change.address.clone())
+                    .or_default()
+                    .push(dependency);
             }
         }
     }
-    layer(work, &before)
-}
-
-fn planned_ref<'a>(planned: &BTreeSet<&'a Address>, address: &Address) -> &'a Address {
-    planned
-        .get(address)
-        .expect("only planned dependencies get edges")
+    before
 }
 
 /// Kahn's algorithm by levels; a cycle (which config validation prevents) ends up in one last
 /// wave rather than being dropped.
 fn layer<'a>(
     work: &[&'a ResourceChange],
-    before: &BTreeMap<&Address, Vec<Address>>,
+    before: &BTreeMap<Address, Vec<Address>>,
 ) -> Vec<Vec<&'a ResourceChange>> {
     let mut done: BTreeSet<&Address> = BTreeSet::new();
     let mut left: Vec<&'a ResourceChange> = work.to_vec();

@@ -115,13 +115,25 @@ impl MaintenancePolicy {
         Some(start.to_zoned(schedule.zone.clone()))
     }
 
-    /// Whether work estimated to take `duration` starting at `now` ends before the open window
-    /// closes. Always true for the unrestricted policy; false when no window is open.
     /// The highest class apply may perform when no window is open.
     pub fn outside_window(&self) -> Impact {
         self.schedule.as_ref().map_or(UNRESTRICTED, |s| s.outside)
     }
 
+    /// The highest class apply may perform at all: inside a window, or at any time without
+    /// a `[maintenance]` table.
+    pub fn inside_window(&self) -> Impact {
+        self.schedule.as_ref().map_or(UNRESTRICTED, |s| s.inside)
+    }
+
+    /// Whether the config has a `[maintenance]` table (the plan then says, per change, what
+    /// it allows).
+    pub fn has_windows(&self) -> bool {
+        self.schedule.is_some()
+    }
+
+    /// Whether work estimated to take `duration` starting at `now` ends before the open window
+    /// closes. Always true for the unrestricted policy; false when no window is open.
     pub fn fits(&self, now: Timestamp, duration: Duration) -> bool {
         if self.schedule.is_none() {
             return true;

@@ -24,6 +24,10 @@ pub struct PlanRequest {
     pub targets: Vec<Address>,
     pub replace: Vec<Address>,
     pub allow_delete: Vec<Address>,
+    /// `--exclude`: held back by apply. Left out of the file when empty, so a plan saved
+    /// before exclusions existed still matches its checksum.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<Address>,
 }
 
 /// Which state the plan was made against.
@@ -283,6 +287,25 @@ mod tests {
         let file = PlanFile::read(&path).unwrap();
         assert_eq!(file.checksum, written.checksum);
         file.check_fresh(&plan).unwrap();
+    }
+
+    #[test]
+    fn exclusions_are_saved_and_a_file_without_them_reads_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plan.json");
+        let request = PlanRequest {
+            exclude: vec!["load-balancer.x".parse().unwrap()],
+            ..PlanRequest::default()
+        };
+        PlanFile::new(Plan::default(), request.clone(), state())
+            .write(&path)
+            .unwrap();
+        assert_eq!(PlanFile::read(&path).unwrap().request, request);
+        // A file written before `exclude` existed: no such key, and its checksum holds.
+        let older = saved(dir.path());
+        let text = std::fs::read_to_string(&older).unwrap();
+        assert!(!text.contains("exclude"), "{text}");
+        assert!(PlanFile::read(&older).unwrap().request.exclude.is_empty());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! own formats, in `drift/`.
 
 mod drift;
+mod held;
 mod text;
 mod view;
 mod words;

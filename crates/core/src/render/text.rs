@@ -115,17 +115,8 @@ fn render_change(out: &mut String, paint: &Painter, change: &ChangeView) {
             let _ = writeln!(out, "      {:>2}. {op}", i + 1);
         }
     }
-    if change.refused {
-        let _ = writeln!(
-            out,
-            "    ! apply refuses this; name it with --{} {} to do it anyway",
-            if change.action == Action::Delete {
-                "allow-delete"
-            } else {
-                "replace"
-            },
-            change.address
-        );
+    if let Some(line) = super::held::held_line(change) {
+        let _ = writeln!(out, "{line}");
     }
     out.push('\n');
 }
@@ -237,18 +228,7 @@ fn render_summary(out: &mut String, paint: &Painter, view: &PlanView) {
         String::new()
     };
     let _ = writeln!(out, "Impact: {}{downtime}.", paint.impact(view.impact));
-    let refused: Vec<&str> = view
-        .changes
-        .iter()
-        .filter(|c| c.refused)
-        .map(|c| c.address.as_str())
-        .collect();
-    if !refused.is_empty() {
-        let _ = writeln!(
-            out,
-            "! apply will refuse this plan: {} changes to {}.",
-            paint.impact(Impact::Forbidden),
-            refused.join(", ")
-        );
+    if let Some(line) = super::held::held_summary(view) {
+        let _ = writeln!(out, "{line}");
     }
 }

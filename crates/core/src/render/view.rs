@@ -51,13 +51,17 @@ pub struct ChangeView {
     /// then a floating IP moved): each with its own downtime. Empty when there is one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub downtime_adds_up: Vec<DowntimeStep>,
-    /// A forbidden change nobody asked for by name: apply refuses the plan.
+    /// A forbidden change nobody asked for by name: apply holds it back (`held_back`).
     pub refused: bool,
     pub attributes: Vec<AttributeView>,
     pub operations: Vec<String>,
     /// How long its operations took in recent applies, once each kind has been measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub measured_duration: Option<Measured>,
+    /// Why apply holds it back (forbidden, excluded, outside the window, or after a change
+    /// held back); `None` when apply does it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_back: Option<String>,
     /// Whether apply may do it at the plan's clock under the maintenance policy (`None` for a
     /// no-op, or where no policy was consulted).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -161,6 +165,7 @@ impl ChangeView {
                 .collect(),
             operations: change.operations.iter().map(|o| o.to_string()).collect(),
             measured_duration: None,
+            held_back: super::held::refused(change),
             window: None,
         }
     }
