@@ -343,9 +343,10 @@ impl CloudscaleProvider {
         live: &Live,
         spec: &CloudscaleLoadBalancerSpec,
         prior: Option<&CloudscaleLoadBalancerSpec>,
+        nodes: Nodes,
     ) -> Result<ResourceChange, ProviderError> {
         let address = target.address;
-        let view = self.view(live, address, spec, Nodes::Planned)?;
+        let view = self.view(live, address, spec, nodes)?;
         super::ccm::plan::plan(&super::ccm::plan::CcmInput {
             address,
             spec,
@@ -486,39 +487,20 @@ impl CloudscaleProvider {
         })
     }
 
-    /// Controller mode drift: the managed parts of the Service changed behind skyplan's back.
+    /// Controller mode drift: what a plan of the applied spec would do on the live state — the
+    /// same prediction and classification as `plan` (`compare_ccm`), so drift says exactly what
+    /// restoring the applied Service does, on the cluster as it is (no node policy applied).
     fn drift_ccm(
         &self,
         target: &Target,
         live: &Live,
         applied: &CloudscaleLoadBalancerSpec,
     ) -> Result<DriftCheck, ProviderError> {
-        let Some(Ok(view)) = live.views.get(target.address) else {
-            return Err(error(
-                target.address,
-                "the cluster was not read for this load balancer",
-            ));
-        };
-        let Some(live) = &view.service else {
+        if live.view(target.address)?.service.is_none() {
             return Ok(DriftCheck::Missing);
-        };
-        let rule = super::ccm::impact::rule(super::ccm::impact::Change::ServiceWritten);
-        let changes = super::ccm::service::service_changes(applied, live)
-            .into_iter()
-            .map(|c| skyplan_core::plan::AttributeChange {
-                reason: format!(
-                    "the Service was changed outside skyplan; writing it again: {}",
-                    rule.happens
-                ),
-                path: c.path,
-                before: c.before,
-                after: c.after,
-                impact: rule.impact,
-                downtime: rule.downtime,
-                group: "service".into(),
-            })
-            .collect();
-        Ok(DriftCheck::Compared(changes))
+        }
+        let change = self.compare_ccm(target, live, applied, Some(applied), Nodes::Live)?;
+        Ok(DriftCheck::Compared(change.attributes))
     }
 }
 
@@ -687,7 +669,7 @@ impl CloudscaleProvider {
         let address = target.address;
         let resolved = match spec {
             Some(spec) if spec.binding.as_ref().is_some_and(|b| b.mode == LbMode::Ccm) => {
-                return self.compare_ccm(target, live, spec, prior);
+                return self.compare_ccm(target, live, spec, prior, Nodes::Planned);
             }
             Some(spec) if spec.binding.is_some() => {
                 let nodes = match purpose {

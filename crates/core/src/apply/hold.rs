@@ -118,6 +118,7 @@ mod tests {
             reason: String::new(),
             downtime,
             group: "g".into(),
+            effects: Vec::new(),
         });
         change
     }

@@ -198,6 +198,7 @@ fn attribute(finding: &Finding) -> AttributeChange {
         reason: format!("{}: {}{}", finding.object, rule.happens, finding.note),
         downtime: rule.downtime,
         group: finding.object.clone(),
+        effects: Vec::new(),
     }
 }
 
