@@ -343,10 +343,9 @@ impl CloudscaleProvider {
         live: &Live,
         spec: &CloudscaleLoadBalancerSpec,
         prior: Option<&CloudscaleLoadBalancerSpec>,
-        nodes: Nodes,
     ) -> Result<ResourceChange, ProviderError> {
         let address = target.address;
-        let view = self.view(live, address, spec, nodes)?;
+        let view = self.view(live, address, spec, Nodes::Planned)?;
         super::ccm::plan::plan(&super::ccm::plan::CcmInput {
             address,
             spec,
@@ -487,20 +486,25 @@ impl CloudscaleProvider {
         })
     }
 
-    /// Controller mode drift: what a plan of the applied spec would do on the live state — the
-    /// same prediction and classification as `plan` (`compare_ccm`), so drift says exactly what
-    /// restoring the applied Service does, on the cluster as it is (no node policy applied).
+    /// Controller mode drift: `ccm::plan::drift`, the plan of the applied spec on the cluster
+    /// as it is (no node policy applied).
     fn drift_ccm(
         &self,
         target: &Target,
         live: &Live,
         applied: &CloudscaleLoadBalancerSpec,
     ) -> Result<DriftCheck, ProviderError> {
-        if live.view(target.address)?.service.is_none() {
-            return Ok(DriftCheck::Missing);
-        }
-        let change = self.compare_ccm(target, live, applied, Some(applied), Nodes::Live)?;
-        Ok(DriftCheck::Compared(change.attributes))
+        let address = target.address;
+        let view = self.view(live, address, applied, Nodes::Live)?;
+        super::ccm::plan::drift(&super::ccm::plan::CcmInput {
+            address,
+            spec: applied,
+            prior: Some(applied),
+            view: &view,
+            servers: &live.servers,
+            snapshot: &live.snapshot,
+        })
+        .map_err(|e| error(address, e))
     }
 }
 
@@ -669,7 +673,7 @@ impl CloudscaleProvider {
         let address = target.address;
         let resolved = match spec {
             Some(spec) if spec.binding.as_ref().is_some_and(|b| b.mode == LbMode::Ccm) => {
-                return self.compare_ccm(target, live, spec, prior, Nodes::Planned);
+                return self.compare_ccm(target, live, spec, prior);
             }
             Some(spec) if spec.binding.is_some() => {
                 let nodes = match purpose {

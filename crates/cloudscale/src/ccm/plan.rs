@@ -22,6 +22,7 @@ use super::service::{desired_body, service_changes, ServiceChange};
 use crate::spec::CloudscaleLoadBalancerSpec;
 use skyplan_core::model::Address;
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
+use skyplan_core::provider::DriftCheck;
 
 pub struct CcmInput<'a> {
     pub address: &'a Address,
@@ -71,7 +72,7 @@ pub fn plan(input: &CcmInput) -> Result<ResourceChange, String> {
     });
     let pending = members_pending(input, writes);
     for (attribute, row) in direct.attributes.into_iter().zip(rows) {
-        let change = controller_row(row, input, &attribute, pending);
+        let change = controller_row(row, &out.written, &attribute, pending);
         out.reclassify(attribute, change);
     }
     out.actions.extend(
@@ -91,6 +92,16 @@ pub fn plan(input: &CcmInput) -> Result<ResourceChange, String> {
         (Some(_), false) => Action::Update,
     };
     Ok(out.finish(input, binding, writes, action))
+}
+
+/// Drift in controller mode: each difference between the live state and the applied spec
+/// (`input.spec`, also its `prior`), read as `plan` reads it — the same prediction and
+/// classification, so drift says exactly what restoring the applied Service does.
+pub fn drift(input: &CcmInput) -> Result<DriftCheck, String> {
+    if input.view.service.is_none() {
+        return Ok(DriftCheck::Missing);
+    }
+    plan(input).map(|change| DriftCheck::Compared(change.attributes))
 }
 
 /// A controller-mode load balancer removed from the config (`applied` is its last applied
@@ -149,16 +160,20 @@ pub fn removed(
     }
 }
 
-/// A change the diff found, as the CCM carries it out.
+/// A change the diff found, as the CCM carries it out. A member difference is the
+/// node-selector's when the write changes that annotation (in a plan or a drift check alike:
+/// what the live Service says against what is written).
 fn controller_row(
     row: Direct,
-    input: &CcmInput,
+    written: &[ServiceChange],
     attribute: &AttributeChange,
     pending: bool,
 ) -> Change {
-    let selector_changed = input
-        .prior
-        .is_some_and(|p| p.node_selector != input.spec.node_selector);
+    let selector = format!(
+        "service.annotations.{}node-selector",
+        super::annotations::PREFIX
+    );
+    let selector_changed = written.iter().any(|c| c.path == selector);
     match row {
         Direct::MembersChanged if pending => Change::NodeLabelsPending,
         Direct::MembersChanged if selector_changed => Change::NodeSelector,
@@ -284,3 +299,7 @@ impl Outcome {
 #[cfg(test)]
 #[path = "plan_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "drift_tests.rs"]
+mod drift_tests;
