@@ -111,7 +111,7 @@ pub fn plan(input: &CcmPlanInput) -> ResourceChange {
     }
     operations.extend(
         prediction
-            .actions
+            .actions()
             .into_iter()
             .map(|action| crate::ops::planned(Op::Ccm(CcmOp::Controller { action }))),
     );
