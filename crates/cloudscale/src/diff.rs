@@ -154,6 +154,7 @@ impl Diff {
             reason,
             downtime: rule.downtime,
             group: self.within.clone().unwrap_or_else(|| object.to_string()),
+            effects: Vec::new(),
         });
     }
 

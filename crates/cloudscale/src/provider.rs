@@ -486,39 +486,25 @@ impl CloudscaleProvider {
         })
     }
 
-    /// Controller mode drift: the managed parts of the Service changed behind skyplan's back.
+    /// Controller mode drift: `ccm::plan::drift`, the plan of the applied spec on the cluster
+    /// as it is (no node policy applied).
     fn drift_ccm(
         &self,
         target: &Target,
         live: &Live,
         applied: &CloudscaleLoadBalancerSpec,
     ) -> Result<DriftCheck, ProviderError> {
-        let Some(Ok(view)) = live.views.get(target.address) else {
-            return Err(error(
-                target.address,
-                "the cluster was not read for this load balancer",
-            ));
-        };
-        let Some(live) = &view.service else {
-            return Ok(DriftCheck::Missing);
-        };
-        let rule = super::ccm::impact::rule(super::ccm::impact::Change::ServiceWritten);
-        let changes = super::ccm::service::service_changes(applied, live)
-            .into_iter()
-            .map(|c| skyplan_core::plan::AttributeChange {
-                reason: format!(
-                    "the Service was changed outside skyplan; writing it again: {}",
-                    rule.happens
-                ),
-                path: c.path,
-                before: c.before,
-                after: c.after,
-                impact: rule.impact,
-                downtime: rule.downtime,
-                group: "service".into(),
-            })
-            .collect();
-        Ok(DriftCheck::Compared(changes))
+        let address = target.address;
+        let view = self.view(live, address, applied, Nodes::Live)?;
+        super::ccm::plan::drift(&super::ccm::plan::CcmInput {
+            address,
+            spec: applied,
+            prior: Some(applied),
+            view: &view,
+            servers: &live.servers,
+            snapshot: &live.snapshot,
+        })
+        .map_err(|e| error(address, e))
     }
 }
 

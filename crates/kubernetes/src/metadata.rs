@@ -251,6 +251,7 @@ fn entry(
         reason,
         downtime: row.downtime,
         group: format!("node {}", facts.name),
+        effects: Vec::new(),
     }
 }
 

@@ -286,6 +286,7 @@ fn plan_cluster(target: &Target<'_>) -> ResourceChange {
             reason: row.happens.to_string(),
             downtime: row.downtime,
             group: String::new(),
+            effects: Vec::new(),
         });
     }
     change

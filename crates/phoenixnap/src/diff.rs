@@ -497,6 +497,7 @@ pub fn service_deleted(prior: &AppliedBlock) -> AttributeChange {
         reason: format!("{}: {}", row.what, row.happens),
         downtime: row.downtime,
         group: "block".into(),
+        effects: Vec::new(),
     }
 }
 
@@ -572,6 +573,7 @@ fn to_change(input: &PlanInput<'_>, found: Found, record: Option<plan::Record>) 
                 reason: format!("{}: {}", row.what, row.happens),
                 downtime: row.downtime,
                 group: "block".into(),
+                effects: Vec::new(),
             }
         })
         .collect();

@@ -6,7 +6,9 @@
 
 pub mod annotations;
 pub mod apply;
+pub mod causes;
 pub mod impact;
+pub mod order;
 pub mod plan;
 pub mod predict;
 pub mod service;

@@ -1,9 +1,9 @@
 //! A controller-mode plan: the Service write, and the CCM's predicted effect classified by the
 //! controller-mode table. The prediction reuses the cloudscale diff where the CCM's keys match
 //! it (pool by name+algorithm+protocol, member by everything, listener by name+protocol+port,
-//! monitor by type+HTTP version) and re-reads each of its rows as what the CCM does.
-
-use std::collections::BTreeSet;
+//! monitor by type+HTTP version) and re-reads each of its rows as what the CCM does. Each
+//! attribute is the Service field the user changes, with those predicted changes under it
+//! (`causes`); the controller's actions come in its own order (`order`).
 
 use serde_json::{json, Value};
 
@@ -14,12 +14,15 @@ use super::super::impact::Change as Direct;
 use super::super::objects::Snapshot;
 use super::super::ops::Op;
 use super::super::servers::ServerObject;
+use super::causes::{attributes, Predicted};
 use super::impact::{from_direct, rule, Change};
+use super::order::controller_order;
 use super::predict::{find_ccm_lb, node_ports_free, predicted_spec, Found, UNKNOWN_PORT};
-use super::service::{desired_body, service_changes};
+use super::service::{desired_body, service_changes, ServiceChange};
 use crate::spec::CloudscaleLoadBalancerSpec;
 use skyplan_core::model::Address;
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
+use skyplan_core::provider::DriftCheck;
 
 pub struct CcmInput<'a> {
     pub address: &'a Address,
@@ -44,6 +47,7 @@ pub fn plan(input: &CcmInput) -> Result<ResourceChange, String> {
     let mut out = Outcome::default();
     let service_diff = live_service.map(|s| service_changes(spec, s));
     let writes = service_diff.as_ref().is_none_or(|c| !c.is_empty());
+    out.written = service_diff.clone().unwrap_or_default();
     let live_lb = match find_ccm_lb(input.snapshot, live_service, &spec.name) {
         Found::OnlyUnderOldName(old) => {
             out.note(
@@ -68,37 +72,36 @@ pub fn plan(input: &CcmInput) -> Result<ResourceChange, String> {
     });
     let pending = members_pending(input, writes);
     for (attribute, row) in direct.attributes.into_iter().zip(rows) {
-        let change = controller_row(row, input, &attribute, pending);
+        let change = controller_row(row, &out.written, &attribute, pending);
         out.reclassify(attribute, change);
     }
-    if pending {
-        // The CCM is not called: no member is touched until the Service is next synced.
-        out.actions.extend(
-            ops.iter()
-                .filter(|op| !matches!(op, Op::CreateMember { .. } | Op::DeleteMember { .. }))
-                .map(action_text),
-        );
-    } else {
-        out.actions.extend(ops.iter().map(action_text));
-    }
+    out.actions.extend(
+        controller_order(&ops)
+            .into_iter()
+            // Pending: the CCM is not called, no member is touched until the Service is next
+            // synced.
+            .filter(|op| {
+                !pending || !matches!(op, Op::CreateMember { .. } | Op::DeleteMember { .. })
+            })
+            .map(action_text),
+    );
     vip_cleared(input, live_lb.is_some(), &mut out);
-    if out.attributes.is_empty() {
-        for change in service_diff.iter().flatten() {
-            out.note(
-                Change::ServiceWritten,
-                &change.path,
-                change.before.clone(),
-                change.after.clone(),
-                &format!("service {}", binding.service_ref()),
-            );
-        }
-    }
-    let action = match (live_service, out.attributes.is_empty() && !writes) {
+    let action = match (live_service, out.predicted.is_empty() && !writes) {
         (None, _) => Action::Create,
         (Some(_), true) => Action::NoOp,
         (Some(_), false) => Action::Update,
     };
     Ok(out.finish(input, binding, writes, action))
+}
+
+/// Drift in controller mode: each difference between the live state and the applied spec
+/// (`input.spec`, also its `prior`), read as `plan` reads it — the same prediction and
+/// classification, so drift says exactly what restoring the applied Service does.
+pub fn drift(input: &CcmInput) -> Result<DriftCheck, String> {
+    if input.view.service.is_none() {
+        return Ok(DriftCheck::Missing);
+    }
+    plan(input).map(|change| DriftCheck::Compared(change.attributes))
 }
 
 /// A controller-mode load balancer removed from the config (`applied` is its last applied
@@ -130,7 +133,8 @@ pub fn removed(
         &format!("service {service}"),
     );
     let flag = format!("--allow-delete {address}");
-    for attribute in &mut out.attributes {
+    let mut attributes = attributes(&[], out.predicted, &service);
+    for attribute in &mut attributes {
         attribute.reason = attribute.reason.replace("--allow-delete ADDR", &flag);
     }
     let mut operations = Vec::new();
@@ -149,23 +153,27 @@ pub fn removed(
         address: address.clone(),
         provider: PROVIDER.to_string(),
         action: Action::Delete,
-        attributes: out.attributes,
+        attributes,
         operations,
         record: None,
         requested: allow_delete,
     }
 }
 
-/// A change the diff found, as the CCM carries it out.
+/// A change the diff found, as the CCM carries it out. A member difference is the
+/// node-selector's when the write changes that annotation (in a plan or a drift check alike:
+/// what the live Service says against what is written).
 fn controller_row(
     row: Direct,
-    input: &CcmInput,
+    written: &[ServiceChange],
     attribute: &AttributeChange,
     pending: bool,
 ) -> Change {
-    let selector_changed = input
-        .prior
-        .is_some_and(|p| p.node_selector != input.spec.node_selector);
+    let selector = format!(
+        "service.annotations.{}node-selector",
+        super::annotations::PREFIX
+    );
+    let selector_changed = written.iter().any(|c| c.path == selector);
     match row {
         Direct::MembersChanged if pending => Change::NodeLabelsPending,
         Direct::MembersChanged if selector_changed => Change::NodeSelector,
@@ -214,32 +222,42 @@ fn action_text(op: &Op) -> String {
 
 #[derive(Default)]
 struct Outcome {
-    attributes: Vec<AttributeChange>,
-    /// A set: the CCM's order within a kind is not fixed (research §1.5).
-    actions: BTreeSet<String>,
+    /// The Service fields the write changes: the user's changes, the plan's attributes.
+    written: Vec<ServiceChange>,
+    /// What the CCM is predicted to change in the cloud, each listed under the field causing it.
+    predicted: Vec<Predicted>,
+    /// In the CCM's order (`order`).
+    actions: Vec<String>,
 }
 
 impl Outcome {
     fn note(&mut self, change: Change, path: &str, before: Value, after: Value, object: &str) {
         let rule = rule(change);
-        self.attributes.push(AttributeChange {
-            path: path.to_string(),
-            before,
-            after,
-            impact: rule.impact,
-            reason: format!("{object}: {}", rule.happens),
-            downtime: rule.downtime,
-            group: object.to_string(),
+        self.predicted.push(Predicted {
+            change,
+            attribute: AttributeChange {
+                path: path.to_string(),
+                before,
+                after,
+                impact: rule.impact,
+                reason: format!("{object}: {}", rule.happens),
+                downtime: rule.downtime,
+                group: object.to_string(),
+                effects: Vec::new(),
+            },
         });
     }
 
     fn reclassify(&mut self, attribute: AttributeChange, change: Change) {
         let rule = rule(change);
-        self.attributes.push(AttributeChange {
-            impact: rule.impact,
-            reason: format!("{}: {}", attribute.group, rule.happens),
-            downtime: rule.downtime,
-            ..attribute
+        self.predicted.push(Predicted {
+            change,
+            attribute: AttributeChange {
+                impact: rule.impact,
+                reason: format!("{}: {}", attribute.group, rule.happens),
+                downtime: rule.downtime,
+                ..attribute
+            },
         });
     }
 
@@ -270,7 +288,7 @@ impl Outcome {
             address: input.address.clone(),
             provider: PROVIDER.to_string(),
             action,
-            attributes: self.attributes,
+            attributes: attributes(&self.written, self.predicted, &binding.service_ref()),
             operations,
             record: Some(Record::of(input.spec)),
             requested: false,
@@ -281,3 +299,7 @@ impl Outcome {
 #[cfg(test)]
 #[path = "plan_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "drift_tests.rs"]
+mod drift_tests;

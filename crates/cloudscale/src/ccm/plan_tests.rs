@@ -7,16 +7,17 @@ use crate::binding::test_support::{node, server, service, SUBNET};
 use crate::ccm::annotations::{desired_annotations, UUID};
 use crate::objects::SubnetObject;
 use crate::spec::{Algorithm, PortProtocol, PortSpec, TrafficPolicy, VipAddress};
+use k8s_openapi::api::core::v1::Service;
 use skyplan_core::model::Impact;
 use skyplan_core::model::ResourceKind;
 use skyplan_core::plan::Action;
 use skyplan_kubernetes::spec::{LbMode, ServiceBinding};
 
-fn address() -> Address {
+pub(super) fn address() -> Address {
     Address::new(ResourceKind::LoadBalancer, "shop")
 }
 
-fn applied() -> CloudscaleLoadBalancerSpec {
+pub(super) fn applied() -> CloudscaleLoadBalancerSpec {
     let mut spec = CloudscaleLoadBalancerSpec::with_defaults("shop", "lpg1");
     spec.ports = vec![PortSpec {
         name: "http".into(),
@@ -35,14 +36,38 @@ fn applied() -> CloudscaleLoadBalancerSpec {
 
 /// The world after the CCM reconciled `applied`: Service with node port 31080 and the uuid
 /// annotation, load balancer `lb-1` with UUIDs on everything.
-struct World {
-    view: ClusterView,
-    servers: Vec<ServerObject>,
-    snapshot: Snapshot,
+pub(super) struct World {
+    pub(super) view: ClusterView,
+    pub(super) servers: Vec<ServerObject>,
+    pub(super) snapshot: Snapshot,
 }
 
-fn world(applied: &CloudscaleLoadBalancerSpec, with_uuid: bool) -> World {
-    let mut live = service(&[("http", 80, 31080)], None);
+/// The Service's ports as the apiserver holds them for `spec`'s: a configured node port, else
+/// 31080, 31081… in order.
+fn live_ports(spec: &CloudscaleLoadBalancerSpec) -> Service {
+    let ports: Vec<(&str, i32, i32)> = (0i32..)
+        .zip(&spec.ports)
+        .map(|(i, p)| {
+            let node_port = match p.node_port {
+                0 => 31080 + i,
+                set => i32::from(set),
+            };
+            (p.name.as_str(), i32::from(p.port), node_port)
+        })
+        .collect();
+    let mut live = service(&ports, None);
+    let written = live.spec.as_mut().unwrap().ports.as_mut().unwrap();
+    for (port, spec) in written.iter_mut().zip(&spec.ports) {
+        port.protocol = Some(match spec.protocol {
+            PortProtocol::Tcp => "TCP".into(),
+            PortProtocol::Udp => "UDP".into(),
+        });
+    }
+    live
+}
+
+pub(super) fn world(applied: &CloudscaleLoadBalancerSpec, with_uuid: bool) -> World {
+    let mut live = live_ports(applied);
     let mut annotations: std::collections::BTreeMap<String, String> = desired_annotations(applied)
         .into_iter()
         .filter_map(|(k, v)| Some((k, v?)))

@@ -150,6 +150,7 @@ impl<'a> Diff<'a> {
             reason,
             downtime: rule.downtime,
             group: group.to_string(),
+            effects: Vec::new(),
         });
     }
 

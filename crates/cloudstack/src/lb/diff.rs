@@ -168,6 +168,7 @@ impl<'a> Diff<'a> {
             reason,
             downtime: row.downtime,
             group: object.to_string(),
+            effects: Vec::new(),
         });
     }
 

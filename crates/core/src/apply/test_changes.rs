@@ -38,6 +38,7 @@ pub fn change(name: &str, impact: Impact, downtime: Downtime) -> ResourceChange 
         reason: String::new(),
         downtime,
         group: "g".into(),
+        effects: Vec::new(),
     });
     change
 }

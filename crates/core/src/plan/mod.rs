@@ -3,12 +3,15 @@
 //! carried out by `apply`.
 
 pub mod durations;
+mod effect;
 pub mod file;
 mod operation;
 mod record;
 pub mod verification;
 
 pub use verification::Verification;
+
+pub use effect::{unknown, unknown_reason, Effect};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -53,6 +56,11 @@ pub struct AttributeChange {
     /// Changes in the same group happen in one disruption (e.g. two fields of one pool that is
     /// recreated once); their downtimes overlap instead of adding up.
     pub group: String,
+    /// What the change does to objects the user does not write, in controller mode: the
+    /// controller's predicted changes to the cloud objects. The class above is never lower than
+    /// any of theirs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub effects: Vec<Effect>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -167,6 +175,7 @@ mod tests {
             reason: String::new(),
             downtime,
             group: group.into(),
+            effects: Vec::new(),
         }
     }
 

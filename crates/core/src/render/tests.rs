@@ -42,6 +42,7 @@ fn two_disruptions_and_a_quiet_one() -> Plan {
         reason: "why".into(),
         downtime,
         group: group.into(),
+        effects: Vec::new(),
     };
     let mut hello = ResourceChange::no_op(
         Address::new(ResourceKind::LoadBalancer, "hello"),
@@ -101,4 +102,62 @@ fn a_header_downtime_above_every_row_says_what_adds_up() {
         "{text}"
     );
     assert!(!text.contains("downtime no downtime"), "{text}");
+}
+
+/// Controller mode: the user's attribute, the controller's effects indented under it, a value
+/// known only after apply shown as such — in text and, as a marker, in JSON.
+#[test]
+fn effects_are_rendered_under_their_attribute_and_unknown_values_as_such() {
+    use crate::model::{Address, Downtime, Impact, ResourceKind};
+    use crate::plan::{unknown, Action, AttributeChange, Effect, ResourceChange};
+    use serde_json::json;
+    let effect = |path: &str, before, after, reason: &str| Effect {
+        path: path.into(),
+        before,
+        after,
+        impact: Impact::Minimal,
+        reason: reason.into(),
+    };
+    let mut change = ResourceChange::no_op(
+        Address::new(ResourceKind::LoadBalancer, "store"),
+        "cloudscale",
+        None,
+    );
+    change.action = Action::Update;
+    change.attributes = vec![AttributeChange {
+        path: "traffic-policy".into(),
+        before: json!("Cluster"),
+        after: json!("Local"),
+        impact: Impact::Minimal,
+        reason: "members are recreated".into(),
+        downtime: Downtime::new(0, 20),
+        group: "pool tcp/http".into(),
+        effects: vec![
+            effect(
+                "ports.http.monitor-port",
+                json!([30000]),
+                json!([unknown("allocated by the apiserver")]),
+                "members of pool tcp/http: members are recreated",
+            ),
+            effect(
+                "health-monitor.type",
+                json!("tcp"),
+                json!("http"),
+                "health monitor of pool tcp/http: recreated",
+            ),
+        ],
+    }];
+    let plan = Plan {
+        changes: vec![change],
+    };
+    let text = render_text(&PlanView::new(&plan), Style::Plain);
+    insta::assert_snapshot!(text);
+    assert!(!text.contains("[0]"));
+    let json = serde_json::to_value(PlanView::new(&plan)).unwrap();
+    let effects = &json["changes"][0]["attributes"][0]["effects"];
+    assert_eq!(
+        effects[0]["after"],
+        json!([{"unknown": "allocated by the apiserver"}])
+    );
+    assert_eq!(effects[1]["path"], "health-monitor.type");
 }

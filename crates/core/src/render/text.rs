@@ -10,7 +10,7 @@ use similar::{ChangeTag, TextDiff};
 use super::view::{AttributeView, ChangeView, PlanView};
 use crate::model::{Downtime, Impact};
 use crate::plan::durations::seconds;
-use crate::plan::Action;
+use crate::plan::{unknown_reason, Action, Effect};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
@@ -187,17 +187,47 @@ fn render_attribute(out: &mut String, paint: &Painter, attribute: &AttributeView
         );
     }
     let _ = writeln!(out, "        {}", paint.dim(&attribute.reason));
+    for effect in &attribute.effects {
+        render_effect(out, paint, effect, &attribute.reason);
+    }
 }
 
+/// A predicted effect, under the attribute that causes it; its reason only where it says more
+/// than the attribute's (not the same reading on one object: `<object>: <the attribute's>`).
+fn render_effect(out: &mut String, paint: &Painter, effect: &Effect, cause: &str) {
+    let what = match effect.path.is_empty() {
+        true => effect.reason.clone(),
+        false => format!(
+            "{}: {} → {}",
+            effect.path,
+            compact(&effect.before),
+            compact(&effect.after)
+        ),
+    };
+    let _ = writeln!(out, "        ↳ {what}  [{}]", paint.impact(effect.impact));
+    if !effect.path.is_empty() && !effect.reason.ends_with(cause) {
+        let _ = writeln!(out, "            {}", paint.dim(&effect.reason));
+    }
+}
+
+/// A value on one line; one known only after apply says who decides it, never a number.
 pub(super) fn compact(value: &Value) -> String {
+    if let Some(why) = unknown_reason(value) {
+        return format!("({why})");
+    }
     match value {
         Value::Null => "(none)".to_string(),
+        Value::Array(items) if items.iter().any(|i| unknown_reason(i).is_some()) => {
+            let items: Vec<String> = items.iter().map(compact).collect();
+            format!("[{}]", items.join(","))
+        }
         other => other.to_string(),
     }
 }
 
 pub(super) fn is_multiline(before: &Value, after: &Value) -> bool {
-    before.is_array() || after.is_array() || before.is_object() || after.is_object()
+    let structured = |v: &Value| (v.is_array() || v.is_object()) && unknown_reason(v).is_none();
+    structured(before) || structured(after)
 }
 
 /// Lists and objects are shown as a line diff of their pretty JSON.

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::model::{Downtime, Impact};
 use crate::plan::durations::{Durations, Measured};
-use crate::plan::{Action, Plan, ResourceChange};
+use crate::plan::{Action, Effect, Plan, ResourceChange};
 
 pub const FORMAT_VERSION: &str = "1.0";
 
@@ -99,6 +99,10 @@ pub struct AttributeView {
     pub reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub estimated_downtime_s: Option<Downtime>,
+    /// In controller mode: what the controller is predicted to do to the cloud objects
+    /// because of this attribute (its class is the highest of theirs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub effects: Vec<Effect>,
 }
 
 impl PlanView {
@@ -161,6 +165,7 @@ impl ChangeView {
                     impact: a.impact,
                     reason: a.reason.clone(),
                     estimated_downtime_s: (a.impact >= Impact::Minimal).then_some(a.downtime),
+                    effects: a.effects.clone(),
                 })
                 .collect(),
             operations: change.operations.iter().map(|o| o.to_string()).collect(),

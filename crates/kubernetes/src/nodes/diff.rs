@@ -159,6 +159,7 @@ fn change(
         downtime: row.downtime,
         // One patch per node: its changes land together.
         group: format!("node {}", node.name),
+        effects: Vec::new(),
     }
 }
 

@@ -73,6 +73,7 @@ fn unknown_nodes(mut change: ResourceChange, input: &PolicyInput<'_>) -> Resourc
         reason: row.happens.to_string(),
         downtime: row.downtime,
         group: String::new(),
+        effects: Vec::new(),
     });
     change.action = match &input.applied {
         None => Action::Create,

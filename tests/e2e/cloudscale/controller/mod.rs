@@ -8,10 +8,12 @@
 //! cloud shows exactly that effect — which UUIDs stayed, which changed. This module is their
 //! frame.
 
+pub mod drift;
 pub mod load_balancer;
 pub mod members_and_monitors;
 pub mod ports;
 pub mod removal;
+pub mod user_change;
 
 use serde_json::Value;
 

@@ -451,12 +451,14 @@ fn a_kubectl_patch_of_the_service_is_drift() {
     let items = web["items"].as_array().unwrap();
     let policy = items
         .iter()
-        .find(|i| i["path"] == "service.externalTrafficPolicy")
-        .unwrap_or_else(|| panic!("no externalTrafficPolicy in {web:#}"));
+        .find(|i| i["path"] == "traffic-policy")
+        .unwrap_or_else(|| panic!("no traffic-policy in {web:#}"));
     assert_eq!(
         (&policy["expected"], &policy["actual"]),
         (&json!("Cluster"), &json!("Local"))
     );
+    // As plan would restore it: the members and the monitor are recreated.
+    assert_eq!(policy["impact"], "minimal", "{web:#}");
 }
 
 /// `drift --format json`'s entry for the load balancer (other tests' nodes on the shared

@@ -111,7 +111,7 @@ pub fn plan(input: &CcmPlanInput) -> ResourceChange {
     }
     operations.extend(
         prediction
-            .actions
+            .actions()
             .into_iter()
             .map(|action| crate::ops::planned(Op::Ccm(CcmOp::Controller { action }))),
     );
@@ -198,6 +198,7 @@ fn attribute(finding: &Finding) -> AttributeChange {
         reason: format!("{}: {}{}", finding.object, rule.happens, finding.note),
         downtime: rule.downtime,
         group: finding.object.clone(),
+        effects: Vec::new(),
     }
 }
 

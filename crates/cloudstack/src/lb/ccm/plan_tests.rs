@@ -275,6 +275,61 @@ fn a_changed_node_port_recreates_the_rule() {
     );
 }
 
+/// The CCM's order, not the alphabet's: for the port, its rule is deleted before it is created
+/// again on the new node port (`checkLoadBalancerRule`), then its firewall rule goes before
+/// the new one is made (`updateFirewallRule`).
+#[test]
+fn a_ports_actions_come_in_the_ccms_order() {
+    let live_service = service(&desired(), &[("tcp-80", 31999)]);
+    let mut spec = desired();
+    spec.firewall_cidrs = vec!["192.0.2.0/24".into()];
+    let change = plan_with(
+        &spec,
+        &live_service,
+        &world(&applied()),
+        &["web-1", "web-2"],
+    );
+    let actions = controller(&change);
+    let at = |prefix: &str| {
+        actions
+            .iter()
+            .position(|a| a.starts_with(&format!("controller: {prefix}")))
+            .unwrap_or_else(|| panic!("no {prefix} in {actions:#?}"))
+    };
+    assert!(at("delete LB rule") < at("create LB rule"), "{actions:#?}");
+    assert!(
+        at("create LB rule") < at("delete firewall rule"),
+        "{actions:#?}"
+    );
+    assert!(
+        at("delete firewall rule") < at("create firewall rule"),
+        "{actions:#?}"
+    );
+}
+
+/// A node port the apiserver allocates at apply is shown as unknown, never as a number.
+#[test]
+fn a_node_port_to_be_allocated_is_unknown() {
+    let live_service = service(&desired(), &[("tcp-80", 30080)]);
+    let mut renamed: Service = live_service.clone();
+    renamed.spec.as_mut().unwrap().ports.as_mut().unwrap()[0].name = Some("other".into());
+    let change = plan_with(
+        &desired(),
+        &renamed,
+        &world(&applied()),
+        &["web-1", "web-2"],
+    );
+    let node_port = change
+        .attributes
+        .iter()
+        .find(|a| a.path.ends_with("node-port"))
+        .unwrap_or_else(|| panic!("no node-port in {:#?}", change.attributes));
+    assert_eq!(
+        node_port.after,
+        json!({"unknown": "allocated by the apiserver"})
+    );
+}
+
 #[test]
 fn a_new_node_is_assigned_to_every_rule() {
     let live_service = service(&desired(), &[("tcp-80", 30080)]);

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{Node, Service};
 use serde_json::{json, Value};
+use skyplan_core::plan::unknown;
 
 use super::impact::{cidrs_change, Change};
 use super::names::{base_name, rule_name, service_port_name};
@@ -31,13 +32,45 @@ pub struct Finding {
 #[derive(Debug, Default)]
 pub struct Prediction {
     pub findings: Vec<Finding>,
-    /// A set: the CCM's order within a kind is not fixed.
-    pub actions: BTreeSet<String>,
+    /// The CCM's actions by where they fall in its sequence (`Step`).
+    actions: BTreeSet<(Step, String)>,
+}
+
+/// Where an action falls in the CCM's sequence (research §1.5-1.8): `EnsureLoadBalancer` walks
+/// the Service's ports in order — each port's rule (deleted before it is created again, or
+/// created, or updated), then that port's firewall rules (deletes, then the create) —, then
+/// deletes the rules no port names any more (its cleanup loop); `UpdateLoadBalancer`, called
+/// for the node set, assigns and removes VMs on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    /// The port's index in the Service, and the action's place among that port's.
+    Port(usize, u8),
+    Cleanup,
+    Members,
+}
+
+const RULE_DELETED: u8 = 0;
+const RULE_CREATED: u8 = 1;
+const RULE_UPDATED: u8 = 2;
+const FIREWALL_DELETED: u8 = 3;
+const FIREWALL_CREATED: u8 = 4;
+
+impl Prediction {
+    /// The controller's actions, in its order.
+    pub fn actions(&self) -> Vec<String> {
+        self.actions.iter().map(|(_, a)| a.clone()).collect()
+    }
+
+    fn act(&mut self, step: Step, action: String) {
+        self.actions.insert((step, action));
+    }
 }
 
 /// A rule the CCM wants for one Service port.
 #[derive(Debug, Clone)]
 pub struct WantedRule {
+    /// The port's place in the Service: the CCM walks the ports in order.
+    pub index: usize,
     pub name: String,
     pub port: u16,
     pub protocol: CsProtocol,
@@ -60,7 +93,9 @@ pub fn wanted_rules(
     let kept = live_node_ports(live);
     spec.ports
         .iter()
-        .map(|p| WantedRule {
+        .enumerate()
+        .map(|(index, p)| WantedRule {
+            index,
             name: rule_name(base, p.protocol, p.port),
             port: p.port,
             protocol: p.protocol,
@@ -103,9 +138,12 @@ pub fn predict(input: &PredictInput) -> Prediction {
             "service",
             "",
         );
-        for port in &input.spec.ports {
+        for (index, port) in input.spec.ports.iter().enumerate() {
             let name = rule_name("<base>", port.protocol, port.port);
-            out.actions.insert(format!("create LB rule {name}"));
+            out.act(
+                Step::Port(index, RULE_CREATED),
+                format!("create LB rule {name}"),
+            );
         }
         return out;
     };
@@ -121,7 +159,10 @@ pub fn predict(input: &PredictInput) -> Prediction {
             "",
         );
         for rule in &wanted {
-            out.actions.insert(format!("create LB rule {}", rule.name));
+            out.act(
+                Step::Port(rule.index, RULE_CREATED),
+                format!("create LB rule {}", rule.name),
+            );
         }
         return out;
     }
@@ -242,16 +283,16 @@ impl Comparer<'_, '_> {
     /// first, old deleted in the cleanup loop); the rest are ports added or removed.
     fn moved_or_added(&mut self, added: Vec<&WantedRule>, mut gone: Vec<&LoadBalancerRule>) {
         for rule in added {
-            self.out
-                .actions
-                .insert(format!("create LB rule {}", rule.name));
+            self.out.act(
+                Step::Port(rule.index, RULE_CREATED),
+                format!("create LB rule {}", rule.name),
+            );
             let protocol = rule.protocol.to_string();
             match gone.iter().position(|r| r.protocol == protocol) {
                 Some(at) => {
                     let old = gone.remove(at);
                     self.out
-                        .actions
-                        .insert(format!("delete LB rule {}", old.name));
+                        .act(Step::Cleanup, format!("delete LB rule {}", old.name));
                     let path = format!("ports.{}.port", old.publicport);
                     let object = format!("LB rule {}", old.name);
                     let router = self.router.clone();
@@ -281,8 +322,7 @@ impl Comparer<'_, '_> {
         }
         for old in gone {
             self.out
-                .actions
-                .insert(format!("delete LB rule {}", old.name));
+                .act(Step::Cleanup, format!("delete LB rule {}", old.name));
             let path = format!("ports.{}", old.publicport);
             let object = format!("LB rule {}", old.name);
             let router = self.router.clone();
@@ -311,17 +351,20 @@ impl Comparer<'_, '_> {
         let cidr_row = cidrs_change(version);
         let path = |field: &str| format!("ports.{}.{field}", rule.port);
         if !basic_match || (cidrs_changed && cidr_row == Change::CidrsRecreated) {
-            self.out
-                .actions
-                .insert(format!("delete LB rule {}", rule.name));
-            self.out
-                .actions
-                .insert(format!("create LB rule {}", rule.name));
+            self.out.act(
+                Step::Port(rule.index, RULE_DELETED),
+                format!("delete LB rule {}", rule.name),
+            );
+            self.out.act(
+                Step::Port(rule.index, RULE_CREATED),
+                format!("create LB rule {}", rule.name),
+            );
         }
         if live.privateport != node_port {
             let after = rule
                 .node_port
-                .map_or(json!("<new node port>"), |p| json!(p));
+                // Known only once the apiserver allocates it: shown as such, never as a number.
+                .map_or(unknown("allocated by the apiserver"), |p| json!(p));
             self.out.note(
                 Change::NodePort,
                 &path("node-port"),
@@ -333,9 +376,10 @@ impl Comparer<'_, '_> {
         }
         if cidrs_changed {
             if cidr_row == Change::CidrsInPlace && basic_match {
-                self.out
-                    .actions
-                    .insert(format!("update LB rule {} (cidrlist)", rule.name));
+                self.out.act(
+                    Step::Port(rule.index, RULE_UPDATED),
+                    format!("update LB rule {} (cidrlist)", rule.name),
+                );
             }
             self.out.note(
                 cidr_row,
@@ -348,9 +392,10 @@ impl Comparer<'_, '_> {
         }
         if live.algorithm != spec.algorithm.to_string() {
             if basic_match {
-                self.out
-                    .actions
-                    .insert(format!("update LB rule {} (algorithm)", rule.name));
+                self.out.act(
+                    Step::Port(rule.index, RULE_UPDATED),
+                    format!("update LB rule {} (algorithm)", rule.name),
+                );
             }
             self.out.note(
                 Change::Algorithm,
@@ -403,16 +448,19 @@ impl Comparer<'_, '_> {
             return;
         }
         for existing in matching.iter().filter(|f| f.cidrs() != wanted) {
-            self.out.actions.insert(format!(
-                "delete firewall rule {} ({protocol} {port})",
-                existing.id
-            ));
+            self.out.act(
+                Step::Port(rule.index, FIREWALL_DELETED),
+                format!("delete firewall rule {} ({protocol} {port})", existing.id),
+            );
         }
         if !has.contains(&wanted) {
-            self.out.actions.insert(format!(
-                "create firewall rule {protocol} {port} for {}",
-                wanted.join(",")
-            ));
+            self.out.act(
+                Step::Port(rule.index, FIREWALL_CREATED),
+                format!(
+                    "create firewall rule {protocol} {port} for {}",
+                    wanted.join(",")
+                ),
+            );
         }
         self.out.note(
             Change::FirewallCidrs,
@@ -469,27 +517,26 @@ impl Comparer<'_, '_> {
             let added: Vec<String> = want.difference(&has).map(name_of).collect();
             let removed: Vec<String> = has.difference(&want).map(name_of).collect();
             if !added.is_empty() {
-                self.out.actions.insert(format!(
-                    "assign {} to LB rule {}",
-                    added.join(", "),
-                    rule.name
-                ));
+                self.out.act(
+                    Step::Members,
+                    format!("assign {} to LB rule {}", added.join(", "), rule.name),
+                );
             }
             if !removed.is_empty() {
-                self.out.actions.insert(format!(
-                    "remove {} from LB rule {}",
-                    removed.join(", "),
-                    rule.name
-                ));
+                self.out.act(
+                    Step::Members,
+                    format!("remove {} from LB rule {}", removed.join(", "), rule.name),
+                );
             }
             let object = format!("LB rule {}", rule.name);
             let before: Vec<String> = has.iter().map(name_of).collect();
             let mut after: Vec<String> = want.iter().map(name_of).collect();
             let mut note = String::new();
             if let Some(scale) = scale_action(scaled) {
-                self.out
-                    .actions
-                    .insert(format!("{} LB rule {}", scale.action, rule.name));
+                self.out.act(
+                    Step::Members,
+                    format!("{} LB rule {}", scale.action, rule.name),
+                );
                 after.push(scale.member);
                 note = scale.note;
             }

@@ -192,6 +192,7 @@ impl<'a> Diff<'a> {
             ),
             downtime: row.downtime,
             group: object.to_string(),
+            effects: Vec::new(),
         });
     }
 
