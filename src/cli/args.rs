@@ -127,6 +127,9 @@ pub struct PlanArgs {
     /// Save the plan to this file, for `skyplan apply FILE`.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Show only what changed outside skyplan (as `drift` does), every change a no-op.
+    #[arg(long)]
+    pub refresh_only: bool,
 }
 
 #[derive(Debug, Args)]
@@ -152,6 +155,9 @@ pub struct ApplyArgs {
     /// resource's verification against the plan) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Record in the state what changed outside skyplan, changing no cloud object.
+    #[arg(long)]
+    pub refresh_only: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -6,6 +6,7 @@ mod drift;
 mod graph;
 mod kubeconfig;
 mod plan;
+mod refresh_only;
 mod sim;
 mod state;
 

@@ -12,6 +12,7 @@ pub mod locking;
 pub mod maintenance_windows;
 pub mod measured_durations;
 pub mod postgres;
+pub mod refresh_only;
 pub mod saved_plans;
 pub mod sim_serve;
 pub mod verification;

@@ -128,6 +128,7 @@ mod tests {
                 change("calm", Impact::Minimal, Downtime::new(0, 5)),
                 change("pools", Impact::PoolRecreate, Downtime::new(60, 120)),
             ],
+            ..Plan::default()
         }
     }
 
