@@ -7,6 +7,7 @@ pub mod cli;
 pub mod colour;
 pub mod drift_reports;
 pub mod examples_in_place;
+pub mod ignore_changes;
 pub mod layering;
 pub mod locking;
 pub mod maintenance_windows;
