@@ -8,6 +8,7 @@ pub mod cluster_rows;
 pub mod controller;
 pub mod direct_mode_rows;
 pub mod flaky_api;
+pub mod ignore_changes;
 pub mod kill_recovery;
 pub mod lifecycle;
 pub mod simulator_clients;
