@@ -85,11 +85,19 @@ fn apply_changes_the_algorithm_and_leaves_the_cidrs_set_by_hand() {
     );
 
     // The pool is recreated with its listener: the listener comes back with the cloud's CIDRs.
-    let out = cloud.skyplan(&["apply", "--auto-approve", "--now", "2026-11-28T02:30:00+01:00"]);
+    let out = cloud.skyplan(&[
+        "apply",
+        "--auto-approve",
+        "--now",
+        "2026-11-28T02:30:00+01:00",
+    ]);
     assert_eq!(out.code, 0, "{out:?}");
     let pool = cloud.sim.list("/load-balancers/pools").remove(0);
     assert_eq!(pool["algorithm"], "source_ip");
-    assert_eq!(cloud.listener()["allowed_cidrs"], serde_json::json!(["192.0.2.0/24"]));
+    assert_eq!(
+        cloud.listener()["allowed_cidrs"],
+        serde_json::json!(["192.0.2.0/24"])
+    );
 
     let again = cloud.skyplan(&["plan", "--detailed-exitcode"]);
     assert_eq!(again.code, 0, "nothing left to plan: {again:?}");
@@ -126,11 +134,16 @@ fn a_path_the_resource_does_not_have_is_an_error_at_its_place() {
     let out = project.run(&["validate"]);
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
-        out.stderr.contains("`allowed-cidr` is not an attribute of load-balancer.web"),
+        out.stderr
+            .contains("`allowed-cidr` is not an attribute of load-balancer.web"),
         "{}",
         out.stderr
     );
     assert!(out.stderr.contains("skyplan.toml:9:46"), "{}", out.stderr);
-    assert!(!out.stderr.contains("client-data-ms` is not"), "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("client-data-ms` is not"),
+        "{}",
+        out.stderr
+    );
     assert!(!out.stderr.contains("algorithm` is not"), "{}", out.stderr);
 }

@@ -7,14 +7,20 @@ use crate::model::{Address, ResourceKind};
 const TEST: &str = "[provider.test]\nendpoint = \"https://api.example.com\"\n";
 
 fn config(table: &str) -> Config {
-    load_str(&format!("{TEST}[load-balancer.a]\nprovider = \"test\"\n{table}")).unwrap()
+    load_str(&format!(
+        "{TEST}[load-balancer.a]\nprovider = \"test\"\n{table}"
+    ))
+    .unwrap()
 }
 
 fn address() -> Address {
     Address::new(ResourceKind::LoadBalancer, "a")
 }
 
-fn with_values(config: &Config, values: &[(&str, serde_json::Value)]) -> Result<ResourceSpec, String> {
+fn with_values(
+    config: &Config,
+    values: &[(&str, serde_json::Value)],
+) -> Result<ResourceSpec, String> {
     let values: Vec<(&str, &serde_json::Value)> = values.iter().map(|(p, v)| (*p, v)).collect();
     let resource = config.resource(&address()).unwrap();
     resource.origin.with_values(config, &address(), &values)
@@ -26,13 +32,19 @@ fn a_value_written_over_the_table_is_resolved_by_its_section() {
     let resource = config.resource(&address()).unwrap();
     assert_eq!(resource.spec, ResourceSpec::new(2u32));
     assert_eq!(resource.origin.ignore_changes[0].path, "size");
-    assert_eq!(with_values(&config, &[("size", json!(7))]), Ok(ResourceSpec::new(7u32)));
+    assert_eq!(
+        with_values(&config, &[("size", json!(7))]),
+        Ok(ResourceSpec::new(7u32))
+    );
 }
 
 #[test]
 fn null_leaves_the_key_to_its_default_and_a_refused_value_says_why() {
     let config = config("size = 2\n");
-    assert_eq!(with_values(&config, &[("size", json!(null))]), Ok(ResourceSpec::new(1u32)));
+    assert_eq!(
+        with_values(&config, &[("size", json!(null))]),
+        Ok(ResourceSpec::new(1u32))
+    );
     let refused = with_values(&config, &[("size", json!(-3))]).unwrap_err();
     assert!(refused.contains("-3 is not a size"), "{refused}");
     let unknown = with_values(&config, &[("colour", json!("red"))]).unwrap_err();

@@ -32,13 +32,25 @@ fn key(k: &str) -> Step {
 #[test]
 fn paths_of_the_table_are_found_through_references_and_choices() {
     let schema = schema();
-    assert_eq!(steps(&schema, "allowed-cidrs"), Some(vec![key("allowed-cidrs")]));
+    assert_eq!(
+        steps(&schema, "allowed-cidrs"),
+        Some(vec![key("allowed-cidrs")])
+    );
     assert_eq!(
         steps(&schema, "timeouts.client-data-ms"),
         Some(vec![key("timeouts"), key("client-data-ms")])
     );
-    assert_eq!(steps(&schema, "labels.tier"), Some(vec![key("labels"), key("tier")]));
-    for missing in ["allowed-cidr", "timeouts.client", "allowed-cidrs.0", "ignore-changes", ""] {
+    assert_eq!(
+        steps(&schema, "labels.tier"),
+        Some(vec![key("labels"), key("tier")])
+    );
+    for missing in [
+        "allowed-cidr",
+        "timeouts.client",
+        "allowed-cidrs.0",
+        "ignore-changes",
+        "",
+    ] {
         assert_eq!(steps(&schema, missing), None, "{missing}");
     }
 }
@@ -53,7 +65,10 @@ fn an_array_of_tables_takes_any_name_and_its_elements_inherit_the_holders_keys()
     assert_eq!(steps(&schema, "ports.http.port"), Some(own.clone()));
     let mut inherited = port;
     inherited.push(Step::Inherited("algorithm".into()));
-    assert_eq!(steps(&schema, "ports.http.algorithm"), Some(inherited.clone()));
+    assert_eq!(
+        steps(&schema, "ports.http.algorithm"),
+        Some(inherited.clone())
+    );
     assert_eq!(steps(&schema, "ports.web.colour"), None);
 
     assert_eq!(Step::written_at(&own), "ports.[http].port");
