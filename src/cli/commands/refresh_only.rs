@@ -120,8 +120,9 @@ fn text(plan: &Plan, config: &Config) -> String {
     let recordable = plan.drift.iter().filter(|d| d.accepted.is_some()).count();
     out.push_str(&match recordable {
         0 => "Refresh-only: nothing to record in the state; no cloud object is changed.\n".into(),
+        1 => "Refresh-only: `skyplan apply --refresh-only` records 1 resource in the state as the cloud has it; no cloud object is changed.\n".into(),
         n => format!(
-            "Refresh-only: `skyplan apply --refresh-only` records {n} resource(s) in the state as the cloud has them; no cloud object is changed.\n"
+            "Refresh-only: `skyplan apply --refresh-only` records {n} resources in the state as the cloud has them; no cloud object is changed.\n"
         ),
     });
     out
