@@ -173,6 +173,9 @@ pub struct PlanArgs {
     /// then says what apply would hold back at that time.
     #[arg(long, value_name = "RFC3339")]
     pub now: Option<jiff::Timestamp>,
+    /// Show only what changed outside skyplan (as `drift` does), every change a no-op.
+    #[arg(long)]
+    pub refresh_only: bool,
 }
 
 #[derive(Debug, Args)]
@@ -198,6 +201,9 @@ pub struct ApplyArgs {
     /// resource's verification against the plan) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Record in the state what changed outside skyplan, changing no cloud object.
+    #[arg(long)]
+    pub refresh_only: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

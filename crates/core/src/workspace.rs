@@ -17,6 +17,13 @@ use crate::provider::{
 };
 use crate::state::{journal, ResourceState, State, StateBackend, StateError, StateLock};
 
+#[path = "workspace_ignore.rs"]
+mod ignore;
+#[path = "workspace_refresh_only.rs"]
+mod refresh_only;
+
+use ignore::{drift_without_ignored, without_ignored};
+
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
     #[error(transparent)]
@@ -276,12 +283,21 @@ impl Workspace {
         let started = std::time::Instant::now();
         let (by_provider, refreshes) = self.refresh(only).await?;
         tracing::info!(ms = started.elapsed().as_millis(), "refreshed");
+        let mut ignored = Vec::new();
         for (name, targets) in &by_provider {
             let provider = self.providers[name].as_ref();
             let refreshed = refreshes.of(name)?;
-            for outcome in plan_targets(provider, targets, refreshed, options) {
+            let outcomes = plan_targets(provider, targets, refreshed, options);
+            for (target, outcome) in targets.iter().zip(outcomes) {
+                let outcome = outcome.and_then(|change| {
+                    let config = &self.config;
+                    without_ignored(config, provider, target, refreshed, options, change)
+                });
                 match outcome {
-                    Ok(change) => changes.push(change),
+                    Ok((change, left_out)) => {
+                        changes.push(change);
+                        ignored.extend(left_out);
+                    }
                     Err(e) => errors.push(e),
                 }
             }
@@ -291,8 +307,13 @@ impl Workspace {
             return Err(plan_errors(errors));
         }
         changes.sort_by(|a, b| a.address.cmp(&b.address));
+        ignored.sort_by(|a, b| a.address.cmp(&b.address));
         Ok(Planned {
-            plan: Plan { changes },
+            plan: Plan {
+                changes,
+                ignored,
+                drift: vec![],
+            },
             refreshes,
         })
     }
@@ -308,7 +329,10 @@ impl Workspace {
                     // Configured but never applied: nothing skyplan made to compare, and never
                     // "in sync" (whatever the cloud happens to hold).
                     (Some(_), None) => DriftCheck::NotApplied,
-                    _ => self.providers[name].drift(target, refreshed)?,
+                    _ => drift_without_ignored(
+                        target.resource,
+                        self.providers[name].drift(target, refreshed)?,
+                    ),
                 };
                 // Gone from the config with nothing to compare: the plan's business (a
                 // removal), not drift.

@@ -23,6 +23,9 @@ use crate::render::{counted, PlanView};
 use crate::workspace::{Planned, Workspace};
 
 pub(super) async fn apply(path: &std::path::Path, args: ApplyArgs) -> Result<u8, Report> {
+    if args.refresh_only {
+        return super::refresh_only::apply(path, args).await;
+    }
     let config = load(path)?;
     let mut workspace = open(config, "apply", &args.locking).await?;
     let result = apply_in(&mut workspace, &args).await;
@@ -256,7 +259,7 @@ async fn saved_plan(
 }
 
 /// Asks on the terminal; without one, refuses rather than guessing.
-fn confirm() -> Result<bool, Report> {
+pub(super) fn confirm() -> Result<bool, Report> {
     if !std::io::stdin().is_terminal() {
         return Err(miette!(
             help = "pass --auto-approve to apply without asking",

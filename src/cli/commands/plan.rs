@@ -115,6 +115,9 @@ pub(super) fn print_plan(view: &PlanView) {
 }
 
 pub(super) async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
+    if args.refresh_only {
+        return super::refresh_only::plan(path, args).await;
+    }
     let config = load(path)?;
     let mut workspace = open(config, "plan", &args.locking).await?;
     let result = plan_in(&mut workspace, &args).await;

@@ -10,6 +10,7 @@ pub mod controller;
 pub mod direct_mode_rows;
 pub mod flaky_api;
 pub mod held_back_deletes;
+pub mod ignore_changes;
 pub mod kill_recovery;
 pub mod lifecycle;
 pub mod simulator_clients;

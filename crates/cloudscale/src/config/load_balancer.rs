@@ -32,6 +32,7 @@ pub(super) fn resource(key: &str, table: &Table<'_>, problems: &mut Problems) ->
         keys: catalog_keys(raw, table.file),
         spec: ResourceSpec::new(spec),
         depends_on,
+        origin: Default::default(),
     }
 }
 

@@ -166,6 +166,7 @@ fn cluster(key: &str, raw: &Table<'_>, problems: &mut Problems) -> Resource {
         keys: cluster_keys(section, raw.file),
         spec: ResourceSpec::new(cluster_spec(key, section, &mut check)),
         depends_on: vec![],
+        origin: Default::default(),
     }
 }
 
@@ -304,6 +305,7 @@ fn load_balancer(key: &str, raw: &Table<'_>, problems: &mut Problems) -> Resourc
         keys: lb_keys(section, raw.file),
         spec: ResourceSpec::new(lb_spec(key, section, &mut check)),
         depends_on,
+        origin: Default::default(),
     }
 }
 

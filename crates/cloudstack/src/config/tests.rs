@@ -309,3 +309,33 @@ fn controller_mode_that_can_converge_is_accepted() {
     let loaded = load_str(&embedded_cluster);
     assert!(loaded.is_ok(), "{:?}", loaded.err());
 }
+
+#[test]
+fn ignore_changes_takes_the_paths_of_clusters_and_rules_and_refuses_others_at_their_place() {
+    let config = load_str(&with_provider(&format!(
+        "{CLUSTER}ignore-changes = [\"workers\", \"autoscaling.max\"]\n{}",
+        EDGE.replace(
+            "[[load-balancer.edge.ports]]",
+            "ignore-changes = [\"allowed-cidrs\", \"ports.80.node-port\", \"algorithm\"]\n\
+             [[load-balancer.edge.ports]]"
+        )
+    )))
+    .unwrap();
+    let edge = config
+        .resource(&Address::new(ResourceKind::LoadBalancer, "edge"))
+        .unwrap();
+    assert!(edge.origin.ignores("ports.80.node-port"));
+    assert!(!edge.origin.ignores("firewall-cidrs"));
+    let lab = config
+        .resource(&Address::new(ResourceKind::Cluster, "lab"))
+        .unwrap();
+    assert!(lab.origin.ignores("workers"));
+
+    let problems = errors(&with_provider(&format!(
+        "{CLUSTER}ignore-changes = [\"worker\"]\n"
+    )));
+    assert_eq!(
+        problems,
+        ["a.toml:8:19: `worker` is not an attribute of cluster.lab"]
+    );
+}

@@ -56,6 +56,7 @@ fn hold_with(
 ) -> HoldBack {
     let plan = Plan {
         changes: plan.to_vec(),
+        ..Plan::default()
     };
     let window = WindowCheck {
         policy,

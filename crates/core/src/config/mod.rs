@@ -13,11 +13,14 @@ mod check;
 mod controller;
 mod diagnostics;
 mod files;
+mod ignore;
 mod parse;
 mod pieces;
 mod raw;
 mod resolve;
+mod rewrite;
 mod schema;
+mod schema_path;
 pub mod section;
 mod types;
 mod validate;
@@ -27,6 +30,7 @@ mod window;
 use std::path::{Path, PathBuf};
 
 pub use diagnostics::{ConfigError, Problem};
+pub use ignore::{IgnoredPath, Origin};
 pub use schema::json_schema;
 pub use section::ConfigSection;
 pub use types::*;
@@ -37,7 +41,10 @@ use files::SourceFile;
 
 /// Reads the config at `path`: a file, or a directory whose `*.toml` files are merged; the
 /// providers' `sections` read their tables.
-pub fn load(path: &Path, sections: &[&dyn ConfigSection]) -> Result<Config, ConfigError> {
+pub fn load(
+    path: &Path,
+    sections: &'static [&'static dyn ConfigSection],
+) -> Result<Config, ConfigError> {
     let (root, files) = files::read_sources(path)?;
     load_sources(root, &files, sections)
 }
@@ -47,7 +54,7 @@ pub fn load(path: &Path, sections: &[&dyn ConfigSection]) -> Result<Config, Conf
 pub fn load_texts(
     root: &Path,
     files: &[(&str, &str)],
-    sections: &[&dyn ConfigSection],
+    sections: &'static [&'static dyn ConfigSection],
 ) -> Result<Config, ConfigError> {
     let files: Vec<_> = files
         .iter()
@@ -59,7 +66,7 @@ pub fn load_texts(
 fn load_sources(
     root: PathBuf,
     files: &[SourceFile],
-    sections: &[&dyn ConfigSection],
+    sections: &'static [&'static dyn ConfigSection],
 ) -> Result<Config, ConfigError> {
     let started = std::time::Instant::now();
     let mut problems = Problems::default();

@@ -45,7 +45,7 @@ impl<'f, T> Sourced<'f, T> {
 /// All files merged. Load balancers are keyed by name, hence sorted by address.
 #[derive(Default)]
 pub(super) struct RawConfig<'f> {
-    pub sections: Sections<'f>,
+    pub sections: Sections<'static>,
     /// The `[provider.NAME]` of each section that has one, by the section's index.
     pub section_settings: BTreeMap<usize, Table<'f>>,
     /// The resource tables that name a section's provider, by kind and key.
@@ -64,6 +64,9 @@ pub(super) struct SectionResource<'f> {
     pub table: Table<'f>,
     /// Where the table writes `provider = "…"`.
     pub provider: Range<usize>,
+    /// Its `ignore-changes`, each entry where it is written: core's key in every provider's
+    /// table, taken out before the section reads the rest.
+    pub ignore_changes: Vec<Spanned<String>>,
 }
 
 impl<'f> RawConfig<'f> {
@@ -121,7 +124,7 @@ const NAMED_SECTIONS: [&str; 4] = ["cluster", "load-balancer", "nodes", "provide
 
 pub(super) fn parse<'f>(
     files: &'f [SourceFile],
-    sections: Sections<'f>,
+    sections: Sections<'static>,
     problems: &mut Problems,
 ) -> RawConfig<'f> {
     let mut config = RawConfig {
@@ -186,6 +189,7 @@ struct SectionEntry {
     span: Range<usize>,
     /// Where a resource table writes its provider.
     provider: Range<usize>,
+    ignore_changes: Vec<Spanned<String>>,
     raw: Raw,
 }
 
@@ -225,6 +229,8 @@ enum Part<'f> {
         key: String,
         provider: Range<usize>,
         value: Spanned<DeValue<'f>>,
+        /// A resource table's `ignore-changes`, taken out of `value`.
+        ignore_changes: Option<Spanned<DeValue<'f>>>,
     },
 }
 
@@ -240,8 +246,13 @@ fn deserialize(root_span: &Range<usize>, part: Part<'_>, sections: Sections) -> 
             key,
             provider,
             value,
+            ignore_changes,
         } => {
             let span = value.span();
+            let ignore_changes = match ignore_changes {
+                Some(list) => Vec::<Spanned<String>>::deserialize(ValueDeserializer::from(list))?,
+                None => vec![],
+            };
             let table = ValueDeserializer::from(value);
             let raw = match slot {
                 Slot::Settings => sections[section].parse_settings(table),
@@ -253,6 +264,7 @@ fn deserialize(root_span: &Range<usize>, part: Part<'_>, sections: Sections) -> 
                 key,
                 span,
                 provider,
+                ignore_changes,
                 raw,
             }))
         }
@@ -334,12 +346,17 @@ fn split<'f>(root: DeTable<'f>, sections: Sections) -> Vec<Part<'f>> {
                     if let Some((section, slot, provider)) =
                         section_of(key.get_ref(), &entry, sections)
                     {
+                        let (value, ignore_changes) = match slot {
+                            Slot::Resource(_) => without_ignore_changes(entry.1),
+                            Slot::Settings => (entry.1, None),
+                        };
                         parts.push(Part::Section {
                             section,
                             slot,
                             key: entry.0.get_ref().to_string(),
                             provider,
-                            value: entry.1,
+                            value,
+                            ignore_changes,
                         });
                         continue;
                     }
@@ -389,6 +406,32 @@ fn section_of(
         .position(|s| s.provider() == provider && s.kinds().contains(&kind))?;
     Some((index, Slot::Resource(kind), span))
 }
+
+/// A resource table without its `ignore-changes`, and that key's value: core reads it for
+/// every provider, so no section has to know it.
+fn without_ignore_changes<'f>(
+    entry: Spanned<DeValue<'f>>,
+) -> (Spanned<DeValue<'f>>, Option<Spanned<DeValue<'f>>>) {
+    let span = entry.span();
+    let table = match entry.into_inner() {
+        DeValue::Table(table) => table,
+        // Not a table: its section says so.
+        other => return (Spanned::new(span, other), None),
+    };
+    let mut ignore_changes = None;
+    let rest = DeTable::from_iter(table.into_iter().filter_map(|(key, value)| {
+        if key.get_ref() == IGNORE_CHANGES {
+            ignore_changes = Some(value);
+            None
+        } else {
+            Some((key, value))
+        }
+    }));
+    (Spanned::new(span, DeValue::Table(rest)), ignore_changes)
+}
+
+/// The key every resource table may have, whatever its provider.
+pub(super) const IGNORE_CHANGES: &str = "ignore-changes";
 
 /// The `provider = "…"` a named entry's table writes, and where.
 fn provider_of<'e>(entry: &'e Spanned<DeValue<'_>>) -> Option<(&'e str, Range<usize>)> {
@@ -490,6 +533,7 @@ impl<'f> RawConfig<'f> {
             key,
             span,
             provider,
+            ignore_changes,
             raw,
         } = entry;
         let table = Table::new(file, span.clone(), raw);
@@ -513,6 +557,7 @@ impl<'f> RawConfig<'f> {
             section,
             table,
             provider,
+            ignore_changes,
         };
         self.section_resources.insert((kind, key), resource);
     }

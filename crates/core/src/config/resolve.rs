@@ -7,9 +7,14 @@ use std::path::{Path, PathBuf};
 
 use super::backend;
 use super::check::Checker;
-use super::diagnostics::Problems;
-use super::parse::{RawConfig, Sourced};
+use std::sync::Arc;
+
+use super::diagnostics::{Problem, Problems};
+use super::ignore::{IgnoredPath, Origin, TableSource};
+use super::parse::{RawConfig, SectionResource, Sourced};
 use super::raw::RawMaintenance;
+use super::schema_path::{self, KindSchema};
+use super::section::ConfigSection;
 use super::section::{Opaque, Resolving};
 use super::types::{Config, Maintenance, Providers, Resource, Settings};
 use super::values::{self, Invalid};
@@ -68,6 +73,7 @@ fn resources(config: &Config, raw: &RawConfig<'_>, problems: &mut Problems) -> V
     // The bulk of a large config (thousands of load balancers): resolved on every core, each
     // with its own problems, by the section of its provider.
     let tables: Vec<_> = raw.section_resources.iter().collect();
+    let schemas = kind_schemas(raw);
     let resolved = map_in_parallel(tables, RESOURCES_PER_THREAD, |((kind, key), resource)| {
         let section = raw.sections[resource.section];
         let context = Resolving {
@@ -75,7 +81,9 @@ fn resources(config: &Config, raw: &RawConfig<'_>, problems: &mut Problems) -> V
             settings: config.providers.sections.get(section.provider()),
         };
         let mut found = Problems::default();
-        let resolved = section.resource(*kind, key, &resource.table, &context, &mut found);
+        let mut resolved = section.resource(*kind, key, &resource.table, &context, &mut found);
+        let schema = &schemas[&(resource.section, *kind)];
+        resolved.origin = origin(&resolved, section, resource, schema, &mut found);
         (resolved, found)
     });
     let mut resources = Vec::with_capacity(resolved.len());
@@ -86,6 +94,56 @@ fn resources(config: &Config, raw: &RawConfig<'_>, problems: &mut Problems) -> V
     resources.sort_by(|a, b| a.address.cmp(&b.address));
     order_after_node_policies(&mut resources);
     resources
+}
+
+/// The schema of each kind of table of each section, by section index and kind: what
+/// `ignore-changes` paths are checked against and written through.
+fn kind_schemas(raw: &RawConfig<'_>) -> BTreeMap<(usize, ResourceKind), Arc<KindSchema>> {
+    let mut schemas = BTreeMap::new();
+    for (index, section) in raw.sections.iter().enumerate() {
+        for (kind, schema) in schema_path::kind_schemas(*section) {
+            schemas.insert((index, kind), Arc::new(schema));
+        }
+    }
+    schemas
+}
+
+/// The resource's `ignore-changes`, each path checked against its kind's schema, and the table
+/// it was resolved from.
+fn origin(
+    resource: &Resource,
+    section: &'static dyn ConfigSection,
+    raw: &SectionResource<'_>,
+    schema: &Arc<KindSchema>,
+    problems: &mut Problems,
+) -> Origin {
+    let file = raw.table.file;
+    let mut ignore_changes = Vec::new();
+    for path in &raw.ignore_changes {
+        if schema_path::steps(schema, path.get_ref()).is_none() {
+            let message = format!(
+                "`{}` is not an attribute of {}",
+                path.get_ref(),
+                resource.address
+            );
+            let help = format!(
+                "paths are spelled as the plan spells attributes (`timeouts.client-data-ms`, `ports.NAME.KEY`); the table's keys: {}",
+                schema.keys().join(", ")
+            );
+            problems.push(Problem::at(file, path.span(), message).with_help(help));
+            continue;
+        }
+        ignore_changes.push(IgnoredPath {
+            path: path.get_ref().clone(),
+            location: file.location(&path.span()),
+        });
+    }
+    let table = TableSource {
+        section,
+        file: file.clone(),
+        schema: schema.clone(),
+    };
+    Origin::new(ignore_changes, table)
 }
 
 fn maintenance(raw: &Sourced<'_, RawMaintenance>, problems: &mut Problems) -> Maintenance {

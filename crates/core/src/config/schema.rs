@@ -34,17 +34,39 @@ fn plug(root: &mut Value, provider: &str, schema: SectionSchema) {
         root["$defs"]["RawProviders"]["properties"][provider] = settings.to_value();
     }
     for (kind, resource) in schema.resources {
+        let mut resource = resource.to_value();
+        with_ignore_changes(root, &mut resource);
         let entries = &mut root["properties"][kind.as_str()]["additionalProperties"];
         if entries.is_null() {
             // The kind's first table.
-            *entries = resource.to_value();
+            *entries = resource;
         } else if let Some(alternatives) = entries.get_mut("anyOf").and_then(Value::as_array_mut) {
-            alternatives.push(resource.to_value());
+            alternatives.push(resource);
         } else {
             // A kind with one table so far: now a choice of two.
             let only = entries.take();
             *entries = serde_json::json!({ "anyOf": [only, resource] });
         }
+    }
+}
+
+/// Core's key of every resource table, added to the table's schema (its definition, when the
+/// section's schema refers to one).
+fn with_ignore_changes(root: &mut Value, resource: &mut Value) {
+    let ignore_changes = serde_json::json!({
+        "description": "Attributes the plan leaves as they are in the cloud, spelled as the plan spells them (\"allowed-cidrs\", \"timeouts.client-data-ms\", \"ports.http.algorithm\"); a path covers what is below it. Neither planned nor reported as drift.",
+        "type": "array",
+        "items": { "type": "string" }
+    });
+    let definition = (resource.get("$ref").and_then(Value::as_str))
+        .and_then(|reference| reference.strip_prefix("#/$defs/"))
+        .map(str::to_string);
+    let table = match definition {
+        Some(name) => &mut root["$defs"][name],
+        None => resource,
+    };
+    if let Some(properties) = table.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.insert("ignore-changes".into(), ignore_changes);
     }
 }
 

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::ignore::Origin;
 use super::section::Opaque;
 
 use crate::model::{Address, Impact};
@@ -112,6 +113,9 @@ pub struct Resource {
     /// Resources this one needs first (a load balancer's cluster): created and updated before
     /// it, deleted after it.
     pub depends_on: Vec<Address>,
+    /// Its `ignore-changes` and the table it was resolved from: filled by core after the
+    /// section resolved the table (a section leaves it `Origin::default()`).
+    pub origin: Origin,
 }
 
 impl Resource {

@@ -6,6 +6,7 @@ pub mod durations;
 mod effect;
 pub mod file;
 mod operation;
+mod outside;
 mod record;
 pub mod verification;
 
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use operation::Operation;
+pub use outside::{Drifted, DriftedAttribute, DriftedStatus, Ignored};
 pub use record::Record;
 
 use crate::model::{Address, Downtime, Impact};
@@ -129,6 +131,13 @@ impl ResourceChange {
 pub struct Plan {
     /// Sorted by address; resources without changes are included as no-ops.
     pub changes: Vec<ResourceChange>,
+    /// What `ignore-changes` left out of each change that had some, by address.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<Ignored>,
+    /// `--refresh-only`: what changed outside skyplan, sorted by address (every change is
+    /// then a no-op).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drift: Vec<Drifted>,
 }
 
 impl Plan {
@@ -158,6 +167,13 @@ impl Plan {
 
     pub fn refused(&self) -> impl Iterator<Item = &ResourceChange> {
         self.changes.iter().filter(|c| c.is_refused())
+    }
+
+    /// What `ignore-changes` left out of the change of `address`.
+    pub fn ignored_of(&self, address: &Address) -> &[AttributeChange] {
+        (self.ignored.iter())
+            .find(|i| &i.address == address)
+            .map_or(&[], |i| i.attributes.as_slice())
     }
 }
 

@@ -81,6 +81,7 @@ fn two_disruptions_and_a_quiet_one() -> Plan {
     )];
     Plan {
         changes: vec![hello, nodes],
+        ..Plan::default()
     }
 }
 
@@ -149,6 +150,7 @@ fn effects_are_rendered_under_their_attribute_and_unknown_values_as_such() {
     }];
     let plan = Plan {
         changes: vec![change],
+        ..Plan::default()
     };
     let text = render_text(&PlanView::new(&plan), Style::Plain);
     insta::assert_snapshot!(text);
@@ -160,4 +162,56 @@ fn effects_are_rendered_under_their_attribute_and_unknown_values_as_such() {
         json!([{"unknown": "allocated by the apiserver"}])
     );
     assert_eq!(effects[1]["path"], "health-monitor.type");
+}
+
+/// The fixture with a CIDR change left out by `ignore-changes`, and a refresh-only drift entry.
+fn plan_with_ignored_and_drift() -> Plan {
+    use crate::plan::{AttributeChange, Drifted, DriftedAttribute, DriftedStatus, Ignored};
+    let mut plan = plan();
+    let address = plan.changes[0].address.clone();
+    plan.ignored.push(Ignored {
+        address: address.clone(),
+        attributes: vec![AttributeChange {
+            path: "allowed-cidrs".into(),
+            before: serde_json::json!(["192.0.2.0/24"]),
+            after: serde_json::json!(["10.0.0.0/8"]),
+            impact: crate::model::Impact::Minimal,
+            reason: "listener updated in place".into(),
+            downtime: crate::model::Downtime::ZERO,
+            group: "listener".into(),
+            effects: Vec::new(),
+        }],
+    });
+    plan.drift.push(Drifted {
+        address,
+        provider: "cloudscale".into(),
+        status: DriftedStatus::Drifted,
+        attributes: vec![DriftedAttribute {
+            path: "timeouts.client-data-ms".into(),
+            before: serde_json::json!(50000),
+            after: serde_json::json!(20000),
+            impact: crate::model::Impact::None,
+            reason: String::new(),
+        }],
+        accepted: None,
+        unaccepted: Some("a reason".into()),
+    });
+    plan
+}
+
+#[test]
+fn ignored_attributes_in_the_text() {
+    let text = render_text(&PlanView::new(&plan_with_ignored_and_drift()), Style::Plain);
+    let ignored: Vec<&str> = text.lines().filter(|l| l.starts_with("ignored:")).collect();
+    insta::assert_snapshot!(ignored.join("\n"));
+}
+
+#[test]
+fn ignored_attributes_and_drift_in_the_json() {
+    let view = PlanView::new(&plan_with_ignored_and_drift());
+    let ignored: Vec<_> = (view.changes.iter())
+        .filter(|c| !c.ignored.is_empty())
+        .map(|c| serde_json::json!({ "address": c.address, "ignored": c.ignored }))
+        .collect();
+    insta::assert_json_snapshot!(serde_json::json!({ "changes": ignored, "drift": view.drift }));
 }

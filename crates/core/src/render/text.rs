@@ -68,13 +68,31 @@ pub fn render_text(view: &PlanView, style: Style) -> String {
             "No changes. The infrastructure matches the configuration ({}).",
             super::counted(view.changes.len(), "resource")
         );
+        render_ignored(&mut out, &paint, view);
         return out;
     }
     for change in &changed {
         render_change(&mut out, &paint, change);
     }
     render_summary(&mut out, &paint, view);
+    render_ignored(&mut out, &paint, view);
     out
+}
+
+/// What `ignore-changes` left as the cloud has it, one line per attribute.
+fn render_ignored(out: &mut String, paint: &Painter, view: &PlanView) {
+    for change in &view.changes {
+        for ignored in &change.ignored {
+            let line = format!(
+                "ignored: {} {}: cloud {}, config {} (ignore-changes)",
+                change.address,
+                ignored.path,
+                compact(&ignored.before),
+                compact(&ignored.after)
+            );
+            let _ = writeln!(out, "{}", paint.dim(line));
+        }
+    }
 }
 
 fn render_change(out: &mut String, paint: &Painter, change: &ChangeView) {

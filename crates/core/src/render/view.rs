@@ -62,6 +62,9 @@ pub struct ChangeView {
     /// held back); `None` when apply does it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub held_back: Option<String>,
+    /// What `ignore-changes` left out of it: the cloud's value stays.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<IgnoredView>,
     /// Whether apply may do it at the plan's clock under the maintenance policy (`None` for a
     /// no-op, or where no policy was consulted).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -88,6 +91,15 @@ pub struct WindowView {
     /// When the next window that allows it opens (RFC 3339), if it may not now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_window: Option<String>,
+}
+
+/// An attribute change `ignore-changes` left out: `before` the cloud's value, `after` the
+/// config's.
+#[derive(Debug, Clone, Serialize)]
+pub struct IgnoredView {
+    pub path: String,
+    pub before: Value,
+    pub after: Value,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -127,8 +139,12 @@ impl PlanView {
                 },
                 estimated_downtime_s: plan.downtime(),
             },
-            changes: plan.changes.iter().map(ChangeView::new).collect(),
-            drift: vec![],
+            changes: (plan.changes.iter())
+                .map(|change| {
+                    ChangeView::new(change).with_ignored(plan.ignored_of(&change.address))
+                })
+                .collect(),
+            drift: plan.drift.iter().map(drift_entry).collect(),
         }
     }
 
@@ -145,7 +161,37 @@ impl PlanView {
     }
 }
 
+/// A `--refresh-only` plan's drift entry: the differences, the state's value before and the
+/// cloud's after, and whether apply can record it (never the state entry itself).
+fn drift_entry(drifted: &crate::plan::Drifted) -> Value {
+    let attributes: Vec<Value> = (drifted.attributes.iter())
+        .map(|a| serde_json::json!({ "path": a.path, "before": a.before, "after": a.after }))
+        .collect();
+    let mut entry = serde_json::json!({
+        "address": drifted.address,
+        "provider": drifted.provider,
+        "status": drifted.status,
+        "attributes": attributes,
+        "accepted": drifted.accepted.is_some(),
+    });
+    if let Some(why) = &drifted.unaccepted {
+        entry["unaccepted"] = Value::from(why.as_str());
+    }
+    entry
+}
+
 impl ChangeView {
+    fn with_ignored(mut self, ignored: &[crate::plan::AttributeChange]) -> ChangeView {
+        self.ignored = (ignored.iter())
+            .map(|a| IgnoredView {
+                path: a.path.clone(),
+                before: a.before.clone(),
+                after: a.after.clone(),
+            })
+            .collect();
+        self
+    }
+
     fn new(change: &ResourceChange) -> ChangeView {
         ChangeView {
             address: change.address.to_string(),
@@ -171,6 +217,7 @@ impl ChangeView {
             operations: change.operations.iter().map(|o| o.to_string()).collect(),
             measured_duration: None,
             held_back: super::held::refused(change),
+            ignored: vec![],
             window: None,
         }
     }

@@ -126,11 +126,7 @@ pub(super) fn a_saved_plan_is_checked_against_the_stored_state(fixture: &dyn Fix
         serial: s.serial,
         content_hash: s.content_hash(),
     };
-    let file = PlanFile::new(
-        Plan { changes: vec![] },
-        PlanRequest::default(),
-        state_ref(&state),
-    );
+    let file = PlanFile::new(Plan::default(), PlanRequest::default(), state_ref(&state));
     let loaded = applier.load().unwrap().unwrap();
     file.check_state(&state_ref(&loaded)).unwrap();
     let mut changed = loaded;

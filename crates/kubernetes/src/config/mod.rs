@@ -115,6 +115,7 @@ fn cluster(root: &Path, key: &str, raw: &Table<'_>, problems: &mut Problems) -> 
             access: access(root, raw.get(), &mut check),
         }),
         depends_on: vec![],
+        origin: Default::default(),
     }
 }
 
@@ -160,6 +161,7 @@ fn node_policy(key: &str, raw: &Table<'_>, problems: &mut Problems) -> Resource 
         keys: Default::default(),
         spec: ResourceSpec::new(spec),
         depends_on: vec![cluster],
+        origin: Default::default(),
     }
 }
 

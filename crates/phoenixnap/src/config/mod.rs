@@ -167,6 +167,7 @@ fn load_balancer(
         keys: catalog_keys(section, table.file),
         spec: ResourceSpec::new(spec),
         depends_on: vec![cluster],
+        origin: Default::default(),
     }
 }
 

@@ -216,3 +216,17 @@ fn unknown_keys_and_wrong_types_point_at_their_place() {
         "{wrong_type:?}"
     );
 }
+
+#[test]
+fn ignore_changes_takes_the_block_s_keys_and_refuses_others_at_their_place() {
+    let config = load_str(&with_lb("ignore-changes = [\"public-network\"]\n")).unwrap();
+    let lb = config
+        .resource(&Address::new(ResourceKind::LoadBalancer, "api"))
+        .unwrap();
+    assert!(lb.origin.ignores("public-network"));
+    let problems = errors(&with_lb("ignore-changes = [\"location\", \"size\"]\n"));
+    assert_eq!(
+        problems,
+        ["a.toml:14:31: `size` is not an attribute of load-balancer.api"]
+    );
+}

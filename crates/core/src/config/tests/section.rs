@@ -101,6 +101,7 @@ impl ConfigSection for TestSection {
             keys: KeyLocations::default(),
             spec: ResourceSpec::new(size.unwrap_or(1)),
             depends_on: vec![],
+            origin: Default::default(),
         }
     }
 
@@ -196,6 +197,7 @@ impl ConfigSection for LabSection {
             keys: KeyLocations::default(),
             spec: ResourceSpec::new(raw.real),
             depends_on: vec![],
+            origin: Default::default(),
         }
     }
 

@@ -1,0 +1,143 @@
+//! What core keeps of each resource's table beyond its provider's spec: its `ignore-changes`
+//! (read here, for every provider alike) and what it takes to resolve the table again with
+//! some attributes at the cloud's values — how a plan leaves an ignored attribute as the
+//! cloud has it, and how `--refresh-only` turns a live object into a state entry.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::rewrite;
+use super::schema_path::{self, KindSchema, Step};
+use super::section::ConfigSection;
+use super::types::{Config, ResourceSpec, SourceLocation};
+use crate::model::Address;
+
+/// One `ignore-changes` entry: an attribute path as the JSON plan spells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IgnoredPath {
+    pub path: String,
+    /// Where the entry is written.
+    pub location: SourceLocation,
+}
+
+/// The resource's `ignore-changes`, and the table it was resolved from.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Origin {
+    pub ignore_changes: Vec<IgnoredPath>,
+    table: Option<Arc<TableSource>>,
+}
+
+impl Origin {
+    pub(super) fn new(ignore_changes: Vec<IgnoredPath>, table: TableSource) -> Origin {
+        Origin {
+            ignore_changes,
+            table: Some(Arc::new(table)),
+        }
+    }
+
+    /// Whether `ignore-changes` covers the attribute at `path`: the path itself or a prefix of
+    /// it (`ports.http` covers `ports.http.algorithm`). The whole resource (an empty path: a
+    /// creation or deletion) is never ignored.
+    pub fn ignores(&self, path: &str) -> bool {
+        !path.is_empty() && (self.ignore_changes.iter()).any(|ignored| covers(&ignored.path, path))
+    }
+
+    /// The resource's spec with each `(path, value)` written into its table, resolved again by
+    /// its section: the attributes at those paths as the cloud has them. An error says why a
+    /// value cannot be written as config (no such key, a value the section refuses).
+    pub fn with_values(
+        &self,
+        config: &Config,
+        address: &Address,
+        values: &[(&str, &Value)],
+    ) -> Result<ResourceSpec, String> {
+        let table = self
+            .table
+            .as_ref()
+            .ok_or("the resource was not read from a config file")?;
+        table.with_values(config, address, values)
+    }
+
+    /// Where in the table the attribute at `path` is written (`algorithm` for
+    /// `ports.http.algorithm` when the port takes it from the load balancer), to tell whether
+    /// writing one attribute changes another.
+    pub fn written_at(&self, path: &str) -> Option<String> {
+        let table = self.table.as_ref()?;
+        schema_path::steps(&table.schema, path).map(|steps| Step::written_at(&steps))
+    }
+}
+
+/// Whether `prefix` names `path` or what contains it.
+fn covers(prefix: &str, path: &str) -> bool {
+    path.strip_prefix(prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+}
+
+/// A resource table as written, with its section and the schema of its kind.
+pub(super) struct TableSource {
+    pub section: &'static dyn ConfigSection,
+    pub file: super::files::SourceFile,
+    pub schema: Arc<KindSchema>,
+}
+
+impl TableSource {
+    fn with_values(
+        &self,
+        config: &Config,
+        address: &Address,
+        values: &[(&str, &Value)],
+    ) -> Result<ResourceSpec, String> {
+        rewrite::resolve_with(self, config, address, values)
+    }
+}
+
+impl PartialEq for TableSource {
+    /// The same file's table: what it resolves to is the resource's spec, compared beside it.
+    fn eq(&self, other: &TableSource) -> bool {
+        self.file.path == other.file.path && self.section.provider() == other.section.provider()
+    }
+}
+
+impl fmt::Debug for TableSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} table in {}",
+            self.section.provider(),
+            self.file.path.display()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_covers_itself_and_what_is_below_it_only() {
+        assert!(covers("allowed-cidrs", "allowed-cidrs"));
+        assert!(covers("ports.http", "ports.http.algorithm"));
+        assert!(!covers("ports.http", "ports.https.algorithm"));
+        assert!(!covers("timeouts.client-data-ms", "timeouts"));
+    }
+
+    #[test]
+    fn the_whole_resource_is_never_ignored() {
+        let origin = Origin {
+            ignore_changes: vec![IgnoredPath {
+                path: "zone".into(),
+                location: SourceLocation {
+                    file: Arc::from(std::path::Path::new("a.toml")),
+                    line: 1,
+                    column: 1,
+                },
+            }],
+            table: None,
+        };
+        assert!(origin.ignores("zone"));
+        assert!(!origin.ignores(""));
+        assert!(!origin.ignores("zones"));
+    }
+}

@@ -1,0 +1,165 @@
+//! `plan --refresh-only` and `apply --refresh-only`: what changed outside skyplan, shown as
+//! `drift` shows it, then recorded in the state as the cloud has it. No cloud object is
+//! written: apply only saves the state.
+
+use miette::{miette, IntoDiagnostic, Report};
+
+use super::super::args::{ApplyArgs, PlanArgs, Selection};
+use super::super::report::Reported;
+use super::super::{colour, exit};
+use super::apply::confirm;
+use super::plan::style;
+use super::{load, open};
+use crate::config::Config;
+use crate::plan::{Drifted, DriftedStatus, Plan};
+use crate::render::PlanView;
+use crate::render::{render_drift_text, DriftItem, DriftReport, DriftResource, DriftStatus};
+
+pub(super) async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
+    refuse_selection(&args.selection)?;
+    if args.out.is_some() {
+        return Err(miette!(
+            help = "run `skyplan apply --refresh-only` to record what changed",
+            "--refresh-only cannot be saved with --out"
+        ));
+    }
+    let config = load(path)?;
+    let workspace = open(config, "plan", &args.locking).await?;
+    let result = workspace.refresh_only().await;
+    let shown = result
+        .as_ref()
+        .ok()
+        .map(|p| text(&p.plan, &workspace.config));
+    workspace.close().await.reported()?;
+    let plan = result.reported()?.plan;
+    print(&plan, shown, args.json)?;
+    let accepted = plan.drift.iter().any(|d| d.accepted.is_some());
+    Ok(match args.detailed_exitcode && accepted {
+        true => exit::CHANGES,
+        false => exit::SUCCESS,
+    })
+}
+
+pub(super) async fn apply(path: &std::path::Path, args: ApplyArgs) -> Result<u8, Report> {
+    refuse_selection(&args.selection)?;
+    if args.plan_file.is_some() {
+        return Err(miette!(
+            "--refresh-only makes its own plan: it takes no PLANFILE"
+        ));
+    }
+    let config = load(path)?;
+    let mut workspace = open(config, "apply", &args.locking).await?;
+    let result = accept(&mut workspace, &args).await;
+    workspace.close().await.reported()?;
+    result
+}
+
+async fn accept(
+    workspace: &mut crate::workspace::Workspace,
+    args: &ApplyArgs,
+) -> Result<u8, Report> {
+    let plan = workspace.refresh_only().await.reported()?.plan;
+    print(&plan, Some(text(&plan, &workspace.config)), args.json)?;
+    if !plan.drift.iter().any(|d| d.accepted.is_some()) {
+        println!("Nothing to record: the state already says what the cloud has.");
+        return Ok(exit::SUCCESS);
+    }
+    if !args.auto_approve && !confirm()? {
+        println!("Apply cancelled.");
+        return Ok(exit::ERROR);
+    }
+    let recorded = workspace.accept_drift(&plan).reported()?;
+    let recorded: Vec<String> = recorded.iter().map(ToString::to_string).collect();
+    println!(
+        "Recorded in the state as the cloud has it: {}. No cloud object was changed.",
+        recorded.join(", ")
+    );
+    Ok(exit::SUCCESS)
+}
+
+/// A refresh-only plan looks at every resource: naming some is a plan's business.
+fn refuse_selection(selection: &Selection) -> Result<(), Report> {
+    let named = !(selection.targets.is_empty()
+        && selection.replace.is_empty()
+        && selection.allow_delete.is_empty());
+    match named {
+        true => Err(miette!(
+            "--refresh-only changes no cloud object: --target, --replace and --allow-delete do not go with it"
+        )),
+        false => Ok(()),
+    }
+}
+
+fn print(plan: &Plan, text: Option<String>, json: bool) -> Result<(), Report> {
+    if json {
+        let view = PlanView::new(plan);
+        println!("{}", serde_json::to_string_pretty(&view).into_diagnostic()?);
+    } else if let Some(text) = text {
+        colour::print(text);
+    }
+    Ok(())
+}
+
+/// The drift as `skyplan drift` shows it, then what apply records of each resource.
+fn text(plan: &Plan, config: &Config) -> String {
+    let report = DriftReport {
+        resources: plan.drift.iter().map(|d| resource(d, config)).collect(),
+    };
+    let mut out = render_drift_text(&report, style());
+    for drifted in &plan.drift {
+        let outcome = match (&drifted.accepted, &drifted.unaccepted, drifted.status) {
+            (Some(_), _, _) => "recorded as the cloud has it".to_string(),
+            (None, Some(why), _) => format!("left as it is: {why}"),
+            (None, None, DriftedStatus::Missing) => {
+                "left in the state: a plan creates it again".to_string()
+            }
+            (None, None, _) => "left: not in the state, apply creates it".to_string(),
+        };
+        out.push_str(&format!("{}: {outcome}\n", drifted.address));
+    }
+    let recordable = plan.drift.iter().filter(|d| d.accepted.is_some()).count();
+    out.push_str(&match recordable {
+        0 => "Refresh-only: nothing to record in the state; no cloud object is changed.\n".into(),
+        1 => "Refresh-only: `skyplan apply --refresh-only` records 1 resource in the state as the cloud has it; no cloud object is changed.\n".into(),
+        n => format!(
+            "Refresh-only: `skyplan apply --refresh-only` records {n} resources in the state as the cloud has them; no cloud object is changed.\n"
+        ),
+    });
+    out
+}
+
+fn resource(drifted: &Drifted, config: &Config) -> DriftResource {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let location = config.resource(&drifted.address).map(|r| &r.location);
+    let (file, line, column) = match location {
+        Some(at) => (
+            at.file.strip_prefix(&cwd).unwrap_or(&at.file).to_path_buf(),
+            at.line,
+            at.column,
+        ),
+        None => (std::path::PathBuf::new(), 1, 1),
+    };
+    let status = match drifted.status {
+        DriftedStatus::Drifted => DriftStatus::Drifted,
+        DriftedStatus::Missing => DriftStatus::Missing,
+        DriftedStatus::NotApplied => DriftStatus::NotApplied,
+    };
+    let items = (drifted.attributes.iter())
+        .map(|a| DriftItem {
+            path: a.path.clone(),
+            expected: a.before.clone(),
+            actual: a.after.clone(),
+            impact: a.impact,
+            reason: a.reason.clone(),
+        })
+        .collect();
+    DriftResource {
+        address: drifted.address.to_string(),
+        provider: drifted.provider.clone(),
+        file,
+        line,
+        column,
+        status,
+        items,
+    }
+}
