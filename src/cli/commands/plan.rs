@@ -6,6 +6,7 @@ use miette::{miette, IntoDiagnostic, Report};
 use super::super::args::{PlanArgs, Selection};
 use super::super::report::{workspace_report, Reported};
 use super::super::{colour, exit};
+use super::plan_formats::{print_plan_as, Surroundings};
 use super::{load, open};
 use crate::plan::file::{PlanFile, PlanRequest};
 use crate::plan::Plan;
@@ -90,14 +91,14 @@ pub(super) async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, R
     let mut workspace = open(config, "plan", &args.locking).await?;
     let result = plan_in(&mut workspace, &args).await;
     let durations = workspace.state.durations.clone();
+    let around = match &result {
+        Ok(plan) => Surroundings::gather(&workspace, plan, args.format()),
+        Err(_) => Surroundings::default(),
+    };
     workspace.close().await.reported()?;
     let plan = result?;
     let view = PlanView::measured(&plan, &durations);
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&view).into_diagnostic()?);
-    } else {
-        print_plan(&view);
-    }
+    print_plan_as(&view, args.format(), &around)?;
     if let Some(out) = &args.out {
         eprintln!(
             "Saved the plan to {0}; `skyplan apply {0}` applies exactly this plan.",

@@ -41,8 +41,8 @@ fn title(change: &ChangeView) -> String {
     format!("{} {}: {}", change.address, change.action.as_str(), change.impact)
 }
 
-/// `path: before → after is CLASS (downtime): reason`, or the reason alone for the whole
-/// resource.
+/// `path: before → after [CLASS, downtime]. reason`, as the text plan writes an attribute; for
+/// the whole resource, what happens to it instead of the values.
 fn describe(change: &ChangeView, attribute: &AttributeView) -> String {
     let downtime = attribute
         .estimated_downtime_s
@@ -51,7 +51,7 @@ fn describe(change: &ChangeView, attribute: &AttributeView) -> String {
         .unwrap_or_default();
     if attribute.path.is_empty() {
         return format!(
-            "{} {}: {}{downtime}. {}",
+            "{} {} [{}{downtime}]. {}",
             change.address,
             wording::verdict(change),
             attribute.impact,
@@ -59,7 +59,7 @@ fn describe(change: &ChangeView, attribute: &AttributeView) -> String {
         );
     }
     format!(
-        "{}: {} → {} is {}{downtime}. {}",
+        "{}: {} → {} [{}{downtime}]. {}",
         attribute.path,
         compact(&attribute.before),
         compact(&attribute.after),

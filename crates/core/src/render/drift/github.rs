@@ -7,8 +7,8 @@
 //!   `forbidden` — setting it right takes downtime or a `--replace`, so someone must decide;
 //! - `::warning` for `none` and `minimal`, which the next `skyplan apply` restores harmlessly.
 //!
-//! The `file` property is the config path as skyplan was given it; run skyplan from the
-//! repository root with a relative `-c` so that GitHub can link it to the file. GitHub shows at
+//! The `file` property is the config path relative to the repository root (the CLI finds it),
+//! so that GitHub links it to the file whichever directory skyplan ran in. GitHub shows at
 //! most 10 annotations of each level per step; the JUnit and Markdown reports list everything.
 
 use std::fmt::Write;
