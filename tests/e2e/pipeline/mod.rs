@@ -11,6 +11,7 @@ pub mod layering;
 pub mod locking;
 pub mod maintenance_windows;
 pub mod measured_durations;
+pub mod plan_formats;
 pub mod postgres;
 pub mod saved_plans;
 pub mod sim_serve;

@@ -17,7 +17,7 @@ const ROW_GAP: u32 = 28;
 const LAYER_GAP: u32 = 64;
 const MARGIN: u32 = 16;
 /// At most this many resources side by side.
-pub(super) const PER_ROW: usize = 6;
+pub(super) const PER_ROW: usize = 5;
 /// The width of one character of an address, in the 13 px monospace font the nodes use.
 const CHAR_WIDTH: u32 = 8;
 

@@ -53,7 +53,9 @@ pub(super) fn graph(view: &PlanView, dependencies: &Dependencies) -> String {
     out
 }
 
-/// From the dependent's top to the bottom of what it depends on, which is always above it.
+/// From the dependent's top to the bottom of what it depends on, which is always above it: a
+/// straight line to the layer just above, a curve around the right of the boxes between
+/// further up (a straight line would run behind them and seem to end there).
 fn edge(
     out: &mut String,
     view: &PlanView,
@@ -61,16 +63,27 @@ fn edge(
     (to, dependency): (usize, NodeBox),
     width: u32,
 ) {
+    let (x1, y1) = (dependent.x + width / 2, dependent.y);
+    let (x2, y2) = (dependency.x + width / 2, dependency.y + NODE_HEIGHT);
+    let d = if dependent.layer - dependency.layer <= 1 {
+        format!("M {x1} {y1} L {x2} {y2}")
+    } else {
+        // A cubic curve reaches 3/4 of its control points' offset: past the boxes' edge.
+        let bulge = width * 2 / 3 + 32;
+        format!(
+            "M {x1} {y1} C {} {} {} {} {x2} {y2}",
+            x1 + bulge,
+            y1 - NODE_HEIGHT,
+            x2 + bulge,
+            y2 + NODE_HEIGHT
+        )
+    };
     let _ = writeln!(
         out,
-        "<line class=\"edge\" data-from=\"{}\" data-to=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" \
-         y2=\"{}\" stroke=\"#57606a\" stroke-width=\"1.5\" marker-end=\"url(#arrow)\"/>",
+        "<path class=\"edge\" data-from=\"{}\" data-to=\"{}\" d=\"{d}\" fill=\"none\" \
+         stroke=\"#57606a\" stroke-width=\"1.5\" marker-end=\"url(#arrow)\"/>",
         html(&view.changes[from].address),
         html(&view.changes[to].address),
-        dependent.x + width / 2,
-        dependent.y,
-        dependency.x + width / 2,
-        dependency.y + NODE_HEIGHT
     );
 }
 
@@ -121,7 +134,7 @@ mod tests {
             assert!(node.contains(&format!("data-impact=\"{class}\"")), "{node}");
             assert!(node.contains(&format!("fill=\"{}\"", impact_colour(class))), "{node}");
         }
-        assert_eq!(svg.matches("<line class=\"edge\"").count(), 3, "{svg}");
+        assert_eq!(svg.matches("<path class=\"edge\"").count(), 3, "{svg}");
     }
 
     #[test]
