@@ -34,7 +34,10 @@ impl RepositoryPaths {
 
 /// The nearest of `start` and its ancestors for which `is_root` holds.
 fn repository_root(start: &Path, is_root: impl Fn(&Path) -> bool) -> Option<PathBuf> {
-    start.ancestors().find(|dir| is_root(dir)).map(Path::to_path_buf)
+    start
+        .ancestors()
+        .find(|dir| is_root(dir))
+        .map(Path::to_path_buf)
 }
 
 /// `path` from `cwd`, through symbolic links where it exists (so that a temporary directory

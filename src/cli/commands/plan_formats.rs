@@ -11,7 +11,7 @@ use super::super::repository::RepositoryPaths;
 use super::plan::print_plan;
 use crate::plan::Plan;
 use crate::render::{
-    render_plan_github, render_plan_html, render_plan_markdown, Dependencies, PlanView, Places,
+    render_plan_github, render_plan_html, render_plan_markdown, Dependencies, Places, PlanView,
 };
 use crate::workspace::Workspace;
 

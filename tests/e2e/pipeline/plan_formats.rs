@@ -67,14 +67,23 @@ fn markdown_has_a_row_and_details_per_change() {
     let changes = changes(&project);
     let out = plan_in_format(&project, "markdown");
     let md = &out.stdout;
-    assert!(md.starts_with("## ⛔ skyplan plan: 6 changes, impact forbidden\n"), "{md}");
-    assert!(md.contains("| resource | action | class | downtime | window |"), "{md}");
+    assert!(
+        md.starts_with("## ⛔ skyplan plan: 6 changes, impact forbidden\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| resource | action | class | downtime | window |"),
+        "{md}"
+    );
     for (address, action, impact) in changes.iter().filter(|c| c.1 != "no-op") {
         let row = md
             .lines()
             .find(|l| l.starts_with(&format!("| `{address}` |")))
             .unwrap_or_else(|| panic!("no row for {address}:\n{md}"));
-        assert!(row.contains(&format!("| {action} | **{impact}** |")), "{row}");
+        assert!(
+            row.contains(&format!("| {action} | **{impact}** |")),
+            "{row}"
+        );
         assert!(
             md.contains(&format!("<details><summary><code>{address}</code>")),
             "no details for {address}:\n{md}"
@@ -84,7 +93,10 @@ fn markdown_has_a_row_and_details_per_change() {
     assert!(md.contains("| `flavor` | `\"lb-standard\"` → `\"lb-large\"` | **forbidden**"));
     assert!(md.contains("name it with `--replace load-balancer.shop` to do it anyway"));
     // The controller's operation holds `<new node port>`: escaped, not an HTML tag.
-    assert!(md.contains("create member 10.0.0.1:&lt;new node port&gt;"), "{md}");
+    assert!(
+        md.contains("create member 10.0.0.1:&lt;new node port&gt;"),
+        "{md}"
+    );
     assert!(!md.contains("✂️"), "nothing cut: {} bytes", md.len());
     assert!(out.stderr.is_empty(), "{out:?}");
 }
@@ -111,17 +123,29 @@ fn markdown_of_a_large_plan_stays_within_a_comment() {
     let md = &out.stdout;
     assert!(md.len() <= 65_536, "{} bytes", md.len());
     assert!(md.chars().count() <= 65_536);
-    let rows = md.lines().filter(|l| l.starts_with("| `load-balancer.web-")).count();
+    let rows = md
+        .lines()
+        .filter(|l| l.starts_with("| `load-balancer.web-"))
+        .count();
     assert_eq!(rows, COUNT, "the table stays whole");
-    let details = md.matches("<details><summary><code>load-balancer.web-").count();
+    let details = md
+        .matches("<details><summary><code>load-balancer.web-")
+        .count();
     assert!(details > 10 && details < COUNT, "{details} details kept");
     let note = format!(
         "the details of {} of {COUNT} changed resources are left out",
         COUNT - details
     );
-    assert!(md.contains(&note), "no note `{note}` in the comment's end: {}", tail(md));
+    assert!(
+        md.contains(&note),
+        "no note `{note}` in the comment's end: {}",
+        tail(md)
+    );
     // Whole blocks only, the first ones kept.
-    assert_eq!(md.matches("<details>").count(), md.matches("</details>").count());
+    assert_eq!(
+        md.matches("<details>").count(),
+        md.matches("</details>").count()
+    );
     assert!(md.contains("<details><summary><code>load-balancer.web-000</code>"));
     assert!(!md.contains("<details><summary><code>load-balancer.web-399</code>"));
 }
@@ -147,13 +171,19 @@ fn github_annotations_point_at_the_config_lines_from_the_repository_root() {
         let text = std::fs::read_to_string(&config).unwrap();
         1 + text.lines().position(|l| l.starts_with(needle)).unwrap()
     };
-    for (dir, config) in [("", QUICKSTART), (QUICKSTART, "."), ("examples", "quickstart")] {
+    for (dir, config) in [
+        ("", QUICKSTART),
+        (QUICKSTART, "."),
+        ("examples", "quickstart"),
+    ] {
         let out = run_in(&project, dir, config, &["plan", "--format", "github"]);
         assert_eq!(out.code, 0, "{out:?}");
         let files = annotated_files(&out);
         assert!(!files.is_empty(), "{out:?}");
         assert!(
-            files.iter().all(|f| f == "examples/quickstart/skyplan.toml"),
+            files
+                .iter()
+                .all(|f| f == "examples/quickstart/skyplan.toml"),
             "run in {dir:?}: {files:?}"
         );
         let lines: Vec<&str> = out.stdout.lines().collect();
@@ -165,7 +195,10 @@ fn github_annotations_point_at_the_config_lines_from_the_repository_root() {
             )),
             "forbidden, at its key's line: {flavor}"
         );
-        let port = lines.iter().find(|l| l.contains("::ports.web.name:")).unwrap();
+        let port = lines
+            .iter()
+            .find(|l| l.contains("::ports.web.name:"))
+            .unwrap();
         assert!(
             port.starts_with(&format!(
                 "::warning file=examples/quickstart/skyplan.toml,line={},col=1,",
@@ -175,7 +208,10 @@ fn github_annotations_point_at_the_config_lines_from_the_repository_root() {
         );
         let docs = lines.iter().find(|l| l.contains("::name:")).unwrap();
         assert!(docs.starts_with("::notice "), "{docs}");
-        assert!(lines.last().unwrap().starts_with("::notice title=skyplan plan::Plan: "));
+        assert!(lines
+            .last()
+            .unwrap()
+            .starts_with("::notice title=skyplan plan::Plan: "));
     }
 }
 
@@ -188,7 +224,9 @@ fn drift_annotations_name_the_file_from_the_repository_root_too() {
         let files = annotated_files(&out);
         assert!(!files.is_empty(), "{out:?}");
         assert!(
-            files.iter().all(|f| f == "examples/quickstart/skyplan.toml"),
+            files
+                .iter()
+                .all(|f| f == "examples/quickstart/skyplan.toml"),
             "run in {dir:?}: {files:?}"
         );
     }
@@ -198,16 +236,29 @@ fn drift_annotations_name_the_file_from_the_repository_root_too() {
 fn without_a_repository_annotations_name_the_file_from_the_current_directory() {
     let project = quickstart(false);
     let out = run_in(&project, QUICKSTART, ".", &["plan", "--format", "github"]);
-    assert!(annotated_files(&out).iter().all(|f| f == "skyplan.toml"), "{out:?}");
+    assert!(
+        annotated_files(&out).iter().all(|f| f == "skyplan.toml"),
+        "{out:?}"
+    );
     let out = run_in(&project, "", QUICKSTART, &["drift", "--format", "github"]);
     let files = annotated_files(&out);
-    assert!(!files.is_empty() && files.iter().all(|f| f == "examples/quickstart/skyplan.toml"));
+    assert!(
+        !files.is_empty()
+            && files
+                .iter()
+                .all(|f| f == "examples/quickstart/skyplan.toml")
+    );
 }
 
 #[test]
 fn json_and_format_together_are_a_usage_error() {
     let project = quickstart(false);
-    let out = run_in(&project, "", QUICKSTART, &["plan", "--json", "--format", "markdown"]);
+    let out = run_in(
+        &project,
+        "",
+        QUICKSTART,
+        &["plan", "--json", "--format", "markdown"],
+    );
     assert_eq!(out.code, 1, "{out:?}");
     assert!(out.stderr.contains("cannot be used with"), "{out:?}");
     let json = plan_in_format(&project, "json").json();
@@ -256,7 +307,11 @@ fn attribute(tag: &str, name: &str) -> Option<String> {
 fn check_graph(document: &str, changes: &[(String, String, String)]) {
     let mut nodes = graph_nodes(document);
     nodes.sort();
-    assert_eq!(nodes.len(), changes.len(), "one node per resource: {nodes:#?}");
+    assert_eq!(
+        nodes.len(),
+        changes.len(),
+        "one node per resource: {nodes:#?}"
+    );
     for ((address, _, impact), (node, data_impact, class, fill)) in changes.iter().zip(&nodes) {
         assert_eq!(address, node);
         assert_eq!(impact, data_impact, "{address}");
@@ -275,8 +330,14 @@ fn html_is_one_self_contained_page_with_the_graph_and_the_details() {
         assert!(!page.contains(outside), "{outside} in the page");
     }
     check_graph(&page, &changes);
-    assert!(changes.iter().any(|c| c.1 == "no-op"), "the no-op is drawn too");
-    for (from, to) in [("load-balancer.store", "cluster.prod"), ("nodes.web", "cluster.prod")] {
+    assert!(
+        changes.iter().any(|c| c.1 == "no-op"),
+        "the no-op is drawn too"
+    );
+    for (from, to) in [
+        ("load-balancer.store", "cluster.prod"),
+        ("nodes.web", "cluster.prod"),
+    ] {
         assert!(
             page.contains(&format!("data-from=\"{from}\" data-to=\"{to}\"")),
             "no edge {from} → {to}"
@@ -314,7 +375,10 @@ fn html_renders_in_chromium_with_one_node_per_resource_in_its_class_colour() {
     let dom = rendered_dom(&page, project.path());
     // Chromium's serialization of what it parsed: the graph is an SVG element in the DOM, and
     // every node is there with its class and colour.
-    assert!(dom.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"dependency-graph\""), "{dom}");
+    assert!(
+        dom.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"dependency-graph\""),
+        "{dom}"
+    );
     check_graph(&dom, &changes);
     assert_eq!(
         dom.matches("<details data-address=").count(),

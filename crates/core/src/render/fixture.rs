@@ -27,9 +27,7 @@ pub(super) fn reviewed() -> PlanView {
             }),
             "load-balancer.web" => Some(WindowView {
                 now: false,
-                reason: Some(
-                    "pool-recreate is above what apply may do now (minimal)".to_string(),
-                ),
+                reason: Some("pool-recreate is above what apply may do now (minimal)".to_string()),
                 next_window: Some("2026-11-28T02:00:00+01:00".to_string()),
             }),
             _ => None,
@@ -48,12 +46,18 @@ pub(super) fn places() -> Places {
     };
     let resource = |table, keys: &[(&str, usize)]| ResourcePlaces {
         table: Some(at(table)),
-        keys: keys.iter().map(|(k, line)| (k.to_string(), at(*line))).collect(),
+        keys: keys
+            .iter()
+            .map(|(k, line)| (k.to_string(), at(*line)))
+            .collect(),
     };
     Places(BTreeMap::from([
         ("load-balancer.api".to_string(), resource(1, &[])),
         ("load-balancer.docs".to_string(), resource(12, &[])),
-        ("load-balancer.shop".to_string(), resource(20, &[("flavor", 23)])),
+        (
+            "load-balancer.shop".to_string(),
+            resource(20, &[("flavor", 23)]),
+        ),
         ("load-balancer.web".to_string(), resource(30, &[])),
     ]))
 }

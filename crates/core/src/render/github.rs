@@ -38,7 +38,12 @@ pub fn render_plan_github(view: &PlanView, places: &Places) -> String {
 }
 
 fn title(change: &ChangeView) -> String {
-    format!("{} {}: {}", change.address, change.action.as_str(), change.impact)
+    format!(
+        "{} {}: {}",
+        change.address,
+        change.action.as_str(),
+        change.impact
+    )
 }
 
 /// `path: before → after [CLASS, downtime]. reason`, as the text plan writes an attribute; for
@@ -133,7 +138,11 @@ mod tests {
     fn a_resource_gone_from_the_config_is_annotated_without_a_file() {
         let out = render_plan_github(&reviewed(), &Places::default());
         assert!(out.lines().all(|l| !l.contains("file=")), "{out}");
-        assert_eq!(out.lines().count(), 5, "four attributes and the summary: {out}");
+        assert_eq!(
+            out.lines().count(),
+            5,
+            "four attributes and the summary: {out}"
+        );
     }
 
     #[test]

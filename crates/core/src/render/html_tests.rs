@@ -9,7 +9,9 @@ fn plan_page() {
 #[test]
 fn the_page_is_self_contained() {
     let page = render_plan_html(&reviewed(), &dependencies());
-    for outside in ["<script", "<link", "src=", "@import", "url(http", "https://"] {
+    for outside in [
+        "<script", "<link", "src=", "@import", "url(http", "https://",
+    ] {
         assert!(!page.contains(outside), "{outside} in the page");
     }
     // The one URL is the SVG namespace, which is a name and never fetched.
@@ -22,7 +24,10 @@ fn every_text_is_escaped() {
     view.changes[0].address = "load-balancer.<b>\"x\"&".to_string();
     view.changes[0].operations[0] = "<img src=x onerror=alert(1)>".to_string();
     let page = render_plan_html(&view, &dependencies());
-    assert!(!page.contains("<b>\"x\"") && !page.contains("<img"), "{page}");
+    assert!(
+        !page.contains("<b>\"x\"") && !page.contains("<img"),
+        "{page}"
+    );
     assert!(page.contains("load-balancer.&lt;b&gt;&quot;x&quot;&amp;"));
     assert!(page.contains("&lt;img src=x onerror=alert(1)&gt;"));
 }

@@ -58,7 +58,11 @@ pub(super) fn layout(addresses: &[&str], dependencies: &Dependencies) -> Layout 
         })
         .collect();
     let depths = depths(&needs);
-    let longest = addresses.iter().map(|a| a.chars().count()).max().unwrap_or(0);
+    let longest = addresses
+        .iter()
+        .map(|a| a.chars().count())
+        .max()
+        .unwrap_or(0);
     let node_width = (longest as u32 * CHAR_WIDTH + 2 * MARGIN).max(160);
     let mut nodes = vec![
         NodeBox {
@@ -71,7 +75,9 @@ pub(super) fn layout(addresses: &[&str], dependencies: &Dependencies) -> Layout 
     let mut y = MARGIN;
     let layers = depths.iter().max().map_or(0, |d| d + 1);
     for layer in 0..layers {
-        let members: Vec<usize> = (0..addresses.len()).filter(|&i| depths[i] == layer).collect();
+        let members: Vec<usize> = (0..addresses.len())
+            .filter(|&i| depths[i] == layer)
+            .collect();
         for row in members.chunks(PER_ROW) {
             for (column, &i) in row.iter().enumerate() {
                 let x = MARGIN + column as u32 * (node_width + NODE_GAP);
@@ -92,7 +98,9 @@ pub(super) fn layout(addresses: &[&str], dependencies: &Dependencies) -> Layout 
         edges,
         node_width,
         width: 2 * MARGIN + columns * node_width + (columns - 1) * NODE_GAP,
-        height: (y + MARGIN).saturating_sub(LAYER_GAP).max(NODE_HEIGHT + 2 * MARGIN),
+        height: (y + MARGIN)
+            .saturating_sub(LAYER_GAP)
+            .max(NODE_HEIGHT + 2 * MARGIN),
     }
 }
 
@@ -123,7 +131,9 @@ fn depths(needs: &[Vec<usize>]) -> Vec<usize> {
         depth
     }
     let mut seen = vec![Seen::No; needs.len()];
-    (0..needs.len()).map(|i| visit(i, needs, &mut seen)).collect()
+    (0..needs.len())
+        .map(|i| visit(i, needs, &mut seen))
+        .collect()
 }
 
 #[cfg(test)]
@@ -154,8 +164,15 @@ mod tests {
         assert_eq!(layers, [0, 2, 1, 0]);
         assert!(laid.nodes[0].y < laid.nodes[2].y && laid.nodes[2].y < laid.nodes[1].y);
         assert_eq!(laid.nodes[0].y, laid.nodes[3].y, "one layer, one row");
-        assert!(laid.nodes[0].x < laid.nodes[3].x, "by address, left to right");
-        assert_eq!(laid.edges, [(1, 0), (1, 2), (2, 0)], "none to what is not drawn");
+        assert!(
+            laid.nodes[0].x < laid.nodes[3].x,
+            "by address, left to right"
+        );
+        assert_eq!(
+            laid.edges,
+            [(1, 0), (1, 2), (2, 0)],
+            "none to what is not drawn"
+        );
     }
 
     #[test]
@@ -184,6 +201,9 @@ mod tests {
     #[test]
     fn the_same_input_gives_the_same_picture() {
         let deps = dependencies(&[("b.b", &["a.a"])]);
-        assert_eq!(layout(&["a.a", "b.b"], &deps), layout(&["a.a", "b.b"], &deps));
+        assert_eq!(
+            layout(&["a.a", "b.b"], &deps),
+            layout(&["a.a", "b.b"], &deps)
+        );
     }
 }

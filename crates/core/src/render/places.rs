@@ -100,10 +100,14 @@ mod tests {
     }
 
     fn places() -> Places {
-        let keys = [("zone", 3), ("floating-ips[0]", 5), ("vip-addresses[0].subnet", 7)]
-            .into_iter()
-            .map(|(k, line)| (k.to_string(), at(line)))
-            .collect();
+        let keys = [
+            ("zone", 3),
+            ("floating-ips[0]", 5),
+            ("vip-addresses[0].subnet", 7),
+        ]
+        .into_iter()
+        .map(|(k, line)| (k.to_string(), at(line)))
+        .collect();
         let web = ResourcePlaces {
             table: Some(at(1)),
             keys,
@@ -117,7 +121,11 @@ mod tests {
         let line = |path| places.of_attribute("load-balancer.web", path).unwrap().line;
         assert_eq!(line("zone"), 3);
         assert_eq!(line("floating-ips"), 5, "the first recorded key inside");
-        assert_eq!(line("vip-addresses[0].subnet.uuid"), 7, "the nearest key around");
+        assert_eq!(
+            line("vip-addresses[0].subnet.uuid"),
+            7,
+            "the nearest key around"
+        );
         assert_eq!(line("ports.http.algorithm"), 1, "else the table header");
         assert_eq!(line(""), 1, "the whole resource: its table header");
         assert_eq!(line("zones"), 1, "a longer name is not inside");

@@ -43,7 +43,13 @@ pub(super) fn graph(view: &PlanView, dependencies: &Dependencies) -> String {
     );
     out.push_str("<g class=\"edges\">\n");
     for &(from, to) in &laid.edges {
-        edge(&mut out, view, (from, laid.nodes[from]), (to, laid.nodes[to]), laid.node_width);
+        edge(
+            &mut out,
+            view,
+            (from, laid.nodes[from]),
+            (to, laid.nodes[to]),
+            laid.node_width,
+        );
     }
     out.push_str("</g>\n<g class=\"nodes\">\n");
     for (change, at) in view.changes.iter().zip(&laid.nodes) {
@@ -132,7 +138,10 @@ mod tests {
                 .find(|l| l.contains(&format!("data-address=\"{address}\"")))
                 .unwrap();
             assert!(node.contains(&format!("data-impact=\"{class}\"")), "{node}");
-            assert!(node.contains(&format!("fill=\"{}\"", impact_colour(class))), "{node}");
+            assert!(
+                node.contains(&format!("fill=\"{}\"", impact_colour(class))),
+                "{node}"
+            );
         }
         assert_eq!(svg.matches("<path class=\"edge\"").count(), 3, "{svg}");
     }

@@ -1,8 +1,8 @@
 //! Snapshots of the rendered plan: the human text and the JSON, from one plan of every class.
 
 use super::fixture::plan;
-use crate::plan::Plan;
 use super::*;
+use crate::plan::Plan;
 
 #[test]
 fn human_plan() {

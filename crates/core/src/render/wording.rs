@@ -141,7 +141,11 @@ mod tests {
             "pool-recreate is above what apply may do now (minimal); next window 2026-11-28T02:00:00+01:00"
         );
         assert_eq!(
-            window_fit(Some(&window(false, None, Some("2026-11-28T02:00:00+01:00")))),
+            window_fit(Some(&window(
+                false,
+                None,
+                Some("2026-11-28T02:00:00+01:00")
+            ))),
             "next window 2026-11-28T02:00:00+01:00"
         );
         assert_eq!(window_fit(Some(&window(false, None, None))), "not now");
