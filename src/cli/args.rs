@@ -157,7 +157,12 @@ pub struct PlanArgs {
     pub selection: Selection,
     #[command(flatten)]
     pub locking: Locking,
-    /// Print the plan as JSON.
+    /// How to print the plan: text for a terminal, json (the JSON plan), markdown for a
+    /// pull-request comment, github for annotations on the config lines that change, html for
+    /// a self-contained report with the dependency graph.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<PlanFormat>,
+    /// Print the plan as JSON (the same as `--format json`).
     #[arg(long)]
     pub json: bool,
     /// Exit 2 when the plan has changes, 0 when it has none.
@@ -176,6 +181,25 @@ pub struct PlanArgs {
     /// Show only what changed outside skyplan (as `drift` does), every change a no-op.
     #[arg(long)]
     pub refresh_only: bool,
+}
+
+impl PlanArgs {
+    /// The format asked for: `--json` is `--format json`; text by default.
+    pub fn format(&self) -> PlanFormat {
+        match (self.json, self.format) {
+            (true, _) => PlanFormat::Json,
+            (false, format) => format.unwrap_or(PlanFormat::Text),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanFormat {
+    Text,
+    Json,
+    Markdown,
+    Github,
+    Html,
 }
 
 #[derive(Debug, Args)]
@@ -404,5 +428,27 @@ mod tests {
             }
         }
         assert!(missing.is_empty(), "without help text: {missing:#?}");
+    }
+
+    fn plan_format(args: &[&str]) -> Result<super::PlanFormat, clap::Error> {
+        use clap::Parser;
+        let cli = super::Cli::try_parse_from(["skyplan", "plan"].iter().chain(args))?;
+        match cli.command {
+            super::Command::Plan(plan) => Ok(plan.format()),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn json_is_format_json_and_both_at_once_is_a_usage_error() {
+        use super::PlanFormat;
+        assert_eq!(plan_format(&[]).unwrap(), PlanFormat::Text);
+        assert_eq!(plan_format(&["--json"]).unwrap(), PlanFormat::Json);
+        assert_eq!(
+            plan_format(&["--format", "markdown"]).unwrap(),
+            PlanFormat::Markdown
+        );
+        let both = plan_format(&["--json", "--format", "html"]).unwrap_err();
+        assert_eq!(both.kind(), clap::error::ErrorKind::ArgumentConflict);
     }
 }

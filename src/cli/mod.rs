@@ -7,6 +7,7 @@ mod commands;
 pub mod exit;
 mod progress;
 mod report;
+mod repository;
 
 use std::io::IsTerminal;
 

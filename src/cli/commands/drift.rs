@@ -4,6 +4,7 @@ use miette::Report;
 
 use super::super::args::{DriftFormat, Locking};
 use super::super::report::Reported;
+use super::super::repository::RepositoryPaths;
 use super::super::{colour, exit};
 use super::plan::style;
 use super::{load, open};
@@ -22,8 +23,9 @@ pub(super) async fn drift(
     let config = load(path)?;
     let workspace = open(config, "drift", locking).await?;
     let outcomes = workspace.drift().await;
+    let paths = RepositoryPaths::for_config(&workspace.config.root);
     workspace.close().await.reported()?;
-    let report = drift_report(outcomes.reported()?);
+    let report = drift_report(outcomes.reported()?, &paths);
     let text = match format {
         DriftFormat::Text => render_drift_text(&report, style()),
         DriftFormat::Json => render_drift_json(&report),
@@ -40,9 +42,8 @@ pub(super) async fn drift(
 }
 
 /// The report of every resource in the config or the state, located in the config where it
-/// still is.
-fn drift_report(outcomes: Vec<DriftOutcome>) -> DriftReport {
-    let cwd = std::env::current_dir().unwrap_or_default();
+/// still is, by its path in the repository (what GitHub annotations resolve).
+fn drift_report(outcomes: Vec<DriftOutcome>, paths: &RepositoryPaths) -> DriftReport {
     let resources = outcomes
         .into_iter()
         .map(|outcome| {
@@ -68,13 +69,8 @@ fn drift_report(outcomes: Vec<DriftOutcome>) -> DriftReport {
                     (status, items)
                 }
             };
-            // Annotations point at the file as the repository sees it.
             let (file, line, column) = match outcome.location {
-                Some(at) => (
-                    at.file.strip_prefix(&cwd).unwrap_or(&at.file).to_path_buf(),
-                    at.line,
-                    at.column,
-                ),
+                Some(at) => (paths.relative(&at.file), at.line, at.column),
                 None => (std::path::PathBuf::new(), 1, 1),
             };
             DriftResource {

@@ -7,6 +7,7 @@ mod graph;
 mod kubeconfig;
 mod manual;
 mod plan;
+mod plan_formats;
 mod refresh_only;
 mod sim;
 mod state;

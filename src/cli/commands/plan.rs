@@ -6,6 +6,7 @@ use miette::{miette, IntoDiagnostic, Report};
 use super::super::args::{PlanArgs, Selection};
 use super::super::report::{workspace_report, Reported};
 use super::super::{colour, exit};
+use super::plan_formats::{print_plan_as, Surroundings};
 use super::{load, open};
 use crate::apply::hold::HoldBack;
 use crate::apply::window::MaintenancePolicy;
@@ -121,13 +122,13 @@ pub(super) async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, R
     let config = load(path)?;
     let mut workspace = open(config, "plan", &args.locking).await?;
     let result = plan_in(&mut workspace, &args).await;
+    let around = match &result {
+        Ok((plan, _)) => Surroundings::gather(&workspace, plan, args.format()),
+        Err(_) => Surroundings::default(),
+    };
     workspace.close().await.reported()?;
     let (plan, view) = result?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&view).into_diagnostic()?);
-    } else {
-        print_plan(&view);
-    }
+    print_plan_as(&view, args.format(), &around)?;
     if let Some(out) = &args.out {
         eprintln!(
             "Saved the plan to {0}; `skyplan apply {0}` applies exactly this plan.",

@@ -4,7 +4,9 @@
 
 use miette::{miette, IntoDiagnostic, Report};
 
-use super::super::args::{ApplyArgs, PlanArgs, Selection};
+use clap::ValueEnum;
+
+use super::super::args::{ApplyArgs, PlanArgs, PlanFormat, Selection};
 use super::super::report::Reported;
 use super::super::{colour, exit};
 use super::apply::confirm;
@@ -23,6 +25,19 @@ pub(super) async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, R
             "--refresh-only cannot be saved with --out"
         ));
     }
+    let json = match args.format() {
+        PlanFormat::Json => true,
+        PlanFormat::Text => false,
+        other => {
+            return Err(miette!(
+                "--refresh-only prints text or JSON, not {}",
+                other
+                    .to_possible_value()
+                    .map(|v| v.get_name().to_owned())
+                    .unwrap_or_default()
+            ))
+        }
+    };
     let config = load(path)?;
     let workspace = open(config, "plan", &args.locking).await?;
     let result = workspace.refresh_only().await;
@@ -32,7 +47,7 @@ pub(super) async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, R
         .map(|p| text(&p.plan, &workspace.config));
     workspace.close().await.reported()?;
     let plan = result.reported()?.plan;
-    print(&plan, shown, args.json)?;
+    print(&plan, shown, json)?;
     let accepted = plan.drift.iter().any(|d| d.accepted.is_some());
     Ok(match args.detailed_exitcode && accepted {
         true => exit::CHANGES,
@@ -80,11 +95,12 @@ async fn accept(
 /// A refresh-only plan looks at every resource: naming some is a plan's business.
 fn refuse_selection(selection: &Selection) -> Result<(), Report> {
     let named = !(selection.targets.is_empty()
+        && selection.exclude.is_empty()
         && selection.replace.is_empty()
         && selection.allow_delete.is_empty());
     match named {
         true => Err(miette!(
-            "--refresh-only changes no cloud object: --target, --replace and --allow-delete do not go with it"
+            "--refresh-only changes no cloud object: --target, --exclude, --replace and --allow-delete do not go with it"
         )),
         false => Ok(()),
     }

@@ -13,6 +13,7 @@ pub mod layering;
 pub mod locking;
 pub mod maintenance_windows;
 pub mod measured_durations;
+pub mod plan_formats;
 pub mod postgres;
 pub mod refresh_only;
 pub mod saved_plans;

@@ -52,3 +52,9 @@ pub fn real_kubeconfig() -> String {
 pub fn kubectl() {
     program("kubectl", &["version", "--client"]);
 }
+
+/// Debian's Chromium, to render the HTML plan in a real browser (`.ci/run` installs it).
+pub fn chromium() -> &'static str {
+    program("chromium", &["--version"]);
+    "chromium"
+}

@@ -145,6 +145,11 @@ impl KeyLocations {
     pub fn get(&self, path: &str) -> Option<&SourceLocation> {
         self.0.get(path)
     }
+
+    /// Every recorded key and where it is written, sorted by path.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &SourceLocation)> {
+        self.0.iter().map(|(path, at)| (path.as_str(), at))
+    }
 }
 
 impl std::fmt::Display for SourceLocation {

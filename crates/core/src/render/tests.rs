@@ -1,14 +1,8 @@
 //! Snapshots of the rendered plan: the human text and the JSON, from one plan of every class.
 
+use super::fixture::plan;
 use super::*;
 use crate::plan::Plan;
-
-/// One plan of every class: four cloudscale load balancers (a create, a no-op, a flavor
-/// change, an algorithm and CIDR change), as the cloudscale diff planned them. Kept as data:
-/// these tests are about rendering, and the pipeline knows no provider.
-fn plan() -> Plan {
-    serde_json::from_str(include_str!("testdata/plan.json")).expect("the plan fixture")
-}
 
 #[test]
 fn human_plan() {

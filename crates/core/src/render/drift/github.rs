@@ -7,14 +7,15 @@
 //!   `forbidden` — setting it right takes downtime or a `--replace`, so someone must decide;
 //! - `::warning` for `none` and `minimal`, which the next `skyplan apply` restores harmlessly.
 //!
-//! The `file` property is the config path as skyplan was given it; run skyplan from the
-//! repository root with a relative `-c` so that GitHub can link it to the file. GitHub shows at
+//! The `file` property is the config path relative to the repository root (the CLI finds it),
+//! so that GitHub links it to the file whichever directory skyplan ran in. GitHub shows at
 //! most 10 annotations of each level per step; the JUnit and Markdown reports list everything.
 
 use std::fmt::Write;
 
 use super::{DriftItem, DriftReport, DriftResource, DriftStatus};
 use crate::model::Impact;
+use crate::render::escape::{workflow_data as data, workflow_property as property};
 
 pub fn render_drift_github(report: &DriftReport) -> String {
     let mut out = String::new();
@@ -54,27 +55,4 @@ fn annotate(out: &mut String, resource: &DriftResource, impact: Impact, message:
         property(&title),
         data(message)
     );
-}
-
-/// The message of a workflow command: `%`, CR and LF would end or garble the command.
-fn data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// A property value, where `:` and `,` would also end the value early.
-fn property(s: &str) -> String {
-    data(s).replace(':', "%3A").replace(',', "%2C")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escaping_follows_the_runner() {
-        assert_eq!(data("50%\r\n: ,"), "50%25%0D%0A: ,");
-        assert_eq!(property("a%b:c,d\n"), "a%25b%3Ac%2Cd%0A");
-    }
 }

@@ -8,6 +8,7 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use super::{summary, DriftItem, DriftReport, DriftResource, DriftStatus};
+use crate::render::escape::{cell, code, code_block, html, markdown_text as text};
 use crate::render::text::compact;
 
 /// A value longer than this is folded into `<details>` instead of widening the table.
@@ -118,81 +119,7 @@ fn render_details(out: &mut String, item: &DriftItem) {
     );
     for (label, value) in [("expected", &item.expected), ("actual", &item.actual)] {
         let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
-        let fence = "`".repeat(longest_backtick_run(&pretty).max(2) + 1);
-        let _ = writeln!(out, "{label}:\n\n{fence}json\n{pretty}\n{fence}\n");
+        let _ = writeln!(out, "{label}:\n\n{}\n", code_block("json", &pretty));
     }
     let _ = writeln!(out, "</details>\n");
-}
-
-/// An inline code span that holds any text: its fence is longer than any run of backticks in
-/// it, and a space keeps a leading or trailing backtick from joining the fence.
-fn code(s: &str) -> String {
-    let fence = "`".repeat(longest_backtick_run(s) + 1);
-    let pad = if s.starts_with('`') || s.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
-    format!("{fence}{pad}{s}{pad}{fence}")
-}
-
-fn longest_backtick_run(s: &str) -> usize {
-    s.split(|c| c != '`').map(str::len).max().unwrap_or(0)
-}
-
-/// A table cell: GFM splits cells at `|` even inside code spans, and a line break ends the row.
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace(['\r', '\n'], " ")
-}
-
-/// Plain text that Markdown and the HTML inside it leave as it is.
-fn text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '~' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Text inside an HTML element, where Markdown does not apply.
-fn html(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn code_spans_hold_backticks() {
-        assert_eq!(code("plain"), "`plain`");
-        assert_eq!(code("a`b"), "``a`b``");
-        assert_eq!(code("`x`"), "`` `x` ``");
-    }
-
-    #[test]
-    fn cells_cannot_split_the_row() {
-        assert_eq!(cell("a|b\nc"), "a\\|b c");
-    }
-
-    #[test]
-    fn text_is_not_markup() {
-        assert_eq!(
-            text("<b>*x*</b> & _y_"),
-            "&lt;b&gt;\\*x\\*&lt;/b&gt; &amp; \\_y\\_"
-        );
-        assert_eq!(html("<a href=\"x\">&"), "&lt;a href=&quot;x&quot;&gt;&amp;");
-    }
 }
