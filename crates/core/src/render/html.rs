@@ -151,6 +151,16 @@ fn details(out: &mut String, change: &ChangeView) {
         let _ = writeln!(out, "<p>{}.</p>", html(&steps));
     }
     attribute_table(out, &attributes);
+    for ignored in &change.ignored {
+        let _ = writeln!(
+            out,
+            "<p>Ignored (<code>ignore-changes</code>): <code>{}</code>: the cloud has <code>{}</code>, \
+             the config says <code>{}</code>.</p>",
+            html(&ignored.path),
+            html(&compact(&ignored.before)),
+            html(&compact(&ignored.after))
+        );
+    }
     if let Some(measured) = &change.measured_duration {
         let _ = writeln!(
             out,
@@ -173,6 +183,12 @@ fn details(out: &mut String, change: &ChangeView) {
             "<p class=\"refused\">apply holds this back; name it with <code>{}</code> to do it \
              anyway.</p>",
             html(&wording::refusal_flag(change))
+        );
+    } else if let Some(reason) = &change.held_back {
+        let _ = writeln!(
+            out,
+            "<p class=\"held\">apply holds this back: {}.</p>",
+            html(reason)
         );
     }
     out.push_str("</details>\n");
@@ -202,6 +218,18 @@ fn attribute_table(out: &mut String, attributes: &[&AttributeView]) {
             badge(attribute.impact),
             html(&attribute.reason)
         );
+        for effect in &attribute.effects {
+            let multiline = is_multiline(&effect.before, &effect.after);
+            let _ = writeln!(
+                out,
+                "<tr class=\"effect\"><td>↳ <code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                html(&effect.path),
+                value(&effect.before, multiline),
+                value(&effect.after, multiline),
+                badge(effect.impact),
+                html(&effect.reason)
+            );
+        }
     }
     out.push_str("</table>\n");
 }

@@ -233,6 +233,15 @@ fn details(change: &ChangeView) -> String {
         let _ = writeln!(out, "{}.\n", text(&steps));
     }
     attribute_table(&mut out, &attributes);
+    for ignored in &change.ignored {
+        let _ = writeln!(
+            out,
+            "Ignored (`ignore-changes`): {}: the cloud has {}, the config says {}.\n",
+            code(&ignored.path),
+            code(&compact(&ignored.before)),
+            code(&compact(&ignored.after))
+        );
+    }
     if let Some(measured) = &change.measured_duration {
         let _ = writeln!(
             out,
@@ -255,6 +264,8 @@ fn details(change: &ChangeView) -> String {
             "> ⛔ apply holds this back; name it with {} to do it anyway.\n",
             code(&wording::refusal_flag(change))
         );
+    } else if let Some(reason) = &change.held_back {
+        let _ = writeln!(out, "> 🕒 apply holds this back: {}.\n", text(reason));
     }
     let _ = writeln!(out, "</details>\n");
     out
@@ -281,6 +292,21 @@ fn attribute_table(out: &mut String, attributes: &[&AttributeView]) {
             attribute.impact,
             cell(&text(&attribute.reason))
         );
+        for effect in &attribute.effects {
+            let what = match effect.path.is_empty() {
+                true => "↳".to_string(),
+                false => format!("↳ {}", code(&effect.path)),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} → {} | **{}** | {} |",
+                cell(&what),
+                value_cell(&effect.before),
+                value_cell(&effect.after),
+                effect.impact,
+                cell(&text(&effect.reason))
+            );
+        }
     }
     out.push('\n');
     for attribute in attributes.iter().filter(|a| is_long(a)) {

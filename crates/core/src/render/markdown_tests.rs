@@ -153,3 +153,47 @@ fn ci_plan_workflow_example() {
         ))
     );
 }
+
+/// What else a reviewer must see in a change's details: the controller's effects under the
+/// attribute that causes them (an unknown value in words), what ignore-changes left out, and
+/// why apply holds a change back that is not forbidden.
+#[test]
+fn details_show_effects_ignored_attributes_and_holds() {
+    use crate::plan::{unknown, Effect};
+    let mut view = reviewed();
+    let web = view
+        .changes
+        .iter_mut()
+        .find(|c| c.address == "load-balancer.web")
+        .unwrap();
+    web.attributes[0].effects.push(Effect {
+        path: "ports.http.monitor-port".into(),
+        before: serde_json::json!([30000]),
+        after: serde_json::json!([unknown("allocated by the apiserver")]),
+        impact: Impact::Minimal,
+        reason: "members are recreated".into(),
+    });
+    web.ignored.push(super::super::view::IgnoredView {
+        path: "allowed-cidrs".into(),
+        before: serde_json::json!(["192.0.2.0/24"]),
+        after: serde_json::json!([]),
+    });
+    web.held_back = Some("excluded with --exclude".into());
+    let out = render_plan_markdown(&view);
+    assert!(
+        out.contains(
+            "| ↳ `ports.http.monitor-port` | `[30000]` → `[(allocated by the apiserver)]` | **minimal** | members are recreated |"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "Ignored (`ignore-changes`): `allowed-cidrs`: the cloud has `[\"192.0.2.0/24\"]`, the config says `[]`."
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("> 🕒 apply holds this back: excluded with --exclude."),
+        "{out}"
+    );
+}
