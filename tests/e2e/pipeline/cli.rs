@@ -230,15 +230,7 @@ fn graph_in_dot_and_mermaid() {
 /// connects to, a node policy), linked to what depends on them.
 #[test]
 fn the_graph_shows_every_resource_and_their_dependencies() {
-    let project = Project::new();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let example = project.path().join("examples/quickstart");
-    std::fs::create_dir_all(&example).unwrap();
-    std::fs::copy(
-        repo.join("examples/quickstart/skyplan.toml"),
-        example.join("skyplan.toml"),
-    )
-    .unwrap();
+    let (project, example) = crate::support::quickstart();
     let out = crate::support::run(&mut project.command_with_config(&example, &["graph"]));
     assert_eq!(out.code, 0, "{out:?}");
     let node = |label: &str| {
@@ -278,20 +270,7 @@ fn schema_is_the_committed_one() {
 /// The README's first command: the quickstart's plan shows a change of every class.
 #[test]
 fn quickstart_plan_shows_every_class() {
-    let project = Project::new();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let example = project.path().join("examples/quickstart");
-    std::fs::create_dir_all(&example).unwrap();
-    std::fs::copy(
-        repo.join("examples/quickstart/skyplan.toml"),
-        example.join("skyplan.toml"),
-    )
-    .unwrap();
-    for world in ["cloudscale.json", "kubernetes/prod.json"] {
-        let to = project.path().join("state/embedded").join(world);
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(repo.join("state/embedded").join(world), to).unwrap();
-    }
+    let (project, example) = crate::support::quickstart();
     let out = crate::support::run(&mut project.command_with_config(&example, &["plan", "--json"]));
     assert_eq!(out.code, 0, "{out:?}");
     let plan = out.json();

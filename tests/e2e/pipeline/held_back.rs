@@ -2,33 +2,13 @@
 //! outside the window — holds back itself and what must follow it, apply does everything else
 //! and exits 4, listing what it held back and why. The plan shows the same beforehand.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{run, Output, Project};
+use crate::support::{quickstart, run, Output, Project};
 
 const SATURDAY_0230: &str = "2026-11-28T02:30:00+01:00";
-
-/// The quickstart copied into a fresh project with its seeded simulated cloud and cluster;
-/// returns the project and the config directory.
-fn quickstart() -> (Project, PathBuf) {
-    let project = Project::new();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let example = project.path().join("examples/quickstart");
-    std::fs::create_dir_all(&example).unwrap();
-    std::fs::copy(
-        repo.join("examples/quickstart/skyplan.toml"),
-        example.join("skyplan.toml"),
-    )
-    .unwrap();
-    for world in ["cloudscale.json", "kubernetes/prod.json"] {
-        let to = project.path().join("state/embedded").join(world);
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(repo.join("state/embedded").join(world), to).unwrap();
-    }
-    (project, example)
-}
 
 fn in_quickstart(project: &Project, example: &Path, args: &[&str]) -> Output {
     run(&mut project.command_with_config(example, args))

@@ -13,24 +13,10 @@ use crate::support::{needs, run, Output, Project};
 
 const QUICKSTART: &str = "examples/quickstart";
 
-/// The quickstart copied into a project as it sits in the repository (its config under
-/// `examples/quickstart`, its simulated cloud and cluster under `state/`), optionally with a
+/// The quickstart as it sits in the repository (`support::quickstart`), optionally with a
 /// `.git` directory at the project's root.
 fn quickstart(with_git: bool) -> Project {
-    let project = Project::new();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let example = project.path().join(QUICKSTART);
-    std::fs::create_dir_all(&example).unwrap();
-    std::fs::copy(
-        repo.join(QUICKSTART).join("skyplan.toml"),
-        example.join("skyplan.toml"),
-    )
-    .unwrap();
-    for world in ["cloudscale.json", "kubernetes/prod.json"] {
-        let to = project.path().join("state/embedded").join(world);
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(repo.join("state/embedded").join(world), to).unwrap();
-    }
+    let (project, _) = crate::support::quickstart();
     if with_git {
         std::fs::create_dir(project.path().join(".git")).unwrap();
     }

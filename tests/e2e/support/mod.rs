@@ -329,3 +329,24 @@ pub fn terminate(child: &mut std::process::Child) {
         "sim serve ends cleanly on SIGTERM: {exit:?}"
     );
 }
+
+/// The quickstart as it sits in the repository, copied into a fresh project: its config under
+/// `examples/quickstart` and its seeded simulated cloud and cluster under `state/embedded`, so
+/// that `state-dir = "../../state"` finds them. Returns the project and the config directory.
+pub fn quickstart() -> (Project, PathBuf) {
+    let project = Project::new();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = project.path().join("examples/quickstart");
+    std::fs::create_dir_all(&example).unwrap();
+    std::fs::copy(
+        repo.join("examples/quickstart/skyplan.toml"),
+        example.join("skyplan.toml"),
+    )
+    .unwrap();
+    for world in ["cloudscale.json", "kubernetes/prod.json"] {
+        let to = project.path().join("state/embedded").join(world);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(repo.join("state/embedded").join(world), to).unwrap();
+    }
+    (project, example)
+}
