@@ -9,9 +9,8 @@
 
 use std::fmt::Write;
 
-use serde_json::Value;
-
-use super::escape::{cell, code, code_block, html, markdown_text as text};
+use super::escape::{cell, code, html, markdown_text as text};
+use super::long_values::{fold, is_long, value_cell};
 use super::text::compact;
 use super::view::{AttributeView, ChangeView, PlanView, WindowView};
 use super::wording::{self, changed, window_fit};
@@ -23,9 +22,6 @@ use crate::plan::Action;
 /// GitHub's limit on a comment's body. Measured in bytes here: a character is at least one
 /// byte, so a body within this many bytes is within the limit however GitHub counts.
 pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
-
-/// A value longer than this is shown below the table instead of widening it.
-const CELL_LIMIT: usize = 40;
 
 /// Unchanged resources are named up to this many; beyond, they are only counted.
 const UNCHANGED_NAMED: usize = 50;
@@ -309,37 +305,10 @@ fn attribute_table(out: &mut String, attributes: &[&AttributeView]) {
         }
     }
     out.push('\n');
-    for attribute in attributes.iter().filter(|a| is_long(a)) {
-        long_values(out, attribute);
+    for attribute in attributes.iter().filter(|a| is_long(&a.before, &a.after)) {
+        let values = [("before", &attribute.before), ("after", &attribute.after)];
+        fold(out, &attribute.path, "before and after", values);
     }
-}
-
-fn is_long(attribute: &AttributeView) -> bool {
-    [&attribute.before, &attribute.after]
-        .iter()
-        .any(|v| compact(v).chars().count() > CELL_LIMIT)
-}
-
-fn value_cell(value: &Value) -> String {
-    let shown = compact(value);
-    if shown.chars().count() > CELL_LIMIT {
-        "*(below)*".to_string()
-    } else {
-        cell(&code(&shown))
-    }
-}
-
-fn long_values(out: &mut String, attribute: &AttributeView) {
-    let _ = writeln!(
-        out,
-        "<details><summary><code>{}</code>: before and after</summary>\n",
-        html(&attribute.path)
-    );
-    for (label, value) in [("before", &attribute.before), ("after", &attribute.after)] {
-        let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
-        let _ = writeln!(out, "{label}:\n\n{}\n", code_block("json", &pretty));
-    }
-    let _ = writeln!(out, "</details>\n");
 }
 
 /// Says what a cut left out; empty when nothing was cut.

@@ -10,6 +10,7 @@ mod github;
 mod held;
 mod html;
 mod layout;
+mod long_values;
 mod markdown;
 mod places;
 mod svg;

@@ -5,14 +5,9 @@
 
 use std::fmt::Write;
 
-use serde_json::Value;
-
 use super::{summary, DriftItem, DriftReport, DriftResource, DriftStatus};
-use crate::render::escape::{cell, code, code_block, html, markdown_text as text};
-use crate::render::text::compact;
-
-/// A value longer than this is folded into `<details>` instead of widening the table.
-const CELL_LIMIT: usize = 40;
+use crate::render::escape::{cell, code, markdown_text as text};
+use crate::render::long_values::{fold, is_long, value_cell};
 
 pub fn render_drift_markdown(report: &DriftReport) -> String {
     let mut out = String::new();
@@ -79,8 +74,12 @@ fn render_resource(out: &mut String, resource: &DriftResource) {
         );
     }
     out.push('\n');
-    for item in attributes.iter().filter(|i| is_long(i)) {
-        render_details(out, item);
+    for item in attributes
+        .iter()
+        .filter(|i| is_long(&i.expected, &i.actual))
+    {
+        let values = [("expected", &item.expected), ("actual", &item.actual)];
+        fold(out, &item.path, "expected and actual values", values);
     }
 }
 
@@ -94,32 +93,4 @@ fn render_in_sync(out: &mut String, report: &DriftReport) {
     if !in_sync.is_empty() {
         let _ = writeln!(out, "In sync: {}.", in_sync.join(", "));
     }
-}
-
-fn is_long(item: &DriftItem) -> bool {
-    [&item.expected, &item.actual]
-        .iter()
-        .any(|v| compact(v).chars().count() > CELL_LIMIT)
-}
-
-fn value_cell(value: &Value) -> String {
-    let shown = compact(value);
-    if shown.chars().count() > CELL_LIMIT {
-        "*(below)*".to_string()
-    } else {
-        cell(&code(&shown))
-    }
-}
-
-fn render_details(out: &mut String, item: &DriftItem) {
-    let _ = writeln!(
-        out,
-        "<details><summary><code>{}</code>: expected and actual values</summary>\n",
-        html(&item.path)
-    );
-    for (label, value) in [("expected", &item.expected), ("actual", &item.actual)] {
-        let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
-        let _ = writeln!(out, "{label}:\n\n{}\n", code_block("json", &pretty));
-    }
-    let _ = writeln!(out, "</details>\n");
 }
