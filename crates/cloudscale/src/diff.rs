@@ -113,7 +113,7 @@ fn to_value(value: impl Serialize) -> Value {
 
 /// The name a port goes by in attribute paths, from its pool name (`tcp/http` → `http`) or,
 /// for an unnamed port, its listener's port number.
-fn port_key(set: &PoolSet) -> String {
+pub(crate) fn port_key(set: &PoolSet) -> String {
     match set.pool.name.split_once('/') {
         Some((_, name)) => name.to_string(),
         None => set

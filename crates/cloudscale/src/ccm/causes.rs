@@ -35,14 +35,15 @@ pub fn config_key(service_path: &str) -> String {
     if service_path == "service.externalTrafficPolicy" {
         return "traffic-policy".into();
     }
-    if service_path == "service.ports" {
-        return "ports".into();
-    }
-    if let Some(port) = service_path
-        .strip_prefix("service.ports.")
-        .and_then(|p| p.strip_suffix(".nodePort"))
-    {
-        return format!("ports.{port}.node-port");
+    if let Some(ports) = service_path.strip_prefix("service.") {
+        if ports == "ports" || ports.starts_with("ports.") {
+            // The fields the config spells otherwise; name, port and protocol are the same.
+            return match ports.rsplit_once('.') {
+                Some((port, "nodePort")) => format!("{port}.node-port"),
+                Some((port, "targetPort")) => format!("{port}.target-port"),
+                _ => ports.to_string(),
+            };
+        }
     }
     service_path.to_string()
 }
@@ -66,6 +67,50 @@ fn annotation_key(suffix: &str) -> &str {
         // listener-protocol and node-selector are spelled as their config keys.
         same => same,
     }
+}
+
+/// How well config key `key` explains `change` predicted at `path` (the higher the better;
+/// `None`: it does not). A port's rows go to that port's key the row names
+/// (`ports.web.name` for a rename), else to another key of that port, else to any port key.
+fn cause_score(change: Change, path: &str, key: &str) -> Option<usize> {
+    if !caused_by(change, key) {
+        return None;
+    }
+    let Some(field) = port_field(change) else {
+        // The most specific key wins.
+        return Some(key.len());
+    };
+    let port = path
+        .strip_prefix("ports.")
+        .and_then(|rest| rest.split('.').next())
+        .map(|name| format!("ports.{name}"));
+    let Some(port) = port else { return Some(0) };
+    let named = match field {
+        "" => port.clone(),
+        field => format!("{port}.{field}"),
+    };
+    Some(if key == named {
+        3
+    } else if key == port || key.starts_with(&format!("{port}.")) {
+        2
+    } else if key == "ports" {
+        1
+    } else {
+        0
+    })
+}
+
+/// The `[[ports]]` field whose change is the row (`""`: the port itself, added or removed).
+fn port_field(change: Change) -> Option<&'static str> {
+    use Change::*;
+    Some(match change {
+        PortRenamed => "name",
+        PortProtocol => "protocol",
+        ListenerPort => "port",
+        NodePort | NewNodePort => "node-port",
+        PortAdded | PortRemoved => "",
+        _ => return None,
+    })
 }
 
 /// Whether changing config key `key` is what makes the CCM do `change`. Rows no Service field
@@ -108,10 +153,14 @@ pub fn attributes(
     let mut under: Vec<Vec<Predicted>> = written.iter().map(|_| Vec::new()).collect();
     let mut alone = Vec::new();
     for effect in predicted {
-        // The most specific key wins: a node port's own key over the port list.
+        // The key that explains it best.
         let cause = (0..keys.len())
-            .filter(|&i| caused_by(effect.change, &keys[i]))
-            .max_by_key(|&i| keys[i].len());
+            .filter_map(|i| {
+                let score = cause_score(effect.change, &effect.attribute.path, &keys[i])?;
+                Some((i, score))
+            })
+            .max_by_key(|&(_, score)| score)
+            .map(|(i, _)| i);
         match cause {
             Some(i) => under[i].push(effect),
             None => alone.push(AttributeChange {

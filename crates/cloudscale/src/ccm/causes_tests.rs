@@ -50,9 +50,16 @@ fn service_fields_are_named_by_the_config_keys_that_set_them() {
         "traffic-policy"
     );
     assert_eq!(config_key("service.ports"), "ports");
+    assert_eq!(config_key("service.ports.web"), "ports.web");
+    assert_eq!(config_key("service.ports.web.name"), "ports.web.name");
+    assert_eq!(config_key("service.ports.web.port"), "ports.web.port");
     assert_eq!(
         config_key("service.ports.http.nodePort"),
         "ports.http.node-port"
+    );
+    assert_eq!(
+        config_key("service.ports.http.targetPort"),
+        "ports.http.target-port"
     );
     assert_eq!(config_key("service.type"), "service.type");
 }
@@ -137,15 +144,14 @@ fn the_traffic_policy_is_the_attribute_and_the_cloud_changes_its_effects() {
     );
 }
 
+/// The quickstart's port rename: the attribute is the key the user edited (`ports.web.name`),
+/// the pool recreated under its new name and the members' new node port its effects, its class
+/// the pool's; a field the CCM finds nothing to change for is none.
 #[test]
 fn the_class_is_the_highest_effect_and_a_field_without_effects_is_none() {
     let out = attributes(
         &[
-            written(
-                "service.ports",
-                json!(["http:80/TCP→80"]),
-                json!(["web:80/TCP→80"]),
-            ),
+            written("service.ports.web.name", json!("http"), json!("web")),
             written(
                 &format!("service.annotations.{PREFIX}timeout-client-data-ms"),
                 json!(null),
@@ -158,27 +164,37 @@ fn the_class_is_the_highest_effect_and_a_field_without_effects_is_none() {
                 "ports.web.node-port",
                 json!([30000]),
                 json!([UNKNOWN_PORT]),
-                "members of pool tcp/web",
+                "pool tcp/http",
             ),
             predicted(
                 Change::PortRenamed,
-                "ports.web.name",
-                json!("http"),
-                json!("web"),
+                "ports.web.pool",
+                json!("tcp/http"),
+                json!("tcp/web"),
                 "pool tcp/http",
             ),
         ],
         "default/store",
     );
     let ports = &out[0];
-    assert_eq!(ports.path, "ports");
+    assert_eq!(ports.path, "ports.web.name");
+    assert_eq!(
+        (&ports.before, &ports.after),
+        (&json!("http"), &json!("web"))
+    );
     assert_eq!(ports.impact, Impact::PoolRecreate);
+    assert_eq!(ports.downtime, Downtime::new(60, 120), "one disruption");
     assert!(
         ports.reason.contains("deletes the pool"),
         "{}",
         ports.reason
     );
-    assert_eq!(ports.effects.len(), 2);
+    let effects: Vec<&str> = ports.effects.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(effects, ["ports.web.node-port", "ports.web.pool"]);
+    assert_eq!(
+        ports.effects[0].after,
+        json!([{"unknown": "allocated by the apiserver"}])
+    );
     // The timeout annotation changes, but the CCM finds nothing to change for it here.
     let timeout = &out[1];
     assert_eq!(timeout.path, "timeouts.client-data-ms");
@@ -191,6 +207,54 @@ fn the_class_is_the_highest_effect_and_a_field_without_effects_is_none() {
     );
 }
 
+/// A port's rows go to that port's attributes — the key the row names first — never to
+/// another port's; with no key of their port, to the port list.
+#[test]
+fn a_ports_effects_go_to_that_ports_keys() {
+    let out = attributes(
+        &[
+            written("service.ports.http.port", json!(80), json!(8080)),
+            written("service.ports.web.name", json!("old"), json!("web")),
+            written("service.ports.web.nodePort", json!(31000), json!(32000)),
+        ],
+        vec![
+            predicted(
+                Change::PortRenamed,
+                "ports.web.pool",
+                json!("tcp/old"),
+                json!("tcp/web"),
+                "pool tcp/old",
+            ),
+            predicted(
+                Change::ListenerPort,
+                "ports.http.listener",
+                json!("tcp/80"),
+                json!("tcp/8080"),
+                "listener tcp/80",
+            ),
+            predicted(
+                Change::NodePort,
+                "ports.web.node-port",
+                json!([31000]),
+                json!([32000]),
+                "pool tcp/old",
+            ),
+        ],
+        "default/store",
+    );
+    let paths =
+        |i: usize| -> Vec<&str> { out[i].effects.iter().map(|e| e.path.as_str()).collect() };
+    assert_eq!(out[0].path, "ports.http.port");
+    assert_eq!(paths(0), ["ports.http.listener"]);
+    assert_eq!(out[0].impact, Impact::Minimal);
+    assert_eq!(paths(1), ["ports.web.pool"]);
+    assert_eq!(out[1].impact, Impact::PoolRecreate);
+    assert_eq!(out[2].path, "ports.web.node-port");
+    assert!(out[2].effects.is_empty(), "folded into the field");
+    assert_eq!(out[2].impact, Impact::Minimal);
+    assert_eq!(out.len(), 3);
+}
+
 /// A node port's own key wins over the port list; an effect no Service field causes (a node
 /// joined) stays an attribute of its own; an effect on the field's own path (the members'
 /// node port, a VIP list cleared) is the field itself: its row is folded in, not listed again.
@@ -198,7 +262,7 @@ fn the_class_is_the_highest_effect_and_a_field_without_effects_is_none() {
 fn effects_go_to_the_most_specific_cause_or_stand_alone() {
     let out = attributes(
         &[
-            written("service.ports", json!(["a"]), json!(["b"])),
+            written("service.ports", json!(["a", "http"]), json!(["http", "a"])),
             written("service.ports.http.nodePort", json!(31080), json!(32000)),
             written(
                 &format!("service.annotations.{PREFIX}vip-addresses"),

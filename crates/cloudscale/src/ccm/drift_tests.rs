@@ -305,6 +305,7 @@ fn a_port_renamed_back_by_hand_is_pool_recreate_drift() {
     let DriftCheck::Compared(drifted) = drift(&input(&address, &spec, &world)).unwrap() else {
         panic!("not compared");
     };
-    assert_eq!(drifted[0].path, "ports");
+    assert_eq!(drifted[0].path, "ports.http.name");
     assert_eq!(drifted[0].impact, Impact::PoolRecreate);
+    assert_eq!(drifted[0].effects[0].path, "ports.http.pool");
 }

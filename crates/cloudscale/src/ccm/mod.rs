@@ -7,6 +7,7 @@
 pub mod annotations;
 pub mod apply;
 pub mod causes;
+pub mod effects;
 pub mod impact;
 pub mod order;
 pub mod plan;

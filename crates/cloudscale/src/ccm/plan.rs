@@ -15,6 +15,7 @@ use super::super::objects::Snapshot;
 use super::super::ops::Op;
 use super::super::servers::ServerObject;
 use super::causes::{attributes, Predicted};
+use super::effects::port_effects;
 use super::impact::{from_direct, rule, Change};
 use super::order::controller_order;
 use super::predict::{find_ccm_lb, node_ports_free, predicted_spec, Found, UNKNOWN_PORT};
@@ -73,7 +74,10 @@ pub fn plan(input: &CcmInput) -> Result<ResourceChange, String> {
     let pending = members_pending(input, writes);
     for (attribute, row) in direct.attributes.into_iter().zip(rows) {
         let change = controller_row(row, &out.written, &attribute, pending);
-        out.reclassify(attribute, change);
+        match port_effects(change, &attribute, live_lb, &desired) {
+            Some(effects) => out.predicted.extend(effects),
+            None => out.reclassify(attribute, change),
+        }
     }
     out.actions.extend(
         controller_order(&ops)

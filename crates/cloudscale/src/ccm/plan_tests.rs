@@ -165,6 +165,31 @@ fn a_port_name_change_recreates_the_pool_on_a_new_node_port() {
         &change,
         "controller: create member 10.0.0.11:<new node port>"
     ));
+    // The user's change is the attribute; the CCM's cloud changes are its effects.
+    assert_eq!(change.attributes.len(), 1, "{:#?}", change.attributes);
+    let renamed = &change.attributes[0];
+    assert_eq!(renamed.path, "ports.web.name");
+    assert_eq!(
+        (&renamed.before, &renamed.after),
+        (&json!("http"), &json!("web"))
+    );
+    assert_eq!(renamed.impact, Impact::PoolRecreate);
+    let effects: Vec<(&str, &Value, &Value)> = renamed
+        .effects
+        .iter()
+        .map(|e| (e.path.as_str(), &e.before, &e.after))
+        .collect();
+    assert_eq!(
+        effects,
+        [
+            ("ports.web.pool", &json!("tcp/http"), &json!("tcp/web")),
+            (
+                "ports.web.node-port",
+                &json!([31080]),
+                &json!([{"unknown": "allocated by the apiserver"}])
+            ),
+        ]
+    );
 }
 
 #[test]
@@ -179,6 +204,14 @@ fn a_renumbered_port_keeps_its_node_port_and_pool_and_recreates_the_listener() {
         operations(&change)
     );
     assert!(!operations(&change).iter().any(|o| o.contains("member")));
+    assert_eq!(change.attributes.len(), 1, "{:#?}", change.attributes);
+    let port = &change.attributes[0];
+    assert_eq!(port.path, "ports.http.port");
+    assert_eq!(port.effects[0].path, "ports.http.listener");
+    assert_eq!(
+        (&port.effects[0].before, &port.effects[0].after),
+        (&json!("tcp/80"), &json!("tcp/8080"))
+    );
 }
 
 #[test]

@@ -108,60 +108,140 @@ pub fn service_changes(spec: &CloudscaleLoadBalancerSpec, live: &Service) -> Vec
             after: json!(spec.traffic_policy.as_str()),
         });
     }
-    let have_ports = live_ports(live);
-    let want_ports: Vec<PortKey> = spec
-        .ports
-        .iter()
-        .map(|p| PortKey {
-            name: p.name.clone(),
-            protocol: wire_protocol(p.protocol).into(),
-            port: i32::from(p.port),
-            target: i32::from(p.port).to_string(),
-        })
-        .collect();
-    if have_ports != want_ports {
-        changes.push(ServiceChange {
-            path: "service.ports".into(),
-            before: json!(have_ports.iter().map(PortKey::text).collect::<Vec<_>>()),
-            after: json!(want_ports.iter().map(PortKey::text).collect::<Vec<_>>()),
-        });
-    }
-    changes.extend(node_port_changes(spec, live));
+    changes.extend(port_changes(spec, live));
     changes
 }
 
-/// A configured node port that differs from the live one of the same port name. An unset
-/// node-port is no change: the apiserver keeps the live one.
-fn node_port_changes(spec: &CloudscaleLoadBalancerSpec, live: &Service) -> Vec<ServiceChange> {
-    let kept = live_node_ports(Some(live));
-    spec.ports
+/// The port list's differences, as the user edits `[[ports]]`: a port is matched to the live
+/// one of its name, else (renamed) to the one serving the same port number — as the CCM's
+/// pools are. A matched port's fields that differ are `service.ports.<key>.<field>`; a port
+/// only one side has is `service.ports.<key>` (config-shaped); the same ports in another order
+/// is `service.ports` (the list is written whole). A configured node port is compared with the
+/// matched live one; an unset one is no change (the apiserver keeps it by name, or allocates
+/// one for a new name — the CCM's consequence, not the user's change).
+fn port_changes(spec: &CloudscaleLoadBalancerSpec, live: &Service) -> Vec<ServiceChange> {
+    let have = live_ports(live);
+    let mut unmatched: Vec<usize> = (0..have.len()).collect();
+    let mut take = |found: &dyn Fn(&LivePort) -> bool| {
+        let at = unmatched.iter().position(|&i| found(&have[i]))?;
+        Some(unmatched.remove(at))
+    };
+    // By name first, for every port, so a rename never takes another port's live twin.
+    let by_name: Vec<Option<usize>> = spec
+        .ports
         .iter()
-        .filter(|p| p.node_port != 0)
-        .filter(|p| kept.get(&p.name) != Some(&p.node_port))
-        .map(|p| ServiceChange {
-            path: format!("service.ports.{}.nodePort", p.key()),
-            before: json!(kept.get(&p.name)),
-            after: json!(p.node_port),
-        })
-        .collect()
+        .map(|p| take(&|l: &LivePort| l.name == p.name))
+        .collect();
+    let matched: Vec<Option<usize>> = spec
+        .ports
+        .iter()
+        .zip(by_name)
+        .map(|(p, m)| m.or_else(|| take(&|l: &LivePort| l.port == i32::from(p.port))))
+        .collect();
+    let mut changes = Vec::new();
+    let field = |key: &str, name: &str, before: Value, after: Value| ServiceChange {
+        path: format!("service.ports.{key}.{name}"),
+        before,
+        after,
+    };
+    for (want, at) in spec.ports.iter().zip(&matched) {
+        let key = want.key();
+        let Some(at) = at else {
+            changes.push(ServiceChange {
+                path: format!("service.ports.{key}"),
+                before: Value::Null,
+                after: port_value(want),
+            });
+            continue;
+        };
+        let have = &have[*at];
+        if have.name != want.name {
+            changes.push(field(&key, "name", json!(have.name), json!(want.name)));
+        }
+        if have.protocol != wire_protocol(want.protocol) {
+            let before = have.protocol.to_lowercase();
+            changes.push(field(
+                &key,
+                "protocol",
+                json!(before),
+                json!(want.protocol.as_str()),
+            ));
+        }
+        if have.port != i32::from(want.port) {
+            changes.push(field(&key, "port", json!(have.port), json!(want.port)));
+        }
+        // skyplan writes targetPort = port: it follows a renumbered port, and is the user's
+        // change only where it was set apart from the port by hand.
+        if have.target != have.port.to_string() && have.target != want.port.to_string() {
+            changes.push(field(
+                &key,
+                "targetPort",
+                json!(have.target),
+                json!(want.port),
+            ));
+        }
+        if want.node_port != 0 && have.node_port != Some(want.node_port) {
+            changes.push(field(
+                &key,
+                "nodePort",
+                json!(have.node_port),
+                json!(want.node_port),
+            ));
+        }
+    }
+    for at in unmatched {
+        let gone = &have[at];
+        let key = match gone.name.is_empty() {
+            true => gone.port.to_string(),
+            false => gone.name.clone(),
+        };
+        let mut before = json!({"port": gone.port, "protocol": gone.protocol.to_lowercase()});
+        if let Some(node_port) = gone.node_port {
+            before["node-port"] = json!(node_port);
+        }
+        changes.push(ServiceChange {
+            path: format!("service.ports.{key}"),
+            before,
+            after: Value::Null,
+        });
+    }
+    let in_order = matched.iter().flatten().is_sorted();
+    if changes.is_empty() && !in_order {
+        let keys = |ports: Vec<String>| json!(ports);
+        let mut before: Vec<(usize, String)> = matched
+            .iter()
+            .zip(&spec.ports)
+            .filter_map(|(at, p)| Some(((*at)?, p.key())))
+            .collect();
+        before.sort();
+        changes.push(ServiceChange {
+            path: "service.ports".into(),
+            before: keys(before.into_iter().map(|(_, k)| k).collect()),
+            after: keys(spec.ports.iter().map(|p| p.key()).collect()),
+        });
+    }
+    changes
+}
+
+/// A configured port as its `[[ports]]` entry reads (its name is the path's).
+fn port_value(port: &crate::spec::PortSpec) -> Value {
+    let mut value = json!({"port": port.port, "protocol": port.protocol.as_str()});
+    if port.node_port != 0 {
+        value["node-port"] = json!(port.node_port);
+    }
+    value
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct PortKey {
+struct LivePort {
     name: String,
     protocol: String,
     port: i32,
     target: String,
+    node_port: Option<u16>,
 }
 
-impl PortKey {
-    fn text(&self) -> String {
-        let name = if self.name.is_empty() { "" } else { &self.name };
-        format!("{name}:{}/{}→{}", self.port, self.protocol, self.target)
-    }
-}
-
-fn live_ports(live: &Service) -> Vec<PortKey> {
+fn live_ports(live: &Service) -> Vec<LivePort> {
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
     let ports = live
         .spec
@@ -170,7 +250,7 @@ fn live_ports(live: &Service) -> Vec<PortKey> {
         .unwrap_or_default();
     ports
         .into_iter()
-        .map(|p| PortKey {
+        .map(|p| LivePort {
             name: p.name.unwrap_or_default(),
             protocol: p.protocol.unwrap_or_else(|| "TCP".into()),
             port: p.port,
@@ -179,6 +259,10 @@ fn live_ports(live: &Service) -> Vec<PortKey> {
                 Some(IntOrString::String(s)) => s,
                 None => p.port.to_string(),
             },
+            node_port: p
+                .node_port
+                .and_then(|n| u16::try_from(n).ok())
+                .filter(|n| *n != 0),
         })
         .collect()
 }
@@ -264,10 +348,72 @@ mod tests {
         assert_eq!(service_changes(&spec, &live), vec![]);
         let mut renamed = spec.clone();
         renamed.ports[0].name = "web".into();
-        let changes = service_changes(&renamed, &live);
-        assert_eq!(changes.len(), 1);
-        assert_eq!(changes[0].path, "service.ports");
+        assert_eq!(
+            service_changes(&renamed, &live),
+            vec![ServiceChange {
+                path: "service.ports.web.name".into(),
+                before: json!("http"),
+                after: json!("web"),
+            }]
+        );
         assert_eq!(live_node_ports(Some(&live))["http"], 31080);
+    }
+
+    /// The port list's differences as the user edits `[[ports]]`: a renumbered port's port
+    /// (its targetPort follows), a port added or removed as its config-shaped entry, the same
+    /// ports reordered as the list of their names.
+    #[test]
+    fn port_changes_are_config_keys_of_the_port_the_user_edited() {
+        let (spec, _) = spec();
+        let live = service(&[("http", 80, 31080)], None);
+        let paths =
+            |spec: &CloudscaleLoadBalancerSpec, live: &Service| -> Vec<(String, Value, Value)> {
+                port_changes(spec, live)
+                    .into_iter()
+                    .map(|c| (c.path, c.before, c.after))
+                    .collect()
+            };
+        let mut renumbered = spec.clone();
+        renumbered.ports[0].port = 8080;
+        assert_eq!(
+            paths(&renumbered, &live),
+            [("service.ports.http.port".into(), json!(80), json!(8080))]
+        );
+        let mut added = spec.clone();
+        added.ports.push(PortSpec {
+            name: "admin".into(),
+            port: 9000,
+            protocol: PortProtocol::Udp,
+            node_port: 32000,
+        });
+        assert_eq!(
+            paths(&added, &live),
+            [(
+                "service.ports.admin".into(),
+                Value::Null,
+                json!({"port": 9000, "protocol": "udp", "node-port": 32000})
+            )]
+        );
+        let two = service(&[("http", 80, 31080), ("admin", 9000, 32000)], None);
+        assert_eq!(
+            paths(&spec, &two),
+            [(
+                "service.ports.admin".into(),
+                json!({"port": 9000, "protocol": "tcp", "node-port": 32000}),
+                Value::Null
+            )]
+        );
+        let mut reordered = added.clone();
+        reordered.ports[1].protocol = PortProtocol::Tcp;
+        reordered.ports.reverse();
+        assert_eq!(
+            paths(&reordered, &two),
+            [(
+                "service.ports".into(),
+                json!(["http", "admin"]),
+                json!(["admin", "http"])
+            )]
+        );
     }
 
     #[test]

@@ -60,7 +60,7 @@ fn a_service_reverted_in_the_cluster_drifts_with_the_class_plan_restores_it_with
     let items = drift["items"].as_array().unwrap();
     let ports = items
         .iter()
-        .find(|i| i["path"] == "ports")
+        .find(|i| i["path"] == "ports.web.name")
         .unwrap_or_else(|| panic!("no ports item in {drift:#}"));
     assert_eq!(ports["impact"], "pool-recreate", "{drift:#}");
 

@@ -115,14 +115,46 @@ fn the_text_plan_shows_the_traffic_policy_its_effects_and_no_port_zero() {
     );
 }
 
-/// A port renamed: the CCM deletes the old pool's members and the pool before it builds the
-/// new pool; the old pool's listener and monitor go with it, never deleted on their own.
+/// A port renamed: the attribute is the key the user edited (`ports.web.name`), the pool
+/// recreated under its new name and the members' node port the apiserver allocates are its
+/// effects. The CCM deletes the old pool's members and the pool before it builds the new pool;
+/// the old pool's listener and monitor go with it, never deleted on their own.
 #[test]
 fn a_renamed_port_deletes_the_old_pool_before_building_the_new_one() {
     let web = HTTP.replace("\"http\"", "\"web\"");
     let row = row(("", HTTP), ("", &web));
-    let ports = attribute(&row.change, "ports");
-    assert_eq!(ports["impact"], "pool-recreate");
+    let renamed = attribute(&row.change, "ports.web.name");
+    assert_eq!(renamed["impact"], "pool-recreate");
+    assert_eq!(
+        (&renamed["before"], &renamed["after"]),
+        (&json!("http"), &json!("web"))
+    );
+    let effects = renamed["effects"].as_array().unwrap();
+    let effect = |path: &str| {
+        effects
+            .iter()
+            .find(|e| e["path"] == path)
+            .unwrap_or_else(|| panic!("no effect {path}: {renamed:#}"))
+    };
+    let pool = effect("ports.web.pool");
+    assert_eq!(
+        (&pool["before"], &pool["after"]),
+        (&json!("tcp/http"), &json!("tcp/web"))
+    );
+    assert_eq!(pool["impact"], "pool-recreate");
+    assert_eq!(
+        effect("ports.web.node-port")["after"],
+        json!([{"unknown": "allocated by the apiserver"}])
+    );
+    assert!(
+        !row.change["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["path"] == "ports"),
+        "{:#}",
+        row.change
+    );
     let ops = operations(&row.change);
     let pool_deleted = position(&ops, "delete pool tcp/http");
     let pool_created = position(&ops, "create pool tcp/web");
