@@ -11,13 +11,14 @@ use super::super::api::{
 use super::super::live::{ClusterRef, Inventory, PlanInput};
 use super::super::OWNER_TAG;
 use super::found::LbIds;
+use super::impact::{rule, Change};
 use super::*;
 use crate::ops::Op;
 use crate::spec::{
     CloudstackClusterSpec, ClusterRunState, CsAlgorithm, CsMembers, CsPort, CsProtocol, PublicIp,
 };
 use skyplan_core::model::{Address, Impact, ResourceKind};
-use skyplan_core::plan::AttributeChange;
+use skyplan_core::plan::{unknown, AttributeChange};
 
 pub(super) const IP_ID: &str = "ip-1";
 pub(super) const IP: &str = "198.51.100.10";
@@ -966,15 +967,195 @@ fn members_of_a_cluster_scaled_in_the_same_apply_are_resolved_after_it() {
         Flags::default(),
     )
     .unwrap();
+    let members = only(&change);
     assert_row(
-        only(&change),
+        members,
         "members",
         Impact::Minimal,
-        "the 4 workers of cluster.lab after it is applied",
+        "LB rule edge-tcp-80: the cluster is applied first",
+    );
+    // Known only once the cluster is scaled: a marker, never a sentence in place of the list.
+    assert_eq!(members.before, json!(["lab-node-1"]));
+    assert_eq!(
+        members.after,
+        unknown("the 4 workers of cluster.lab, known once it is applied")
     );
     assert_eq!(
         ops(&change),
         ["assign the workers of cluster lab to LB rule edge-tcp-80"]
+    );
+}
+
+/// Two ports, 443 changed to tcp-proxy (its rule recreated), 80 kept.
+fn two_rules_one_recreated(
+    members: CsMembers,
+) -> (CloudstackLoadBalancerSpec, CloudstackLoadBalancerSpec) {
+    let before = CloudstackLoadBalancerSpec {
+        ports: vec![
+            port(80, CsProtocol::Tcp, 30080),
+            port(443, CsProtocol::Tcp, 30443),
+        ],
+        ..base()
+    };
+    let mut after = before.clone();
+    after.ports[1].protocol = CsProtocol::TcpProxy;
+    after.members = members;
+    (before, after)
+}
+
+#[test]
+fn the_members_of_rules_recreated_and_kept_are_one_row_of_the_highest_class() {
+    let (before, after) = two_rules_one_recreated(CsMembers::Vms(vec!["web-3".into()]));
+    let change = plan_in(
+        &world(&before),
+        Some(&before),
+        Some(&after),
+        None,
+        Flags::default(),
+    )
+    .unwrap();
+    let paths: Vec<&str> = change.attributes.iter().map(|a| a.path.as_str()).collect();
+    assert_eq!(paths, ["ports.443.protocol", "members"]);
+    let members = &change.attributes[1];
+    // The highest class and the overlapping downtime of what each rule does (both rows of
+    // the table's members row).
+    assert_eq!(members.impact, rule(Change::Members).impact);
+    assert_eq!(members.downtime, rule(Change::Members).downtime);
+    assert_eq!(members.before, json!(["web-1", "web-2"]));
+    assert_eq!(members.after, json!(["web-3"]));
+    assert!(
+        members.reason.starts_with(
+            "LB rules edge-tcp-443, edge-tcp-80: for edge-tcp-443, set anew when the rule is recreated (members (VMs) added/removed) — for edge-tcp-80, VMs are assigned to or removed from the rules"
+        ),
+        "{}",
+        members.reason
+    );
+    assert!(members
+        .reason
+        .contains("(added: web-3; removed: web-1, web-2)"));
+    assert!(members.reason.contains(ROUTER), "{}", members.reason);
+    // Never less than the rows it replaces: the recreation, then the kept rule's assignment.
+    assert_eq!(members.group, "LB rule edge-tcp-80");
+    assert_eq!(change.impact(), Impact::PoolRecreate);
+    assert_eq!(
+        change.downtime(),
+        skyplan_core::model::Downtime::new(60, 125)
+    );
+    assert_eq!(
+        ops(&change),
+        [
+            "assign web-3 to LB rule edge-tcp-80",
+            "remove web-1, web-2 from LB rule edge-tcp-80",
+            "delete LB rule edge-tcp-443",
+            "create LB rule edge-tcp-proxy-443 (tcp-proxy 443 → 30443)",
+            "tag LB rule edge-tcp-proxy-443",
+            "assign web-3 to LB rule edge-tcp-proxy-443",
+        ]
+    );
+}
+
+#[test]
+fn the_workers_of_a_scaled_cluster_on_two_rules_are_one_unknown_members_row() {
+    let (before, after) = two_rules_one_recreated(CsMembers::Cluster("lab".into()));
+    let before = CloudstackLoadBalancerSpec {
+        members: CsMembers::Cluster("lab".into()),
+        network: None,
+        ..before
+    };
+    let after = CloudstackLoadBalancerSpec {
+        network: None,
+        ..after
+    };
+    let cluster_address = Address::new(ResourceKind::Cluster, "lab");
+    let config = cluster_spec(2, None);
+    let running = live_cluster(1);
+    let cluster = ClusterRef {
+        address: &cluster_address,
+        spec: Some(&config),
+        live: Some(&running),
+    };
+    let change = plan_in(
+        &world(&before),
+        Some(&before),
+        Some(&after),
+        Some(cluster),
+        Flags::default(),
+    )
+    .unwrap();
+    let members: Vec<&AttributeChange> = change
+        .attributes
+        .iter()
+        .filter(|a| a.path == "members")
+        .collect();
+    let [members] = members.as_slice() else {
+        panic!("one members row: {:#?}", change.attributes);
+    };
+    assert_eq!(members.impact, rule(Change::MembersAfterCluster).impact);
+    assert_eq!(members.downtime, rule(Change::MembersAfterCluster).downtime);
+    assert_eq!(members.before, json!(["lab-node-1"]));
+    assert_eq!(
+        members.after,
+        unknown("the 2 workers of cluster.lab, known once it is applied")
+    );
+    assert!(
+        members.reason.starts_with(
+            "LB rules edge-tcp-443, edge-tcp-80: for edge-tcp-443, set anew when the rule is recreated (members of a cluster that is created or scaled in the same apply) — for edge-tcp-80, the cluster is applied first"
+        ),
+        "{}",
+        members.reason
+    );
+    assert_eq!(
+        change.downtime(),
+        skyplan_core::model::Downtime::new(60, 125)
+    );
+    assert_eq!(
+        ops(&change),
+        [
+            "assign the workers of cluster lab to LB rule edge-tcp-80",
+            "delete LB rule edge-tcp-443",
+            "create LB rule edge-tcp-proxy-443 (tcp-proxy 443 → 30443)",
+            "tag LB rule edge-tcp-proxy-443",
+            "assign the workers of cluster lab to LB rule edge-tcp-proxy-443",
+        ]
+    );
+}
+
+#[test]
+fn the_members_of_two_recreated_rules_are_one_row_within_the_first_recreation() {
+    let before = CloudstackLoadBalancerSpec {
+        ports: vec![
+            port(80, CsProtocol::Tcp, 30080),
+            port(443, CsProtocol::Tcp, 30443),
+        ],
+        ..base()
+    };
+    let mut after = before.clone();
+    after.ports[0].protocol = CsProtocol::TcpProxy;
+    after.ports[1].protocol = CsProtocol::TcpProxy;
+    after.members = CsMembers::Vms(vec!["web-3".into()]);
+    let change = plan_in(
+        &world(&before),
+        Some(&before),
+        Some(&after),
+        None,
+        Flags::default(),
+    )
+    .unwrap();
+    let paths: Vec<&str> = change.attributes.iter().map(|a| a.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["ports.80.protocol", "ports.443.protocol", "members"]
+    );
+    let members = &change.attributes[2];
+    assert_eq!(
+        members.reason,
+        "LB rules edge-tcp-443, edge-tcp-80: set anew when each rule is recreated (members (VMs) added/removed)"
+    );
+    assert_eq!(members.group, "LB rule edge-tcp-80");
+    // Two recreations one after the other, the members within them.
+    assert_eq!(
+        change.downtime(),
+        skyplan_core::model::Downtime::new(60, 240)
     );
 }
 

@@ -158,6 +158,39 @@ fn effects_are_rendered_under_their_attribute_and_unknown_values_as_such() {
     assert_eq!(effects[1]["path"], "health-monitor.type");
 }
 
+/// A list against a value known only after apply is one line: nothing to diff it against.
+#[test]
+fn a_list_against_an_unknown_value_is_one_line_not_a_diff() {
+    use crate::model::{Address, Downtime, Impact, ResourceKind};
+    use crate::plan::{unknown, Action, AttributeChange, ResourceChange};
+    use serde_json::json;
+    let mut change = ResourceChange::no_op(
+        Address::new(ResourceKind::LoadBalancer, "edge"),
+        "cloudstack",
+        None,
+    );
+    change.action = Action::Update;
+    change.attributes = vec![AttributeChange {
+        path: "members".into(),
+        before: json!(["lab-node-331d1d", "lab-node-5ec6ad", "lab-node-dd42ac"]),
+        after: unknown("the 2 workers of cluster.lab, known once it is applied"),
+        impact: Impact::Minimal,
+        reason: "LB rule edge-tcp-80: assigned after the cluster".into(),
+        downtime: Downtime::new(0, 5),
+        group: "LB rule edge-tcp-80".into(),
+        effects: vec![],
+    }];
+    let plan = Plan {
+        changes: vec![change],
+        ..Plan::default()
+    };
+    let text = render_text(&PlanView::new(&plan), Style::Plain);
+    assert!(
+        text.contains("    ~ members: [\"lab-node-331d1d\",\"lab-node-5ec6ad\",\"lab-node-dd42ac\"] → (the 2 workers of cluster.lab, known once it is applied)  [minimal, up to 5 s]\n"),
+        "{text}"
+    );
+}
+
 /// The fixture with a CIDR change left out by `ignore-changes`, and a refresh-only drift entry.
 fn plan_with_ignored_and_drift() -> Plan {
     use crate::plan::{AttributeChange, Drifted, DriftedAttribute, DriftedStatus, Ignored};

@@ -243,7 +243,12 @@ pub(super) fn compact(value: &Value) -> String {
     }
 }
 
+/// Whether a change is shown as a line diff: a list or object against another value, never one
+/// known only after apply (nothing to diff it against).
 pub(super) fn is_multiline(before: &Value, after: &Value) -> bool {
+    if unknown_reason(before).is_some() || unknown_reason(after).is_some() {
+        return false;
+    }
     let structured = |v: &Value| (v.is_array() || v.is_object()) && unknown_reason(v).is_none();
     structured(before) || structured(after)
 }

@@ -1,7 +1,7 @@
 //! One rule kept on its public port: updated in place where updateLoadBalancerRule can, else
 //! deleted and created again; its members and firewall rules brought in line.
 
-use super::update::Spreads;
+use super::update::{RecreatedMembers, Spreads};
 use super::*;
 
 impl<'a> Diff<'a> {
@@ -23,7 +23,7 @@ impl<'a> Diff<'a> {
             for d in differences {
                 self.note_within(d, &object);
             }
-            self.members_within(desired, live, &object);
+            self.members_within(desired, live, spreads);
             self.recreate(spec, desired, live, wanted, spreads);
             return;
         }
@@ -196,33 +196,30 @@ impl<'a> Diff<'a> {
         });
     }
 
-    /// Member differences of a recreated rule: the new rule gets the wanted members.
-    fn members_within(&mut self, desired: &Desired, live: &LoadBalancerRule, object: &str) {
+    /// Member differences of a recreated rule: the new rule gets the wanted members. Noted
+    /// with the kept rules' in one `members` row (`note_members`).
+    fn members_within(
+        &mut self,
+        desired: &Desired,
+        live: &LoadBalancerRule,
+        spreads: &mut Spreads,
+    ) {
         let mut have: Vec<String> = self
             .member_ids(live)
             .iter()
             .map(|id| self.vm_name(id))
             .collect();
         have.sort();
-        let (change, after) = match &desired.members {
+        let change = match &desired.members {
             Members::Vms(vms) if names(vms) == have => return,
-            Members::Vms(vms) => (Change::Members, json!(names(vms))),
-            Members::AfterCluster {
-                address, workers, ..
-            } => (
-                Change::MembersAfterCluster,
-                json!(format!(
-                    "the {workers} workers of {address} after it is applied"
-                )),
-            ),
+            Members::Vms(_) => Change::Members,
+            Members::AfterCluster { .. } => Change::MembersAfterCluster,
         };
-        let d = Difference {
+        spreads.recreated_members.push(RecreatedMembers {
+            rule: live.name.clone(),
             change,
-            path: "members",
             before: json!(have),
-            after,
-        };
-        self.note_within(d, object);
+        });
     }
 
     fn member_ids(&self, live: &LoadBalancerRule) -> BTreeSet<&'a str> {

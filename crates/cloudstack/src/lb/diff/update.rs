@@ -3,6 +3,8 @@
 //! are moved, added or removed.
 
 use super::*;
+use skyplan_core::model::Downtime;
+use skyplan_core::plan::unknown;
 
 /// Differences of one kind found on several rules, shown as one change of the config's key.
 #[derive(Default)]
@@ -48,6 +50,29 @@ pub(super) struct Spreads {
     pub(super) removed: BTreeSet<String>,
     pub(super) member_rules: Vec<String>,
     pub(super) cluster_rules: Vec<String>,
+    /// The member differences of recreated rules, noted with the kept rules' in one row.
+    pub(super) recreated_members: Vec<RecreatedMembers>,
+}
+
+/// A recreated rule whose new rule gets other members than the old one had.
+pub(super) struct RecreatedMembers {
+    pub(super) rule: String,
+    /// `Members` or `MembersAfterCluster`.
+    pub(super) change: Change,
+    pub(super) before: Value,
+}
+
+/// Rules whose members change alike: one part of the `members` row.
+struct MembersPart {
+    rules: Vec<String>,
+    change: Change,
+    before: Value,
+    /// What happens, without the rules' names.
+    happens: String,
+    /// Whether the virtual router reloads for it beyond a recreation it is part of.
+    reloads: bool,
+    /// The disruption it is part of.
+    group: String,
 }
 
 impl Diff<'_> {
@@ -184,45 +209,7 @@ impl Diff<'_> {
                 &detail,
             );
         }
-        if !spreads.member_rules.is_empty() {
-            let detail = format!(
-                "added: {}; removed: {}",
-                list_or_none(&spreads.added),
-                list_or_none(&spreads.removed)
-            );
-            let object = rules_object(&spreads.member_rules);
-            let after = match &desired.members {
-                Members::Vms(vms) => json!(names(vms)),
-                Members::AfterCluster { .. } => Value::Null,
-            };
-            self.note(
-                Change::Members,
-                "members",
-                json!(spreads.current),
-                after,
-                &object,
-                &detail,
-            );
-        }
-        if let (
-            false,
-            Members::AfterCluster {
-                address, workers, ..
-            },
-        ) = (spreads.cluster_rules.is_empty(), &desired.members)
-        {
-            let after = format!("the {workers} workers of {address} after it is applied");
-            let object = rules_object(&spreads.cluster_rules);
-            let detail = format!("members: {after}");
-            self.note(
-                Change::MembersAfterCluster,
-                "members",
-                json!(spreads.current),
-                json!(after),
-                &object,
-                &detail,
-            );
-        }
+        self.note_members(desired, spreads);
         let f = &spreads.firewall;
         if !f.rules.is_empty() {
             let object = format!(
@@ -239,6 +226,108 @@ impl Diff<'_> {
                 "",
             );
         }
+    }
+
+    /// The members of the load balancer as one row, whatever rules they change on: kept rules
+    /// get them assigned or removed, recreated rules get them with their new rule. The row has
+    /// the highest class of its parts and their overlapping downtime, in the kept rules' group
+    /// (a disruption of its own) or else the first recreated rule's (whose recreation's
+    /// downtime covers it), so the load balancer's downtime is what separate rows gave.
+    fn note_members(&mut self, desired: &Desired, spreads: &Spreads) {
+        let mut parts: Vec<MembersPart> = vec![];
+        if let Some(first) = spreads.recreated_members.first() {
+            let rules: Vec<String> = spreads
+                .recreated_members
+                .iter()
+                .map(|r| r.rule.clone())
+                .collect();
+            let when = if rules.len() == 1 {
+                "when the rule is recreated"
+            } else {
+                "when each rule is recreated"
+            };
+            let mut before = Spread::default();
+            for r in &spreads.recreated_members {
+                before.add(&r.rule, r.before.clone());
+            }
+            parts.push(MembersPart {
+                rules,
+                change: first.change,
+                before: before.before(),
+                happens: format!("set anew {when} ({})", rule(first.change).what),
+                reloads: false,
+                group: format!("LB rule {}", first.rule),
+            });
+        }
+        if !spreads.member_rules.is_empty() {
+            parts.push(MembersPart {
+                rules: spreads.member_rules.clone(),
+                change: Change::Members,
+                before: json!(spreads.current),
+                happens: format!(
+                    "{} (added: {}; removed: {})",
+                    rule(Change::Members).happens,
+                    list_or_none(&spreads.added),
+                    list_or_none(&spreads.removed)
+                ),
+                reloads: true,
+                group: rules_object(&spreads.member_rules),
+            });
+        }
+        if !spreads.cluster_rules.is_empty() {
+            parts.push(MembersPart {
+                rules: spreads.cluster_rules.clone(),
+                change: Change::MembersAfterCluster,
+                before: json!(spreads.current),
+                happens: rule(Change::MembersAfterCluster).happens.to_string(),
+                reloads: true,
+                group: rules_object(&spreads.cluster_rules),
+            });
+        }
+        let Some(last) = parts.last() else {
+            return;
+        };
+        // The kept rules' group if any, else the first recreated rule's.
+        let group = last.group.clone();
+        let mut all: Vec<String> = parts.iter().flat_map(|p| p.rules.clone()).collect();
+        all.sort();
+        let mut before = Spread::default();
+        for part in &parts {
+            before.add("", part.before.clone());
+        }
+        let mut reason = match parts.as_slice() {
+            [one] => format!("{}: {}", rules_object(&all), one.happens),
+            many => format!(
+                "{}: {}",
+                rules_object(&all),
+                many.iter()
+                    .map(|p| format!("for {}, {}", p.rules.join(", "), p.happens))
+                    .collect::<Vec<_>>()
+                    .join(" — ")
+            ),
+        };
+        if parts.iter().any(|p| p.reloads) {
+            reason.push_str(&self.router_note);
+        }
+        let after = match &desired.members {
+            Members::Vms(vms) => json!(names(vms)),
+            Members::AfterCluster {
+                address, workers, ..
+            } => unknown(&format!(
+                "the {workers} workers of {address}, known once it is applied"
+            )),
+        };
+        let rows = parts.iter().map(|p| rule(p.change));
+        self.attributes.push(AttributeChange {
+            path: "members".to_string(),
+            before: before.before(),
+            after,
+            impact: rows.clone().map(|r| r.impact).max().unwrap_or_default(),
+            reason,
+            downtime: rows.fold(Downtime::ZERO, |d, r| d.alongside(r.downtime)),
+            group,
+            effects: Vec::new(),
+        });
     }
 
     /// Ports whose rule is gone or new: a rule with the same protocol and node port on another
