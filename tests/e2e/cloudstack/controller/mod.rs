@@ -109,6 +109,23 @@ impl Row {
         self
     }
 
+    /// The plan's attribute is the config key the user changed, its class `impact`, with an
+    /// effect of the CCM's whose path ends with `effect` (the rule or firewall rule it acts on).
+    pub fn assert_attribute(&self, key: &str, impact: &str, effect: &str) -> &Self {
+        let attributes = self.change["attributes"].as_array().expect("attributes");
+        let attribute = attributes
+            .iter()
+            .find(|a| a["path"] == key)
+            .unwrap_or_else(|| panic!("no attribute {key}: {:#}", self.change));
+        assert_eq!(attribute["impact"], impact, "{attribute:#}");
+        let effects = attribute["effects"].as_array().expect("effects");
+        assert!(
+            effects.iter().any(|e| text(e, "path").ends_with(effect)),
+            "no effect *{effect} under {key}: {attribute:#}"
+        );
+        self
+    }
+
     pub fn assert_not_predicted(&self, word: &str) -> &Self {
         let ops = self.controller();
         assert!(

@@ -35,6 +35,7 @@ fn cs_ccm_a_new_service_touches_nothing_and_gets_a_rule_on_the_workers() {
 fn cs_ccm_a_port_added_is_none_and_keeps_the_other_rule() {
     let row = row(("", HTTP), ("", HTTP_HTTPS));
     row.assert_class("none")
+        .assert_attribute("ports.443", "none", "-tcp-443")
         .assert_predicts(&["create LB rule", "-tcp-443"])
         .assert_not_predicted("delete");
     let http = rule_id(&row.before, "tcp-80");
@@ -49,6 +50,7 @@ fn cs_ccm_a_port_added_is_none_and_keeps_the_other_rule() {
 fn cs_ccm_a_port_removed_is_pool_recreate_and_its_rule_goes() {
     let row = row(("", HTTP_HTTPS), ("", HTTP));
     row.assert_class("pool-recreate")
+        .assert_attribute("ports.443", "pool-recreate", "-tcp-443")
         .assert_predicts(&["delete LB rule", "-tcp-443"])
         .assert_not_predicted("-tcp-80");
     let http = rule_id(&row.before, "tcp-80");
@@ -67,6 +69,7 @@ fn cs_ccm_a_public_port_change_is_minimal_and_makes_a_new_rule() {
     let moved = "[[load-balancer.shop.ports]]\nport = 8080\n";
     let row = row(("", HTTP), ("", moved));
     row.assert_class("minimal")
+        .assert_attribute("ports.80.port", "minimal", "-tcp-80.public-port")
         .assert_predicts(&["create LB rule", "-tcp-8080"])
         .assert_predicts(&["delete LB rule", "-tcp-80"]);
     let old = rule_id(&row.before, "tcp-80");
@@ -88,6 +91,11 @@ fn cs_ccm_a_node_port_recreates_the_rule_on_it() {
     let fixed = "[[load-balancer.shop.ports]]\nport = 80\nnode-port = 31080\n";
     let row = row(("", HTTP), ("", fixed));
     row.assert_class("pool-recreate")
+        .assert_attribute(
+            "ports.80.node-port",
+            "pool-recreate",
+            "-tcp-80.private-port",
+        )
         .assert_predicts(&["delete LB rule", "-tcp-80"])
         .assert_predicts(&["create LB rule", "-tcp-80"]);
     assert!(
@@ -113,6 +121,7 @@ fn cs_ccm_a_node_port_recreates_the_rule_on_it() {
 fn cs_ccm_the_algorithm_is_minimal_and_updates_the_rule_in_place() {
     let row = row(("", HTTP), ("algorithm = \"source\"", HTTP));
     row.assert_class("minimal")
+        .assert_attribute("algorithm", "minimal", "-tcp-80.algorithm")
         .assert_predicts(&["update LB rule", "-tcp-80", "algorithm"])
         .assert_not_predicted("delete");
     let http = rule_id(&row.before, "tcp-80");
@@ -153,7 +162,11 @@ fn cs_ccm_tcp_to_tcp_proxy_is_forbidden_and_refused() {
 fn cs_ccm_tcp_to_udp_is_forbidden_and_refused() {
     let udp = "[[load-balancer.shop.ports]]\nport = 80\nprotocol = \"udp\"\n";
     let row = row(("", HTTP), ("", udp));
-    row.assert_class("forbidden");
+    row.assert_class("forbidden").assert_attribute(
+        "ports.80.protocol",
+        "forbidden",
+        "-tcp-80.protocol",
+    );
     let http = rule_id(&row.before, "tcp-80");
     let out = row.project.run(&["apply", "--auto-approve"]);
     assert_ne!(out.code, 0, "apply refuses: {out:?}");

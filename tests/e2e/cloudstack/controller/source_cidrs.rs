@@ -9,6 +9,7 @@ use crate::cloudstack::support::{reasons, text};
 fn cs_ccm_firewall_cidrs_are_minimal_and_keep_the_rule() {
     let row = row(("", HTTP), ("firewall-cidrs = [\"192.0.2.0/24\"]", HTTP));
     row.assert_class("minimal")
+        .assert_attribute("firewall-cidrs", "minimal", "firewall.80.cidrlist")
         .assert_predicts(&["create firewall rule", "192.0.2.0/24"])
         .assert_not_predicted("LB rule");
     assert_eq!(firewall_cidrs(&row.before, 80), ["0.0.0.0/0"]);
@@ -23,6 +24,7 @@ fn cs_ccm_firewall_cidrs_are_minimal_and_keep_the_rule() {
 fn cs_ccm_the_rule_cidrlist_is_minimal_on_4_22_and_updated_in_place() {
     let row = row(("", HTTP), ("allowed-cidrs = [\"10.0.0.0/8\"]", HTTP));
     row.assert_class("minimal")
+        .assert_attribute("allowed-cidrs", "minimal", "-tcp-80.cidrlist")
         .assert_not_predicted("delete LB rule");
     let http = rule_id(&row.before, "tcp-80");
     let after = row.apply();
@@ -40,6 +42,7 @@ fn cs_ccm_the_rule_cidrlist_before_4_22_recreates_the_rule() {
         ("allowed-cidrs = [\"10.0.0.0/8\"]", HTTP),
     );
     row.assert_class("pool-recreate")
+        .assert_attribute("allowed-cidrs", "pool-recreate", "-tcp-80.cidrlist")
         .assert_predicts(&["delete LB rule", "-tcp-80"])
         .assert_predicts(&["create LB rule", "-tcp-80"]);
     assert!(

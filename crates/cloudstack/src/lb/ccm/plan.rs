@@ -1,6 +1,7 @@
 //! A controller-mode plan: the Service write and the CCM's predicted effect, each finding
-//! classified by the controller-mode table. skyplan performs only the write; the controller's
-//! actions are listed (as a set) for apply to wait for and check.
+//! classified by the controller-mode table and listed under the config key the user changed
+//! (`causes.rs`). skyplan performs only the write; the controller's actions are listed, in its
+//! order, for apply to wait for and check.
 
 use std::fmt;
 
@@ -8,7 +9,8 @@ use k8s_openapi::api::core::v1::{Node, Service};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::impact::{never_applied, rule, Change};
+use super::causes::{attributes, config_changes, row};
+use super::impact::{never_applied, Change};
 use super::predict::{predict, Finding, PredictInput};
 use super::service::{desired_body, service_changes};
 use crate::live::Inventory;
@@ -16,7 +18,7 @@ use crate::ops::Op;
 use crate::spec::CloudstackLoadBalancerSpec;
 use crate::PROVIDER;
 use skyplan_core::model::Address;
-use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
+use skyplan_core::plan::{Action, Record, ResourceChange};
 
 /// What a controller-mode plan does: one write, then what the CCM is predicted to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,19 +87,18 @@ pub fn plan(input: &CcmPlanInput) -> ResourceChange {
     });
     let service_diff = input.service.map(|s| service_changes(spec, s));
     let writes = service_diff.as_ref().is_none_or(|c| !c.is_empty());
-    let mut attributes: Vec<AttributeChange> = prediction.findings.iter().map(attribute).collect();
-    if attributes.is_empty() {
-        for change in service_diff.iter().flatten() {
-            attributes.push(attribute(&Finding {
-                change: Change::ServiceWritten,
-                path: change.path.clone(),
-                before: change.before.clone(),
-                after: change.after.clone(),
-                object: format!("service {}", binding.service_ref()),
-                note: String::new(),
-            }));
+    // The config keys the write changes (the Service's own paths for what no key sets).
+    let written = match (input.service, &service_diff) {
+        (Some(live), Some(diff)) if !diff.is_empty() => {
+            let keys = config_changes(spec, live);
+            match keys.is_empty() {
+                true => diff.clone(),
+                false => keys,
+            }
         }
-    }
+        _ => Vec::new(),
+    };
+    let attributes = attributes(&written, &prediction.findings, &binding.service_ref());
     let mut operations = Vec::new();
     if writes {
         operations.push(crate::ops::planned(Op::Ccm(CcmOp::WriteService {
@@ -156,7 +157,7 @@ pub fn removed(
         object: format!("service {service}"),
         note: String::new(),
     };
-    let mut attribute = attribute(&finding);
+    let mut attribute = row(&finding);
     attribute.reason = attribute
         .reason
         .replace("--allow-delete ADDR", &format!("--allow-delete {address}"));
@@ -185,20 +186,6 @@ pub fn removed(
         operations,
         record: None,
         requested: allow_delete,
-    }
-}
-
-fn attribute(finding: &Finding) -> AttributeChange {
-    let rule = rule(finding.change);
-    AttributeChange {
-        path: finding.path.clone(),
-        before: finding.before.clone(),
-        after: finding.after.clone(),
-        impact: rule.impact,
-        reason: format!("{}: {}{}", finding.object, rule.happens, finding.note),
-        downtime: rule.downtime,
-        group: finding.object.clone(),
-        effects: Vec::new(),
     }
 }
 

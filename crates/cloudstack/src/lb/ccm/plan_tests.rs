@@ -2,14 +2,16 @@
 //! direct-mode fake world with the CCM's base name), a live Service, and the desired spec.
 
 use k8s_openapi::api::core::v1::{Node, Service};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::*;
 use crate::lb::ccm::names::base_name;
 use crate::lb::ccm::predict::lb_candidate;
+use crate::lb::ccm::predict::{predict, PredictInput};
 use crate::lb::tests::{base, port, world};
 use crate::spec::{CsAlgorithm, CsMembers, CsProtocol, PublicIp};
 use skyplan_core::model::{Impact, ResourceKind};
+use skyplan_core::plan::AttributeChange;
 use skyplan_kubernetes::spec::{LbMode, ServiceBinding};
 
 const UID: &str = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
@@ -77,14 +79,48 @@ fn plan_with(
     node_names: &[&str],
 ) -> ResourceChange {
     let address = Address::new(ResourceKind::LoadBalancer, "web");
-    plan(&CcmPlanInput {
+    let input = CcmPlanInput {
         address: &address,
         spec,
         service: Some(live_service),
         nodes: &nodes(node_names),
         live,
         scaled_workers: 0,
+    };
+    let change = plan(&input);
+    never_below_the_findings(&input, &change);
+    change
+}
+
+/// Under-predicting is the worst bug: the plan's classes are never below what each predicted
+/// finding's row says — the class the plan gave when every finding was its own attribute —
+/// and every finding is shown, as an attribute or as an effect with its row's class.
+fn never_below_the_findings(input: &CcmPlanInput, change: &ResourceChange) {
+    use super::super::impact::rule;
+    let findings = predict(&PredictInput {
+        spec: input.spec,
+        service: input.service,
+        nodes: input.nodes,
+        live: input.live,
+        scaled_workers: input.scaled_workers,
     })
+    .findings;
+    let old = findings.iter().map(|f| rule(f.change).impact).max();
+    let new = change.attributes.iter().map(|a| a.impact).max();
+    assert!(
+        new >= old,
+        "class {new:?}, was {old:?}: {:#?}",
+        change.attributes
+    );
+    for finding in &findings {
+        let impact = rule(finding.change).impact;
+        let shown = change
+            .attributes
+            .iter()
+            .filter(|a| a.impact >= impact)
+            .any(|a| a.path == finding.path || a.effects.iter().any(|e| e.impact == impact));
+        assert!(shown, "{finding:?} not shown in {:#?}", change.attributes);
+    }
 }
 
 /// Plans `change` applied to the desired spec against the world the CCM made of `desired()`.
@@ -319,11 +355,15 @@ fn a_node_port_to_be_allocated_is_unknown() {
         &world(&applied()),
         &["web-1", "web-2"],
     );
-    let node_port = change
-        .attributes
+    // The user's change is the port's name in the Service; the rule's private port its effect.
+    let renamed = only(&change);
+    assert_eq!(renamed.path, "service.ports.80.name");
+    assert_eq!(renamed.impact, Impact::PoolRecreate);
+    let node_port = renamed
+        .effects
         .iter()
-        .find(|a| a.path.ends_with("node-port"))
-        .unwrap_or_else(|| panic!("no node-port in {:#?}", change.attributes));
+        .find(|e| e.path.ends_with("private-port"))
+        .unwrap_or_else(|| panic!("no private port in {:#?}", change.attributes));
     assert_eq!(
         node_port.after,
         json!({"unknown": "allocated by the apiserver"})
@@ -511,14 +551,18 @@ fn a_node_that_is_not_ready_is_not_balanced() {
 fn plan_scaled(scaled_workers: i64) -> ResourceChange {
     let live_service = service(&desired(), &[("tcp-80", 30080)]);
     let address = Address::new(ResourceKind::LoadBalancer, "web");
-    plan(&CcmPlanInput {
+    let (spec, nodes, live) = (desired(), nodes(&["web-1", "web-2"]), world(&applied()));
+    let input = CcmPlanInput {
         address: &address,
-        spec: &desired(),
+        spec: &spec,
         service: Some(&live_service),
-        nodes: &nodes(&["web-1", "web-2"]),
-        live: &world(&applied()),
+        nodes: &nodes,
+        live: &live,
         scaled_workers,
-    })
+    };
+    let change = plan(&input);
+    never_below_the_findings(&input, &change);
+    change
 }
 
 #[test]
@@ -602,4 +646,191 @@ fn only_ready_nodes_without_the_exclude_label_are_members() {
     assert!(!lb_candidate(&node(json!({"metadata": {"name": "a"},
         "spec": {"taints": [{"key": "ToBeDeletedByClusterAutoscaler", "effect": "NoSchedule"}]},
         "status": {"conditions": ready}}))));
+}
+
+/// The user's change is the attribute, named and valued as the config spells it; the CCM's
+/// actions on the rules are its effects, on the objects they act on.
+#[test]
+fn the_attribute_is_the_config_key_and_the_rules_changes_its_effects() {
+    let rule80 = format!("rules.{}", rule("tcp", 80));
+    type Case = (
+        ResourceChange,
+        &'static str,
+        Value,
+        Value,
+        Impact,
+        Vec<String>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            plan_change(|s| s.algorithm = CsAlgorithm::Source),
+            "algorithm",
+            json!("roundrobin"),
+            json!("source"),
+            Impact::Minimal,
+            vec![format!("{rule80}.algorithm")],
+        ),
+        (
+            plan_change(|s| s.allowed_cidrs = vec!["10.0.0.0/8".into()]),
+            "allowed-cidrs",
+            json!([]),
+            json!(["10.0.0.0/8"]),
+            Impact::Minimal,
+            vec![format!("{rule80}.cidrlist")],
+        ),
+        (
+            plan_change(|s| s.ports[0].protocol = CsProtocol::Udp),
+            "ports.80.protocol",
+            json!("tcp"),
+            json!("udp"),
+            Impact::Forbidden,
+            vec![format!("{rule80}.protocol")],
+        ),
+        (
+            plan_change(|s| s.ports[0].port = 8080),
+            "ports.80.port",
+            json!(80),
+            json!(8080),
+            Impact::Minimal,
+            vec![format!("{rule80}.public-port")],
+        ),
+        (
+            plan_change(|s| s.ports.push(port(443, CsProtocol::Tcp, 0))),
+            "ports.443",
+            Value::Null,
+            json!({"port": 443, "protocol": "tcp"}),
+            Impact::None,
+            vec![format!("rules.{}", rule("tcp", 443))],
+        ),
+        (
+            plan_change(|s| s.ports[0].node_port = 31080),
+            "ports.80.node-port",
+            json!(30080),
+            json!(31080),
+            Impact::PoolRecreate,
+            vec![format!("{rule80}.private-port")],
+        ),
+        (
+            plan_change(|s| s.firewall_cidrs = vec!["192.0.2.0/24".into()]),
+            "firewall-cidrs",
+            json!(["0.0.0.0/0"]),
+            json!(["192.0.2.0/24"]),
+            Impact::Minimal,
+            vec!["firewall.80.cidrlist".to_string()],
+        ),
+        (
+            // The CCM ignores it: the attribute is its own row, no effect.
+            plan_change(|s| s.public_ip = PublicIp::Address("198.51.100.99".into())),
+            "public-ip",
+            Value::Null,
+            json!("198.51.100.99"),
+            Impact::None,
+            vec![],
+        ),
+    ];
+    for (change, path, before, after, impact, effects) in cases {
+        let row = only(&change);
+        assert_eq!(
+            (row.path.as_str(), &row.before, &row.after, row.impact),
+            (path, &before, &after, impact),
+            "{row:#?}"
+        );
+        let paths: Vec<&str> = row.effects.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, effects, "{row:#?}");
+        // Said once on the attribute; each effect names the rule it acts on.
+        assert!(!row.reason.starts_with("LB rule"), "{}", row.reason);
+        for effect in &row.effects {
+            assert!(effect.reason.contains(&rule("tcp", 80)) || effect.path.contains("443"));
+            assert!(effect.impact <= row.impact);
+        }
+    }
+}
+
+/// Two Service ports on one number: the config's second port is the attribute, forbidden;
+/// the rule the CCM tries to create for it is its effect.
+#[test]
+fn the_same_port_twice_is_the_port_added_forbidden() {
+    let change = plan_change(|s| s.ports.push(port(80, CsProtocol::Udp, 0)));
+    let row = only(&change);
+    assert_eq!(row.path, "ports.80");
+    assert_eq!(row.impact, Impact::Forbidden);
+    assert_eq!(row.after, json!({"port": 80, "protocol": "udp"}));
+    assert_eq!(row.effects.len(), 1, "{row:#?}");
+    assert_eq!(row.effects[0].path, format!("rules.{}", rule("udp", 80)));
+}
+
+/// A Service field no config key sets (loadBalancerSourceRanges written behind skyplan's back
+/// is `firewall-cidrs`; a port's name is the Service's own path) is written with no effect.
+#[test]
+fn a_field_with_no_cloud_effect_is_the_service_written() {
+    let live_service = service(&desired(), &[("tcp-80", 30080)]);
+    let mut stale = live_service.clone();
+    stale.spec.as_mut().unwrap().load_balancer_source_ranges =
+        Some(vec!["0.0.0.0/0".into(), "10.0.0.0/8".into()]);
+    let change = plan_with(&desired(), &stale, &world(&applied()), &["web-1", "web-2"]);
+    let row = only(&change);
+    assert_eq!(row.path, "firewall-cidrs");
+    assert!(row.effects.is_empty());
+    assert!(
+        row.reason.contains("finds nothing to change"),
+        "{}",
+        row.reason
+    );
+}
+
+/// The node set is no key of the user's: the members stay an attribute of their own, one for
+/// every rule they change on, each rule an effect.
+#[test]
+fn members_of_every_rule_are_one_attribute() {
+    let mut two = applied();
+    two.ports.push(port(443, CsProtocol::Tcp, 30443));
+    let both = CloudstackLoadBalancerSpec {
+        ports: vec![port(80, CsProtocol::Tcp, 0), port(443, CsProtocol::Tcp, 0)],
+        ..desired()
+    };
+    let live_service = service(&both, &[("tcp-80", 30080), ("tcp-443", 30443)]);
+    let change = plan_with(
+        &both,
+        &live_service,
+        &world(&two),
+        &["web-1", "web-2", "web-3"],
+    );
+    let row = only(&change);
+    assert_eq!(row.path, "members");
+    assert_eq!(row.impact, Impact::Minimal);
+    let paths: Vec<&str> = row.effects.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            format!("rules.{}.members", rule("tcp", 80)),
+            format!("rules.{}.members", rule("tcp", 443))
+        ]
+    );
+    assert_eq!(controller(&change).len(), 2, "{:#?}", controller(&change));
+}
+
+/// Ports only reordered: no config key differs, so the Service's own field is the attribute,
+/// spelled as the Service spells its ports; the CCM changes nothing.
+#[test]
+fn ports_only_reordered_are_the_services_ports_written() {
+    let mut two = applied();
+    two.ports.push(port(443, CsProtocol::Tcp, 30443));
+    let both = CloudstackLoadBalancerSpec {
+        ports: vec![port(80, CsProtocol::Tcp, 0), port(443, CsProtocol::Tcp, 0)],
+        ..desired()
+    };
+    let reversed = CloudstackLoadBalancerSpec {
+        ports: vec![port(443, CsProtocol::Tcp, 0), port(80, CsProtocol::Tcp, 0)],
+        ..desired()
+    };
+    let live_service = service(&reversed, &[("tcp-443", 30443), ("tcp-80", 30080)]);
+    let change = plan_with(&both, &live_service, &world(&two), &["web-1", "web-2"]);
+    let row = only(&change);
+    assert_eq!(row.path, "service.ports");
+    assert_eq!(row.impact, Impact::None);
+    assert_eq!(
+        row.after[0],
+        json!({"name": "tcp-80", "port": 80, "protocol": "TCP", "targetPort": 80})
+    );
+    assert!(controller(&change).is_empty(), "{:#?}", controller(&change));
 }

@@ -172,17 +172,17 @@ pub fn service_changes(spec: &CloudstackLoadBalancerSpec, live: &Service) -> Vec
     let want_ip = load_balancer_ip(spec);
     let live_ip = live_spec.load_balancer_ip.filter(|ip| !ip.is_empty());
     differs("service.loadBalancerIP", json!(live_ip), json!(want_ip));
-    let want_ports: Vec<String> = spec
+    let want_ports: Vec<Value> = spec
         .ports
         .iter()
         .map(|p| {
             let name = service_port_name(p.protocol, p.port);
-            format!("{name}:{}/{}→{}", p.port, wire_protocol(p.protocol), p.port)
+            port_value(&name, p.port, wire_protocol(p.protocol), json!(p.port))
         })
         .collect();
     differs(
         "service.ports",
-        json!(live_port_texts(live)),
+        json!(live_port_values(live)),
         json!(want_ports),
     );
     let live_node_ports = live_node_ports(Some(live));
@@ -197,7 +197,12 @@ pub fn service_changes(spec: &CloudstackLoadBalancerSpec, live: &Service) -> Vec
     changes
 }
 
-fn live_port_texts(live: &Service) -> Vec<String> {
+/// A Service port as the Service spells it (the node port aside: compared on its own).
+fn port_value(name: &str, port: u16, protocol: &str, target: Value) -> Value {
+    json!({"name": name, "port": port, "protocol": protocol, "targetPort": target})
+}
+
+fn live_port_values(live: &Service) -> Vec<Value> {
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
     let ports = live.spec.as_ref().and_then(|s| s.ports.clone());
     ports
@@ -205,13 +210,14 @@ fn live_port_texts(live: &Service) -> Vec<String> {
         .into_iter()
         .map(|p| {
             let target = match p.target_port {
-                Some(IntOrString::Int(n)) => n.to_string(),
-                Some(IntOrString::String(s)) => s,
-                None => p.port.to_string(),
+                Some(IntOrString::Int(n)) => json!(n),
+                Some(IntOrString::String(s)) => json!(s),
+                None => json!(p.port),
             };
             let protocol = p.protocol.unwrap_or_else(|| "TCP".into());
             let name = p.name.unwrap_or_default();
-            format!("{name}:{}/{protocol}→{target}", p.port)
+            let port = u16::try_from(p.port).unwrap_or_default();
+            port_value(&name, port, &protocol, target)
         })
         .collect()
 }
