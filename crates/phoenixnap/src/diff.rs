@@ -13,6 +13,7 @@ use skyplan_core::model::Address;
 
 use crate::spec::PhoenixnapLoadBalancerSpec;
 use skyplan_core::plan::{self, Action, AttributeChange, ResourceChange};
+use skyplan_core::provider::DriftCheck;
 
 pub const PROVIDER: &str = "phoenixnap";
 const LOAD_BALANCER: &str = "LoadBalancer";
@@ -76,8 +77,22 @@ pub fn plan(input: &PlanInput<'_>) -> Result<ResourceChange, PlanError> {
         return Err(at("service")(why.clone()));
     }
     let service = cluster.service.as_ref().ok_or_else(|| {
+        // Applied before: the Service was deleted since, and the CCM released its block —
+        // what drift reports as `ServiceDeleted`, said here in the same words.
+        let released = match &input.prior {
+            Some(_) => {
+                let row = rule(Change::ServiceDeleted);
+                format!(
+                    "; {}: {} ({})",
+                    row.what.to_lowercase(),
+                    row.happens,
+                    row.impact
+                )
+            }
+            None => String::new(),
+        };
         at("service")(format!(
-            "Service {} does not exist in {}: create it first (skyplan writes only its type and loadBalancerIP)",
+            "Service {} does not exist in {}: create it first (skyplan writes only its type and loadBalancerIP){released}",
             spec.service_ref(),
             spec.cluster
         ))
@@ -486,6 +501,22 @@ fn release_remaining(found: &mut Found, block: &IpBlock) {
     });
 }
 
+/// Drift: the plan of the applied spec (`input.spec`, the record's, with `input.prior` the
+/// record) on the live state — one reading of each difference, classified exactly as `plan`
+/// restores it (`drift_tests.rs` holds every row to it). One difference `plan` cannot restore:
+/// the Service gone from the cluster (skyplan never creates it, so the plan stops with "create
+/// it first" and names the release); drift reports that row, `ServiceDeleted`, the class
+/// impact.md gives a Service removed (pool-recreate: the address changes).
+pub fn drift(input: &PlanInput<'_>) -> Result<DriftCheck, PlanError> {
+    let Some(prior) = &input.prior else {
+        return Ok(DriftCheck::NotApplied);
+    };
+    if input.cluster.is_some_and(|c| c.service.is_none()) {
+        return Ok(DriftCheck::Compared(vec![service_deleted(prior)]));
+    }
+    plan(input).map(|change| DriftCheck::Compared(change.attributes))
+}
+
 /// Drift: the Service skyplan gave the address to no longer exists; the CCM released the block.
 pub fn service_deleted(prior: &AppliedBlock) -> AttributeChange {
     let row = rule(Change::ServiceDeleted);
@@ -591,3 +622,7 @@ fn to_change(input: &PlanInput<'_>, found: Found, record: Option<plan::Record>) 
 #[cfg(test)]
 #[path = "diff_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "drift_tests.rs"]
+mod drift_tests;

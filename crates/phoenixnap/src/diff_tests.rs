@@ -9,10 +9,10 @@ use crate::spec::{PhoenixnapLoadBalancerSpec, PnapLocation};
 use skyplan_core::model::{Address, Impact, ResourceKind};
 use skyplan_core::plan::{Action, ResourceChange};
 
-const UID: &str = "5c1b7a0e-uid";
-const NET: &str = "net-phx";
+pub(super) const UID: &str = "5c1b7a0e-uid";
+pub(super) const NET: &str = "net-phx";
 
-fn spec() -> PhoenixnapLoadBalancerSpec {
+pub(super) fn spec() -> PhoenixnapLoadBalancerSpec {
     PhoenixnapLoadBalancerSpec {
         cluster: Address::new(ResourceKind::Cluster, "prod"),
         namespace: "default".into(),
@@ -22,7 +22,7 @@ fn spec() -> PhoenixnapLoadBalancerSpec {
     }
 }
 
-fn owner_block(id: &str, cidr: &str, network: Option<&str>) -> IpBlock {
+pub(super) fn owner_block(id: &str, cidr: &str, network: Option<&str>) -> IpBlock {
     let owner = Owner {
         cluster_uid: UID,
         namespace: "default",
@@ -53,7 +53,7 @@ fn owner_block(id: &str, cidr: &str, network: Option<&str>) -> IpBlock {
     }
 }
 
-fn inventory(blocks: Vec<IpBlock>) -> Inventory {
+pub(super) fn inventory(blocks: Vec<IpBlock>) -> Inventory {
     Inventory {
         tag_names: TAG_NAMES.iter().map(|n| n.to_string()).collect(),
         blocks,
@@ -76,7 +76,7 @@ fn inventory(blocks: Vec<IpBlock>) -> Inventory {
     }
 }
 
-fn cluster(service_type: &str, ip: Option<&str>) -> ClusterFacts {
+pub(super) fn cluster(service_type: &str, ip: Option<&str>) -> ClusterFacts {
     ClusterFacts {
         uid: UID.into(),
         service: Some(ServiceFacts {
@@ -89,7 +89,7 @@ fn cluster(service_type: &str, ip: Option<&str>) -> ClusterFacts {
     }
 }
 
-fn record(block: &IpBlock) -> AppliedBlock {
+pub(super) fn record(block: &IpBlock) -> AppliedBlock {
     AppliedBlock {
         spec: spec(),
         block: block.id.clone(),
@@ -158,7 +158,7 @@ fn ops(change: &ResourceChange) -> Vec<String> {
         .collect()
 }
 
-const ASSIGNED: &str = "198.51.100.8/29";
+pub(super) const ASSIGNED: &str = "198.51.100.8/29";
 
 #[test]
 fn a_new_service_gets_a_block_attached_and_its_address() {

@@ -258,12 +258,8 @@ impl Provider for PhoenixnapProvider {
         };
         let live = Live::of(refreshed)?;
         let cluster = live.clusters.get(target.address);
-        if cluster.is_some_and(|c| c.service.is_none()) {
-            return Ok(DriftCheck::Compared(vec![diff::service_deleted(&record)]));
-        }
         let input = self.plan_input(target, Some(&record.spec), &live.inventory, cluster, false);
-        let change = diff::plan(&input).map_err(|e| located(target, e))?;
-        Ok(DriftCheck::Compared(change.attributes))
+        diff::drift(&input).map_err(|e| located(target, e))
     }
 
     fn import(

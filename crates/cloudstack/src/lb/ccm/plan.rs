@@ -19,6 +19,7 @@ use crate::spec::CloudstackLoadBalancerSpec;
 use crate::PROVIDER;
 use skyplan_core::model::Address;
 use skyplan_core::plan::{Action, Record, ResourceChange};
+use skyplan_core::provider::DriftCheck;
 
 /// What a controller-mode plan does: one write, then what the CCM is predicted to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,6 +134,16 @@ pub fn plan(input: &CcmPlanInput) -> ResourceChange {
     }
 }
 
+/// Drift: the plan of the applied spec (`input.spec`) on the live state — one reading of each
+/// difference, classified exactly as `plan` restores it (`drift_tests.rs` holds every row to
+/// it). No Service is "missing": the plan creates it again (`ServiceCreated`).
+pub fn drift(input: &CcmPlanInput) -> DriftCheck {
+    match input.service {
+        None => DriftCheck::Missing,
+        Some(_) => DriftCheck::Compared(plan(input).attributes),
+    }
+}
+
 /// A controller-mode load balancer removed from the config. impact.md's deletion rule: refused
 /// unless `allow_delete`; then skyplan deletes the Service it wrote and the CCM deletes the
 /// rules — never the rules behind the CCM's back, which would only make it create them again.
@@ -192,3 +203,7 @@ pub fn removed(
 #[cfg(test)]
 #[path = "plan_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "drift_tests.rs"]
+mod drift_tests;

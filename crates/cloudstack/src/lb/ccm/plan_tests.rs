@@ -14,7 +14,7 @@ use skyplan_core::model::{Impact, ResourceKind};
 use skyplan_core::plan::AttributeChange;
 use skyplan_kubernetes::spec::{LbMode, ServiceBinding};
 
-const UID: &str = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
+pub(super) const UID: &str = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
 
 fn binding() -> ServiceBinding {
     ServiceBinding {
@@ -37,7 +37,7 @@ fn applied() -> CloudstackLoadBalancerSpec {
     }
 }
 
-fn desired() -> CloudstackLoadBalancerSpec {
+pub(super) fn desired() -> CloudstackLoadBalancerSpec {
     CloudstackLoadBalancerSpec {
         name: "web".into(),
         members: CsMembers::Cluster("prod".into()),
@@ -48,7 +48,7 @@ fn desired() -> CloudstackLoadBalancerSpec {
 }
 
 /// The live Service as skyplan wrote `spec`, with the apiserver's UID and node ports.
-fn service(spec: &CloudstackLoadBalancerSpec, node_ports: &[(&str, i32)]) -> Service {
+pub(super) fn service(spec: &CloudstackLoadBalancerSpec, node_ports: &[(&str, i32)]) -> Service {
     let mut body = desired_body(spec, &binding(), true);
     body["metadata"]["uid"] = json!(UID);
     body["metadata"]["resourceVersion"] = json!("7");
@@ -59,7 +59,7 @@ fn service(spec: &CloudstackLoadBalancerSpec, node_ports: &[(&str, i32)]) -> Ser
 }
 
 /// Ready nodes, as the service controller balances on them.
-fn nodes(names: &[&str]) -> Vec<Node> {
+pub(super) fn nodes(names: &[&str]) -> Vec<Node> {
     names
         .iter()
         .map(|n| {

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use k8s_openapi::api::core::v1::{Node, Service};
 
 use super::apply::{compare_rule_ids, wait_for_controller, RuleIds};
-use super::plan::{plan, CcmOp, CcmPlanInput};
+use super::plan::{drift, plan, CcmOp, CcmPlanInput};
 use super::predict::{lb_candidate, live_rules, service_base};
 use super::service::MANAGED;
 use crate::live::{ApplyContext, Inventory};
@@ -165,22 +165,11 @@ impl CcmClusters {
         live: &Inventory,
         scaled_workers: i64,
     ) -> Result<ResourceChange, ProviderError> {
-        let view = views.view(address)?;
-        // The nodes as this run's node policies leave them: a node a policy excludes leaves
-        // the rules once the policy is applied (before the load balancer).
-        let binding = spec.binding.as_ref().expect("controller mode");
-        let planned = self.connection(address, &binding.cluster)?.planned_nodes();
-        Ok(plan(&CcmPlanInput {
-            address,
-            spec,
-            service: view.service.as_ref(),
-            nodes: planned.as_deref().unwrap_or(&view.nodes),
-            live,
-            scaled_workers,
-        }))
+        self.planned(views, address, spec, live, scaled_workers, plan)
     }
 
-    /// Drift: what writing the applied Service again would change.
+    /// Drift: what writing the applied Service again would change — `plan::drift`, the plan
+    /// of the applied spec on the same input a plan reads.
     pub fn drift(
         &self,
         views: &Views,
@@ -188,11 +177,32 @@ impl CcmClusters {
         applied: &CloudstackLoadBalancerSpec,
         live: &Inventory,
     ) -> Result<DriftCheck, ProviderError> {
-        if views.view(address)?.service.is_none() {
-            return Ok(DriftCheck::Missing);
-        }
-        let change = self.plan(views, address, applied, live, 0)?;
-        Ok(DriftCheck::Compared(change.attributes))
+        self.planned(views, address, applied, live, 0, drift)
+    }
+
+    /// `reading` of the plan input for `spec`: the cluster as refresh read it, with the nodes
+    /// as this run's node policies leave them (a node a policy excludes leaves the rules once
+    /// the policy is applied, before the load balancer).
+    fn planned<R>(
+        &self,
+        views: &Views,
+        address: &Address,
+        spec: &CloudstackLoadBalancerSpec,
+        live: &Inventory,
+        scaled_workers: i64,
+        reading: impl FnOnce(&CcmPlanInput) -> R,
+    ) -> Result<R, ProviderError> {
+        let view = views.view(address)?;
+        let binding = spec.binding.as_ref().expect("controller mode");
+        let planned = self.connection(address, &binding.cluster)?.planned_nodes();
+        Ok(reading(&CcmPlanInput {
+            address,
+            spec,
+            service: view.service.as_ref(),
+            nodes: planned.as_deref().unwrap_or(&view.nodes),
+            live,
+            scaled_workers,
+        }))
     }
 
     /// `--allow-delete`: deletes the Service through `connection` (its cluster's) and waits
