@@ -89,9 +89,18 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
             serde_json::to_string_pretty(&document).into_diagnostic()?
         );
     } else {
+        let changed = (report.applied.iter())
+            .filter(|address| changes(runnable, address))
+            .count();
+        // A resource new to the state with nothing to change (a cluster skyplan connects to)
+        // is recorded, not changed: counted apart, so the count matches the plan's.
+        let recorded = match report.applied.len() - changed {
+            0 => String::new(),
+            n => format!(" (and {} recorded in the state)", counted(n, "resource")),
+        };
         println!(
-            "Apply complete: {}, {}, {}.",
-            counted(report.applied.len(), "resource"),
+            "Apply complete: {}{recorded}, {}, {}.",
+            counted(changed, "change"),
             counted(report.operations, "operation"),
             counted(workspace.request_count() as usize, "API request")
         );

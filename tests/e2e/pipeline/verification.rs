@@ -68,10 +68,7 @@ fn a_pool_recreated_on_a_patch_is_reported_recorded_and_fails_the_apply() {
     let out = apply(&project, "recreate-on-patch=pool", &[]);
     assert_eq!(out.code, 1, "{out:?}");
     let difference = "load-balancer.web: predicted minimal, but pool tcp/http was recreated";
-    assert!(
-        out.stdout.contains("Apply complete: 1 resource,"),
-        "{out:?}"
-    );
+    assert!(out.stdout.contains("Apply complete: 1 change,"), "{out:?}");
     assert!(out.stdout.contains(difference), "{out:?}");
     assert!(
         out.stderr.contains("the cloud did more than the plan said"),
