@@ -186,12 +186,11 @@ fn drift_classifies_every_difference_as_plan_restores_it() {
         Change::ServiceRenamed,
         Change::LocationChanged,
     ];
-    for change in Change::ALL {
-        assert!(
-            reached.contains(change) || unreachable.contains(change),
-            "{change:?} has no drift case"
-        );
-    }
+    skyplan_core::provider::impact_table::assert_every_change_covered(
+        Change::ALL,
+        &reached,
+        &unreachable,
+    );
 }
 
 /// `ServiceDeleted`: drift reports the row (pool-recreate, impact.md's class for a Service

@@ -267,12 +267,11 @@ fn drift_classifies_every_difference_as_plan_restores_it() {
         Change::StatusOnly,
         Change::AllowedSubnets,
     ];
-    for change in Change::ALL {
-        assert!(
-            reached.contains(change) || unreachable.contains(change),
-            "{change:?} has no drift case"
-        );
-    }
+    skyplan_core::provider::impact_table::assert_every_change_covered(
+        Change::ALL,
+        &reached,
+        &unreachable,
+    );
 }
 
 /// The Service gone from the cluster is drift's "missing"; the plan creates it again and the

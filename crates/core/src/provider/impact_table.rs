@@ -49,3 +49,18 @@ pub fn assert_one_row_each<C: PartialEq + std::fmt::Debug>(rows: &[Row<C>], all:
         assert_eq!(count, 1, "{change:?}");
     }
 }
+
+/// For a table-driven test over a table's rows (drift read as plan, in each provider's crate):
+/// every change is `reached` by a case or named `unreachable` (each with its reason, in the
+/// test), so that a row added to the table without a case fails the test.
+pub fn assert_every_change_covered<C: PartialEq + std::fmt::Debug>(
+    all: &[C],
+    reached: &[C],
+    unreachable: &[C],
+) {
+    let missing: Vec<&C> = all
+        .iter()
+        .filter(|c| !reached.contains(c) && !unreachable.contains(c))
+        .collect();
+    assert!(missing.is_empty(), "no case for {missing:?}");
+}
