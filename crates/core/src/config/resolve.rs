@@ -120,6 +120,19 @@ fn origin(
     let file = raw.table.file;
     let mut ignore_changes = Vec::new();
     for path in &raw.ignore_changes {
+        // A node policy is planned per node (`nodes.NODE.labels.KEY`), and its apply patches
+        // each node whole from the policy: a path here could neither match its attributes nor
+        // keep a node's own value. Refused, rather than accepted and matched against nothing.
+        if resource.address.kind == ResourceKind::Nodes {
+            let message = format!(
+                "`ignore-changes` is not supported on node policies yet ({})",
+                resource.address
+            );
+            let help =
+                "it works on clusters and load balancers; a node policy's keys are all managed";
+            problems.push(Problem::at(file, path.span(), message).with_help(help));
+            continue;
+        }
         if schema_path::steps(schema, path.get_ref()).is_none() {
             let message = format!(
                 "`{}` is not an attribute of {}",
