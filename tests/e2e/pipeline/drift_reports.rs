@@ -1,71 +1,18 @@
 //! `skyplan drift` after someone changes the cloud behind skyplan's back with plain HTTP, through
 //! `skyplan sim serve`: exit 2, and every report format says what drifted.
 
-use serde_json::Value;
+use crate::support::served::ServedCloud;
+use crate::support::Output;
 
-use crate::support::http;
-use crate::support::{run, Output, Project, SimServer, SIM_TOKEN};
-
-struct Watched {
-    project: Project,
-    sim: SimServer,
-}
-
-impl Watched {
-    fn new() -> Watched {
-        let project = Project::new();
-        let sim = SimServer::start_settling(&project.path().join("world.json"), 0);
-        project.config(&format!(
-            "[provider.cloudscale]\nendpoint = \"{}\"\n\n\
-             [load-balancer.web]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\nmembers = [\"10.0.0.11\"]\n\n\
-             [[load-balancer.web.ports]]\nname = \"http\"\nport = 80\nnode-port = 30080\n\n\
-             [load-balancer.api]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\nmembers = [\"10.0.0.12\"]\n\n\
-             [[load-balancer.api.ports]]\nname = \"grpc\"\nport = 443\nnode-port = 30443\n",
-            sim.base_url
-        ));
-        let watched = Watched { project, sim };
-        let out = watched.skyplan(&["apply", "--auto-approve"]);
-        assert_eq!(out.code, 0, "{out:?}");
-        watched
-    }
-
-    fn skyplan(&self, args: &[&str]) -> Output {
-        run(self
-            .project
-            .command(args)
-            .env("CLOUDSCALE_API_TOKEN", SIM_TOKEN))
-    }
-
-    fn drift(&self, format: &str) -> Output {
-        self.skyplan(&["drift", "--format", format])
-    }
-
-    /// A request to the simulated API, as an operator would send one to the real one.
-    fn call(&self, method: &str, path: &str, body: Option<&str>) -> String {
-        let url = format!("{}{path}", self.sim.base_url);
-        let request = http::request(method, &url).bearer(SIM_TOKEN);
-        let request = match body {
-            Some(body) => request.body("application/json", body),
-            None => request.header("Content-Type", "application/json"),
-        };
-        request
-            .ok()
-            .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
-    }
-
-    fn uuid_of(&self, path: &str, name: &str) -> String {
-        let list: Vec<Value> = serde_json::from_str(&self.call("GET", path, None)).unwrap();
-        list.iter().find(|o| o["name"] == name).unwrap()["uuid"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    }
+/// `skyplan drift --format FORMAT`.
+fn drift(cloud: &ServedCloud, format: &str) -> Output {
+    cloud.skyplan(&["drift", "--format", format])
 }
 
 #[test]
 fn drift_made_through_the_api_is_reported_in_every_format() {
-    let watched = Watched::new();
-    let clean = watched.drift("text");
+    let watched = ServedCloud::two_applied();
+    let clean = drift(&watched, "text");
     assert_eq!(clean.code, 0, "no drift right after apply: {clean:?}");
 
     // Behind skyplan's back: web's listener opened to the world, api's load balancer deleted.
@@ -78,14 +25,14 @@ fn drift_made_through_the_api_is_reported_in_every_format() {
     let api = watched.uuid_of("/load-balancers", "api");
     watched.call("DELETE", &format!("/load-balancers/{api}"), None);
 
-    let text = watched.drift("text");
+    let text = drift(&watched, "text");
     assert_eq!(text.code, 2, "{text:?}");
     assert!(
         text.stdout.contains("allowed-cidrs") && text.stdout.contains("0.0.0.0/0"),
         "{text:?}"
     );
 
-    let json = watched.drift("json");
+    let json = drift(&watched, "json");
     assert_eq!(json.code, 2);
     let report = json.json();
     assert_eq!(report["drift"], true);
@@ -106,7 +53,7 @@ fn drift_made_through_the_api_is_reported_in_every_format() {
     assert_eq!(web["items"][0]["actual"], serde_json::json!(["0.0.0.0/0"]));
     assert_eq!(web["items"][0]["impact"], "minimal");
 
-    let markdown = watched.drift("markdown");
+    let markdown = drift(&watched, "markdown");
     assert_eq!(markdown.code, 2);
     assert!(markdown.stdout.contains("allowed-cidrs"), "{markdown:?}");
     assert!(
@@ -114,7 +61,7 @@ fn drift_made_through_the_api_is_reported_in_every_format() {
         "{markdown:?}"
     );
 
-    let junit = watched.drift("junit");
+    let junit = drift(&watched, "junit");
     assert_eq!(junit.code, 2);
     assert!(junit.stdout.starts_with("<?xml"), "{junit:?}");
     assert!(
@@ -126,7 +73,7 @@ fn drift_made_through_the_api_is_reported_in_every_format() {
         "{junit:?}"
     );
 
-    let github = watched.drift("github");
+    let github = drift(&watched, "github");
     assert_eq!(github.code, 2);
     let web_line = github
         .stdout

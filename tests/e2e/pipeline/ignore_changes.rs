@@ -4,66 +4,49 @@
 
 use serde_json::Value;
 
-use crate::support::http;
-use crate::support::{run, Output, Project, SimServer, SIM_TOKEN};
-
-struct Cloud {
-    project: Project,
-    sim: SimServer,
-}
+use crate::support::served::ServedCloud;
+use crate::support::Project;
 
 const WEB: &str = "[load-balancer.web]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\n\
                    members = [\"10.0.0.11\"]\nallowed-cidrs = [\"10.0.0.0/8\"]\n";
 const PORT: &str = "\n[[load-balancer.web.ports]]\nname = \"http\"\nport = 80\nnode-port = 30080\n";
 
-impl Cloud {
-    fn applied() -> Cloud {
-        let project = Project::new();
-        let sim = SimServer::start_settling(&project.path().join("world.json"), 0);
-        let cloud = Cloud { project, sim };
-        cloud.configure("");
-        let out = cloud.skyplan(&["apply", "--auto-approve"]);
-        assert_eq!(out.code, 0, "{out:?}");
-        cloud
-    }
+/// The served cloud with web applied, as `configure` writes it.
+fn applied() -> ServedCloud {
+    let cloud = ServedCloud::start();
+    configure(&cloud, "");
+    cloud.apply_ok();
+    cloud
+}
 
-    /// The load balancer with `extra` keys.
-    fn configure(&self, extra: &str) {
-        self.project.config(&format!(
-            "[provider.cloudscale]\nendpoint = \"{}\"\n\n{WEB}{extra}{PORT}",
-            self.sim.base_url
-        ));
-    }
+/// The load balancer with `extra` keys.
+fn configure(cloud: &ServedCloud, extra: &str) {
+    cloud.configure(&format!("{WEB}{extra}{PORT}"));
+}
 
-    fn skyplan(&self, args: &[&str]) -> Output {
-        run(self
-            .project
-            .command(args)
-            .env("CLOUDSCALE_API_TOKEN", SIM_TOKEN))
-    }
+fn listener(cloud: &ServedCloud) -> Value {
+    cloud.sim.list("/load-balancers/listeners").remove(0)
+}
 
-    fn listener(&self) -> Value {
-        self.sim.list("/load-balancers/listeners").remove(0)
-    }
-
-    /// The listener's CIDRs set by hand, as an operator would through the API.
-    fn set_cidrs_by_hand(&self, cidrs: &str) {
-        let uuid = self.listener()["uuid"].as_str().unwrap().to_string();
-        let url = format!("{}/load-balancers/listeners/{uuid}", self.sim.base_url);
-        let body = format!(r#"{{"allowed_cidrs": {cidrs}}}"#);
-        http::request("PATCH", &url)
-            .bearer(SIM_TOKEN)
-            .body("application/json", &body)
-            .ok()
-            .expect("PATCH listener");
-    }
+/// The listener's CIDRs set by hand, as an operator would through the API.
+fn set_cidrs_by_hand(cloud: &ServedCloud, cidrs: &str) {
+    let uuid = listener(cloud)["uuid"].as_str().unwrap().to_string();
+    let path = format!("/load-balancers/listeners/{uuid}");
+    cloud.call(
+        "PATCH",
+        &path,
+        Some(&format!(r#"{{"allowed_cidrs": {cidrs}}}"#)),
+    );
 }
 
 #[test]
 fn apply_changes_the_algorithm_and_leaves_the_cidrs_set_by_hand() {
-    let cloud = Cloud::applied();
-    cloud.set_cidrs_by_hand(r#"["192.0.2.0/24"]"#);
-    cloud.configure("ignore-changes = [\"allowed-cidrs\"]\nalgorithm = \"source_ip\"\n");
+    let cloud = applied();
+    set_cidrs_by_hand(&cloud, r#"["192.0.2.0/24"]"#);
+    configure(
+        &cloud,
+        "ignore-changes = [\"allowed-cidrs\"]\nalgorithm = \"source_ip\"\n",
+    );
 
     let plan = cloud.skyplan(&["plan", "--json"]).json();
     let web = &plan["changes"][0];
@@ -95,7 +78,7 @@ fn apply_changes_the_algorithm_and_leaves_the_cidrs_set_by_hand() {
     let pool = cloud.sim.list("/load-balancers/pools").remove(0);
     assert_eq!(pool["algorithm"], "source_ip");
     assert_eq!(
-        cloud.listener()["allowed_cidrs"],
+        listener(&cloud)["allowed_cidrs"],
         serde_json::json!(["192.0.2.0/24"])
     );
 
@@ -107,9 +90,12 @@ fn apply_changes_the_algorithm_and_leaves_the_cidrs_set_by_hand() {
 
 #[test]
 fn an_ignored_attribute_changed_in_the_cloud_is_no_drift_and_no_change() {
-    let cloud = Cloud::applied();
-    cloud.configure("ignore-changes = [\"allowed-cidrs\", \"timeouts\"]\n");
-    cloud.set_cidrs_by_hand(r#"["198.51.100.0/24"]"#);
+    let cloud = applied();
+    configure(
+        &cloud,
+        "ignore-changes = [\"allowed-cidrs\", \"timeouts\"]\n",
+    );
+    set_cidrs_by_hand(&cloud, r#"["198.51.100.0/24"]"#);
 
     let drift = cloud.skyplan(&["drift"]);
     assert_eq!(drift.code, 0, "accepted by ignore-changes: {drift:?}");
@@ -120,7 +106,7 @@ fn an_ignored_attribute_changed_in_the_cloud_is_no_drift_and_no_change() {
     assert_eq!(web["ignored"][0]["path"], "allowed-cidrs");
 
     // Without it, the same difference is drift again.
-    cloud.configure("");
+    configure(&cloud, "");
     assert_eq!(cloud.skyplan(&["drift"]).code, 2);
 }
 

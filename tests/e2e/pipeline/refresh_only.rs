@@ -5,68 +5,17 @@
 
 use serde_json::Value;
 
-use crate::support::http;
-use crate::support::{run, Output, Project, SimServer, SIM_TOKEN};
+use crate::support::served::ServedCloud;
+use crate::support::SIM_TOKEN;
 
-struct Cloud {
-    project: Project,
-    sim: SimServer,
-}
-
-impl Cloud {
-    fn applied() -> Cloud {
-        let project = Project::new();
-        let sim = SimServer::start_settling(&project.path().join("world.json"), 0);
-        project.config(&format!(
-            "[provider.cloudscale]\nendpoint = \"{}\"\n\n\
-             [load-balancer.web]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\nmembers = [\"10.0.0.11\"]\n\n\
-             [[load-balancer.web.ports]]\nname = \"http\"\nport = 80\nnode-port = 30080\n\n\
-             [load-balancer.api]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\nmembers = [\"10.0.0.12\"]\n\n\
-             [[load-balancer.api.ports]]\nname = \"grpc\"\nport = 443\nnode-port = 30443\n",
-            sim.base_url
-        ));
-        let cloud = Cloud { project, sim };
-        let out = cloud.skyplan(&["apply", "--auto-approve"]);
-        assert_eq!(out.code, 0, "{out:?}");
-        cloud
-    }
-
-    fn skyplan(&self, args: &[&str]) -> Output {
-        run(self
-            .project
-            .command(args)
-            .env("CLOUDSCALE_API_TOKEN", SIM_TOKEN))
-    }
-
-    fn call(&self, method: &str, path: &str, body: Option<&str>) -> String {
-        let url = format!("{}{path}", self.sim.base_url);
-        let request = http::request(method, &url).bearer(SIM_TOKEN);
-        let request = match body {
-            Some(body) => request.body("application/json", body),
-            None => request.header("Content-Type", "application/json"),
-        };
-        request
-            .ok()
-            .unwrap_or_else(|e| panic!("{method} {path}: {e}"))
-    }
-
-    fn uuid_of(&self, path: &str, name: &str) -> String {
-        let list: Vec<Value> = serde_json::from_str(&self.call("GET", path, None)).unwrap();
-        list.iter().find(|o| o["name"] == name).unwrap()["uuid"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    }
-
-    /// web's listener opened to the world, behind skyplan's back.
-    fn open_web_to_the_world(&self) {
-        let listener = self.uuid_of("/load-balancers/listeners", "tcp/80");
-        self.call(
-            "PATCH",
-            &format!("/load-balancers/listeners/{listener}"),
-            Some(r#"{"allowed_cidrs": ["0.0.0.0/0"]}"#),
-        );
-    }
+/// web's listener opened to the world, behind skyplan's back.
+fn open_web_to_the_world(cloud: &ServedCloud) {
+    let listener = cloud.uuid_of("/load-balancers/listeners", "tcp/80");
+    cloud.call(
+        "PATCH",
+        &format!("/load-balancers/listeners/{listener}"),
+        Some(r#"{"allowed_cidrs": ["0.0.0.0/0"]}"#),
+    );
 }
 
 fn drift_entry<'p>(plan: &'p Value, address: &str) -> &'p Value {
@@ -77,8 +26,8 @@ fn drift_entry<'p>(plan: &'p Value, address: &str) -> &'p Value {
 
 #[test]
 fn refresh_only_plans_no_change_and_lists_the_drift() {
-    let cloud = Cloud::applied();
-    cloud.open_web_to_the_world();
+    let cloud = ServedCloud::two_applied();
+    open_web_to_the_world(&cloud);
 
     let out = cloud.skyplan(&["plan", "--refresh-only", "--json"]);
     assert_eq!(out.code, 0, "{out:?}");
@@ -129,8 +78,8 @@ fn refresh_only_plans_no_change_and_lists_the_drift() {
 
 #[test]
 fn apply_refresh_only_records_the_cloud_with_reads_alone() {
-    let cloud = Cloud::applied();
-    cloud.open_web_to_the_world();
+    let cloud = ServedCloud::two_applied();
+    open_web_to_the_world(&cloud);
     cloud.sim.reset_requests();
 
     let out = cloud.skyplan(&["apply", "--refresh-only", "--auto-approve"]);
@@ -171,7 +120,7 @@ fn apply_refresh_only_records_the_cloud_with_reads_alone() {
 
 #[test]
 fn a_resource_gone_from_the_cloud_is_said_so_and_left() {
-    let cloud = Cloud::applied();
+    let cloud = ServedCloud::two_applied();
     let api = cloud.uuid_of("/load-balancers", "api");
     cloud.call("DELETE", &format!("/load-balancers/{api}"), None);
 

@@ -903,6 +903,24 @@ pub(super) fn live_cluster(size: u32) -> KubernetesCluster {
     .unwrap()
 }
 
+/// The plan of a load balancer on cluster.lab: configured with `workers`, running with one.
+pub(super) fn plan_on_lab(
+    world: &Inventory,
+    applied: Option<&CloudstackLoadBalancerSpec>,
+    desired: Option<&CloudstackLoadBalancerSpec>,
+    workers: u32,
+) -> ResourceChange {
+    let cluster_address = Address::new(ResourceKind::Cluster, "lab");
+    let config = cluster_spec(workers, None);
+    let running = live_cluster(1);
+    let cluster = ClusterRef {
+        address: &cluster_address,
+        spec: Some(&config),
+        live: Some(&running),
+    };
+    plan_in(world, applied, desired, Some(cluster), Flags::default()).unwrap()
+}
+
 fn cluster_lb() -> CloudstackLoadBalancerSpec {
     CloudstackLoadBalancerSpec {
         network: None,
@@ -914,32 +932,10 @@ fn cluster_lb() -> CloudstackLoadBalancerSpec {
 #[test]
 fn members_of_a_live_cluster_are_its_workers() {
     let spec = cluster_lb();
-    let cluster_address = Address::new(ResourceKind::Cluster, "lab");
-    let config = cluster_spec(1, None);
-    let running = live_cluster(1);
-    let cluster = ClusterRef {
-        address: &cluster_address,
-        spec: Some(&config),
-        live: Some(&running),
-    };
-    let change = plan_in(
-        &empty_world(),
-        None,
-        Some(&spec),
-        Some(cluster),
-        Flags::default(),
-    )
-    .unwrap();
+    let change = plan_on_lab(&empty_world(), None, Some(&spec), 1);
     assert!(ops(&change).contains(&"assign lab-node-1 to LB rule edge-tcp-80".to_string()));
     assert!(ops(&change)[0].contains("network k8s-net"));
-    let unchanged = plan_in(
-        &world(&spec),
-        Some(&spec),
-        Some(&spec),
-        Some(cluster),
-        Flags::default(),
-    )
-    .unwrap();
+    let unchanged = plan_on_lab(&world(&spec), Some(&spec), Some(&spec), 1);
     assert_eq!(
         unchanged.action,
         Action::NoOp,
@@ -951,22 +947,7 @@ fn members_of_a_live_cluster_are_its_workers() {
 #[test]
 fn members_of_a_cluster_scaled_in_the_same_apply_are_resolved_after_it() {
     let spec = cluster_lb();
-    let cluster_address = Address::new(ResourceKind::Cluster, "lab");
-    let config = cluster_spec(4, None);
-    let running = live_cluster(1);
-    let cluster = ClusterRef {
-        address: &cluster_address,
-        spec: Some(&config),
-        live: Some(&running),
-    };
-    let change = plan_in(
-        &world(&spec),
-        Some(&spec),
-        Some(&spec),
-        Some(cluster),
-        Flags::default(),
-    )
-    .unwrap();
+    let change = plan_on_lab(&world(&spec), Some(&spec), Some(&spec), 4);
     let members = only(&change);
     assert_row(
         members,
@@ -1066,22 +1047,7 @@ fn the_workers_of_a_scaled_cluster_on_two_rules_are_one_unknown_members_row() {
         network: None,
         ..after
     };
-    let cluster_address = Address::new(ResourceKind::Cluster, "lab");
-    let config = cluster_spec(2, None);
-    let running = live_cluster(1);
-    let cluster = ClusterRef {
-        address: &cluster_address,
-        spec: Some(&config),
-        live: Some(&running),
-    };
-    let change = plan_in(
-        &world(&before),
-        Some(&before),
-        Some(&after),
-        Some(cluster),
-        Flags::default(),
-    )
-    .unwrap();
+    let change = plan_on_lab(&world(&before), Some(&before), Some(&after), 2);
     let members: Vec<&AttributeChange> = change
         .attributes
         .iter()

@@ -68,7 +68,7 @@ impl ApplyReport {
 }
 
 /// Each forbidden change nobody asked for by name, with the attributes that make it forbidden.
-pub fn refusals(plan: &Plan) -> Vec<String> {
+fn refusals(plan: &Plan) -> Vec<String> {
     plan.refused()
         .map(|change| {
             format!(

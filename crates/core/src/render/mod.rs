@@ -31,7 +31,7 @@ pub use places::{Place, Places, ResourcePlaces};
 pub use svg::impact_colour;
 pub use text::{render_text, Style};
 pub use view::{AttributeView, ChangeView, DowntimeStep, PlanView, Summary, WindowView};
-pub use words::{counted, noun_for};
+pub use words::counted;
 
 #[cfg(test)]
 mod fixture;

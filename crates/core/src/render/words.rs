@@ -7,7 +7,7 @@ pub fn counted(n: usize, noun: &str) -> String {
 }
 
 /// The noun alone, agreeing with `n`: `of 3 resources`, `of 1 resource`.
-pub fn noun_for(n: usize, noun: &str) -> String {
+fn noun_for(n: usize, noun: &str) -> String {
     match n {
         1 => noun.to_string(),
         _ => format!("{noun}s"),
