@@ -21,6 +21,10 @@ use crate::state::{journal, ResourceState, State, StateBackend, StateError, Stat
 mod ignore;
 #[path = "workspace_refresh_only.rs"]
 mod refresh_only;
+#[path = "workspace_adopt.rs"]
+mod adopt;
+
+pub use adopt::Generation;
 
 use ignore::{drift_without_ignored, without_ignored};
 

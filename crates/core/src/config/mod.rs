@@ -49,6 +49,19 @@ pub fn load(
     load_sources(root, &files, sections)
 }
 
+/// [`load`], with one file more that is not written yet (`path`, `text`): a generated config,
+/// checked with the rest before it is written.
+pub fn load_with(
+    path: &Path,
+    extra: (&Path, &str),
+    sections: &'static [&'static dyn ConfigSection],
+) -> Result<Config, ConfigError> {
+    let (root, mut files) = files::read_sources(path)?;
+    files.retain(|f| *f.path != *extra.0);
+    files.push(SourceFile::new(extra.0, extra.1));
+    load_sources(root, &files, sections)
+}
+
 /// Reads a config given as `(path, text)` files, rooted at `root`: for tests of a provider's
 /// section.
 pub fn load_texts(

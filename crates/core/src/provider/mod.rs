@@ -2,6 +2,7 @@
 //! cloud's objects, and its impact table; all behind the [`Provider`] trait.
 
 mod companion;
+pub mod discover;
 mod error;
 pub mod http;
 pub mod impact_table;

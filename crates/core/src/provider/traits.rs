@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 
 use futures::future::BoxFuture;
 
+use super::discover::{Adopting, Discovered, Generated};
 use super::{ProviderError, Refreshed};
 use crate::config::Resource;
 use crate::model::Address;
@@ -87,6 +88,44 @@ pub trait Provider: Send + Sync {
         target: &Target,
         refreshed: &Refreshed,
     ) -> Result<ResourceState, ProviderError>;
+
+    /// [`Provider::refresh`] plus what [`Provider::discover`] needs: every object of the
+    /// provider's accounts and clusters, not only those of the targets (the same collection
+    /// reads; a provider whose refresh already reads whole collections adds only what it
+    /// skips — a cluster's Services). Targets without a resource whose `prior` names an ID
+    /// (`ids` null) are objects to be imported: read as a target of `import` is.
+    fn survey<'a>(
+        &'a self,
+        targets: &'a [Target<'a>],
+    ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
+        self.refresh(targets)
+    }
+
+    /// The objects in `surveyed` that no target manages, and the Services the targets are
+    /// bound to. Pure. A provider that cannot list what it does not manage finds nothing.
+    fn discover(
+        &self,
+        _targets: &[Target],
+        _surveyed: &Refreshed,
+    ) -> Result<Discovered, ProviderError> {
+        Ok(Discovered::default())
+    }
+
+    /// The config that adopts the object `target.prior` names (by its ID, `ids` null) as
+    /// `target.address`, from a survey that had it among its targets: written so that its plan
+    /// after import is empty. `adopting` names the other objects adopted in the same run (a
+    /// load balancer's cluster). Pure.
+    fn generate(
+        &self,
+        target: &Target,
+        _surveyed: &Refreshed,
+        _adopting: &Adopting,
+    ) -> Result<Generated, ProviderError> {
+        Err(ProviderError::new(
+            target.address,
+            format!("provider `{}` cannot generate config", self.name()),
+        ))
+    }
 
     /// Performs the change's operations in order, recording each in the journal before and
     /// after its cloud call, and returns what it left and what the cloud showed once settled.

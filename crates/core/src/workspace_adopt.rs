@@ -1,0 +1,173 @@
+//! Taking over an existing estate: `discover` lists what the configured accounts and
+//! clusters hold that no resource manages; `generate` asks each object's provider for the
+//! config that adopts it; `import_generated` records the adopted objects in the state once the
+//! config declares them. The reads are two surveys: one of the collections, to discover; one
+//! with the adopted objects as targets (their members, as an import reads them), to generate
+//! and import from.
+
+use std::collections::BTreeMap;
+
+use super::{Refreshes, TargetsByProvider, Workspace, WorkspaceError};
+use crate::model::Address;
+use crate::provider::discover::{
+    assign_addresses, fold_services, Adopting, Generated, Unmanaged,
+};
+use crate::provider::{ProviderError, Target};
+use crate::state::ResourceState;
+
+/// One object picked for adoption and what its provider wrote for it.
+#[derive(Debug)]
+pub struct Generation {
+    pub results: Vec<(Unmanaged, Generated)>,
+    /// The survey the config was generated from: the imports are read from it too.
+    pub refreshes: Refreshes,
+}
+
+/// The state entry an import starts from: the object's ID, nothing else known yet.
+fn claimed(object: &Unmanaged) -> ResourceState {
+    ResourceState {
+        provider: object.provider.clone(),
+        id: object.id.clone(),
+        ids: serde_json::Value::Null,
+        attributes: serde_json::Value::Null,
+        depends_on: vec![],
+    }
+}
+
+impl Workspace {
+    /// Every object of the configured providers that no resource of the config or the state
+    /// manages, each with an address of its own (unique against the config, the state and
+    /// each other). Every configured provider is surveyed, so that a Service bound by one
+    /// provider's resource is not listed by another's.
+    pub async fn discover(&self) -> Result<Vec<Unmanaged>, WorkspaceError> {
+        let by_provider = self.every_provider_targets()?;
+        let surveys = by_provider.iter().map(|(name, targets)| async move {
+            let provider = self.providers[name].as_ref();
+            let surveyed = provider.survey(targets).await?;
+            provider.discover(targets, &surveyed)
+        });
+        let found = futures::future::try_join_all(surveys).await?;
+        let mut objects = fold_services(found);
+        assign_addresses(&mut objects, &self.addresses());
+        Ok(objects)
+    }
+
+    /// The config for each of `picks` (objects `discover` listed, under the address each is to
+    /// get), from one survey per provider with them among its targets.
+    pub async fn generate(&self, picks: Vec<Unmanaged>) -> Result<Generation, WorkspaceError> {
+        let entries: Vec<ResourceState> = picks.iter().map(claimed).collect();
+        let mut adopting = Adopting::default();
+        for object in &picks {
+            adopting.insert(&object.provider, &object.id, object.address.clone());
+        }
+        let mut by_provider = self.targets_of_providers(picks.iter().map(|o| &o.provider))?;
+        for (object, entry) in picks.iter().zip(&entries) {
+            let targets = by_provider.entry(object.provider.clone()).or_default();
+            targets.push(Target {
+                address: &object.address,
+                resource: None,
+                prior: Some(entry),
+            });
+        }
+        let refreshes = self.survey(&by_provider).await?;
+        let mut results = Vec::new();
+        for object in &picks {
+            let provider = self.provider_named(&object.provider, &object.address)?;
+            let entry = claimed(object);
+            let target = Target {
+                address: &object.address,
+                resource: None,
+                prior: Some(&entry),
+            };
+            let surveyed = refreshes.of(&object.provider)?;
+            let generated = provider.generate(&target, surveyed, &adopting)?;
+            results.push(generated);
+        }
+        drop(by_provider);
+        Ok(Generation {
+            results: picks.into_iter().zip(results).collect(),
+            refreshes,
+        })
+    }
+
+    /// Records each adopted object in the state (not saved: [`Workspace::save_state`]) as its
+    /// provider imports it, once the config declares it: read from the survey it was
+    /// generated from, so that nothing is read twice.
+    pub fn import_generated(
+        &mut self,
+        adopted: &[&Unmanaged],
+        refreshes: &Refreshes,
+    ) -> Result<(), WorkspaceError> {
+        let mut entries = Vec::new();
+        for object in adopted {
+            let address = &object.address;
+            let resource = self.config.resource(address).ok_or_else(|| {
+                ProviderError::new(address, "was generated but the config does not declare it")
+            })?;
+            let provider = self.provider_named(&object.provider, address)?;
+            let entry = claimed(object);
+            let target = Target {
+                address,
+                resource: Some(resource),
+                prior: Some(&entry),
+            };
+            let imported = provider.import(&target, refreshes.of(&object.provider)?)?;
+            entries.push((address.clone(), imported));
+        }
+        for (address, entry) in entries {
+            if self.state.resources.contains_key(&address) {
+                return Err(ProviderError::new(&address, "is already in the state").into());
+            }
+            self.state.resources.insert(address, entry);
+        }
+        Ok(())
+    }
+
+    /// Saves the state as it is now (after [`Workspace::import_generated`]).
+    pub fn save_state(&mut self) -> Result<(), WorkspaceError> {
+        self.store.save(&mut self.state)?;
+        Ok(())
+    }
+
+    fn provider_named(
+        &self,
+        name: &str,
+        address: &Address,
+    ) -> Result<&dyn crate::provider::Provider, WorkspaceError> {
+        self.provider(name)
+            .ok_or_else(|| WorkspaceError::UnknownProvider {
+                address: address.clone(),
+                provider: name.to_string(),
+            })
+    }
+
+    /// The targets of every configured provider, an empty list for one without any.
+    fn every_provider_targets(&self) -> Result<TargetsByProvider<'_>, WorkspaceError> {
+        self.targets_of_providers(self.providers.keys())
+    }
+
+    /// The targets of the providers named (each configured one once).
+    fn targets_of_providers<'s>(
+        &self,
+        names: impl Iterator<Item = &'s String>,
+    ) -> Result<TargetsByProvider<'_>, WorkspaceError> {
+        let mut all = self.targets_by_provider(&[])?;
+        let mut chosen = BTreeMap::new();
+        for name in names {
+            if !self.providers.contains_key(name) || chosen.contains_key(name) {
+                continue;
+            }
+            chosen.insert(name.clone(), all.remove(name).unwrap_or_default());
+        }
+        Ok(chosen)
+    }
+
+    async fn survey(&self, by_provider: &TargetsByProvider<'_>) -> Result<Refreshes, WorkspaceError> {
+        let surveys = by_provider.iter().map(|(name, targets)| async move {
+            let read = self.providers[name].survey(targets).await?;
+            Ok::<_, ProviderError>((name.clone(), read))
+        });
+        let read = futures::future::try_join_all(surveys).await?;
+        Ok(Refreshes(read.into_iter().collect()))
+    }
+}
