@@ -17,12 +17,12 @@ use crate::provider::{
 };
 use crate::state::{journal, ResourceState, State, StateBackend, StateError, StateLock};
 
+#[path = "workspace_adopt.rs"]
+mod adopt;
 #[path = "workspace_ignore.rs"]
 mod ignore;
 #[path = "workspace_refresh_only.rs"]
 mod refresh_only;
-#[path = "workspace_adopt.rs"]
-mod adopt;
 
 pub use adopt::Generation;
 

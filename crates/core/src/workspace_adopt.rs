@@ -9,9 +9,7 @@ use std::collections::BTreeMap;
 
 use super::{Refreshes, TargetsByProvider, Workspace, WorkspaceError};
 use crate::model::Address;
-use crate::provider::discover::{
-    assign_addresses, fold_services, Adopting, Generated, Unmanaged,
-};
+use crate::provider::discover::{assign_addresses, fold_services, Adopting, Generated, Unmanaged};
 use crate::provider::{ProviderError, Target};
 use crate::state::ResourceState;
 
@@ -162,7 +160,10 @@ impl Workspace {
         Ok(chosen)
     }
 
-    async fn survey(&self, by_provider: &TargetsByProvider<'_>) -> Result<Refreshes, WorkspaceError> {
+    async fn survey(
+        &self,
+        by_provider: &TargetsByProvider<'_>,
+    ) -> Result<Refreshes, WorkspaceError> {
         let surveys = by_provider.iter().map(|(name, targets)| async move {
             let read = self.providers[name].survey(targets).await?;
             Ok::<_, ProviderError>((name.clone(), read))

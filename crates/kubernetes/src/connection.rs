@@ -20,6 +20,8 @@ pub struct ClusterConnection {
     nodes: OnceCell<Vec<Node>>,
     /// Every node port the cluster's Services hold, read at most once per run.
     node_ports: OnceCell<BTreeMap<u16, String>>,
+    /// Every Service of the cluster, listed once per run when asked (node ports, discovery).
+    services: OnceCell<Vec<Service>>,
     /// The kube-system namespace UID, read at most once per run.
     uid: OnceCell<String>,
     /// Whether each namespace asked about exists, read at most once per run.
@@ -42,6 +44,7 @@ impl ClusterConnection {
             server: "the API server".to_owned(),
             nodes: OnceCell::new(),
             node_ports: OnceCell::new(),
+            services: OnceCell::new(),
             uid: OnceCell::new(),
             namespaces: Mutex::default(),
             planned: Mutex::new(None),
@@ -218,32 +221,48 @@ impl ClusterConnection {
             .get_or_try_init(|| list_node_ports(self))
             .await
     }
+
+    /// Every Service of the cluster, in every namespace: listed once per run (in pages).
+    pub async fn services(&self) -> Result<&[Service], ProviderError> {
+        let services = self
+            .services
+            .get_or_try_init(|| list_services(self))
+            .await?;
+        Ok(services)
+    }
 }
 
 async fn list_node_ports(
     connection: &ClusterConnection,
 ) -> Result<BTreeMap<u16, String>, ProviderError> {
-    let api: kube::Api<Service> = kube::Api::all(connection.client());
     let mut held = BTreeMap::new();
+    for service in connection.services().await? {
+        let holder = format!(
+            "{}/{}",
+            service.metadata.namespace.as_deref().unwrap_or_default(),
+            service.metadata.name.as_deref().unwrap_or_default()
+        );
+        for port in service_node_ports(service) {
+            held.insert(port, holder.clone());
+        }
+    }
+    Ok(held)
+}
+
+async fn list_services(connection: &ClusterConnection) -> Result<Vec<Service>, ProviderError> {
+    let api: kube::Api<Service> = kube::Api::all(connection.client());
+    let mut services = Vec::new();
     let mut params = kube::api::ListParams::default().limit(500);
     loop {
         let page = api
             .list(&params)
             .await
             .map_err(|e| connection.failed("listing services", e))?;
-        for service in &page.items {
-            let holder = format!(
-                "{}/{}",
-                service.metadata.namespace.as_deref().unwrap_or_default(),
-                service.metadata.name.as_deref().unwrap_or_default()
-            );
-            for port in service_node_ports(service) {
-                held.insert(port, holder.clone());
-            }
-        }
-        match page.metadata.continue_.clone().filter(|c| !c.is_empty()) {
+        let next = page.metadata.continue_.clone().filter(|c| !c.is_empty());
+        services.extend(page.items);
+        match next {
             Some(token) => params = params.continue_token(&token),
-            None => return Ok(held),
+            None => return Ok(services),
         }
     }
 }
@@ -292,6 +311,12 @@ impl Clusters {
 
     pub fn get(&self, address: &Address) -> Option<Arc<ClusterConnection>> {
         self.connections.get()?.get(address).cloned()
+    }
+
+    /// Every connected cluster, by address (none before the Kubernetes provider connected).
+    pub fn all(&self) -> Vec<(Address, Arc<ClusterConnection>)> {
+        let connections = self.connections.get().into_iter().flatten();
+        connections.map(|(a, c)| (a.clone(), c.clone())).collect()
     }
 }
 

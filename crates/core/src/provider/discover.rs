@@ -100,7 +100,8 @@ pub struct Adopting(std::collections::BTreeMap<(String, String), Address>);
 
 impl Adopting {
     pub fn insert(&mut self, provider: &str, id: &str, address: Address) {
-        self.0.insert((provider.to_string(), id.to_string()), address);
+        self.0
+            .insert((provider.to_string(), id.to_string()), address);
     }
 
     /// The address the object `id` of `provider` is adopted as in this run.
@@ -157,7 +158,8 @@ pub fn address_name(live: &str) -> String {
 /// Makes every proposed address unique among themselves and against `taken` (the config's
 /// and the state's): the second `web` becomes `web-2`, and so on.
 pub fn assign_addresses(objects: &mut [Unmanaged], taken: &[&Address]) {
-    let mut used: std::collections::BTreeSet<Address> = taken.iter().map(|a| (*a).clone()).collect();
+    let mut used: std::collections::BTreeSet<Address> =
+        taken.iter().map(|a| (*a).clone()).collect();
     for object in objects.iter_mut() {
         let base = address_name(&object.address.name);
         let mut candidate = Address::new(object.address.kind, base.clone());
@@ -228,7 +230,12 @@ mod tests {
     #[test]
     fn a_service_served_by_a_cloud_object_or_bound_by_the_config_is_not_listed_twice() {
         let cloud = Discovered {
-            unmanaged: vec![object("cloudscale", "k8s-service-1", Some("default/web"), true)],
+            unmanaged: vec![object(
+                "cloudscale",
+                "k8s-service-1",
+                Some("default/web"),
+                true,
+            )],
             bound: vec![ServiceRef {
                 cluster: "cluster.prod".parse().unwrap(),
                 service: "default/store".into(),
