@@ -171,10 +171,15 @@ fn pick(
     let mut picks = Vec::new();
     match selection {
         Selection::All => {
-            for object in found {
-                if object.importable {
-                    picks.push(object);
-                }
+            let (importable, services): (Vec<_>, Vec<_>) =
+                found.into_iter().partition(|o| o.importable);
+            picks = importable;
+            if !services.is_empty() {
+                // Not refusals: nothing is wrong with them, there is just nothing to adopt yet.
+                eprintln!(
+                    "Left as they are: {} that no cloud object serves yet (`skyplan discover` lists them; their load balancers are adopted once a controller makes them).",
+                    crate::render::counted(services.len(), "LoadBalancer Service")
+                );
             }
         }
         Selection::Pairs(pairs) => {
