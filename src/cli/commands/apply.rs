@@ -117,7 +117,7 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
             under.join("; ")
         ));
     }
-    held_back_outcome(runnable, &holds.held, &report)
+    held_back_outcome(runnable, &holds.held, &report, plan.moves().count())
 }
 
 /// ` (and 1 resource recorded, 2 moved in the state)`: what apply wrote to the state beside
@@ -139,9 +139,15 @@ fn in_the_state(recorded: usize, moved: usize) -> String {
     }
 }
 
-/// After the run: 0 when nothing was held back, 4 when some changes were applied and others
-/// held back (each listed with why), an error when nothing was applied.
-fn held_back_outcome(runnable: &Plan, held: &[Held], report: &ApplyReport) -> Result<u8, Report> {
+/// After the run: 0 when nothing was held back, 4 when some changes were applied (or moves
+/// recorded in the state) and others held back (each listed with why), an error when nothing
+/// was applied.
+fn held_back_outcome(
+    runnable: &Plan,
+    held: &[Held],
+    report: &ApplyReport,
+    moved: usize,
+) -> Result<u8, Report> {
     if held.is_empty() && report.left.is_empty() {
         return Ok(exit::SUCCESS);
     }
@@ -162,9 +168,13 @@ fn held_back_outcome(runnable: &Plan, held: &[Held], report: &ApplyReport) -> Re
         .iter()
         .filter(|address| changes(runnable, address))
         .count();
-    if applied > 0 {
+    if applied > 0 || moved > 0 {
+        let moves = match moved {
+            0 => String::new(),
+            n => format!(" (and recorded {} in the state)", counted(n, "move")),
+        };
         colour::eprintln(format_args!(
-            "Applied {} and held back {untouched}, each listed above with why.",
+            "Applied {}{moves} and held back {untouched}, each listed above with why.",
             counted(applied, "change")
         ));
         return Ok(exit::HELD_BACK);

@@ -370,3 +370,117 @@ fn moves_onto_one_address_and_cycles_are_config_errors_at_their_place() {
     assert!(out.stderr.contains("skyplan.toml:5:8"), "{out:?}");
     assert!(!project.world_path().exists(), "nothing was sent");
 }
+
+#[test]
+fn a_move_is_recorded_when_its_resource_s_change_is_held_back() {
+    let project = edge_applied();
+    project.config(&format!(
+        "{PROVIDER}{}{}",
+        load_balancer("front", Some("edge")).replace("zone = ", "flavor = \"lb-large\"\nzone = "),
+        moved("load-balancer.edge", "load-balancer.front")
+    ));
+    let plan = project.plan(&[]);
+    let front = change(&plan, "load-balancer.front");
+    assert_eq!(
+        (&front["action"], &front["impact"]),
+        (&Value::from("update"), &Value::from("forbidden"))
+    );
+    assert_eq!(front["moved_from"], "load-balancer.edge");
+
+    let out = project.apply(&[]);
+    assert_eq!(out.code, 4, "held back, the move recorded: {out:?}");
+    assert!(
+        out.stderr
+            .contains("Applied 0 changes (and recorded 1 move in the state) and held back 1"),
+        "{out:?}"
+    );
+    assert_eq!(state_list(&project), ["load-balancer.front"]);
+    let plan = project.plan(&[]);
+    let front = change(&plan, "load-balancer.front");
+    assert_eq!(front["impact"], "forbidden", "still to do: {plan}");
+    assert!(front.get("moved_from").is_none(), "{plan}");
+}
+
+/// The other providers plan a rename as a move and nothing else: a CloudStack cluster, its
+/// load balancer (whose rules and IP keep their old `skyplan.address` tag: the state's IDs
+/// find them, and no provider compares the tag) and a node policy on its nodes, each renamed
+/// with its cloud name kept.
+#[test]
+fn cloudstack_and_node_policy_renames_are_moves_only() {
+    use crate::cloudstack::support::CsProject;
+    let resources = |cluster: &str, lb: &str, policy: &str| {
+        format!(
+            "[cluster.{cluster}]\nprovider = \"cloudstack\"\nname = \"lab\"\nzone = \"zone1\"\n\
+             kubernetes-version = \"1.30.5\"\nworkers = 2\nservice-offering = \"Medium Instance\"\n\
+             network = \"k8s-net\"\n\n\
+             [load-balancer.{lb}]\nprovider = \"cloudstack\"\nname = \"edge\"\ncluster = \"{cluster}\"\n\n\
+             [[load-balancer.{lb}.ports]]\nport = 80\nnode-port = 30080\n\n\
+             [nodes.{policy}]\ncluster = \"{cluster}\"\nnames = [\"*\"]\nlabels = {{ tier = \"web\" }}\n\n"
+        )
+    };
+    let project = CsProject::new();
+    project.config(&resources("lab", "edge", "web"));
+    project.apply_ok();
+    // The node policy's nodes exist once the cluster does: the second apply labels them.
+    project.apply_converges();
+    project.config(&format!(
+        "{}{}{}{}",
+        resources("lab2", "front", "workers"),
+        moved("cluster.lab", "cluster.lab2"),
+        moved("load-balancer.edge", "load-balancer.front"),
+        moved("nodes.web", "nodes.workers"),
+    ));
+    let plan = project.plan(&[]);
+    assert_no_delete_or_create(&plan);
+    assert_eq!(plan["summary"]["moved"], 3, "{plan}");
+    for (to, from) in [
+        ("cluster.lab2", "cluster.lab"),
+        ("load-balancer.front", "load-balancer.edge"),
+        ("nodes.workers", "nodes.web"),
+    ] {
+        let planned = change(&plan, to);
+        assert_eq!(planned["action"], "no-op", "{to}: {plan}");
+        assert_eq!(planned["moved_from"], from);
+    }
+    assert_eq!(plan_exit(&project).code, 2);
+    project.apply_ok();
+    assert_eq!(
+        state_list(&project),
+        ["cluster.lab2", "load-balancer.front", "nodes.workers"]
+    );
+    let entry = project
+        .run(&["state", "show", "load-balancer.front"])
+        .json();
+    assert_eq!(
+        entry["depends_on"],
+        serde_json::json!(["cluster.lab2", "nodes.workers"]),
+        "what it depends on renamed with it"
+    );
+    assert_eq!(plan_exit(&project).code, 0);
+    assert_eq!(project.run(&["drift"]).code, 0);
+}
+
+/// A PhoenixNAP block's load balancer: the block is found by the state's ID and the CCM's
+/// tags, which name no address.
+#[test]
+fn a_phoenixnap_rename_is_a_move_only() {
+    use crate::phoenixnap::support::{config, project_with_service};
+    let project = project_with_service();
+    project.apply_ok();
+    let renamed = config("").replace("[load-balancer.api]", "[load-balancer.gateway]");
+    project.config(&format!(
+        "{renamed}\n{}",
+        moved("load-balancer.api", "load-balancer.gateway")
+    ));
+    let plan = project.plan(&[]);
+    assert_no_delete_or_create(&plan);
+    let gateway = change(&plan, "load-balancer.gateway");
+    assert_eq!(gateway["action"], "no-op", "{plan}");
+    assert_eq!(gateway["moved_from"], "load-balancer.api");
+    project.apply_ok();
+    assert_eq!(
+        state_list(&project),
+        ["cluster.prod", "load-balancer.gateway"]
+    );
+    assert_eq!(plan_exit(&project).code, 0);
+}
