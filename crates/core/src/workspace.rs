@@ -572,7 +572,6 @@ mod tests {
 
     use super::*;
     use crate::model::ResourceKind;
-    use crate::plan::Action;
     use crate::state::journal::Journal;
 
     /// Plans a no-op for every target, fails the ones named `bad…`, and notes its threads.
