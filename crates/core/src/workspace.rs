@@ -1,6 +1,8 @@
 //! A workspace ties one invocation together: the config, its state store (locked for the
 //! duration), and a connected provider per configured cloud. It runs the refresh and plan
-//! stages; `apply` runs the rest.
+//! stages; `apply` runs the rest. The config's `[[moved]]` entries are applied to the state it
+//! starts from (`follow_moves`, in memory): every stage after sees each moved resource under
+//! its new address with its old entry, and apply saves the state with the moves.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
