@@ -304,6 +304,17 @@ pub enum StateCommand {
         #[arg(value_name = "ADDR")]
         address: Address,
     },
+    /// Rename a resource in the state (`state mv load-balancer.a load-balancer.b`), as after
+    /// renaming its table: the next plan compares it under the new address, and the cloud
+    /// object stays as it is. A `[[moved]]` entry in the config does the same in a plan.
+    Mv {
+        /// The address the state knows the resource by, e.g. `load-balancer.a`.
+        #[arg(value_name = "OLD")]
+        from: Address,
+        /// The new address, of the same kind and not in the state, e.g. `load-balancer.b`.
+        #[arg(value_name = "NEW")]
+        to: Address,
+    },
     /// Move the state (with its lineage and serial) between the state directory and
     /// `[backend.postgres]`; refused if the target holds another state.
     Migrate {

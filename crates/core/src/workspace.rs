@@ -1,6 +1,8 @@
 //! A workspace ties one invocation together: the config, its state store (locked for the
 //! duration), and a connected provider per configured cloud. It runs the refresh and plan
-//! stages; `apply` runs the rest.
+//! stages; `apply` runs the rest. The config's `[[moved]]` entries are applied to the state it
+//! starts from (`follow_moves`, in memory): every stage after sees each moved resource under
+//! its new address with its old entry, and apply saves the state with the moves.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -15,7 +17,9 @@ use crate::plan::{Plan, ResourceChange};
 use crate::provider::{
     DriftCheck, ErrorKind, PlanOptions, Provider, ProviderError, Refreshed, Target,
 };
-use crate::state::{journal, ResourceState, State, StateBackend, StateError, StateLock};
+use crate::state::{
+    journal, Blocked, MoveError, ResourceState, State, StateBackend, StateError, StateLock,
+};
 
 #[path = "workspace_adopt.rs"]
 mod adopt;
@@ -39,6 +43,17 @@ pub enum WorkspaceError {
     /// Several resources could not be planned: one line each.
     #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
     Plan(Vec<ProviderError>),
+    #[error(transparent)]
+    Move(#[from] MoveError),
+    /// The config's moves that cannot apply to the state: one line each.
+    #[error("{}", .0.iter().map(|b| b.to_string()).collect::<Vec<_>>().join("\n"))]
+    MovesBlocked(Vec<Blocked>),
+    /// `--target` leaves out resources the config's moves renamed in the state.
+    #[error(
+        "--target leaves out {}, which the config's [[moved]] entries rename in the state: add --target for each, or plan them all",
+        .0.iter().map(|(to, from)| format!("{to} (moved from {from})")).collect::<Vec<_>>().join(", ")
+    )]
+    MovesNotTargeted(Vec<(Address, Address)>),
 }
 
 /// One error as it was; several as one, in config order (by file and position).
@@ -153,6 +168,9 @@ pub struct Workspace {
     pub notices: Vec<String>,
     /// Whether the state exists on disk (a new one gets its lineage when first saved).
     saved_state: bool,
+    /// The resources the config's `[[moved]]` entries renamed in `state` (see
+    /// [`Workspace::follow_moves`]): each new address with the address its entry was at.
+    moved: BTreeMap<Address, Address>,
     providers: BTreeMap<String, Box<dyn Provider>>,
     _lock: StateLock,
 }
@@ -207,6 +225,7 @@ impl Workspace {
             state,
             notices,
             saved_state,
+            moved: BTreeMap::new(),
             providers,
             _lock: lock,
         })
@@ -215,6 +234,36 @@ impl Workspace {
     /// The connected providers' names, sorted.
     pub fn provider_names(&self) -> Vec<&str> {
         self.providers.keys().map(String::as_str).collect()
+    }
+
+    /// Applies the config's `[[moved]]` entries to the state this run starts from, in memory:
+    /// each resource moved is then refreshed, planned, drift-checked and applied under its new
+    /// address from its old entry (a pure rename plans as a no-op), and the state is saved
+    /// with the moves when apply saves it. A move whose entry is gone does nothing; one onto
+    /// an address the state also holds is an error naming both. Not for the commands that
+    /// edit the state as stored (`state rm`, `state mv`, `import`).
+    pub fn follow_moves(&mut self) -> Result<(), WorkspaceError> {
+        let moved = (self.state)
+            .apply_moves(&self.config.moves)
+            .map_err(WorkspaceError::MovesBlocked)?;
+        self.moved = moved;
+        Ok(())
+    }
+
+    /// The resources the config's moves renamed in this run's state: each new address with the
+    /// address its entry was at.
+    pub fn moved(&self) -> &BTreeMap<Address, Address> {
+        &self.moved
+    }
+
+    /// Sets each planned change's `moved_from`.
+    fn mark_moves(&self, changes: &mut [ResourceChange]) {
+        if self.moved.is_empty() {
+            return;
+        }
+        for change in changes {
+            change.moved_from = self.moved.get(&change.address).cloned();
+        }
     }
 
     pub fn provider(&self, name: &str) -> Option<&dyn Provider> {
@@ -289,6 +338,17 @@ impl Workspace {
         let mut changes: Vec<ResourceChange> = Vec::new();
         // Every resource's error at once, so a user fixes a config in one round.
         let mut errors = Vec::new();
+        if !only.is_empty() {
+            // As Terraform: a move is part of the plan, and a plan that leaves one out would
+            // not show what apply writes to the state.
+            let left_out: Vec<(Address, Address)> = (self.moved.iter())
+                .filter(|(to, _)| !only.contains(to))
+                .map(|(to, from)| (to.clone(), from.clone()))
+                .collect();
+            if !left_out.is_empty() {
+                return Err(WorkspaceError::MovesNotTargeted(left_out));
+            }
+        }
         let started = std::time::Instant::now();
         let (by_provider, refreshes) = self.refresh(only).await?;
         tracing::info!(ms = started.elapsed().as_millis(), "refreshed");
@@ -316,6 +376,7 @@ impl Workspace {
             return Err(plan_errors(errors));
         }
         changes.sort_by(|a, b| a.address.cmp(&b.address));
+        self.mark_moves(&mut changes);
         ignored.sort_by(|a, b| a.address.cmp(&b.address));
         Ok(Planned {
             plan: Plan {
@@ -430,6 +491,14 @@ impl Workspace {
         Ok(provider.kubeconfig(&target, &refreshed).await?)
     }
 
+    /// Renames the state entry at `from` to `to` (`state mv`), and `from` wherever other
+    /// entries name it, then saves the state: nothing in the cloud changes.
+    pub fn move_entry(&mut self, from: &Address, to: &Address) -> Result<(), WorkspaceError> {
+        self.state.rename(from, to)?;
+        self.store.save(&mut self.state)?;
+        Ok(())
+    }
+
     /// Forgets `address`: skyplan no longer manages it; the cloud object stays as it is.
     pub fn forget(&mut self, address: &Address) -> Result<(), WorkspaceError> {
         if self.state.resources.remove(address).is_none() {
@@ -514,7 +583,6 @@ mod tests {
 
     use super::*;
     use crate::model::ResourceKind;
-    use crate::plan::Action;
     use crate::state::journal::Journal;
 
     /// Plans a no-op for every target, fails the ones named `bad…`, and notes its threads.
@@ -549,15 +617,7 @@ mod tests {
             if target.address.name.starts_with("bad") {
                 return Err(ProviderError::new(target.address, "refused"));
             }
-            Ok(ResourceChange {
-                address: target.address.clone(),
-                provider: "echo".into(),
-                action: Action::NoOp,
-                attributes: vec![],
-                operations: vec![],
-                record: None,
-                requested: false,
-            })
+            Ok(ResourceChange::no_op(target.address.clone(), "echo", None))
         }
 
         fn drift(&self, _: &Target, _: &Refreshed) -> Result<DriftCheck, ProviderError> {

@@ -33,6 +33,7 @@ impl Workspace {
             }
         }
         changes.sort_by(|a, b| a.address.cmp(&b.address));
+        self.mark_moves(&mut changes);
         drift.sort_by(|a, b| a.address.cmp(&b.address));
         let plan = Plan {
             changes,
@@ -42,8 +43,8 @@ impl Workspace {
         Ok(Planned { plan, refreshes })
     }
 
-    /// Records each accepted entry of a refresh-only plan in the state, and saves it: the
-    /// addresses recorded.
+    /// Records each accepted entry of a refresh-only plan in the state, and saves it (with the
+    /// config's moves, as apply does): the addresses recorded.
     pub fn accept_drift(&mut self, plan: &Plan) -> Result<Vec<Address>, WorkspaceError> {
         let mut accepted = Vec::new();
         for drifted in &plan.drift {
@@ -53,7 +54,8 @@ impl Workspace {
                 accepted.push(address);
             }
         }
-        if !accepted.is_empty() {
+        // The config's moves are in this run's state: saved with what was accepted, or alone.
+        if !accepted.is_empty() || !self.moved.is_empty() {
             self.store.save(&mut self.state)?;
         }
         Ok(accepted)

@@ -616,6 +616,7 @@ fn to_change(input: &PlanInput<'_>, found: Found, record: Option<plan::Record>) 
         operations: found.ops.into_iter().map(crate::ops::planned).collect(),
         record,
         requested: input.requested,
+        moved_from: None,
     }
 }
 

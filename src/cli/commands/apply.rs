@@ -93,11 +93,10 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
             .filter(|address| changes(runnable, address))
             .count();
         // A resource new to the state with nothing to change (a cluster skyplan connects to)
-        // is recorded, not changed: counted apart, so the count matches the plan's.
-        let recorded = match report.applied.len() - changed {
-            0 => String::new(),
-            n => format!(" (and {} recorded in the state)", counted(n, "resource")),
-        };
+        // is recorded, not changed; one a `[[moved]]` entry renamed is moved in the state
+        // (saved with it, whatever else was done): each counted apart, so the count matches
+        // the plan's.
+        let recorded = in_the_state(report.applied.len() - changed, plan.moves().count());
         println!(
             "Apply complete: {}{recorded}, {}, {}.",
             counted(changed, "change"),
@@ -118,12 +117,37 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
             under.join("; ")
         ));
     }
-    held_back_outcome(runnable, &holds.held, &report)
+    held_back_outcome(runnable, &holds.held, &report, plan.moves().count())
 }
 
-/// After the run: 0 when nothing was held back, 4 when some changes were applied and others
-/// held back (each listed with why), an error when nothing was applied.
-fn held_back_outcome(runnable: &Plan, held: &[Held], report: &ApplyReport) -> Result<u8, Report> {
+/// ` (and 1 resource recorded, 2 moved in the state)`: what apply wrote to the state beside
+/// the changes; empty when nothing.
+fn in_the_state(recorded: usize, moved: usize) -> String {
+    let mut parts = Vec::new();
+    if recorded > 0 {
+        parts.push(format!("{} recorded", counted(recorded, "resource")));
+    }
+    if moved > 0 {
+        parts.push(match parts.is_empty() {
+            true => format!("{} moved", counted(moved, "resource")),
+            false => format!("{moved} moved"),
+        });
+    }
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(" (and {} in the state)", parts.join(", ")),
+    }
+}
+
+/// After the run: 0 when nothing was held back, 4 when some changes were applied (or moves
+/// recorded in the state) and others held back (each listed with why), an error when nothing
+/// was applied.
+fn held_back_outcome(
+    runnable: &Plan,
+    held: &[Held],
+    report: &ApplyReport,
+    moved: usize,
+) -> Result<u8, Report> {
     if held.is_empty() && report.left.is_empty() {
         return Ok(exit::SUCCESS);
     }
@@ -144,9 +168,13 @@ fn held_back_outcome(runnable: &Plan, held: &[Held], report: &ApplyReport) -> Re
         .iter()
         .filter(|address| changes(runnable, address))
         .count();
-    if applied > 0 {
+    if applied > 0 || moved > 0 {
+        let moves = match moved {
+            0 => String::new(),
+            n => format!(" (and recorded {} in the state)", counted(n, "move")),
+        };
         colour::eprintln(format_args!(
-            "Applied {} and held back {untouched}, each listed above with why.",
+            "Applied {}{moves} and held back {untouched}, each listed above with why.",
             counted(applied, "change")
         ));
         return Ok(exit::HELD_BACK);

@@ -17,7 +17,7 @@ mod state;
 use miette::{miette, Report};
 
 use super::args::{Cli, Command, Locking, SimCommand, StateCommand};
-use super::report::Reported;
+use super::report::{self, Reported};
 use super::{colour, exit};
 use crate::config::{self, Config};
 use crate::registry;
@@ -39,6 +39,9 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
         Command::Schema => state::schema(),
         Command::State(StateCommand::Rm { address }) => {
             state::state_rm(&cli.config, &address).await
+        }
+        Command::State(StateCommand::Mv { from, to }) => {
+            state::state_mv(&cli.config, &from, &to).await
         }
         Command::State(StateCommand::Migrate { to }) => state::state_migrate(&cli.config, to),
         Command::State(command) => state::state(&cli.config, command),
@@ -94,7 +97,24 @@ fn validate(path: &std::path::Path) -> Result<u8, Report> {
     Ok(exit::SUCCESS)
 }
 /// Locks the state and connects the providers; tells what the workspace noticed on the way.
+/// The config's `[[moved]]` entries are applied to the state the run starts from (in memory;
+/// apply saves them): for the commands that plan, apply or compare.
 pub(super) async fn open(
+    config: Config,
+    operation: &str,
+    locking: &Locking,
+) -> Result<Workspace, Report> {
+    let mut workspace = open_as_stored(config, operation, locking).await?;
+    if let Err(blocked) = workspace.follow_moves() {
+        workspace.close().await.reported()?;
+        return Err(report::workspace_report(blocked));
+    }
+    Ok(workspace)
+}
+
+/// [`open`] without the config's moves: for the commands that edit the state as it is stored
+/// (`state rm`, `state mv`, `import`), which save it.
+pub(super) async fn open_as_stored(
     config: Config,
     operation: &str,
     locking: &Locking,

@@ -48,7 +48,8 @@ pub(super) async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, R
     workspace.close().await.reported()?;
     let plan = result.reported()?.plan;
     print(&plan, shown, json)?;
-    let accepted = plan.drift.iter().any(|d| d.accepted.is_some());
+    // Moves are recorded by apply --refresh-only too: something to write to the state.
+    let accepted = plan.drift.iter().any(|d| d.accepted.is_some()) || plan.moves().next().is_some();
     Ok(match args.detailed_exitcode && accepted {
         true => exit::CHANGES,
         false => exit::SUCCESS,
@@ -75,7 +76,8 @@ async fn accept(
 ) -> Result<u8, Report> {
     let plan = workspace.refresh_only().await.reported()?.plan;
     print(&plan, Some(text(&plan, &workspace.config)), args.json)?;
-    if !plan.drift.iter().any(|d| d.accepted.is_some()) {
+    let moved = plan.moves().count();
+    if !plan.drift.iter().any(|d| d.accepted.is_some()) && moved == 0 {
         println!("Nothing to record: the state already says what the cloud has.");
         return Ok(exit::SUCCESS);
     }
@@ -85,10 +87,17 @@ async fn accept(
     }
     let recorded = workspace.accept_drift(&plan).reported()?;
     let recorded: Vec<String> = recorded.iter().map(ToString::to_string).collect();
-    println!(
-        "Recorded in the state as the cloud has it: {}. No cloud object was changed.",
-        recorded.join(", ")
-    );
+    if !recorded.is_empty() {
+        println!(
+            "Recorded in the state as the cloud has it: {}. No cloud object was changed.",
+            recorded.join(", ")
+        );
+    }
+    for change in plan.moves() {
+        if let Some(from) = &change.moved_from {
+            println!("Moved {from} to {} in the state.", change.address);
+        }
+    }
     Ok(exit::SUCCESS)
 }
 
@@ -134,12 +143,31 @@ fn text(plan: &Plan, config: &Config) -> String {
         };
         out.push_str(&format!("{}: {outcome}\n", drifted.address));
     }
+    for change in plan.moves() {
+        if let Some(from) = &change.moved_from {
+            out.push_str(&format!(
+                "# {from} has moved to {} ([[moved]]): apply --refresh-only records it in the state\n",
+                change.address
+            ));
+        }
+    }
     let recordable = plan.drift.iter().filter(|d| d.accepted.is_some()).count();
-    out.push_str(&match recordable {
-        0 => "Refresh-only: nothing to record in the state; no cloud object is changed.\n".into(),
-        1 => "Refresh-only: `skyplan apply --refresh-only` records 1 resource in the state as the cloud has it; no cloud object is changed.\n".into(),
-        n => format!(
-            "Refresh-only: `skyplan apply --refresh-only` records {n} resources in the state as the cloud has them; no cloud object is changed.\n"
+    let mut records = Vec::new();
+    match recordable {
+        0 => {}
+        1 => records.push("1 resource in the state as the cloud has it".to_string()),
+        n => records.push(format!("{n} resources in the state as the cloud has them")),
+    }
+    match plan.moves().count() {
+        0 => {}
+        1 => records.push("1 move in the state".to_string()),
+        n => records.push(format!("{n} moves in the state")),
+    }
+    out.push_str(&match records.is_empty() {
+        true => "Refresh-only: nothing to record in the state; no cloud object is changed.\n".into(),
+        false => format!(
+            "Refresh-only: `skyplan apply --refresh-only` records {}; no cloud object is changed.\n",
+            records.join(" and ")
         ),
     });
     out

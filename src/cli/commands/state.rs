@@ -1,4 +1,4 @@
-//! The state's housekeeping: `show`, `state list|json|show|rm|migrate`, `import`,
+//! The state's housekeeping: `show`, `state list|json|show|rm|mv|migrate`, `import`,
 //! `force-unlock`, and `schema`.
 
 use miette::{miette, IntoDiagnostic, Report};
@@ -7,7 +7,7 @@ use super::super::args::{ImportArgs, Locking, MigrateTarget, StateCommand};
 use super::super::exit;
 use super::super::report::Reported;
 use super::plan::print_plan;
-use super::{load, open};
+use super::{load, open_as_stored};
 use crate::config;
 use crate::plan::file::PlanFile;
 use crate::render::{counted, PlanView};
@@ -72,8 +72,10 @@ pub(super) fn state(path: &std::path::Path, command: StateCommand) -> Result<u8,
                 serde_json::to_string_pretty(&state).into_diagnostic()?
             );
         }
-        StateCommand::Rm { .. } | StateCommand::Migrate { .. } => {
-            unreachable!("`state rm` and `state migrate` change the state under its lock")
+        StateCommand::Rm { .. } | StateCommand::Mv { .. } | StateCommand::Migrate { .. } => {
+            unreachable!(
+                "`state rm`, `state mv` and `state migrate` change the state under its lock"
+            )
         }
         StateCommand::Show { address } => {
             let entry = state
@@ -135,11 +137,28 @@ pub(super) async fn state_rm(
     address: &crate::model::Address,
 ) -> Result<u8, Report> {
     let config = load(path)?;
-    let mut workspace = open(config, "state rm", &Locking { lock_timeout: None }).await?;
+    let mut workspace = open_as_stored(config, "state rm", &Locking { lock_timeout: None }).await?;
     let result = workspace.forget(address).reported();
     workspace.close().await.reported()?;
     result?;
     println!("Removed {address} from the state; the cloud object was left as it is.");
+    Ok(exit::SUCCESS)
+}
+
+/// `state mv OLD NEW`: the entry renamed (and OLD wherever other entries name it), under the
+/// lock, saved against the serial it was read at. The config's moves are not applied first:
+/// this edits the state as stored.
+pub(super) async fn state_mv(
+    path: &std::path::Path,
+    from: &crate::model::Address,
+    to: &crate::model::Address,
+) -> Result<u8, Report> {
+    let config = load(path)?;
+    let mut workspace = open_as_stored(config, "state mv", &Locking { lock_timeout: None }).await?;
+    let result = workspace.move_entry(from, to).reported();
+    workspace.close().await.reported()?;
+    result?;
+    println!("Moved {from} to {to}.");
     Ok(exit::SUCCESS)
 }
 
@@ -151,7 +170,7 @@ pub(super) async fn import(path: &std::path::Path, args: &ImportArgs) -> Result<
     };
     let address: crate::model::Address = address.parse().into_diagnostic()?;
     let config = load(path)?;
-    let mut workspace = open(config, "import", &args.locking).await?;
+    let mut workspace = open_as_stored(config, "import", &args.locking).await?;
     let result = workspace.import(&address, id).await.reported();
     workspace.close().await.reported()?;
     result?;

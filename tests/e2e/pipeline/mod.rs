@@ -1,7 +1,7 @@
 //! The pipeline, whichever cloud it drives (here mostly the embedded cloudscale): the command
 //! line, colour, saved plans, what apply holds back, locking, maintenance windows,
-//! verification and measured durations, drift reports, the state in PostgreSQL, `sim serve`,
-//! the examples in place, and the crate layering.
+//! verification and measured durations, renaming resources (`[[moved]]`, `state mv`), drift
+//! reports, the state in PostgreSQL, `sim serve`, the examples in place, and the crate layering.
 
 pub mod adoption;
 pub mod cli;
@@ -14,6 +14,7 @@ pub mod layering;
 pub mod locking;
 pub mod maintenance_windows;
 pub mod measured_durations;
+pub mod moves;
 pub mod plan_formats;
 pub mod postgres;
 pub mod refresh_only;

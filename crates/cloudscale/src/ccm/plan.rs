@@ -161,6 +161,7 @@ pub fn removed(
         operations,
         record: None,
         requested: allow_delete,
+        moved_from: None,
     }
 }
 
@@ -296,6 +297,7 @@ impl Outcome {
             operations,
             record: Some(Record::of(input.spec)),
             requested: false,
+            moved_from: None,
         }
     }
 }

@@ -89,6 +89,7 @@ pub fn diff(input: &DiffInput) -> Result<ResourceChange, String> {
             .collect(),
         record: input.desired.map(Record::of),
         requested,
+        moved_from: None,
     })
 }
 

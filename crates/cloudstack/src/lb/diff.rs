@@ -70,6 +70,7 @@ pub fn diff(input: &DiffInput) -> Result<ResourceChange, String> {
         provider: PROVIDER.to_string(),
         action,
         requested: action == Action::Replace || (action == Action::Delete && input.allow_delete),
+        moved_from: None,
         attributes: diff.attributes,
         operations: diff
             .ops

@@ -127,6 +127,14 @@ pub async fn run(
         .collect();
     let total = work.len();
     let mut state = workspace.state.clone();
+    if !workspace.moved().is_empty() {
+        // The config's moves first, before any cloud call: a run killed on its way leaves
+        // the state and its journal naming every moved resource by its new address.
+        workspace
+            .store
+            .save(&mut state)
+            .map_err(WorkspaceError::from)?;
+    }
     let mut report = ApplyReport::default();
     let mut failed = Vec::new();
     let mut last_save = Instant::now();

@@ -4,7 +4,8 @@
 //!
 //! Pipeline: `files` reads the file or directory, `parse` deserializes each section into the
 //! `raw` serde types and merges the files, `validate` checks rules across values, `resolve`
-//! parses the core's values and applies defaults; each
+//! parses the core's values and applies defaults (and `moves` checks the `[[moved]]` entries
+//! against the resources); each
 //! provider's own section (`section`) parses, resolves and checks its tables. Every stage records problems
 //! and goes on, so one run reports everything that is wrong.
 
@@ -14,6 +15,7 @@ mod controller;
 mod diagnostics;
 mod files;
 mod ignore;
+mod moves;
 mod parse;
 mod pieces;
 mod raw;

@@ -7,11 +7,11 @@ use std::ops::Range;
 
 use serde::Deserialize;
 use serde_spanned::Spanned;
-use toml::de::{DeString, DeTable, DeValue, Deserializer, ValueDeserializer};
+use toml::de::{DeArray, DeString, DeTable, DeValue, Deserializer, ValueDeserializer};
 
 use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
-use super::raw::{RawDocument, RawMaintenance, RawPostgres, RawSettings, RawUnrouted};
+use super::raw::{RawDocument, RawMaintenance, RawMoved, RawPostgres, RawSettings, RawUnrouted};
 use super::section::{ConfigSection, Raw, Table};
 use crate::model::ResourceKind;
 use crate::parallel::map_in_parallel;
@@ -53,6 +53,8 @@ pub(super) struct RawConfig<'f> {
     pub settings: Option<Sourced<'f, RawSettings>>,
     pub postgres: Option<Sourced<'f, RawPostgres>>,
     pub maintenance: Option<Sourced<'f, RawMaintenance>>,
+    /// Every `[[moved]]` entry, in file order (the files in theirs).
+    pub moved: Vec<Sourced<'f, RawMoved>>,
     /// Resource tables naming no provider of their kind, by kind, for validation to refuse.
     pub unrouted: BTreeMap<ResourceKind, BTreeMap<String, Sourced<'f, RawUnrouted>>>,
 }
@@ -335,12 +337,23 @@ const PARTS_PER_THREAD: usize = 256;
 /// Cuts a document into one-entry documents: one per top-level key, and one per entry of a
 /// named section (`{load-balancer = {a, b}}` becomes `{load-balancer = {a}}`,
 /// `{load-balancer = {b}}`).
-/// An entry that belongs to a provider's section becomes a [`Part::Section`].
+/// An entry that belongs to a provider's section becomes a [`Part::Section`]; each
+/// `[[moved]]` entry is a part of its own too (`{moved = [a, b]}` becomes `{moved = [a]}`,
+/// `{moved = [b]}`).
 fn split<'f>(root: DeTable<'f>, sections: Sections) -> Vec<Part<'f>> {
     let mut parts = Vec::new();
     for (key, value) in root {
         let span = value.span();
         match value.into_inner() {
+            DeValue::Array(entries) if key.get_ref() == MOVED => {
+                for entry in entries {
+                    let one = DeValue::Array(DeArray::from_iter([entry]));
+                    parts.push(Part::Core(DeTable::from_iter([(
+                        key.clone(),
+                        Spanned::new(span.clone(), one),
+                    )])));
+                }
+            }
             DeValue::Table(entries) if NAMED_SECTIONS.contains(&key.get_ref().as_ref()) => {
                 for entry in entries {
                     if let Some((section, slot, provider)) =
@@ -430,6 +443,9 @@ fn without_ignore_changes<'f>(
     (Spanned::new(span, DeValue::Table(rest)), ignore_changes)
 }
 
+/// The top-level array of `[[moved]]` entries.
+const MOVED: &str = "moved";
+
 /// The key every resource table may have, whatever its provider.
 pub(super) const IGNORE_CHANGES: &str = "ignore-changes";
 
@@ -451,10 +467,16 @@ impl<'f> RawConfig<'f> {
             backend,
             provider,
             maintenance,
+            moved,
             load_balancer,
             cluster,
             nodes,
         } = document;
+        let moved = moved.into_iter().map(|value| Sourced {
+            file,
+            value: Box::new(value),
+        });
+        self.moved.extend(moved);
         place(&mut self.settings, file, settings, "[settings]", problems);
         let postgres = backend.postgres;
         place(

@@ -37,6 +37,13 @@ pub(super) struct RawDocument {
     /// When apply may perform disruptive changes.
     #[schemars(with = "Option<RawMaintenance>")]
     pub maintenance: Option<Spanned<RawMaintenance>>,
+    /// Resources renamed (`[[moved]]`, as Terraform's moved blocks): the state entry at `from`
+    /// becomes the resource the config declares at `to`, and nothing in the cloud changes. A
+    /// chain (a to b, then b to c) is followed. Keep an entry while a state may still hold the
+    /// old address.
+    #[serde(default)]
+    #[schemars(with = "Vec<RawMoved>")]
+    pub moved: Vec<Spanned<RawMoved>>,
     /// Load balancers by name; the address of `[load-balancer.hello]` is `load-balancer.hello`.
     /// The keys depend on the provider.
     #[serde(default)]
@@ -89,6 +96,19 @@ pub(super) struct RawPostgres {
     /// one state and one lock. Default: "default".
     #[schemars(with = "Option<String>")]
     pub workspace: Option<Spanned<String>>,
+}
+
+/// One `[[moved]]` entry: a resource's old address and its new one, of the same kind.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(super) struct RawMoved {
+    /// The address the state knows the resource by, e.g. "load-balancer.a"; the config no
+    /// longer declares it.
+    #[schemars(with = "String")]
+    pub from: Spanned<String>,
+    /// The address the config now declares the resource at, e.g. "load-balancer.b".
+    #[schemars(with = "String")]
+    pub to: Spanned<String>,
 }
 
 // `[provider.NAME]`: each table is a provider's section's (see `section.rs`); core knows none.

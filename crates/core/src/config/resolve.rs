@@ -47,9 +47,11 @@ pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problem
         },
         maintenance: raw.maintenance.as_ref().map(|m| maintenance(m, problems)),
         resources: Vec::new(),
+        moves: Vec::new(),
         root,
     };
     config.resources = resources(&config, raw, problems);
+    config.moves = super::moves::moves(raw, &config.resources, problems);
     config
 }
 

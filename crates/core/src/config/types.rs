@@ -19,6 +19,9 @@ pub struct Config {
     pub maintenance: Option<Maintenance>,
     /// Sorted by address.
     pub resources: Vec<Resource>,
+    /// The `[[moved]]` entries, checked, in the order they apply: a chain's moves one after
+    /// another (`a` → `b` before `b` → `c`), the chains in the order they are written.
+    pub moves: Vec<Move>,
 }
 
 impl Config {
@@ -87,6 +90,16 @@ pub struct Maintenance {
     pub windows: Vec<String>,
     pub outside_window: Impact,
     pub inside_window: Impact,
+}
+
+/// A `[[moved]]` entry: the state entry at `from` is the resource the config declares at `to`
+/// (or, in a chain, the next move's `from`). Both are of one kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Move {
+    pub from: Address,
+    pub to: Address,
+    /// Where the entry is written.
+    pub location: SourceLocation,
 }
 
 /// Where a resource's table starts, for messages and CI annotations.

@@ -77,6 +77,11 @@ pub struct ResourceChange {
     pub record: Option<Record>,
     /// The user asked for this destructive change by name (`--replace`, `--allow-delete`).
     pub requested: bool,
+    /// The address the state knew the resource by, when a `[[moved]]` entry of the config
+    /// renamed it for this plan: apply records the rename, whatever its action (a pure rename
+    /// is a no-op). Not written when `None`, so plans without moves read as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved_from: Option<Address>,
 }
 
 impl ResourceChange {
@@ -89,6 +94,7 @@ impl ResourceChange {
             operations: vec![],
             record,
             requested: false,
+            moved_from: None,
         }
     }
 
@@ -157,8 +163,14 @@ impl Plan {
             .fold(Downtime::ZERO, Downtime::alongside)
     }
 
+    /// Whether apply has anything to do: a change, or a move to record in the state.
     pub fn has_changes(&self) -> bool {
-        self.changes.iter().any(|c| c.action != Action::NoOp)
+        (self.changes.iter()).any(|c| c.action != Action::NoOp || c.moved_from.is_some())
+    }
+
+    /// The resources a `[[moved]]` entry renamed, whatever else changes.
+    pub fn moves(&self) -> impl Iterator<Item = &ResourceChange> {
+        self.changes.iter().filter(|c| c.moved_from.is_some())
     }
 
     pub fn count(&self, action: Action) -> usize {

@@ -201,10 +201,28 @@ fn unchanged(view: &PlanView) -> String {
     } else {
         ""
     };
-    match names.len() {
+    let unchanged = match names.len() {
         0 => table_end.to_string(),
         n if n > UNCHANGED_NAMED => format!("{table_end}Unchanged: {n} resources.\n\n"),
         _ => format!("{table_end}Unchanged: {}.\n\n", names.join(", ")),
+    };
+    unchanged + &moved(view)
+}
+
+/// The renames `[[moved]]` entries make in the state, when there are any.
+fn moved(view: &PlanView) -> String {
+    let moves: Vec<String> = (view.changes.iter())
+        .filter_map(|c| {
+            let from = c.moved_from.as_ref()?;
+            Some(format!("{} → {}", code(from), code(&c.address)))
+        })
+        .collect();
+    match moves.is_empty() {
+        true => String::new(),
+        false => format!(
+            "Moved in the state (`[[moved]]`, nothing in the cloud changes): {}.\n\n",
+            moves.join(", ")
+        ),
     }
 }
 
@@ -220,6 +238,9 @@ fn details(change: &ChangeView) -> String {
         wording::verdict(change),
         change.impact
     );
+    if let Some(from) = &change.moved_from {
+        let _ = writeln!(out, "Moved from {} (`[[moved]]`).\n", code(from));
+    }
     let (whole, attributes): (Vec<&AttributeView>, Vec<&AttributeView>) =
         change.attributes.iter().partition(|a| a.path.is_empty());
     for attribute in whole {

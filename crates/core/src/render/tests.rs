@@ -242,3 +242,70 @@ fn ignored_attributes_and_drift_in_the_json() {
         .collect();
     insta::assert_json_snapshot!(serde_json::json!({ "changes": ignored, "drift": view.drift }));
 }
+
+/// The fixture with `docs` (a no-op) and `web` (an update) renamed by `[[moved]]` entries.
+fn with_moves() -> Plan {
+    let mut plan = plan();
+    for change in &mut plan.changes {
+        change.moved_from = match change.address.to_string().as_str() {
+            "load-balancer.docs" => Some("load-balancer.documentation".parse().unwrap()),
+            "load-balancer.web" => Some("load-balancer.www".parse().unwrap()),
+            _ => None,
+        };
+    }
+    plan
+}
+
+#[test]
+fn a_move_is_shown_in_every_format_and_counted_apart() {
+    let plan = with_moves();
+    let view = PlanView::new(&plan);
+    let text = render_text(&view, Style::Plain);
+    assert!(
+        text.contains("# load-balancer.documentation has moved to load-balancer.docs\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("load-balancer.web will be updated in place: pool-recreate, downtime 60-120 s\n    # (moved from load-balancer.www)\n"),
+        "{text}"
+    );
+    assert!(text.contains(", 1 unchanged, 2 to move.\n"), "{text}");
+    let json = serde_json::to_value(&view).unwrap();
+    assert_eq!(json["summary"]["moved"], 2);
+    let docs = (json["changes"].as_array().unwrap().iter())
+        .find(|c| c["address"] == "load-balancer.docs")
+        .unwrap();
+    assert_eq!(docs["moved_from"], "load-balancer.documentation");
+    assert_eq!(docs["action"], "no-op");
+    let markdown = render_plan_markdown(&view);
+    assert!(
+        markdown.contains("`load-balancer.documentation` → `load-balancer.docs`"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("Moved from `load-balancer.www`"),
+        "{markdown}"
+    );
+}
+
+#[test]
+fn a_plan_without_moves_writes_no_move_keys() {
+    let json = serde_json::to_string(&PlanView::new(&plan())).unwrap();
+    assert!(!json.contains("moved"), "{json}");
+}
+
+#[test]
+fn a_plan_that_only_moves_has_changes_for_apply() {
+    let mut plan = with_moves();
+    plan.changes
+        .retain(|c| c.address.to_string() == "load-balancer.docs");
+    assert!(plan.has_changes());
+    let text = render_text(&PlanView::new(&plan), Style::Plain);
+    assert!(!text.contains("No changes"), "{text}");
+    assert!(
+        text.contains(
+            "Plan: 0 to create, 0 to update, 0 to replace, 0 to delete, 1 unchanged, 1 to move."
+        ),
+        "{text}"
+    );
+}

@@ -57,11 +57,8 @@ fn symbol(action: Action) -> &'static str {
 pub fn render_text(view: &PlanView, style: Style) -> String {
     let paint = Painter(style);
     let mut out = String::new();
-    let changed: Vec<&ChangeView> = view
-        .changes
-        .iter()
-        .filter(|c| c.action != Action::NoOp)
-        .collect();
+    let shown = |c: &&ChangeView| c.action != Action::NoOp || c.moved_from.is_some();
+    let changed: Vec<&ChangeView> = view.changes.iter().filter(shown).collect();
     if changed.is_empty() {
         let _ = writeln!(
             out,
@@ -72,7 +69,10 @@ pub fn render_text(view: &PlanView, style: Style) -> String {
         return out;
     }
     for change in &changed {
-        render_change(&mut out, &paint, change);
+        match (change.action, &change.moved_from) {
+            (Action::NoOp, Some(from)) => render_move(&mut out, &paint, from, change),
+            _ => render_change(&mut out, &paint, change),
+        }
     }
     render_summary(&mut out, &paint, view);
     render_ignored(&mut out, &paint, view);
@@ -93,6 +93,21 @@ fn render_ignored(out: &mut String, paint: &Painter, view: &PlanView) {
             let _ = writeln!(out, "{}", paint.dim(line));
         }
     }
+}
+
+/// A resource only renamed by a `[[moved]]` entry: apply records the new address in the state.
+fn render_move(out: &mut String, paint: &Painter, from: &str, change: &ChangeView) {
+    let header = paint.paint(
+        Ansi::new().bold(),
+        format!("# {from} has moved to {}", change.address),
+    );
+    let _ = writeln!(out, "{header}");
+    let _ = writeln!(
+        out,
+        "    {}",
+        paint.dim("renamed in the state ([[moved]]); nothing in the cloud changes")
+    );
+    out.push('\n');
 }
 
 fn render_change(out: &mut String, paint: &Painter, change: &ChangeView) {
@@ -123,6 +138,9 @@ fn render_change(out: &mut String, paint: &Painter, change: &ChangeView) {
         "{header} {verb}: {}{downtime}",
         paint.impact(change.impact)
     );
+    if let Some(from) = &change.moved_from {
+        let _ = writeln!(out, "    {}", paint.dim(format!("# (moved from {from})")));
+    }
     render_downtime_steps(out, paint, change);
     for attribute in &change.attributes {
         render_attribute(out, paint, attribute);
@@ -270,11 +288,7 @@ pub(super) fn render_value_diff(out: &mut String, paint: &Painter, before: &Valu
 
 fn render_summary(out: &mut String, paint: &Painter, view: &PlanView) {
     let s = &view.summary;
-    let _ = writeln!(
-        out,
-        "Plan: {} to create, {} to update, {} to replace, {} to delete, {} unchanged.",
-        s.create, s.update, s.replace, s.delete, s.no_op
-    );
+    let _ = writeln!(out, "{}", super::wording::counts(view));
     let downtime = if view.impact >= Impact::Minimal {
         format!("; estimated {}", downtime_phrase(s.estimated_downtime_s))
     } else {

@@ -26,6 +26,10 @@ pub struct Summary {
     pub replace: usize,
     pub delete: usize,
     pub no_op: usize,
+    /// Resources a `[[moved]]` entry renames in the state, whatever their action; not written
+    /// when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub moved: usize,
     pub by_impact: ByImpact,
     pub estimated_downtime_s: Downtime,
 }
@@ -43,6 +47,10 @@ pub struct ByImpact {
 #[derive(Debug, Clone, Serialize)]
 pub struct ChangeView {
     pub address: String,
+    /// The address the state knew it by, when a `[[moved]]` entry renames it (apply records
+    /// the rename); not written otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_from: Option<String>,
     pub provider: String,
     pub action: Action,
     pub impact: Impact,
@@ -69,6 +77,10 @@ pub struct ChangeView {
     /// no-op, or where no policy was consulted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowView>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One disruption of a resource's change: what is disrupted and for how long.
@@ -131,6 +143,7 @@ impl PlanView {
                 replace: plan.count(Action::Replace),
                 delete: plan.count(Action::Delete),
                 no_op: plan.count(Action::NoOp),
+                moved: plan.moves().count(),
                 by_impact: ByImpact {
                     none: count(Impact::None),
                     minimal: count(Impact::Minimal),
@@ -195,6 +208,7 @@ impl ChangeView {
     fn new(change: &ResourceChange) -> ChangeView {
         ChangeView {
             address: change.address.to_string(),
+            moved_from: change.moved_from.as_ref().map(ToString::to_string),
             provider: change.provider.clone(),
             action: change.action,
             impact: change.impact(),

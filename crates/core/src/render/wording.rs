@@ -13,8 +13,12 @@ pub(super) fn changed(view: &PlanView) -> impl Iterator<Item = &ChangeView> {
 /// `Plan: 2 to create, 4 to update, 0 to replace, 0 to delete, 1 unchanged.`
 pub(super) fn counts(view: &PlanView) -> String {
     let s = &view.summary;
+    let moves = match s.moved {
+        0 => String::new(),
+        n => format!(", {n} to move"),
+    };
     format!(
-        "Plan: {} to create, {} to update, {} to replace, {} to delete, {} unchanged.",
+        "Plan: {} to create, {} to update, {} to replace, {} to delete, {} unchanged{moves}.",
         s.create, s.update, s.replace, s.delete, s.no_op
     )
 }

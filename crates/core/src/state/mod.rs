@@ -16,6 +16,7 @@ pub mod journal;
 mod local;
 mod lock;
 mod migrate;
+mod moves;
 pub mod postgres;
 mod store;
 
@@ -24,6 +25,7 @@ pub use error::StateError;
 pub use file::{ResourceState, State, FORMAT_VERSION};
 pub use lock::{LockInfo, StateLock};
 pub use migrate::{migrate, Migrated};
+pub use moves::{Blocked, MoveError};
 pub use store::StateStore;
 
 use crate::config::{Backend, Settings};

@@ -131,6 +131,7 @@ pub fn plan(input: &CcmPlanInput) -> ResourceChange {
         operations,
         record: Some(Record::of(spec)),
         requested: false,
+        moved_from: None,
     }
 }
 
@@ -197,6 +198,7 @@ pub fn removed(
         operations,
         record: None,
         requested: allow_delete,
+        moved_from: None,
     }
 }
 
