@@ -9,6 +9,7 @@ pub mod config;
 pub mod conflict;
 pub mod connect;
 pub mod connection;
+pub mod discover;
 pub mod embedded;
 pub mod errors;
 pub mod instances;
