@@ -281,7 +281,7 @@ pub fn generate(
     let clusters = live.survey.as_deref().unwrap_or_default();
     Ok(
         match adoption(block, &live.inventory, clusters, default_location) {
-            Ok(adopted) => Generated::Config(adopted.toml(target.address, block)),
+            Ok(adopted) => Generated::Config(adopted.toml(target.address)),
             Err(refused) => refused,
         },
     )
@@ -306,12 +306,11 @@ struct Adopted<'a> {
 }
 
 impl Adopted<'_> {
-    fn toml(&self, address: &Address, block: &IpBlock) -> String {
+    /// The table, headed by `address` (the command that writes it says in a comment what the
+    /// block is).
+    fn toml(&self, address: &Address) -> String {
         let text = |value: &str| toml::Value::String(value.to_owned()).to_string();
-        let mut out = format!(
-            "# PhoenixNAP IP block {} ({} in {}): the address of Service {}/{}\n[{address}]\n",
-            block.id, block.cidr, block.location, self.namespace, self.name
-        );
+        let mut out = format!("[{address}]\n");
         out.push_str(&format!("provider = {}\n", text(PROVIDER)));
         out.push_str(&format!("cluster = {}\n", text(&self.cluster.name)));
         out.push_str(&format!(

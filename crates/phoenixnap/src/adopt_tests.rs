@@ -336,8 +336,7 @@ fn the_config_says_the_binding_and_the_network_and_only_a_location_other_than_th
     );
     assert_eq!(
         config_text(generated(&live, "web", "b-ccm", "PHX")),
-        "# PhoenixNAP IP block b-ccm (198.51.100.8/29 in PHX): the address of Service default/web\n\
-         [load-balancer.web]\nprovider = \"phoenixnap\"\ncluster = \"prod\"\n\
+        "[load-balancer.web]\nprovider = \"phoenixnap\"\ncluster = \"prod\"\n\
          service = \"default/web\"\npublic-network = \"k8s-public\"\n"
     );
     let text = config_text(generated(&live, "web", "b-ccm", "ASH"));
