@@ -1,7 +1,8 @@
-//! Kubernetes as a provider: clusters skyplan connects to (never creates), node policies, and
-//! node-metadata drift. Other providers reach a cluster through [`connection::ClusterConnection`]
-//! (a Service-bound load balancer reads the nodes and the Service, and in controller mode writes
-//! the Service) and tell node-metadata drift what their cloud knows about each VM through
+//! Kubernetes as a provider: clusters skyplan connects to (never creates), node policies,
+//! node-metadata drift, and the LoadBalancer Services no resource manages (`discover`). Other
+//! providers reach a cluster through [`connection::ClusterConnection`] (a Service-bound load
+//! balancer reads the nodes and the Service, and in controller mode writes the Service) and
+//! tell node-metadata drift what their cloud knows about each VM through
 //! [`instances::CloudInstances`].
 
 pub mod cloud;
@@ -9,6 +10,7 @@ pub mod config;
 pub mod conflict;
 pub mod connect;
 pub mod connection;
+pub mod discover;
 pub mod embedded;
 pub mod errors;
 pub mod instances;

@@ -1,14 +1,15 @@
 //! The Kubernetes [`Provider`]: one connection per `[cluster.*]` with provider "kubernetes".
 //! A cluster is never created or deleted (its plan is a no-op; removed from the config it is
 //! only forgotten) and its drift is node-metadata drift; a node policy is planned against the
-//! nodes it selects and applied one node patch at a time.
+//! nodes it selects and applied one node patch at a time. Its discovery lists the
+//! LoadBalancer Services of every connected cluster (`discover.rs`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, Service};
 use serde_json::json;
 
 use super::conflict::Backoff;
@@ -25,6 +26,7 @@ use crate::spec::{KubernetesClusterSpec, NodePolicySpec};
 use skyplan_core::config::Config;
 use skyplan_core::model::{Address, ResourceKind};
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
+use skyplan_core::provider::discover::Discovered;
 use skyplan_core::provider::{
     Applied, DriftCheck, PlanOptions, Provider, ProviderError, Refreshed, Target,
 };
@@ -46,6 +48,8 @@ pub struct KubernetesProvider {
 struct Live {
     nodes: BTreeMap<Address, Vec<LiveNode>>,
     instances: Vec<(&'static str, Vec<CloudInstance>)>,
+    /// A survey's (discovery's) listing: every connected cluster's Services.
+    services: BTreeMap<Address, Vec<Service>>,
 }
 
 impl Live {
@@ -129,6 +133,24 @@ impl KubernetesProvider {
                     .push((cloud.scheme(), cloud.instances().await?));
             }
         }
+        Ok(live)
+    }
+
+    /// A refresh, and every connected cluster's Services (each listed once per run, shared
+    /// with the clouds through the connection).
+    async fn survey_targets(&self, targets: &[Target<'_>]) -> Result<Live, ProviderError> {
+        let mut live = self.refresh_targets(targets).await?;
+        let reads = self
+            .connections
+            .iter()
+            .map(|(address, connection)| async move {
+                let services = connection.services().await?.to_vec();
+                Ok::<_, ProviderError>((address.clone(), services))
+            });
+        live.services = futures::future::try_join_all(reads)
+            .await?
+            .into_iter()
+            .collect();
         Ok(live)
     }
 
@@ -365,6 +387,34 @@ impl Provider for KubernetesProvider {
         }
         .expect("specs serialize");
         Ok(state_entry(target.address, record, serde_json::Value::Null))
+    }
+
+    fn survey<'a>(
+        &'a self,
+        targets: &'a [Target<'a>],
+    ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
+        Box::pin(async move { self.survey_targets(targets).await.map(Refreshed::new) })
+    }
+
+    /// Every LoadBalancer Service no target manages, each not importable: the cloud serving
+    /// it adopts it (its Service is then dropped from the list by core).
+    fn discover(
+        &self,
+        targets: &[Target],
+        surveyed: &Refreshed,
+    ) -> Result<Discovered, ProviderError> {
+        let live = Live::of(surveyed)?;
+        let unmanaged = live
+            .services
+            .iter()
+            .flat_map(|(cluster, services)| {
+                crate::discover::unmanaged_services(cluster, services, targets)
+            })
+            .collect();
+        Ok(Discovered {
+            unmanaged,
+            bound: Vec::new(),
+        })
     }
 
     fn apply<'a>(

@@ -38,6 +38,22 @@ impl IpBlock {
             .map(|t| t.value.as_deref().unwrap_or(""))
     }
 
+    /// The address skyplan made the block for, from the description it gives every block it
+    /// makes ([`skyplan_description`]); `None` for a block someone else made.
+    pub fn skyplan_address(&self) -> Option<skyplan_core::model::Address> {
+        let text = self.description.as_deref()?.strip_prefix(SKYPLAN_MARK)?;
+        text.trim().parse().ok()
+    }
+
+    /// The prefix length of the block (`/29` → 29), from `cidrBlockSize` or else the CIDR.
+    pub fn prefix_len(&self) -> Option<u8> {
+        let size = match self.cidr_block_size.is_empty() {
+            true => self.cidr.rsplit_once('/').map(|(_, s)| s)?,
+            false => self.cidr_block_size.trim_start_matches('/'),
+        };
+        size.parse().ok()
+    }
+
     /// Assigned to a public network, as the CCM's `GetLoadBalancer` accepts it: both spellings
     /// of the type occur (`constants.go`).
     pub fn public_network(&self) -> Option<&str> {
@@ -47,6 +63,17 @@ impl IpBlock {
             .then_some(self.assigned_resource_id.as_deref())
             .flatten()
     }
+}
+
+/// What starts the description of every block skyplan makes: `skyplan load-balancer.api`.
+/// A block cannot carry `skyplan.address` as a tag (tag names and values admit no `.`), and
+/// its four tags are the CCM's, so the description is skyplan's mark: a block made by a run
+/// whose state was lost is known for skyplan's, under its address.
+const SKYPLAN_MARK: &str = "skyplan ";
+
+/// The description skyplan gives a block it makes for `address`.
+pub fn skyplan_description(address: &skyplan_core::model::Address) -> String {
+    format!("{SKYPLAN_MARK}{address}")
 }
 
 /// A tag on a resource.
@@ -272,5 +299,29 @@ mod tests {
         assert_eq!(block("public network").public_network(), Some("net"));
         assert_eq!(block("PUBLIC_NETWORK").public_network(), Some("net"));
         assert_eq!(block("server").public_network(), None);
+    }
+
+    #[test]
+    fn skyplan_s_blocks_are_known_by_their_description() {
+        let address: skyplan_core::model::Address = "load-balancer.api".parse().unwrap();
+        let mut block = IpBlock {
+            id: "b".into(),
+            location: "PHX".into(),
+            cidr_block_size: String::new(),
+            cidr: "198.51.100.8/29".into(),
+            status: "assigned".into(),
+            assigned_resource_id: None,
+            assigned_resource_type: None,
+            description: Some(skyplan_description(&address)),
+            tags: vec![],
+        };
+        assert_eq!(block.skyplan_address(), Some(address));
+        assert_eq!(block.prefix_len(), Some(29), "from the CIDR");
+        block.description = Some("made by hand".into());
+        assert_eq!(block.skyplan_address(), None);
+        block.description = Some("skyplan is great".into());
+        assert_eq!(block.skyplan_address(), None);
+        block.cidr_block_size = "/28".into();
+        assert_eq!(block.prefix_len(), Some(28));
     }
 }

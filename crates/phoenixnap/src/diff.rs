@@ -435,7 +435,7 @@ impl Context<'_> {
         }
         found.ops.push(Op::CreateBlock {
             location: self.spec.location.to_string(),
-            description: format!("skyplan {}", self.input.address),
+            description: super::api::skyplan_description(self.input.address),
             tags: self.owner.tags(),
         });
         found.ops.push(self.attach(BlockRef::New));

@@ -6,8 +6,10 @@
 //! only where safe), `api` the objects and calls, `ccm` what the CCM expects of a block (tags,
 //! the Service's address), `refresh` + `live` what one refresh reads, **`impact` the table**,
 //! `diff` desired vs live → rows and `ops`, `execute` the journalled executor, `instances` the
-//! servers as the CCM describes them to Kubernetes, `provider` the trait implementation.
+//! servers as the CCM describes them to Kubernetes, `provider` the trait implementation,
+//! `adopt` discovery (the blocks no resource manages) and the config that adopts one.
 
+pub mod adopt;
 pub mod api;
 pub mod ccm;
 pub mod client;

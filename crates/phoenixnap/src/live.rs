@@ -21,6 +21,29 @@ pub struct Live {
     pub clusters: BTreeMap<Address, ClusterFacts>,
     /// Each load balancer's Service, whole: apply writes it back with its changes.
     pub services: BTreeMap<Address, Service>,
+    /// What a survey read besides (discovery): every connected cluster's identity and
+    /// Services. `None` after a plain refresh.
+    pub survey: Option<Vec<SurveyedCluster>>,
+}
+
+/// A connected cluster as a survey read it: the CCM tags a block with the kube-system UID,
+/// which names the cluster; its Services are listed once.
+#[derive(Debug, Clone)]
+pub struct SurveyedCluster {
+    /// The cluster's address in the config (`cluster.prod`).
+    pub address: Address,
+    pub uid: String,
+    pub services: Vec<Service>,
+}
+
+impl SurveyedCluster {
+    /// The Service `namespace/name`, if the cluster has it.
+    pub fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
+        self.services.iter().find(|s| {
+            s.metadata.namespace.as_deref() == Some(namespace)
+                && s.metadata.name.as_deref() == Some(name)
+        })
+    }
 }
 
 impl Live {

@@ -9,6 +9,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use k8s_openapi::api::core::v1::Service;
 
+use super::adopt;
 use super::ccm::Owner;
 use super::client::{Credentials, PnapClient, DEFAULT_API_ROOT, DEFAULT_TOKEN_URL, TOKEN_PATH};
 use super::diff::{self, PlanInput, PROVIDER};
@@ -22,6 +23,7 @@ use skyplan_core::model::Address;
 
 use crate::spec::{PhoenixnapLoadBalancerSpec, PhoenixnapSettings as Settings};
 use skyplan_core::plan::{ResourceChange, Verification};
+use skyplan_core::provider::discover::{Adopting, Discovered, Generated};
 use skyplan_core::provider::{
     Applied, Companion, DriftCheck, ErrorKind, PlanOptions, Provider, ProviderError, Refreshed,
     Target,
@@ -127,24 +129,37 @@ impl PhoenixnapProvider {
         Ok(network.map(|n| n.id.clone()))
     }
 
-    fn plan_input<'a>(
-        &self,
-        target: &'a Target<'a>,
-        spec: Option<&'a PhoenixnapLoadBalancerSpec>,
-        inventory: &'a Inventory,
-        cluster: Option<&'a ClusterFacts>,
-        requested: bool,
-    ) -> PlanInput<'a> {
-        PlanInput {
-            address: target.address,
-            spec,
-            prior: target
-                .prior
-                .and_then(|p| AppliedBlock::from_json(&p.attributes)),
-            cluster,
-            inventory,
-            requested,
+    /// A survey (discovery): every block of the account, every connected cluster's identity
+    /// and Services, and the targets' clusters as refresh reads them; a block being adopted
+    /// gets the facts of the cluster and Service its tags name, from the listing.
+    async fn survey_targets(&self, targets: &[Target<'_>]) -> Result<Live, ProviderError> {
+        let attached = self.attached.get().map(Arc::as_ref);
+        let inventory = async {
+            refresh::whole_inventory(&self.client)
+                .await
+                .map_err(|e| e.for_address(PROVIDER))
+        };
+        let (inventory, surveyed) =
+            tokio::try_join!(inventory, refresh::surveyed_clusters(attached))?;
+        let specs = targets_specs(targets);
+        let pairs: Vec<(&Address, &PhoenixnapLoadBalancerSpec)> =
+            specs.iter().map(|(a, s)| (*a, s)).collect();
+        let (mut clusters, mut services) = refresh::clusters(attached, &pairs).await?;
+        for target in targets.iter().filter(|t| adopt::adopting(t)) {
+            let id = target.prior.map(|p| p.id.as_str()).unwrap_or_default();
+            if let Some((facts, service)) = adopt::adopted_facts(id, &inventory, &surveyed) {
+                clusters.insert(target.address.clone(), facts);
+                if let Some(service) = service {
+                    services.insert(target.address.clone(), service);
+                }
+            }
         }
+        Ok(Live {
+            inventory,
+            clusters,
+            services,
+            survey: Some(surveyed),
+        })
     }
 
     async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<Live, ProviderError> {
@@ -169,13 +184,51 @@ impl PhoenixnapProvider {
             inventory,
             clusters,
             services,
+            survey: None,
         })
     }
 }
 
+fn plan_input<'a>(
+    target: &'a Target<'a>,
+    spec: Option<&'a PhoenixnapLoadBalancerSpec>,
+    inventory: &'a Inventory,
+    cluster: Option<&'a ClusterFacts>,
+    requested: bool,
+) -> PlanInput<'a> {
+    PlanInput {
+        address: target.address,
+        spec,
+        prior: target
+            .prior
+            .and_then(|p| AppliedBlock::from_json(&p.attributes)),
+        cluster,
+        inventory,
+        requested,
+    }
+}
+
+/// The plan of one target on `live` (`requested`: named by --replace or --allow-delete).
+pub fn plan(
+    target: &Target,
+    live: &Live,
+    requested: bool,
+) -> Result<ResourceChange, ProviderError> {
+    let input = plan_input(
+        target,
+        config_spec(target),
+        &live.inventory,
+        live.clusters.get(target.address),
+        requested,
+    );
+    diff::plan(&input).map_err(|e| located(target, e))
+}
+
 /// The spec each target is planned against: the config's, or for drift of a load balancer
 /// removed from the config, the one last applied.
-fn targets_specs<'a>(targets: &'a [Target<'a>]) -> Vec<(&'a Address, PhoenixnapLoadBalancerSpec)> {
+pub(crate) fn targets_specs<'a>(
+    targets: &'a [Target<'a>],
+) -> Vec<(&'a Address, PhoenixnapLoadBalancerSpec)> {
     targets
         .iter()
         .filter_map(|t| {
@@ -236,17 +289,9 @@ impl Provider for PhoenixnapProvider {
         refreshed: &Refreshed,
         options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError> {
-        let live = Live::of(refreshed)?;
         let requested = options.replace.contains(target.address)
             || options.allow_delete.contains(target.address);
-        let input = self.plan_input(
-            target,
-            config_spec(target),
-            &live.inventory,
-            live.clusters.get(target.address),
-            requested,
-        );
-        diff::plan(&input).map_err(|e| located(target, e))
+        plan(target, Live::of(refreshed)?, requested)
     }
 
     fn drift(&self, target: &Target, refreshed: &Refreshed) -> Result<DriftCheck, ProviderError> {
@@ -258,7 +303,7 @@ impl Provider for PhoenixnapProvider {
         };
         let live = Live::of(refreshed)?;
         let cluster = live.clusters.get(target.address);
-        let input = self.plan_input(target, Some(&record.spec), &live.inventory, cluster, false);
+        let input = plan_input(target, Some(&record.spec), &live.inventory, cluster, false);
         diff::drift(&input).map_err(|e| located(target, e))
     }
 
@@ -267,23 +312,32 @@ impl Provider for PhoenixnapProvider {
         target: &Target,
         refreshed: &Refreshed,
     ) -> Result<ResourceState, ProviderError> {
-        let address = target.address;
-        let spec = config_spec(target)
-            .ok_or_else(|| error(address, "not a PhoenixNAP load balancer in the config"))?;
-        let id = target.prior.map(|p| p.id.as_str()).unwrap_or_default();
-        let live = Live::of(refreshed)?;
-        let block = live.inventory.block(id).ok_or_else(|| {
-            error(
-                address,
-                format!("no IP block {id} with the CCM's usage tag"),
-            )
-        })?;
-        let cluster = live
-            .clusters
-            .get(address)
-            .ok_or_else(|| error(address, format!("{} is not connected", spec.cluster)))?;
-        let record = record_for(spec, block, cluster, None);
-        Ok(state_entry(&record))
+        import(target, Live::of(refreshed)?)
+    }
+
+    fn survey<'a>(
+        &'a self,
+        targets: &'a [Target<'a>],
+    ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
+        async move { self.survey_targets(targets).await.map(Refreshed::new) }.boxed()
+    }
+
+    fn discover(
+        &self,
+        targets: &[Target],
+        surveyed: &Refreshed,
+    ) -> Result<Discovered, ProviderError> {
+        let specs = targets_specs(targets);
+        Ok(adopt::discover(targets, &specs, Live::of(surveyed)?))
+    }
+
+    fn generate(
+        &self,
+        target: &Target,
+        surveyed: &Refreshed,
+        _adopting: &Adopting,
+    ) -> Result<Generated, ProviderError> {
+        adopt::generate(target, Live::of(surveyed)?, &self.location)
     }
 
     fn apply<'a>(
@@ -431,6 +485,27 @@ impl PhoenixnapProvider {
         tracing::info!(address = %change.address, "verified: {}", verification.summary());
         Some(verification)
     }
+}
+
+/// The state entry of an existing block taken under management as `target.resource` says
+/// (`skyplan import`, and `import --generate-config` from the survey).
+pub fn import(target: &Target, live: &Live) -> Result<ResourceState, ProviderError> {
+    let address = target.address;
+    let spec = config_spec(target)
+        .ok_or_else(|| error(address, "not a PhoenixNAP load balancer in the config"))?;
+    let id = target.prior.map(|p| p.id.as_str()).unwrap_or_default();
+    let block = live.inventory.block(id).ok_or_else(|| {
+        error(
+            address,
+            format!("no IP block {id} with the CCM's usage tag"),
+        )
+    })?;
+    let cluster = live
+        .clusters
+        .get(address)
+        .ok_or_else(|| error(address, format!("{} is not connected", spec.cluster)))?;
+    let record = record_for(spec, block, cluster, None);
+    Ok(state_entry(&record))
 }
 
 fn service_type(service: Option<&Service>) -> Option<String> {

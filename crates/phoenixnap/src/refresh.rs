@@ -1,6 +1,7 @@
 //! One refresh for every PhoenixNAP target: three collection GETs (tag names, the blocks with
 //! the CCM's usage tag, the public networks), concurrently; one GET per block a state names
-//! that lost the usage tag; and per cluster its kube-system UID and each Service.
+//! that lost the usage tag; and per cluster its kube-system UID and each Service. A survey
+//! (discovery) reads the blocks unfiltered and lists every connected cluster's Services.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +10,7 @@ use k8s_openapi::api::core::v1::Service;
 use super::api::IpBlock;
 use super::ccm::{USAGE_TAG, USAGE_VALUE};
 use super::client::{Error, PnapClient};
-use super::live::{ClusterFacts, Inventory, ServiceFacts};
+use super::live::{ClusterFacts, Inventory, ServiceFacts, SurveyedCluster};
 use skyplan_core::model::Address;
 
 use crate::spec::PhoenixnapLoadBalancerSpec;
@@ -38,6 +39,39 @@ pub async fn inventory(client: &PnapClient, state_blocks: &[String]) -> Result<I
         blocks,
         networks,
     })
+}
+
+/// A survey's reads (discovery): the same three collection GETs, the blocks unfiltered — every
+/// block of the account, whoever made it — so no block a state names needs a read of its own.
+pub async fn whole_inventory(client: &PnapClient) -> Result<Inventory, Error> {
+    let (tags, blocks, networks) = tokio::try_join!(
+        client.tags(),
+        client.ip_blocks(&[]),
+        client.public_networks()
+    )?;
+    Ok(Inventory {
+        tag_names: tags.into_iter().map(|t| t.name).collect(),
+        blocks,
+        networks,
+    })
+}
+
+/// Every connected cluster's kube-system UID and Services (each listed once per run, shared
+/// with the other providers through the connection).
+pub async fn surveyed_clusters(
+    clusters: Option<&Clusters>,
+) -> Result<Vec<SurveyedCluster>, ProviderError> {
+    let connected = clusters.map(Clusters::all).unwrap_or_default();
+    let reads = connected.iter().map(|(address, connection)| async move {
+        let uid = connection.cluster_uid().await?.to_owned();
+        let services = connection.services().await?.to_vec();
+        Ok::<_, ProviderError>(SurveyedCluster {
+            address: address.clone(),
+            uid,
+            services,
+        })
+    });
+    futures::future::try_join_all(reads).await
 }
 
 /// Each load balancer's cluster identity and Service, read through the attached clusters; a
@@ -75,7 +109,7 @@ pub async fn clusters(
     Ok((facts, services))
 }
 
-fn service_facts(service: &Service) -> ServiceFacts {
+pub fn service_facts(service: &Service) -> ServiceFacts {
     let spec = service.spec.as_ref();
     ServiceFacts {
         service_type: spec

@@ -1,7 +1,8 @@
 //! PhoenixNAP: the impact table's rows (an IP block made as the CCM makes it), the CCM's node
-//! lifecycle, credentials, the example, kill recovery, and the simulator's wire format against
-//! plain HTTP and PhoenixNAP's own SDKs.
+//! lifecycle, credentials, the example, kill recovery, taking over an estate made out of band
+//! (`adopt`), and the simulator's wire format against plain HTTP and PhoenixNAP's own SDKs.
 
+pub mod adopt;
 pub mod credentials;
 pub mod example;
 pub mod impact_rows;

@@ -5,6 +5,7 @@
 //! independent client, makes and reads them.
 
 pub mod cloudscale_controller;
+pub mod discovery;
 pub mod node_policies;
 pub mod phoenixnap_controller;
 pub mod services;
