@@ -171,14 +171,16 @@ fn pick(
     let mut picks = Vec::new();
     match selection {
         Selection::All => {
-            let (importable, services): (Vec<_>, Vec<_>) =
+            let (importable, left): (Vec<_>, Vec<_>) =
                 found.into_iter().partition(|o| o.importable);
             picks = importable;
-            if !services.is_empty() {
-                // Not refusals: nothing is wrong with them, there is just nothing to adopt yet.
+            if !left.is_empty() {
+                // Not refusals: nothing is wrong with them, there is nothing to adopt on its own.
+                let names: Vec<String> = left.iter().map(|o| o.address.to_string()).collect();
                 eprintln!(
-                    "Left as they are: {} that no cloud object serves yet (`skyplan discover` lists them; their load balancers are adopted once a controller makes them).",
-                    crate::render::counted(services.len(), "LoadBalancer Service")
+                    "Left as they are: {} that cannot be adopted on their own ({}); `skyplan discover` says what each is.",
+                    crate::render::counted(left.len(), "object"),
+                    names.join(", ")
                 );
             }
         }
