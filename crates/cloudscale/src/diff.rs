@@ -898,4 +898,4 @@ mod tests;
 
 #[cfg(test)]
 #[path = "diff_props.rs"]
-mod props;
+pub(crate) mod props;
