@@ -4,8 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Service;
-
+use super::adopt::SurveyedServices;
 use super::binding::ClusterView;
 use super::diff::PROVIDER;
 use super::indexed::IndexedSnapshot;
@@ -25,7 +24,7 @@ pub struct Live {
     pub views: BTreeMap<Address, Result<ClusterView, ProviderError>>,
     /// Every Service of each connected cluster, by the cluster's address: read only by a
     /// survey (discovery), empty after a refresh.
-    pub services: BTreeMap<Address, Vec<Service>>,
+    pub services: SurveyedServices,
 }
 
 impl Live {

@@ -170,7 +170,7 @@ impl CloudscaleProvider {
             snapshot: IndexedSnapshot::new(snapshot),
             servers: servers.unwrap_or_default(),
             views,
-            services: BTreeMap::new(),
+            services: Default::default(),
         })
     }
 
@@ -762,7 +762,7 @@ impl Provider for CloudscaleProvider {
         async move {
             let (live, services) = tokio::join!(self.refresh_targets(targets), self.services());
             let mut live = live?;
-            live.services = services?;
+            live.services = super::adopt::SurveyedServices::new(services?);
             Ok(Refreshed::new(live))
         }
         .boxed()

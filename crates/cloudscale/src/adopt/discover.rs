@@ -77,12 +77,7 @@ fn bound_service<'l>(
     binding: &ServiceBinding,
     live: &'l Live,
 ) -> Option<&'l Service> {
-    let listed = live.services.get(&binding.cluster).and_then(|services| {
-        services.iter().find(|s| {
-            s.metadata.namespace.as_deref() == Some(&binding.namespace)
-                && s.metadata.name.as_deref() == Some(&binding.name)
-        })
-    });
+    let listed = (live.services).get(&binding.cluster, &binding.namespace, &binding.name);
     let read = || {
         let view = live.views.get(target.address)?.as_ref().ok()?;
         view.service.as_ref()

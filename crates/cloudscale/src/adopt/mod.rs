@@ -14,12 +14,8 @@ mod check;
 mod direct;
 mod discover;
 mod render;
+mod services;
 
-use std::collections::BTreeMap;
-
-use k8s_openapi::api::core::v1::Service;
-
-use super::ccm::annotations::{NAME, UUID};
 use super::live::Live;
 use super::objects::{LbObject, OWNER_TAG};
 use skyplan_core::config::section as values;
@@ -28,6 +24,7 @@ use skyplan_core::provider::discover::{Adopting, Generated};
 use skyplan_core::provider::{ErrorKind, ProviderError, Target};
 
 pub use discover::discover;
+pub use services::{ServiceAt, SurveyedServices};
 
 /// Who the cloudscale CCM is, to a user.
 pub const CCM: &str = "cloudscale CCM";
@@ -90,33 +87,6 @@ fn canonical_ip(text: &str, path: &str) -> Result<(), Refusal> {
     }
 }
 
-/// A Service of a connected cluster, with the cluster's address.
-#[derive(Debug, Clone, Copy)]
-pub struct ServiceAt<'a> {
-    pub cluster: &'a Address,
-    pub service: &'a Service,
-}
-
-impl ServiceAt<'_> {
-    /// `namespace/name`.
-    pub fn reference(&self) -> String {
-        let metadata = &self.service.metadata;
-        format!(
-            "{}/{}",
-            metadata.namespace.as_deref().unwrap_or("default"),
-            metadata.name.as_deref().unwrap_or_default()
-        )
-    }
-
-    fn annotation(&self, key: &str) -> Option<&str> {
-        let annotations = self.service.metadata.annotations.as_ref()?;
-        annotations
-            .get(key)
-            .map(String::as_str)
-            .filter(|v| !v.is_empty())
-    }
-}
-
 /// Who made a load balancer, as far as the survey tells.
 #[derive(Debug, Clone)]
 pub enum Origin<'a> {
@@ -131,11 +101,11 @@ pub enum Origin<'a> {
 }
 
 impl<'a> Origin<'a> {
-    pub fn of(lb: &LbObject, services: &'a BTreeMap<Address, Vec<Service>>) -> Origin<'a> {
+    pub fn of(lb: &LbObject, services: &'a SurveyedServices) -> Origin<'a> {
         if let Some(address) = lb.tags.get(OWNER_TAG).and_then(|a| a.parse().ok()) {
             return Origin::Skyplan(address);
         }
-        if let Some(at) = serving_service(lb, services) {
+        if let Some(at) = services.serving(lb) {
             return Origin::Ccm(at);
         }
         match ccm_default_name(&lb.name) {
@@ -149,33 +119,6 @@ impl<'a> Origin<'a> {
 fn ccm_default_name(name: &str) -> bool {
     name.strip_prefix("k8s-service-")
         .is_some_and(|uid| uuid::Uuid::parse_str(uid).is_ok())
-}
-
-/// The Service the CCM made `lb` for, among the surveyed ones, found as the CCM finds its load
-/// balancer: by the uuid annotation, else by its default name `k8s-service-<uid>`, else (no
-/// uuid annotation yet) by the name annotation.
-pub fn serving_service<'a>(
-    lb: &LbObject,
-    services: &'a BTreeMap<Address, Vec<Service>>,
-) -> Option<ServiceAt<'a>> {
-    let all = || {
-        services.iter().flat_map(|(cluster, services)| {
-            services
-                .iter()
-                .map(move |service| ServiceAt { cluster, service })
-        })
-    };
-    let uuid = lb.uuid.as_deref()?;
-    let by_uuid = all().find(|at| at.annotation(UUID) == Some(uuid));
-    let by_default_name = || {
-        all().find(|at| {
-            let uid = at.service.metadata.uid.as_deref();
-            uid.is_some_and(|uid| lb.name == format!("k8s-service-{uid}"))
-        })
-    };
-    let by_name =
-        || all().find(|at| at.annotation(UUID).is_none() && at.annotation(NAME) == Some(&lb.name));
-    by_uuid.or_else(by_default_name).or_else(by_name)
 }
 
 /// The config that adopts the load balancer `target.prior` names as `target.address`.

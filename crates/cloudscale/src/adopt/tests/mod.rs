@@ -96,7 +96,7 @@ pub(super) fn survey(lbs: Vec<LbObjects>, services: Vec<Service>) -> Live {
     };
     Live {
         snapshot: IndexedSnapshot::new(snapshot),
-        services: BTreeMap::from([(cluster(), services)]),
+        services: super::SurveyedServices::new(BTreeMap::from([(cluster(), services)])),
         ..Live::default()
     }
 }
