@@ -141,6 +141,13 @@ pub fn generate(
         _ => None,
     };
     let spec = match origin {
+        Origin::Skyplan(tagged) if tagged != *address => Err(Refusal::new(
+            format!("tags.{OWNER_TAG}"),
+            format!(
+                "skyplan made it as {tagged} (its {OWNER_TAG} tag): adopted as {address}, a config declaring {tagged} later would take it over by that tag; adopt it as {tagged} (import --generate-config FILE {tagged}={})",
+                prior.id
+            ),
+        )),
         Origin::Skyplan(_) | Origin::Unknown => direct::spec(address, found, &live.snapshot),
         Origin::Ccm(at) => ccm::spec(address, found, at),
         Origin::CcmElsewhere => Err(Refusal::new(

@@ -134,9 +134,16 @@ fn private_vip_addresses_are_written_and_a_public_one_is_not() {
 fn a_load_balancer_skyplan_made_keeps_its_tag_and_is_adopted_in_direct_mode() {
     let live = created(&two_ports(), UUID);
     assert_eq!(live.lb.tags["skyplan.address"], "load-balancer.web");
-    let text = config_of(generated("web", UUID, &survey(vec![live], vec![])));
+    let survey = survey(vec![live], vec![]);
+    let text = config_of(generated("web", UUID, &survey));
     assert!(text.starts_with("[load-balancer.web]\n"), "{text}");
     assert!(!text.contains("mode"), "{text}");
+    let (attribute, reason) = refusal_of(generated("web-2", UUID, &survey));
+    assert_eq!(attribute, "tags.skyplan.address");
+    assert!(
+        reason.contains(&format!("adopt it as load-balancer.web (import --generate-config FILE load-balancer.web={UUID})")),
+        "{reason}"
+    );
 }
 
 /// The refusal for adopting `live` as it is after `change`.

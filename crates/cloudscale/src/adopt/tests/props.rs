@@ -46,19 +46,24 @@ proptest! {
         spec in made::spec(), placement in made::placement(), by_hand in any::<bool>()
     ) {
         let spec = made::placed(spec, &placement);
+        // Made by skyplan it is adopted as the address its tag names.
         let mut live = created(&spec, UUID);
+        let name = match by_hand {
+            true => "adopted",
+            false => "web",
+        };
         if by_hand {
             live = untagged(live);
         }
         let survey = survey(vec![live.clone()], vec![]);
-        let text = config_of(generated("adopted", UUID, &survey));
-        let adopted = read("adopted", &text);
+        let text = config_of(generated(name, UUID, &survey));
+        let adopted = read(name, &text);
         prop_assert!(adopted.binding.is_none());
-        let desired = crate::desired::desired_objects(
-            &lb_address("adopted"), &adopted, &made::subnets()
-        ).expect("members in the subnet");
+        let address = lb_address(name);
+        let desired = crate::desired::desired_objects(&address, &adopted, &made::subnets())
+            .expect("members in the subnet");
         let change = crate::diff::diff(&crate::diff::DiffInput {
-            address: &lb_address("adopted"),
+            address: &address,
             desired: Some((&adopted, &desired)),
             prior: Some(&adopted),
             live: Some(&live),
