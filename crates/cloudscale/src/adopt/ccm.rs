@@ -16,14 +16,9 @@ use crate::spec::{
     Algorithm, CloudscaleLoadBalancerSpec, HttpCheck, HttpVersion, IpMode, ListenerProtocol,
     MonitorType, PoolProtocol, PortProtocol, PortSpec, TrafficPolicy, VipAddress,
 };
-use skyplan_core::model::Address;
 use skyplan_kubernetes::spec::{LbMode, ServiceBinding};
 
-pub(super) fn spec(
-    _address: &Address,
-    live: &LbObjects,
-    at: ServiceAt,
-) -> Result<CloudscaleLoadBalancerSpec, Refusal> {
+pub(super) fn spec(live: &LbObjects, at: ServiceAt) -> Result<CloudscaleLoadBalancerSpec, Refusal> {
     let service = at.service;
     let read = Annotations { at };
     let name = match at.annotation(NAME) {

@@ -18,10 +18,8 @@ use crate::spec::{
     VipAddress,
 };
 use skyplan_core::config::section as values;
-use skyplan_core::model::Address;
 
 pub(super) fn spec(
-    _address: &Address,
     live: &LbObjects,
     snapshot: &Snapshot,
 ) -> Result<CloudscaleLoadBalancerSpec, Refusal> {

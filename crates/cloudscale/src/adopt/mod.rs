@@ -121,7 +121,9 @@ fn ccm_default_name(name: &str) -> bool {
         .is_some_and(|uid| uuid::Uuid::parse_str(uid).is_ok())
 }
 
-/// The config that adopts the load balancer `target.prior` names as `target.address`.
+/// The config that adopts the load balancer `target.prior` names as `target.address`. The
+/// other objects adopted in the run (`adopting`) change nothing here: the cluster a
+/// controller-made load balancer is bound to is one the config already declares.
 pub fn generate(
     target: &Target,
     live: &Live,
@@ -148,8 +150,8 @@ pub fn generate(
                 prior.id
             ),
         )),
-        Origin::Skyplan(_) | Origin::Unknown => direct::spec(address, found, &live.snapshot),
-        Origin::Ccm(at) => ccm::spec(address, found, at),
+        Origin::Skyplan(_) | Origin::Unknown => direct::spec(found, &live.snapshot),
+        Origin::Ccm(at) => ccm::spec(found, at),
         Origin::CcmElsewhere => Err(Refusal::new(
             "service",
             format!(
