@@ -899,4 +899,4 @@ mod tests;
 
 #[cfg(test)]
 #[path = "diff_props.rs"]
-mod props;
+pub(crate) mod props;

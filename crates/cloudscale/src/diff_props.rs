@@ -21,18 +21,18 @@ use crate::spec::{
 use skyplan_core::model::{Address, Impact, ResourceKind};
 use skyplan_core::plan::ResourceChange;
 
-const SUBNET: &str = "6d0d7d4c-0000-4000-8000-000000000001";
+pub(crate) const SUBNET: &str = "6d0d7d4c-0000-4000-8000-000000000001";
 /// A subnet the account does not have: allowing only it filters every member out.
 const OTHER_SUBNET: &str = "6d0d7d4c-0000-4000-8000-000000000002";
 const MEMBERS: &[&str] = &["10.0.0.11", "10.0.0.12", "10.0.0.13", "10.0.0.14"];
 const FLOATING_IPS: &[&str] = &["5.102.150.1/32", "5.102.150.2/32", "5.102.150.3/32"];
 const CIDRS: &[&str] = &["0.0.0.0/0", "192.0.2.0/24", "198.51.100.7/32"];
 
-fn address() -> Address {
+pub(crate) fn address() -> Address {
     Address::new(ResourceKind::LoadBalancer, "web")
 }
 
-fn subnets() -> Vec<SubnetObject> {
+pub(crate) fn subnets() -> Vec<SubnetObject> {
     vec![SubnetObject {
         uuid: SUBNET.into(),
         cidr: "10.0.0.0/24".into(),
@@ -144,7 +144,7 @@ fn ports() -> impl Strategy<Value = Vec<PortSpec>> {
 }
 
 /// Everything but flavor, zone and VIP addresses, which `placed` sets.
-fn spec() -> impl Strategy<Value = CloudscaleLoadBalancerSpec> {
+pub(crate) fn spec() -> impl Strategy<Value = CloudscaleLoadBalancerSpec> {
     let lb = (
         select(&["web-lb", "web-lb-2"][..]),
         subsequence(FLOATING_IPS, 0..=2),
@@ -192,13 +192,13 @@ fn spec() -> impl Strategy<Value = CloudscaleLoadBalancerSpec> {
 
 /// Flavor, zone and VIP addresses: the fields that can only change by replacement.
 #[derive(Debug, Clone)]
-struct Placement {
-    flavor: &'static str,
-    zone: &'static str,
-    vip_addresses: Vec<VipAddress>,
+pub(crate) struct Placement {
+    pub(crate) flavor: &'static str,
+    pub(crate) zone: &'static str,
+    pub(crate) vip_addresses: Vec<VipAddress>,
 }
 
-fn placement() -> impl Strategy<Value = Placement> {
+pub(crate) fn placement() -> impl Strategy<Value = Placement> {
     let vip = |address: Option<&str>| VipAddress {
         subnet: SUBNET.into(),
         address: address.map(String::from),
@@ -215,7 +215,7 @@ fn placement() -> impl Strategy<Value = Placement> {
         })
 }
 
-fn placed(
+pub(crate) fn placed(
     mut spec: CloudscaleLoadBalancerSpec,
     placement: &Placement,
 ) -> CloudscaleLoadBalancerSpec {
@@ -341,7 +341,10 @@ fn spec_pair(
 /// Applies `ops` in order, as strictly as the API: a missing object or parent, or an object
 /// created twice, is an error; so is deleting a pool whose listener still exists (the API
 /// would detach the listener and leave it holding its port, where no plan sees it).
-fn apply_ops(mut live: Option<LbObjects>, ops: &[Op]) -> Result<Option<LbObjects>, String> {
+pub(crate) fn apply_ops(
+    mut live: Option<LbObjects>,
+    ops: &[Op],
+) -> Result<Option<LbObjects>, String> {
     for op in ops {
         apply_op(&mut live, op).map_err(|error| format!("`{op}`: {error}"))?;
     }
@@ -555,7 +558,7 @@ fn desired(spec: &CloudscaleLoadBalancerSpec) -> LbObjects {
 }
 
 /// Plans `after` against `live`, with `prior` recorded in the state as the last applied spec.
-fn plan(
+pub(crate) fn plan(
     after: &CloudscaleLoadBalancerSpec,
     live: Option<&LbObjects>,
     prior: Option<&CloudscaleLoadBalancerSpec>,
@@ -572,7 +575,7 @@ fn plan(
     })
 }
 
-fn ops(change: &ResourceChange) -> Vec<Op> {
+pub(crate) fn ops(change: &ResourceChange) -> Vec<Op> {
     change.operations.iter().filter_map(Op::of).collect()
 }
 

@@ -1,6 +1,7 @@
 //! The cloudscale.ch provider: its section of the config language (`config/`, `spec.rs`), its
 //! API client, the mapping between the config and cloudscale objects, and its impact table.
 
+pub mod adopt;
 pub mod api;
 pub mod binding;
 pub mod catalog;

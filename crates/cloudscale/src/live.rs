@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::adopt::SurveyedServices;
 use super::binding::ClusterView;
 use super::diff::PROVIDER;
 use super::indexed::IndexedSnapshot;
@@ -21,6 +22,9 @@ pub struct Live {
     /// The cluster of each Service-bound target as read, or why it could not be read (an
     /// error reported when the plan needs it).
     pub views: BTreeMap<Address, Result<ClusterView, ProviderError>>,
+    /// Every Service of each connected cluster, by the cluster's address: read only by a
+    /// survey (discovery), empty after a refresh.
+    pub services: SurveyedServices,
 }
 
 impl Live {

@@ -25,6 +25,7 @@ use crate::spec::CloudscaleLoadBalancerSpec;
 use skyplan_core::config::{Endpoint, Resource};
 use skyplan_core::model::Address;
 use skyplan_core::plan::{Action, ResourceChange, Verification};
+use skyplan_core::provider::discover::{Adopting, Discovered, Generated};
 use skyplan_core::provider::{
     Applied, Companion, DriftCheck, PlanOptions, Provider, ProviderError, Refreshed, Target,
 };
@@ -169,6 +170,7 @@ impl CloudscaleProvider {
             snapshot: IndexedSnapshot::new(snapshot),
             servers: servers.unwrap_or_default(),
             views,
+            services: Default::default(),
         })
     }
 
@@ -325,6 +327,20 @@ impl CloudscaleProvider {
 }
 
 impl CloudscaleProvider {
+    /// Every Service of each connected cluster, listed once per run by its connection; a
+    /// cluster the Kubernetes provider did not connect is not asked.
+    async fn services(
+        &self,
+    ) -> Result<BTreeMap<Address, Vec<k8s_openapi::api::core::v1::Service>>, ProviderError> {
+        let connections = self.clusters.get().map(|c| c.all()).unwrap_or_default();
+        let lists = connections.iter().map(|(address, connection)| async move {
+            let services = connection.services().await?;
+            Ok::<_, ProviderError>((address.clone(), services.to_vec()))
+        });
+        let listed = futures::future::try_join_all(lists).await?;
+        Ok(listed.into_iter().collect())
+    }
+
     fn connection(
         &self,
         address: &Address,
@@ -735,6 +751,38 @@ impl Provider for CloudscaleProvider {
         targets: &'a [Target<'a>],
     ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
         async move { self.refresh_targets(targets).await.map(Refreshed::new) }.boxed()
+    }
+
+    /// The refresh, plus every Service of each connected cluster (one list per cluster): the
+    /// load balancers the CCM made are told by the Services pointing at them.
+    fn survey<'a>(
+        &'a self,
+        targets: &'a [Target<'a>],
+    ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
+        async move {
+            let (live, services) = tokio::join!(self.refresh_targets(targets), self.services());
+            let mut live = live?;
+            live.services = super::adopt::SurveyedServices::new(services?);
+            Ok(Refreshed::new(live))
+        }
+        .boxed()
+    }
+
+    fn discover(
+        &self,
+        targets: &[Target],
+        surveyed: &Refreshed,
+    ) -> Result<Discovered, ProviderError> {
+        Ok(super::adopt::discover(targets, Live::of(surveyed)?))
+    }
+
+    fn generate(
+        &self,
+        target: &Target,
+        surveyed: &Refreshed,
+        adopting: &Adopting,
+    ) -> Result<Generated, ProviderError> {
+        super::adopt::generate(target, Live::of(surveyed)?, adopting)
     }
 
     fn plan(

@@ -79,9 +79,14 @@ pub struct ServiceChange {
 pub fn service_changes(spec: &CloudscaleLoadBalancerSpec, live: &Service) -> Vec<ServiceChange> {
     let mut changes = Vec::new();
     let live_annotations = live.metadata.annotations.clone().unwrap_or_default();
+    // Without the name annotation the CCM names the load balancer `k8s-service-<uid>`: a
+    // config asking for that name (an adopted Service) asks for nothing to change.
+    let ccm_default_name = super::predict::default_name(live);
     for (key, want) in desired_annotations(spec) {
         let have = live_annotations.get(&key);
-        if have != want.as_ref() {
+        let named_as_the_ccm_does =
+            key == super::annotations::NAME && have.is_none() && want == ccm_default_name;
+        if have != want.as_ref() && !named_as_the_ccm_does {
             changes.push(ServiceChange {
                 path: format!("service.annotations.{key}"),
                 before: json!(have),
@@ -331,6 +336,21 @@ mod tests {
             .as_object()
             .unwrap()
             .contains_key("k8s.cloudscale.ch/loadbalancer-flavor"));
+    }
+
+    #[test]
+    fn a_service_without_a_name_annotation_has_the_ccms_default_name() {
+        let (mut spec, _) = spec();
+        let live = service(&[("http", 80, 31080)], None);
+        let uid = live.metadata.uid.clone().unwrap();
+        spec.name = format!("k8s-service-{uid}");
+        assert_eq!(service_changes(&spec, &live), vec![]);
+        spec.name = "shop".into();
+        let changes = service_changes(&spec, &live);
+        assert_eq!(
+            changes[0].path,
+            "service.annotations.k8s.cloudscale.ch/loadbalancer-name"
+        );
     }
 
     #[test]
