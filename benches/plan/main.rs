@@ -10,7 +10,10 @@
 //! this same bench. `SKYPLAN_BENCH_SIZES=1000,5000` picks the sizes; `SKYPLAN_BENCH_KEEP=1` keeps each size's project (config and world file);
 //! `SKYPLAN_BENCH_LATENCY=0` measures only the rows without latency;
 //! `SKYPLAN_BENCH_SIM_BINARY` serves the simulator from another build than the one measured.
+//! Then each size is adopted (`adopt`): discover and `import --generate-config --all` against
+//! the plan of the same world (`SKYPLAN_BENCH_ADOPT=0` leaves it out).
 
+mod adopt;
 mod floor;
 mod run;
 mod sim;
@@ -78,6 +81,14 @@ fn main() {
         for &count in &sizes {
             let row = measure(&template, count, faults, &runtime);
             println!("{}", row.line());
+        }
+    }
+    if std::env::var("SKYPLAN_BENCH_ADOPT").map_or(true, |v| v != "0") {
+        println!();
+        println!("adoption, no latency: the plan of the declared estate, then discover and import --generate-config --all from a config that declares nothing (medians of {ROUNDS})");
+        println!("{}", adopt::AdoptRow::header());
+        for &count in &sizes {
+            println!("{}", adopt::measure(&template, count).line());
         }
     }
 }

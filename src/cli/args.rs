@@ -47,13 +47,20 @@ pub enum Command {
     Apply(ApplyArgs),
     /// Report what changed in the cloud outside skyplan: exit 0 none, 2 drift, 1 error.
     Drift {
-        /// How to report: text for a terminal, json (format 1.1), markdown for a pull
+        /// How to report: text for a terminal, json (format 1.2), markdown for a pull
         /// request or a job summary, junit for CI test reports, github for annotations.
         #[arg(long, value_enum, default_value_t = DriftFormat::Text)]
         format: DriftFormat,
+        /// Also list what the configured accounts and clusters hold that no resource
+        /// manages (as `skyplan discover` does): each such object counts as drift.
+        #[arg(long)]
+        unmanaged: bool,
         #[command(flatten)]
         locking: Locking,
     },
+    /// List what the configured accounts and clusters hold that no resource manages: who
+    /// made each object, what it serves, and the address it would be adopted as.
+    Discover(DiscoverArgs),
     /// Print a saved plan, or the state.
     Show {
         /// A plan saved with `plan --out` (default: the state's resources, the differences
@@ -75,17 +82,10 @@ pub enum Command {
     /// Inspect the state.
     #[command(subcommand)]
     State(StateCommand),
-    /// Take an existing cloud object under management: `import load-balancer.web <uuid>`.
-    Import {
-        /// The resource in the config that takes the object, e.g. `load-balancer.web`.
-        #[arg(value_name = "ADDR")]
-        address: Address,
-        /// The cloud's ID of the object (a load balancer's UUID, a CKS cluster's ID, an IP
-        /// block's ID…).
-        id: String,
-        #[command(flatten)]
-        locking: Locking,
-    },
+    /// Take existing cloud objects under management: `import load-balancer.web <uuid>` for
+    /// one the config declares, or `import --generate-config adopted.toml --all` to write the
+    /// config of every unmanaged object and record them in the state.
+    Import(ImportArgs),
     /// Write a managed cluster's kubeconfig to a file (to the terminal only with `-o -`).
     Kubeconfig {
         /// The cluster: `lab` or `cluster.lab`.
@@ -117,6 +117,46 @@ pub enum Command {
     /// The cloud simulators.
     #[command(subcommand)]
     Sim(SimCommand),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DiscoverArgs {
+    /// Only this provider's objects (repeatable), e.g. `cloudscale`.
+    #[arg(long = "provider", value_name = "P")]
+    pub providers: Vec<String>,
+    /// Only the objects in or serving this cluster (repeatable): `prod` or `cluster.prod`.
+    #[arg(long = "cluster", value_name = "C")]
+    pub clusters: Vec<String>,
+    /// text for a terminal, json for scripts, toml for `[[unmanaged]]` tables.
+    #[arg(long, value_enum, default_value_t = DiscoverFormat::Text)]
+    pub format: DiscoverFormat,
+    #[command(flatten)]
+    pub locking: Locking,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DiscoverFormat {
+    Text,
+    Json,
+    Toml,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ImportArgs {
+    /// `ADDR ID`: the resource in the config that takes the object (`load-balancer.web`) and
+    /// the cloud's ID of it (a UUID, a CKS cluster's ID, an IP block's ID…). With
+    /// `--generate-config`: `ADDR=ID` pairs, each an object `skyplan discover` lists.
+    #[arg(value_name = "ADDR ID | ADDR=ID")]
+    pub objects: Vec<String>,
+    /// Write the config that adopts the objects to this new file inside the config
+    /// directory (never overwritten) and record them in the state: the next plan is empty.
+    #[arg(long, value_name = "FILE")]
+    pub generate_config: Option<PathBuf>,
+    /// With --generate-config: adopt every object `skyplan discover` lists.
+    #[arg(long, requires = "generate_config", conflicts_with = "objects")]
+    pub all: bool,
+    #[command(flatten)]
+    pub locking: Locking,
 }
 
 /// How long to wait for the state lock, e.g. `30s` or `2m` (default: fail at once).

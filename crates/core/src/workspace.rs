@@ -212,6 +212,11 @@ impl Workspace {
         })
     }
 
+    /// The connected providers' names, sorted.
+    pub fn provider_names(&self) -> Vec<&str> {
+        self.providers.keys().map(String::as_str).collect()
+    }
+
     pub fn provider(&self, name: &str) -> Option<&dyn Provider> {
         self.providers.get(name).map(|p| p.as_ref())
     }

@@ -18,14 +18,20 @@ use crate::workspace::DriftOutcome;
 pub(super) async fn drift(
     path: &std::path::Path,
     format: DriftFormat,
+    unmanaged: bool,
     locking: &Locking,
 ) -> Result<u8, Report> {
     let config = load(path)?;
     let workspace = open(config, "drift", locking).await?;
     let outcomes = workspace.drift().await;
+    let found = match unmanaged {
+        true => Some(workspace.discover().await),
+        false => None,
+    };
     let paths = RepositoryPaths::for_config(&workspace.config.root);
     workspace.close().await.reported()?;
-    let report = drift_report(outcomes.reported()?, &paths);
+    let mut report = drift_report(outcomes.reported()?, &paths);
+    report.unmanaged = found.transpose().reported()?;
     let text = match format {
         DriftFormat::Text => render_drift_text(&report, style()),
         DriftFormat::Json => render_drift_json(&report),
@@ -84,5 +90,8 @@ fn drift_report(outcomes: Vec<DriftOutcome>, paths: &RepositoryPaths) -> DriftRe
             }
         })
         .collect();
-    DriftReport { resources }
+    DriftReport {
+        resources,
+        unmanaged: None,
+    }
 }

@@ -1,7 +1,9 @@
 //! One module per command (or family of commands). Each function returns the exit code, or an
 //! error report that the caller prints (exit 1).
 
+mod adopt;
 mod apply;
+mod discover;
 mod drift;
 mod graph;
 mod kubeconfig;
@@ -27,7 +29,12 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
         Command::Plan(args) => on_worker(async move { plan::plan(&cli.config, args).await }).await,
         Command::Apply(args) => apply::apply(&cli.config, args).await,
         Command::Graph { format } => graph::graph(&cli.config, format),
-        Command::Drift { format, locking } => drift::drift(&cli.config, format, &locking).await,
+        Command::Drift {
+            format,
+            unmanaged,
+            locking,
+        } => drift::drift(&cli.config, format, unmanaged, &locking).await,
+        Command::Discover(args) => discover::discover(&cli.config, &args).await,
         Command::Show { plan_file, json } => state::show(&cli.config, plan_file.as_deref(), json),
         Command::Schema => state::schema(),
         Command::State(StateCommand::Rm { address }) => {
@@ -35,11 +42,10 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
         }
         Command::State(StateCommand::Migrate { to }) => state::state_migrate(&cli.config, to),
         Command::State(command) => state::state(&cli.config, command),
-        Command::Import {
-            address,
-            id,
-            locking,
-        } => state::import(&cli.config, &address, &id, &locking).await,
+        Command::Import(args) => match &args.generate_config {
+            Some(file) => adopt::adopt(&cli.config, file, &args).await,
+            None => state::import(&cli.config, &args).await,
+        },
         Command::ForceUnlock { id } => state::force_unlock(&cli.config, &id),
         Command::Kubeconfig {
             cluster,

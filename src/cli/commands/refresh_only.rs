@@ -120,6 +120,7 @@ fn print(plan: &Plan, text: Option<String>, json: bool) -> Result<(), Report> {
 fn text(plan: &Plan, config: &Config) -> String {
     let report = DriftReport {
         resources: plan.drift.iter().map(|d| resource(d, config)).collect(),
+        unmanaged: None,
     };
     let mut out = render_drift_text(&report, style());
     for drifted in &plan.drift {

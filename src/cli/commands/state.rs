@@ -3,7 +3,7 @@
 
 use miette::{miette, IntoDiagnostic, Report};
 
-use super::super::args::{Locking, MigrateTarget, StateCommand};
+use super::super::args::{ImportArgs, Locking, MigrateTarget, StateCommand};
 use super::super::exit;
 use super::super::report::Reported;
 use super::plan::print_plan;
@@ -143,15 +143,16 @@ pub(super) async fn state_rm(
     Ok(exit::SUCCESS)
 }
 
-pub(super) async fn import(
-    path: &std::path::Path,
-    address: &crate::model::Address,
-    id: &str,
-    locking: &Locking,
-) -> Result<u8, Report> {
+pub(super) async fn import(path: &std::path::Path, args: &ImportArgs) -> Result<u8, Report> {
+    let [address, id] = args.objects.as_slice() else {
+        return Err(miette!(
+            "import takes ADDR ID (`skyplan import load-balancer.web <uuid>`), or --generate-config FILE with ADDR=ID pairs or --all"
+        ));
+    };
+    let address: crate::model::Address = address.parse().into_diagnostic()?;
     let config = load(path)?;
-    let mut workspace = open(config, "import", locking).await?;
-    let result = workspace.import(address, id).await.reported();
+    let mut workspace = open(config, "import", &args.locking).await?;
+    let result = workspace.import(&address, id).await.reported();
     workspace.close().await.reported()?;
     result?;
     println!("Imported {id} as {address}; `skyplan plan` now compares it with the config.");

@@ -3,6 +3,7 @@
 //! verification and measured durations, drift reports, the state in PostgreSQL, `sim serve`,
 //! the examples in place, and the crate layering.
 
+pub mod adoption;
 pub mod cli;
 pub mod colour;
 pub mod drift_reports;

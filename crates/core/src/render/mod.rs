@@ -4,6 +4,7 @@
 //! self-contained HTML report (with the [`Dependencies`] its graph draws). The drift report has
 //! its own formats, in `drift/`. No IO here: the CLI prints.
 
+mod discovery;
 mod drift;
 mod escape;
 mod github;
@@ -19,6 +20,7 @@ mod view;
 mod wording;
 mod words;
 
+pub use discovery::{render_discovery_json, render_discovery_text, render_discovery_toml};
 pub use drift::{
     render_drift_github, render_drift_json, render_drift_junit, render_drift_markdown,
     render_drift_text, DriftItem, DriftReport, DriftResource, DriftStatus,

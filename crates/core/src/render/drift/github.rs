@@ -15,6 +15,7 @@ use std::fmt::Write;
 
 use super::{DriftItem, DriftReport, DriftResource, DriftStatus};
 use crate::model::Impact;
+use crate::render::discovery::one_line;
 use crate::render::escape::{workflow_data as data, workflow_property as property};
 
 pub fn render_drift_github(report: &DriftReport) -> String {
@@ -27,6 +28,16 @@ pub fn render_drift_github(report: &DriftReport) -> String {
         for item in &resource.items {
             annotate(&mut out, resource, item.impact, &message(resource, item));
         }
+    }
+    // Nothing in the config to point at: a warning on the run, titled by the object.
+    for object in report.unmanaged() {
+        let title = format!("unmanaged: {} {}", object.address.kind, object.name);
+        let _ = writeln!(
+            out,
+            "::warning title={}::{}",
+            property(&title),
+            data(&one_line(object))
+        );
     }
     out
 }

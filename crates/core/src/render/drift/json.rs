@@ -3,7 +3,7 @@
 //!
 //! ```json
 //! {
-//!   "format_version": "1.1",
+//!   "format_version": "1.2",
 //!   "skyplan_version": "0.1.0",
 //!   "drift": true,
 //!   "impact": "pool-recreate",
@@ -29,6 +29,8 @@
 //!   `in-sync`, `drifted`, `missing` (deleted outside skyplan) or `not-applied` (in the config,
 //!   never applied: not in the state).
 //! - 1.1 added `summary.not_applied` and the status `not-applied`.
+//! - 1.2 added, with `--unmanaged` only, `unmanaged` (the objects no resource manages, as
+//!   `skyplan discover --format json` lists them) and `summary.unmanaged`; `drift` counts them.
 //! - `file`, `line` and `column` point at the resource's table in the config (1-based).
 //! - An item's `path` is empty when it concerns the whole resource; `expected` and `actual` are
 //!   JSON values, `null` where there is none.
@@ -37,8 +39,9 @@ use serde::Serialize;
 
 use super::{DriftItem, DriftReport, DriftResource, DriftStatus};
 use crate::model::Impact;
+use crate::provider::discover::Unmanaged;
 
-const DRIFT_FORMAT_VERSION: &str = "1.1";
+const DRIFT_FORMAT_VERSION: &str = "1.2";
 
 #[derive(Serialize)]
 struct ReportView<'a> {
@@ -48,6 +51,8 @@ struct ReportView<'a> {
     impact: Impact,
     summary: SummaryView,
     resources: Vec<ResourceView<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unmanaged: Option<&'a [Unmanaged]>,
 }
 
 #[derive(Serialize)]
@@ -57,6 +62,8 @@ struct SummaryView {
     drifted: usize,
     missing: usize,
     not_applied: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unmanaged: Option<usize>,
 }
 
 #[derive(Serialize)]
@@ -84,8 +91,10 @@ pub fn render_drift_json(report: &DriftReport) -> String {
             drifted: report.count(DriftStatus::Drifted),
             missing: report.count(DriftStatus::Missing),
             not_applied: report.count(DriftStatus::NotApplied),
+            unmanaged: report.unmanaged.as_ref().map(Vec::len),
         },
         resources: report.resources.iter().map(resource_view).collect(),
+        unmanaged: report.unmanaged.as_deref(),
     };
     // Only maps with string keys and plain values: serializing cannot fail.
     serde_json::to_string_pretty(&view).expect("the drift view serializes") + "\n"

@@ -10,6 +10,8 @@ use quick_xml::events::{BytesDecl, BytesText, Event};
 use quick_xml::Writer;
 
 use super::{DriftReport, DriftResource};
+use crate::provider::discover::Unmanaged;
+use crate::render::discovery::one_line;
 
 const SUITE: &str = "skyplan drift";
 
@@ -23,8 +25,9 @@ pub fn render_drift_junit(report: &DriftReport) -> String {
 }
 
 fn write_report(writer: &mut Writer<Vec<u8>>, report: &DriftReport) -> std::io::Result<()> {
-    let tests = report.resources.len().to_string();
-    let failures = report.drifted().count().to_string();
+    let unmanaged = report.unmanaged();
+    let tests = (report.resources.len() + unmanaged.len()).to_string();
+    let failures = (report.drifted().count() + unmanaged.len()).to_string();
     let counts = [
         ("tests", tests.as_str()),
         ("failures", failures.as_str()),
@@ -44,7 +47,10 @@ fn write_report(writer: &mut Writer<Vec<u8>>, report: &DriftReport) -> std::io::
                     report
                         .resources
                         .iter()
-                        .try_for_each(|r| write_testcase(w, r))
+                        .try_for_each(|r| write_testcase(w, r))?;
+                    unmanaged
+                        .iter()
+                        .try_for_each(|o| write_unmanaged_case(w, o))
                 })?;
             Ok(())
         })?;
@@ -84,6 +90,24 @@ fn write_testcase(writer: &mut Writer<Vec<u8>>, resource: &DriftResource) -> std
             .write_text_content(BytesText::new(&xml_chars(&details.join("\n"))))?;
         Ok(())
     })?;
+    Ok(())
+}
+
+/// An unmanaged object is a failing case of its own: classname its provider, name what it
+/// would be adopted as.
+fn write_unmanaged_case(writer: &mut Writer<Vec<u8>>, object: &Unmanaged) -> std::io::Result<()> {
+    let name = format!("unmanaged {}", object.address);
+    writer
+        .create_element("testcase")
+        .with_attribute(("classname", xml_chars(&object.provider).as_ref()))
+        .with_attribute(("name", xml_chars(&name).as_ref()))
+        .write_inner_content(|w| {
+            w.create_element("failure")
+                .with_attribute(("message", "not managed by the config"))
+                .with_attribute(("type", "unmanaged"))
+                .write_text_content(BytesText::new(&xml_chars(&one_line(object))))?;
+            Ok(())
+        })?;
     Ok(())
 }
 

@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use super::{summary, DriftItem, DriftReport, DriftResource, DriftStatus};
+use crate::render::discovery::render_unmanaged_markdown;
 use crate::render::escape::{cell, code, markdown_text as text};
 use crate::render::long_values::{fold, is_long, value_cell};
 
@@ -25,6 +26,10 @@ pub fn render_drift_markdown(report: &DriftReport) -> String {
     let _ = writeln!(out, "{}\n", text(&summary(report)));
     for resource in report.drifted() {
         render_resource(&mut out, resource);
+    }
+    if !report.unmanaged().is_empty() {
+        let _ = writeln!(out, "### Not managed by the config\n");
+        let _ = writeln!(out, "{}", render_unmanaged_markdown(report.unmanaged()));
     }
     render_in_sync(&mut out, report);
     out

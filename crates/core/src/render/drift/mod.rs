@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::model::Impact;
+use crate::provider::discover::Unmanaged;
 use crate::render::text::compact;
 
 pub use github::render_drift_github;
@@ -24,9 +25,12 @@ pub use markdown::render_drift_markdown;
 pub use text::render_drift_text;
 
 /// Every resource checked, drifted or not, sorted by address.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct DriftReport {
     pub resources: Vec<DriftResource>,
+    /// With `--unmanaged`: the objects no resource manages (`skyplan discover`), each counted
+    /// as drift; `None` when they were not looked for.
+    pub unmanaged: Option<Vec<Unmanaged>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -66,7 +70,12 @@ pub struct DriftItem {
 
 impl DriftReport {
     pub fn has_drift(&self) -> bool {
-        self.resources.iter().any(DriftResource::has_drift)
+        self.resources.iter().any(DriftResource::has_drift) || !self.unmanaged().is_empty()
+    }
+
+    /// The unmanaged objects found (none when they were not looked for).
+    pub fn unmanaged(&self) -> &[Unmanaged] {
+        self.unmanaged.as_deref().unwrap_or_default()
     }
 
     /// The highest class among all the changes that restoring the configuration would make.
@@ -148,14 +157,23 @@ impl DriftItem {
 /// The one-sentence summary every format ends or starts with.
 fn summary(report: &DriftReport) -> String {
     let total = report.resources.len();
+    let unmanaged = match &report.unmanaged {
+        Some(objects) => format!(", {} unmanaged", objects.len()),
+        None => String::new(),
+    };
     if !report.has_drift() {
+        let none_unmanaged = if report.unmanaged.is_some() {
+            ", nothing unmanaged"
+        } else {
+            ""
+        };
         return format!(
-            "No drift: {total} of {} in sync.",
+            "No drift: {total} of {} in sync{none_unmanaged}.",
             super::counted(total, "resource")
         );
     }
     format!(
-        "Drift: {} drifted, {} missing, {} not applied, {} in sync; restoring the configuration is {}.",
+        "Drift: {} drifted, {} missing, {} not applied, {} in sync{unmanaged}; restoring the configuration is {}.",
         report.count(DriftStatus::Drifted),
         report.count(DriftStatus::Missing),
         report.count(DriftStatus::NotApplied),

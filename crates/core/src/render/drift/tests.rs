@@ -88,6 +88,7 @@ fn report() -> DriftReport {
             shop,
             web,
         ],
+        unmanaged: None,
     }
 }
 
@@ -98,12 +99,14 @@ fn never_applied_report() -> DriftReport {
             resource("load-balancer.cart", DriftStatus::NotApplied, vec![]),
             resource("load-balancer.docs", DriftStatus::InSync, vec![]),
         ],
+        unmanaged: None,
     }
 }
 
 fn in_sync_report() -> DriftReport {
     DriftReport {
         resources: vec![resource("load-balancer.docs", DriftStatus::InSync, vec![])],
+        unmanaged: None,
     }
 }
 
@@ -346,5 +349,64 @@ fn ci_workflow_example() {
     assert_eq!(
         step("--format junit")["if"],
         step("--format markdown")["if"]
+    );
+}
+
+/// In sync but for one load balancer made by hand, looked for with `--unmanaged`.
+fn unmanaged_report() -> DriftReport {
+    use crate::model::{Address, ResourceKind};
+    use crate::provider::discover::{Maker, Unmanaged};
+    let mut report = in_sync_report();
+    report.unmanaged = Some(vec![Unmanaged {
+        provider: "cloudscale".into(),
+        kind: ResourceKind::LoadBalancer,
+        id: "7d1c0000-0000-4000-8000-000000000009".into(),
+        name: "by-hand".into(),
+        made_by: Maker::Unknown,
+        cluster: None,
+        service: None,
+        address: Address::new(ResourceKind::LoadBalancer, "by-hand"),
+        summary: "192.0.2.9 in lpg1".into(),
+        importable: true,
+    }]);
+    report
+}
+
+#[test]
+fn an_unmanaged_object_is_drift_in_every_format() {
+    let report = unmanaged_report();
+    assert!(report.has_drift());
+    let text = render_drift_text(&report, Style::Plain);
+    assert!(text.contains("? load-balancer.by-hand"), "{text}");
+    assert!(text.contains("1 unmanaged"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&render_drift_json(&report)).unwrap();
+    assert_eq!(json["drift"], true);
+    assert_eq!(json["summary"]["unmanaged"], 1);
+    assert_eq!(json["unmanaged"][0]["name"], "by-hand");
+    assert!(render_drift_markdown(&report).contains("| `load-balancer.by-hand` by-hand |"));
+    let junit = render_drift_junit(&report);
+    assert!(junit.contains(r#"tests="2" failures="1""#), "{junit}");
+    assert!(junit.contains("unmanaged load-balancer.by-hand"), "{junit}");
+    let github = render_drift_github(&report);
+    assert!(
+        github.starts_with("::warning title=unmanaged%3A load-balancer by-hand::"),
+        "{github}"
+    );
+}
+
+#[test]
+fn unmanaged_looked_for_and_none_found_is_said_and_is_no_drift() {
+    let mut report = in_sync_report();
+    report.unmanaged = Some(vec![]);
+    assert!(!report.has_drift());
+    let text = render_drift_text(&report, Style::Plain);
+    assert!(text.contains("nothing unmanaged"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&render_drift_json(&report)).unwrap();
+    assert_eq!(json["unmanaged"], serde_json::json!([]));
+    let plain: serde_json::Value =
+        serde_json::from_str(&render_drift_json(&in_sync_report())).unwrap();
+    assert!(
+        plain.get("unmanaged").is_none(),
+        "not looked for, not written"
     );
 }

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use anstyle::Style as Ansi;
 
 use super::{compact, summary, DriftItem, DriftReport, DriftResource, DriftStatus};
+use crate::render::discovery::unmanaged_text;
 use crate::render::text::{is_multiline, render_value_diff, Painter, Style};
 
 /// Above this many characters, list and object values are shown as a line diff instead.
@@ -16,6 +17,14 @@ pub fn render_drift_text(report: &DriftReport, style: Style) -> String {
     let mut out = String::new();
     for resource in report.drifted() {
         render_resource(&mut out, &paint, resource);
+    }
+    if !report.unmanaged().is_empty() {
+        let _ = writeln!(
+            out,
+            "{}",
+            paint.paint(Ansi::new().bold(), "Not managed by the config:")
+        );
+        out.push_str(&unmanaged_text(report.unmanaged(), paint.0));
     }
     let _ = writeln!(out, "{}", summary(report));
     out

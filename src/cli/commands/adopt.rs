@@ -1,0 +1,279 @@
+//! `skyplan import --generate-config FILE (ADDR=ID… | --all)`: adopts unmanaged objects. Each
+//! object's provider writes its config; the whole config, with the new file, is loaded before
+//! anything is written, the objects are imported from the survey the config was written from,
+//! then the file is written (never over an existing one) and the state saved — or neither.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use miette::{miette, IntoDiagnostic, Report};
+
+use super::super::args::ImportArgs;
+use super::super::exit;
+use super::super::report::Reported;
+use super::{load, open};
+use crate::config;
+use crate::model::Address;
+use crate::provider::discover::{Generated, Unmanaged};
+use crate::workspace::{Generation, Workspace};
+
+/// What the user asked to adopt.
+enum Selection {
+    All,
+    Pairs(Vec<(Address, String)>),
+}
+
+/// An object the command did not adopt, and why.
+struct Refusal {
+    object: String,
+    why: String,
+}
+
+pub(super) async fn adopt(
+    config_path: &Path,
+    file: &Path,
+    args: &ImportArgs,
+) -> Result<u8, Report> {
+    let selection = selection(args)?;
+    check_file(config_path, file)?;
+    let config = load(config_path)?;
+    let mut workspace = open(config, "import", &args.locking).await?;
+    let outcome = adopt_in(&mut workspace, config_path, file, selection).await;
+    workspace.close().await.reported()?;
+    let (adopted, refusals) = outcome?;
+    report(file, &adopted, &refusals);
+    Ok(if refusals.is_empty() {
+        exit::SUCCESS
+    } else {
+        exit::ERROR
+    })
+}
+
+fn selection(args: &ImportArgs) -> Result<Selection, Report> {
+    if args.all {
+        return Ok(Selection::All);
+    }
+    if args.objects.is_empty() {
+        return Err(miette!(
+            "--generate-config needs the objects to adopt: ADDR=ID pairs (IDs as `skyplan discover` lists them) or --all"
+        ));
+    }
+    let mut pairs = Vec::new();
+    for pair in &args.objects {
+        let (address, id) = pair.split_once('=').ok_or_else(|| {
+            miette!("`{pair}`: with --generate-config, name each object as ADDR=ID (load-balancer.web=<uuid>)")
+        })?;
+        let address: Address = address.parse().into_diagnostic()?;
+        if id.is_empty() {
+            return Err(miette!("`{pair}`: the ID after `=` is empty"));
+        }
+        pairs.push((address, id.to_string()));
+    }
+    Ok(Selection::Pairs(pairs))
+}
+
+/// The file must be new, a `.toml` file, and in the directory the config is read from: else
+/// the next plan would not read it, and the adopted objects would plan as removals.
+fn check_file(config_path: &Path, file: &Path) -> Result<(), Report> {
+    if file.exists() {
+        return Err(miette!(
+            "{} exists: skyplan never overwrites a file; name a new one",
+            file.display()
+        ));
+    }
+    if file.extension().is_none_or(|e| e != "toml") {
+        return Err(miette!(
+            "{}: the config directory reads only *.toml files; name the file *.toml",
+            file.display()
+        ));
+    }
+    let directory = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if !config_path.is_dir() || !same(config_path, &directory) {
+        return Err(miette!(
+            "{} is not read with the config `{}`: give -c the directory the file is written to, so that the next plan reads it",
+            file.display(),
+            config_path.display()
+        ));
+    }
+    Ok(())
+}
+
+async fn adopt_in(
+    workspace: &mut Workspace,
+    config_path: &Path,
+    file: &Path,
+    selection: Selection,
+) -> Result<(Vec<Unmanaged>, Vec<Refusal>), Report> {
+    let found = workspace.discover().await.reported()?;
+    let (picks, mut refusals) = pick(workspace, found, selection)?;
+    if picks.is_empty() {
+        return Ok((vec![], refusals));
+    }
+    let Generation { results, refreshes } = workspace.generate(picks).await.reported()?;
+    let mut adopted = Vec::new();
+    let mut text = String::from(HEADER);
+    for (object, generated) in results {
+        match generated {
+            Generated::Config(table) => {
+                let _ = write!(text, "\n# {}\n{}", origin(&object), table.trim_end());
+                text.push('\n');
+                adopted.push(object);
+            }
+            Generated::Refused { attribute, reason } => refusals.push(Refusal {
+                object: describe(&object),
+                why: format!("{attribute}: {reason}"),
+            }),
+        }
+    }
+    if adopted.is_empty() {
+        return Ok((adopted, refusals));
+    }
+    let config = config::load_with(config_path, (file, &text), crate::registry::CONFIG_SECTIONS)
+        .map_err(|e| {
+            miette!(
+                "the generated config does not load (a bug in skyplan; nothing was written): {e}"
+            )
+        })?;
+    workspace.config = config;
+    let adopted_refs: Vec<&Unmanaged> = adopted.iter().collect();
+    workspace
+        .import_generated(&adopted_refs, &refreshes)
+        .reported()?;
+    write_new(file, &text)?;
+    if let Err(e) = workspace.save_state().reported() {
+        // The state does not know the objects: a file declaring them would plan them as new.
+        let _ = std::fs::remove_file(file);
+        return Err(e);
+    }
+    Ok((adopted, refusals))
+}
+
+const HEADER: &str = "\
+# Written by `skyplan import --generate-config` from what the cloud holds, and recorded in the
+# state: planned as it is, it changes nothing. It is yours to edit from here.
+";
+
+/// The objects to adopt, each under its address, and the ones refused before any config is
+/// written.
+fn pick(
+    workspace: &Workspace,
+    found: Vec<Unmanaged>,
+    selection: Selection,
+) -> Result<(Vec<Unmanaged>, Vec<Refusal>), Report> {
+    let mut refusals = Vec::new();
+    let mut picks = Vec::new();
+    match selection {
+        Selection::All => {
+            let (importable, services): (Vec<_>, Vec<_>) =
+                found.into_iter().partition(|o| o.importable);
+            picks = importable;
+            if !services.is_empty() {
+                // Not refusals: nothing is wrong with them, there is just nothing to adopt yet.
+                eprintln!(
+                    "Left as they are: {} that no cloud object serves yet (`skyplan discover` lists them; their load balancers are adopted once a controller makes them).",
+                    crate::render::counted(services.len(), "LoadBalancer Service")
+                );
+            }
+        }
+        Selection::Pairs(pairs) => {
+            let mut found = found;
+            for (address, id) in pairs {
+                let at = found.iter().position(|o| o.id == id).ok_or_else(|| {
+                    miette!("{address}={id}: no unmanaged object has the ID {id} (`skyplan discover` lists them; one the config or the state manages is not adopted again)")
+                })?;
+                let mut object = found.remove(at);
+                if object.kind != address.kind {
+                    return Err(miette!(
+                        "{address}={id}: the object is a {}, not a {}",
+                        object.kind,
+                        address.kind
+                    ));
+                }
+                if workspace.config.resource(&address).is_some()
+                    || workspace.state.resources.contains_key(&address)
+                    || picks.iter().any(|p: &Unmanaged| p.address == address)
+                {
+                    return Err(miette!(
+                        "{address}={id}: {address} is taken; choose another name"
+                    ));
+                }
+                object.address = address;
+                if object.importable {
+                    picks.push(object);
+                } else {
+                    refusals.push(Refusal {
+                        object: describe(&object),
+                        why: "a Service with no cloud object: its cloud's provider adopts the load balancer its controller makes for it".into(),
+                    });
+                }
+            }
+        }
+    }
+    Ok((picks, refusals))
+}
+
+fn describe(object: &Unmanaged) -> String {
+    format!(
+        "{} {} ({} {})",
+        object.kind, object.name, object.provider, object.id
+    )
+}
+
+/// The comment above an object's table: what it is and who made it.
+fn origin(object: &Unmanaged) -> String {
+    let serves = match &object.service {
+        Some(service) => format!("; serves {service}"),
+        None => String::new(),
+    };
+    format!(
+        "{} {} {} ({}), made by {}{serves}",
+        object.provider, object.kind, object.name, object.id, object.made_by
+    )
+}
+
+/// Writes `text` to `file`, which must not exist: through a temporary file beside it, linked
+/// into place (the link fails if someone made the file meanwhile), so no one sees it half
+/// written.
+fn write_new(file: &Path, text: &str) -> Result<(), Report> {
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
+    let temporary = file.with_file_name(format!(
+        ".{}.{}.tmp",
+        name.unwrap_or_default(),
+        std::process::id()
+    ));
+    std::fs::write(&temporary, text).into_diagnostic()?;
+    let linked = std::fs::hard_link(&temporary, file);
+    let _ = std::fs::remove_file(&temporary);
+    linked.map_err(|e| miette!("cannot write {}: {e}", file.display()))
+}
+
+fn report(file: &Path, adopted: &[Unmanaged], refusals: &[Refusal]) {
+    if adopted.is_empty() && refusals.is_empty() {
+        println!("Nothing to adopt: every object found is in the config.");
+        return;
+    }
+    for object in adopted {
+        println!("+ {} ← {}", object.address, describe(object));
+    }
+    if !adopted.is_empty() {
+        println!(
+            "Wrote {} to {} and recorded {} in the state; `skyplan plan` shows no changes for them.",
+            crate::render::counted(adopted.len(), "resource"),
+            file.display(),
+            if adopted.len() == 1 { "it" } else { "them" }
+        );
+    }
+    if !refusals.is_empty() {
+        eprintln!("Not adopted ({}):", refusals.len());
+        for refusal in refusals {
+            eprintln!("  {}: {}", refusal.object, refusal.why);
+        }
+    }
+}
