@@ -10,6 +10,7 @@
 use k8s_openapi::api::core::v1::{Service, ServicePort};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::cluster::adoptable;
 use super::{claimed_entry, config_cidr, plans_nothing, refuse, Outcome, Refusal};
 use crate::adopt::survey::SurveyedCluster;
 use crate::lb::ccm::names::service_port_name;
@@ -32,7 +33,7 @@ pub(super) fn generate(
     live: &Live,
     adopting: &Adopting,
 ) -> Outcome {
-    let key = cluster_key(cluster, adopting)?;
+    let key = cluster_key(cluster, live, adopting)?;
     let meta = &service.metadata;
     let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
     let name = meta.name.clone().unwrap_or_default();
@@ -121,14 +122,27 @@ pub(super) fn generate(
     Ok(super::lb_toml(address, &spec))
 }
 
-/// The cluster's key in the config: adopted in this run, or configured.
-fn cluster_key(cluster: &SurveyedCluster, adopting: &Adopting) -> Result<String, Refusal> {
-    let adopted = cluster
-        .cks_id
-        .as_deref()
-        .and_then(|id| adopting.address(PROVIDER, id));
+/// The cluster's key in the config: adopted in this run (and not refused), or configured.
+fn cluster_key(
+    cluster: &SurveyedCluster,
+    live: &Live,
+    adopting: &Adopting,
+) -> Result<String, Refusal> {
+    let adopted = cluster.cks_id.as_deref().and_then(|id| {
+        let address = adopting.address(PROVIDER, id)?;
+        Some((address, live.inventory.cluster_by_id(id)?))
+    });
     match (adopted, cluster.configured) {
-        (Some(address), _) => Ok(address.name.clone()),
+        (Some((address, cks)), _) => match adoptable(address, cks, &live.inventory) {
+            Ok(_) => Ok(address.name.clone()),
+            Err(refused) => Err(refuse(
+                "cluster",
+                format!(
+                    "its cluster, adopted as {address}, is refused ({}: {}), so the config would not declare it",
+                    refused.attribute, refused.reason
+                ),
+            )),
+        },
         (None, true) => Ok(cluster.address.name.clone()),
         (None, false) => Err(refuse(
             "cluster",

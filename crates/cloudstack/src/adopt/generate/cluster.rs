@@ -42,10 +42,19 @@ pub(super) fn generate(
                 format!("no Kubernetes cluster with ID {id} in the account"),
             )
         })?;
-    Ok(spec_of(cluster, inventory).and_then(|spec| {
-        check(address, &spec, &cluster.id, inventory)?;
-        Ok(super::cluster_toml(address, &spec))
-    }))
+    Ok(adoptable(address, cluster, inventory).map(|spec| super::cluster_toml(address, &spec)))
+}
+
+/// The spec a cluster adopted as `address` gets, checked to plan nothing: what a load balancer
+/// adopted with it may name.
+pub(super) fn adoptable(
+    address: &Address,
+    cluster: &KubernetesCluster,
+    inventory: &Inventory,
+) -> Result<CloudstackClusterSpec, Refusal> {
+    let spec = spec_of(cluster, inventory)?;
+    check(address, &spec, &cluster.id, inventory)?;
+    Ok(spec)
 }
 
 /// The config's spec of a live cluster.

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Debug;
 
-use super::cluster::spec_of;
+use super::cluster::adoptable;
 use super::{catalog_name, claimed_entry, config_cidr, plans_nothing, refuse, Outcome, Refusal};
 use crate::adopt::split_rule_name;
 use crate::api::{KubernetesCluster, LoadBalancerRule, PublicIpAddress, VirtualMachine};
@@ -251,7 +251,8 @@ fn members_cluster<'a>(
         })
         .find_map(|c| {
             if let Some(address) = adopting.address(PROVIDER, &c.id) {
-                let spec = spec_of(c, inventory).ok()?;
+                // A cluster refused is not declared: the members are then named.
+                let spec = adoptable(address, c, inventory).ok()?;
                 return Some(MembersCluster {
                     address: address.clone(),
                     spec,

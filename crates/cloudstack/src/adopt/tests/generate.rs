@@ -353,3 +353,20 @@ fn ccm_rules_whose_service_skyplan_cannot_read_are_refused_not_taken_over_direct
     );
     assert!(text.contains("members = [\"lab-control-0\""), "{text}");
 }
+
+#[test]
+fn rules_adopted_with_a_cluster_that_is_refused_do_not_name_it() {
+    let mut inventory = account();
+    inventory.clusters[0].state = "Error".into();
+    let live = surveyed_with(inventory, vec![shop_service()]);
+    let all = adopting(&[
+        ("c1", "cluster.lab"),
+        ("ip-edge", "load-balancer.edge"),
+        ("ip-shop", "load-balancer.shop"),
+    ]);
+    let text = config(generate(&live, "load-balancer.edge", "ip-edge", &all));
+    assert!(text.contains("members = [\"lab-node-0\""), "{text}");
+    let (attribute, reason) = refused(generate(&live, "load-balancer.shop", "ip-shop", &all));
+    assert_eq!(attribute, "cluster");
+    assert!(reason.contains("state: the cluster is Error"), "{reason}");
+}
