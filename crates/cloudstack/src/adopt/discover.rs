@@ -94,7 +94,8 @@ fn cluster_object(
         id: cluster.id.clone(),
         name: cluster.name.clone(),
         made_by: owner.map_or(Maker::Unknown, Maker::Skyplan),
-        cluster: Some(address.clone()),
+        // Not in a cluster: it is one.
+        cluster: None,
         service: None,
         address,
         summary,
@@ -134,6 +135,27 @@ fn clusters_of<'a>(
         .filter(|c| alive(c) && c.networkid.is_some())
         .filter(|c| rules.iter().any(|r| r.networkid == c.networkid))
         .collect()
+}
+
+/// The CKS cluster the rules serve, as far as the listings tell without reading their
+/// members: the one cluster whose VMs are all the VMs of the rules' network (a network CKS
+/// made for it, or one it has to itself).
+fn serving<'a>(
+    inventory: &'a Inventory,
+    rules: &[&LoadBalancerRule],
+) -> Option<&'a KubernetesCluster> {
+    let clusters = clusters_of(inventory, rules);
+    let [cluster] = clusters.as_slice() else {
+        return None;
+    };
+    let network = cluster.networkid.as_deref()?;
+    let own = |id: &str| cluster.virtualmachines.iter().any(|vm| vm.id == id);
+    let alone = inventory
+        .vms
+        .iter()
+        .filter(|vm| vm.nic.iter().any(|nic| nic.networkid == network))
+        .all(|vm| own(&vm.id));
+    alone.then_some(*cluster)
 }
 
 /// The rules' Service, when the CCM made every one of them for the same Service: its CCM base
@@ -213,21 +235,17 @@ fn rules_object(
         (None, None, Some(base)) if ccm.is_none() => base.to_string(),
         _ => ip_address.to_string(),
     };
-    let clusters = clusters_of(inventory, rules);
     let cluster = match served {
         Some((cluster, _)) => Some(cluster.address.clone()),
-        None => clusters.first().map(|c| cluster_address(live, claimed, c)),
+        None => serving(inventory, rules).map(|c| cluster_address(live, claimed, c)),
     };
     let mut summary = format!("{ip_address}: {}", ports(rules));
     if let Some(network) = network_name(inventory, rules[0].networkid.as_deref()) {
         summary.push_str(&format!(", network {network}"));
     }
-    if let Some(cluster) = &cluster {
-        summary.push_str(&format!(", {cluster}"));
-    }
+    // The cluster and the Service are shown beside the summary.
     let mut importable = true;
     match (&ccm, &service) {
-        (Some(_), Some(service)) => summary.push_str(&format!("; serves {service}")),
         (Some(_), None) => match unread(live, rules) {
             Some(why) => {
                 importable = false;
