@@ -79,12 +79,14 @@ fn rules_by_hand(
             ],
         );
         let rule_id = text(&rule["loadbalancer"], "id");
-        let vms = members.join(",");
-        run(
-            sim,
-            "assignToLoadBalancerRule",
-            &[("id", &rule_id), ("virtualmachineids", &vms)],
-        );
+        if !members.is_empty() {
+            let vms = members.join(",");
+            run(
+                sim,
+                "assignToLoadBalancerRule",
+                &[("id", &rule_id), ("virtualmachineids", &vms)],
+            );
+        }
         run(
             sim,
             "createFirewallRule",
@@ -320,5 +322,68 @@ fn cs_an_estate_made_out_of_band_is_discovered_adopted_and_then_plans_nothing() 
         .collect();
     assert_eq!(writes, Vec::<String>::new(), "{out:?}");
     assert_eq!(service_version(&api), before, "the Service was not written");
+    sim.terminate();
+}
+
+#[test]
+fn cs_a_load_balancer_whose_state_was_lost_is_skyplans_and_what_the_config_cannot_say_is_refused() {
+    let project = CsProject::new();
+    let sim = CsSimServer::start(&project.project.path().join("cloudstack.json"));
+    let old = "[load-balancer.old]\nprovider = \"cloudstack\"\nnetwork = \"k8s-net\"\n\
+               members = [\"web-1\", \"web-2\"]\nalgorithm = \"source\"\n\n\
+               [[load-balancer.old.ports]]\nport = 80\nnode-port = 30080\n";
+    project.config_served(&sim.base_url, old);
+    project.apply_converges();
+    // The state is lost and the table removed: the tagged IP and rule are left.
+    let out = project.run(&["state", "rm", "load-balancer.old"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    project.config_served(&sim.base_url, "");
+    // Rules made by hand whose algorithms differ: the config gives a load balancer one.
+    let network = id_named(&list(&sim, "listNetworks", "network"), "name", "k8s-net");
+    let mixed = rules_by_hand(
+        &sim,
+        &network,
+        &[("mixed-tcp-80", 80, 30080), ("mixed-tcp-81", 81, 30081)],
+        &[],
+        "0.0.0.0/0",
+    );
+    let rules = list(&sim, "listLoadBalancerRules", "loadbalancerrule");
+    let second = id_named(&rules, "name", "mixed-tcp-81");
+    run(
+        &sim,
+        "updateLoadBalancerRule",
+        &[("id", &second), ("algorithm", "source")],
+    );
+
+    let out = project.run(&["discover", "--format", "json"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let found = out.json();
+    let objects = found["unmanaged"].as_array().expect("unmanaged");
+    assert_eq!(objects.len(), 2, "{found:#}");
+    let lost = objects
+        .iter()
+        .find(|o| o["address"] == "load-balancer.old")
+        .unwrap_or_else(|| panic!("{found:#}"));
+    assert_eq!(lost["made_by"]["by"], "skyplan", "{lost:#}");
+    assert_eq!(lost["made_by"]["name"], "load-balancer.old", "{lost:#}");
+
+    let file = project.project.path().join("adopted.toml");
+    let out = project.run(&[
+        "import",
+        "--generate-config",
+        file.to_str().unwrap(),
+        "--all",
+    ]);
+    assert_eq!(out.code, 1, "a refusal: {out:?}");
+    assert!(
+        out.stderr
+            .contains("algorithm: rule mixed-tcp-80 has \"roundrobin\""),
+        "{out:?}"
+    );
+    let adopted = std::fs::read_to_string(&file).expect("the generated file");
+    assert!(adopted.contains("[load-balancer.old]"), "{adopted}");
+    assert!(!adopted.contains(&mixed), "{adopted}");
+    let out = project.run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(out.code, 0, "{out:?}\n{adopted}");
     sim.terminate();
 }

@@ -66,10 +66,7 @@ fn cluster_object(
     claimed: &Claimed,
 ) -> Unmanaged {
     let owner = lost_owner(tag_pairs(&cluster.tags), claimed);
-    let address = match &owner {
-        Some(owner) => Address::new(ResourceKind::Cluster, owner.name.clone()),
-        None => proposed(cluster),
-    };
+    let address = cluster_address(None, claimed, cluster);
     let version = inventory
         .version_by_id(&cluster.kubernetesversionid)
         .map_or(cluster.kubernetesversionname.as_str(), |v| {
@@ -114,13 +111,23 @@ fn network_name(inventory: &Inventory, id: Option<&str>) -> Option<String> {
 }
 
 /// The address of a live CKS cluster: the target's that manages it, else the one a survey
-/// found it under, else its proposed one.
-pub fn cluster_address(live: &Live, claimed: &Claimed, cluster: &KubernetesCluster) -> Address {
+/// found it under (`live`), else the one its lost `skyplan.address` names, else its name.
+pub fn cluster_address(
+    live: Option<&Live>,
+    claimed: &Claimed,
+    cluster: &KubernetesCluster,
+) -> Address {
+    let surveyed = || live?.surveyed.cks(&cluster.id).map(|c| c.address.clone());
+    let lost = || {
+        let owner = lost_owner(tag_pairs(&cluster.tags), claimed)?;
+        Some(Address::new(ResourceKind::Cluster, owner.name))
+    };
     claimed
         .clusters
         .get(&cluster.id)
         .cloned()
-        .or_else(|| live.surveyed.cks(&cluster.id).map(|c| c.address.clone()))
+        .or_else(surveyed)
+        .or_else(lost)
         .unwrap_or_else(|| proposed(cluster))
 }
 
@@ -237,7 +244,7 @@ fn rules_object(
     };
     let cluster = match served {
         Some((cluster, _)) => Some(cluster.address.clone()),
-        None => serving(inventory, rules).map(|c| cluster_address(live, claimed, c)),
+        None => serving(inventory, rules).map(|c| cluster_address(Some(live), claimed, c)),
     };
     let mut summary = format!("{ip_address}: {}", ports(rules));
     if let Some(network) = network_name(inventory, rules[0].networkid.as_deref()) {
@@ -245,8 +252,8 @@ fn rules_object(
     }
     // The cluster and the Service are shown beside the summary.
     let mut importable = true;
-    match (&ccm, &service) {
-        (Some(_), None) => match unread(live, rules) {
+    if ccm.is_some() && service.is_none() {
+        match unread(live, rules) {
             Some(why) => {
                 importable = false;
                 summary.push_str(&format!(
@@ -254,8 +261,7 @@ fn rules_object(
                 ));
             }
             None => summary.push_str("; its Service no longer exists"),
-        },
-        _ => {}
+        }
     }
     Unmanaged {
         provider: PROVIDER.to_string(),

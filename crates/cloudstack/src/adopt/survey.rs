@@ -14,6 +14,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{Node, Service};
 
 use super::claimed::claimed;
+use super::discover::cluster_address;
 use super::{alive, ccm_base, is_adopting};
 use crate::api::KubernetesCluster;
 use crate::client::{CloudstackClient, Secret};
@@ -114,10 +115,8 @@ pub async fn survey(
         if surveyed.cks(&cks.id).is_some() || !holds_pending(live, cks, &pending) {
             continue;
         }
-        let (address, configured) = match claimed.clusters.get(&cks.id) {
-            Some(address) => (address.clone(), true),
-            None => (proposed(cks), false),
-        };
+        let configured = claimed.clusters.contains_key(&cks.id);
+        let address = cluster_address(None, &claimed, cks);
         let connection = connect(client, cks, &address).await;
         let services = match &connection {
             Ok(connection) => connection

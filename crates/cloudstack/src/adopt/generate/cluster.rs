@@ -86,6 +86,18 @@ pub(super) fn spec_of(
                 ),
             )
         })?;
+    let semantic = semver::Version::parse(&version.semanticversion)
+        .ok()
+        .filter(|v| v.pre.is_empty() && v.build.is_empty());
+    if semantic.is_none() {
+        return Err(refuse(
+            "kubernetes-version",
+            format!(
+                "the catalog calls the cluster's version `{}`, and the config takes MAJOR.MINOR.PATCH",
+                version.semanticversion
+            ),
+        ));
+    }
     let offering = |id: &str, attribute: &str| {
         let found = inventory.offering_by_id(id).ok_or_else(|| {
             refuse(
