@@ -8,9 +8,12 @@
 //!   diff and executor.
 //! - `lb/` — `[load-balancer.NAME]`: LB rules, public IP and firewall rules, the LB impact
 //!   table (direct mode), diff and executor.
+//! - `adopt/` — taking over an existing estate: the survey, what no resource manages, and the
+//!   config that adopts it.
 //! - `provider.rs` — the [`skyplan_core::provider::Provider`] implementation tying them together;
 //!   `refresh.rs` — one paged list per collection.
 
+pub mod adopt;
 pub mod api;
 pub mod client;
 pub mod cluster;

@@ -216,6 +216,9 @@ pub struct Live {
     pub clusters: BTreeMap<Address, KnownCluster>,
     /// The cluster of each controller-mode load balancer.
     pub views: Views,
+    /// What a survey read besides (discovery): the Services of the clusters the CloudStack
+    /// CCM may have made rules for. Empty after a refresh.
+    pub surveyed: crate::adopt::Surveyed,
 }
 
 impl Live {

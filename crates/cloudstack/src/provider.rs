@@ -12,12 +12,13 @@ use futures::FutureExt;
 use super::client::{CloudstackClient, Credentials, JobPolicy, Secret};
 use super::instances::{self, CloudstackInstances};
 use super::live::{ApplyContext, Inventory, KnownCluster, Live, PlanInput};
-use super::{cluster, lb, recover, refresh, OWNER_TAG, PROVIDER};
+use super::{adopt, cluster, lb, recover, refresh, OWNER_TAG, PROVIDER};
 use crate::spec::CloudstackEndpoint;
 use crate::spec::{CloudstackClusterSpec, CloudstackLoadBalancerSpec, CsMembers, PublicIp};
 use skyplan_core::model::{Address, ResourceKind};
 use skyplan_core::plan::ResourceChange;
 use skyplan_core::plan::Verification;
+use skyplan_core::provider::discover::{Adopting, Discovered, Generated};
 use skyplan_core::provider::{
     Applied, Companion, DriftCheck, PlanOptions, Provider, ProviderError, Refreshed, Target,
 };
@@ -173,6 +174,7 @@ impl CloudstackProvider {
             inventory,
             clusters: known_clusters(targets),
             views,
+            surveyed: Default::default(),
         })
     }
 
@@ -519,7 +521,7 @@ enum Outcome {
 }
 
 /// The state entry for an existing cluster taken under management by its ID.
-fn import_cluster(
+pub(crate) fn import_cluster(
     address: &Address,
     spec: &CloudstackClusterSpec,
     prior: Option<&ResourceState>,
@@ -641,6 +643,38 @@ impl Provider for CloudstackProvider {
         targets: &'a [Target<'a>],
     ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
         async move { self.refresh_targets(targets).await.map(Refreshed::new) }.boxed()
+    }
+
+    /// The refresh (every collection of the account), plus the Services of the clusters the
+    /// CloudStack CCM made unclaimed rules for (`adopt::survey`).
+    fn survey<'a>(
+        &'a self,
+        targets: &'a [Target<'a>],
+    ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
+        async move {
+            let mut live = self.refresh_targets(targets).await?;
+            let clusters = self.attached.get().map(Arc::as_ref);
+            live.surveyed = adopt::survey(&self.client, clusters, targets, &live).await;
+            Ok(Refreshed::new(live))
+        }
+        .boxed()
+    }
+
+    fn discover(
+        &self,
+        targets: &[Target],
+        surveyed: &Refreshed,
+    ) -> Result<Discovered, ProviderError> {
+        Ok(adopt::discover(targets, Live::of(surveyed)?))
+    }
+
+    fn generate(
+        &self,
+        target: &Target,
+        surveyed: &Refreshed,
+        adopting: &Adopting,
+    ) -> Result<Generated, ProviderError> {
+        adopt::generate(target, Live::of(surveyed)?, adopting)
     }
 
     fn plan(

@@ -1,8 +1,10 @@
-//! Apache CloudStack: the CKS cluster rows, the load-balancer rule rows in direct mode and in
-//! controller mode (the simulated CloudStack CCM), a cluster's Nodes, the cloud-config
-//! credentials, lifecycle, refused removals held back in delete order, kill recovery, a flaky
-//! API, and the `cs` client against the simulator.
+//! Apache CloudStack: an estate made out of band, discovered and adopted; the CKS cluster
+//! rows, the load-balancer rule rows in direct mode and in controller mode (the simulated
+//! CloudStack CCM), a cluster's Nodes, the cloud-config credentials, lifecycle, refused
+//! removals held back in delete order, kill recovery, a flaky API, and the `cs` client
+//! against the simulator.
 
+pub mod adopt;
 pub mod cloud_config;
 pub mod cluster_nodes;
 pub mod cluster_rows;

@@ -15,7 +15,7 @@ mod checks;
 mod desired;
 mod diff;
 
-pub use desired::unknown_name_key;
+pub use desired::{node_types, unknown_name_key};
 mod execute;
 pub mod impact;
 mod ops;

@@ -217,7 +217,7 @@ fn has_service(network: &Network, service: &str) -> bool {
 /// What a live network offers. A network listed without its services is taken as CKS's default
 /// (isolated, virtual router, firewall unless it is a VPC tier): for udp that is the stricter
 /// reading.
-fn facts(network: &Network) -> Result<NetworkFacts, String> {
+pub(crate) fn facts(network: &Network) -> Result<NetworkFacts, String> {
     let reference = NetworkRef::Known {
         id: network.id.clone(),
         name: network.name.clone(),

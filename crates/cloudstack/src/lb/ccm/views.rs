@@ -56,6 +56,12 @@ impl Views {
             .collect()
     }
 
+    /// The CCM base name of the Service read for the load balancer at `address`, if it exists.
+    pub fn base_of(&self, address: &Address) -> Option<String> {
+        let view = self.0.get(address)?.as_ref().ok()?;
+        service_base(view.service.as_ref())
+    }
+
     fn view(&self, address: &Address) -> Result<&ServiceView, ProviderError> {
         match self.0.get(address) {
             Some(Ok(view)) => Ok(view),
