@@ -120,6 +120,15 @@ impl CloudscaleProvider {
     }
 
     async fn refresh_targets(&self, targets: &[Target<'_>]) -> Result<Live, ProviderError> {
+        self.refresh_reading(targets, Members::OfTargets).await
+    }
+
+    /// The refresh, reading the members of `which` load balancers.
+    async fn refresh_reading(
+        &self,
+        targets: &[Target<'_>],
+        which: Members,
+    ) -> Result<Live, ProviderError> {
         let addresses: BTreeSet<String> = targets.iter().map(|t| t.address.to_string()).collect();
         let mut known: BTreeSet<String> = targets
             .iter()
@@ -146,7 +155,8 @@ impl CloudscaleProvider {
             refresh_with_catalog(
                 &self.client,
                 |lb| {
-                    lb.uuid.as_ref().is_some_and(|u| known.contains(u))
+                    which == Members::All
+                        || lb.uuid.as_ref().is_some_and(|u| known.contains(u))
                         || ccm_names.contains(&lb.name)
                         || lb
                             .tags
@@ -329,6 +339,23 @@ impl CloudscaleProvider {
 impl CloudscaleProvider {
     /// Every Service of each connected cluster, listed once per run by its connection; a
     /// cluster the Kubernetes provider did not connect is not asked.
+    /// The refresh plus every Service of each connected cluster (one list per cluster): the
+    /// load balancers the CCM made are told by the Services pointing at them.
+    fn survey_reading<'a>(
+        &'a self,
+        targets: &'a [Target<'a>],
+        which: Members,
+    ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
+        async move {
+            let (live, services) =
+                tokio::join!(self.refresh_reading(targets, which), self.services());
+            let mut live = live?;
+            live.services = super::adopt::SurveyedServices::new(services?);
+            Ok(Refreshed::new(live))
+        }
+        .boxed()
+    }
+
     async fn services(
         &self,
     ) -> Result<BTreeMap<Address, Vec<k8s_openapi::api::core::v1::Service>>, ProviderError> {
@@ -759,13 +786,16 @@ impl Provider for CloudscaleProvider {
         &'a self,
         targets: &'a [Target<'a>],
     ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
-        async move {
-            let (live, services) = tokio::join!(self.refresh_targets(targets), self.services());
-            let mut live = live?;
-            live.services = super::adopt::SurveyedServices::new(services?);
-            Ok(Refreshed::new(live))
-        }
-        .boxed()
+        self.survey_reading(targets, Members::OfTargets)
+    }
+
+    /// Every load balancer's members: what adopting them all reads anyway, in one survey
+    /// instead of a listing and then a second survey.
+    fn survey_deep<'a>(
+        &'a self,
+        targets: &'a [Target<'a>],
+    ) -> Option<BoxFuture<'a, Result<Refreshed, ProviderError>>> {
+        Some(self.survey_reading(targets, Members::All))
     }
 
     fn discover(
@@ -899,6 +929,13 @@ impl Provider for CloudscaleProvider {
         }
         .boxed()
     }
+}
+
+/// Whose members a refresh reads: one GET per pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Members {
+    OfTargets,
+    All,
 }
 
 /// A member in none of the subnets, at its place in the config's `members` (a member chosen

@@ -28,7 +28,7 @@ mod ignore;
 #[path = "workspace_refresh_only.rs"]
 mod refresh_only;
 
-pub use adopt::Generation;
+pub use adopt::{Generation, Survey};
 
 use ignore::{drift_without_ignored, without_ignored};
 
@@ -124,6 +124,13 @@ impl Refreshes {
             )
             .kind(ErrorKind::Internal)
         })
+    }
+}
+
+impl Refreshes {
+    /// The refreshes by provider, taken out (a `Refreshes` frees its own off the path).
+    fn into_inner(mut self) -> BTreeMap<String, Refreshed> {
+        std::mem::take(&mut self.0)
     }
 }
 

@@ -9,9 +9,18 @@ use std::collections::BTreeMap;
 
 use super::{Refreshes, TargetsByProvider, Workspace, WorkspaceError};
 use crate::model::Address;
+use crate::parallel::map_in_parallel;
 use crate::provider::discover::{assign_addresses, fold_services, Adopting, Generated, Unmanaged};
 use crate::provider::{ProviderError, Target};
 use crate::state::ResourceState;
+
+/// What the configured providers hold that no resource manages, and the surveys deep enough
+/// to adopt it from.
+#[derive(Debug)]
+pub struct Survey {
+    pub objects: Vec<Unmanaged>,
+    pub deep: Refreshes,
+}
 
 /// One object picked for adoption and what its provider wrote for it.
 #[derive(Debug)]
@@ -38,28 +47,63 @@ impl Workspace {
     /// each other). Every configured provider is surveyed, so that a Service bound by one
     /// provider's resource is not listed by another's.
     pub async fn discover(&self) -> Result<Vec<Unmanaged>, WorkspaceError> {
+        Ok(self.survey_and_discover(false).await?.objects)
+    }
+
+    /// [`Workspace::discover`], keeping the surveys of the providers that survey deep enough
+    /// to adopt from ([`crate::provider::Provider::survey_deep`]), for [`Workspace::generate`].
+    pub async fn discover_to_adopt(&self) -> Result<Survey, WorkspaceError> {
+        self.survey_and_discover(true).await
+    }
+
+    async fn survey_and_discover(&self, deep: bool) -> Result<Survey, WorkspaceError> {
         let by_provider = self.every_provider_targets()?;
         let surveys = by_provider.iter().map(|(name, targets)| async move {
             let provider = self.providers[name].as_ref();
-            let surveyed = provider.survey(targets).await?;
-            provider.discover(targets, &surveyed)
+            let deep_survey = if deep {
+                provider.survey_deep(targets)
+            } else {
+                None
+            };
+            let (surveyed, kept) = match deep_survey {
+                Some(survey) => (survey.await?, true),
+                None => (provider.survey(targets).await?, false),
+            };
+            let found = provider.discover(targets, &surveyed)?;
+            Ok::<_, ProviderError>((found, kept.then(|| (name.clone(), surveyed))))
         });
-        let found = futures::future::try_join_all(surveys).await?;
+        let (found, kept): (Vec<_>, Vec<_>) = futures::future::try_join_all(surveys)
+            .await?
+            .into_iter()
+            .unzip();
         let mut objects = fold_services(found);
         assign_addresses(&mut objects, &self.addresses());
-        Ok(objects)
+        Ok(Survey {
+            objects,
+            deep: Refreshes(kept.into_iter().flatten().collect()),
+        })
     }
 
     /// The config for each of `picks` (objects `discover` listed, under the address each is to
-    /// get), from one survey per provider with them among its targets.
-    pub async fn generate(&self, picks: Vec<Unmanaged>) -> Result<Generation, WorkspaceError> {
+    /// get): read from `deep` where its provider surveyed deep enough, else from one more
+    /// survey per provider with them among its targets. Generated on every core.
+    pub async fn generate(
+        &self,
+        picks: Vec<Unmanaged>,
+        deep: Refreshes,
+    ) -> Result<Generation, WorkspaceError> {
         let entries: Vec<ResourceState> = picks.iter().map(claimed).collect();
         let mut adopting = Adopting::default();
         for object in &picks {
             adopting.insert(&object.provider, &object.id, object.address.clone());
         }
-        let mut by_provider = self.targets_of_providers(picks.iter().map(|o| &o.provider))?;
+        let resurveyed = picks.iter().map(|o| &o.provider);
+        let resurveyed = resurveyed.filter(|p| !deep.0.contains_key(*p));
+        let mut by_provider = self.targets_of_providers(resurveyed)?;
         for (object, entry) in picks.iter().zip(&entries) {
+            if deep.0.contains_key(&object.provider) {
+                continue;
+            }
             let targets = by_provider.entry(object.provider.clone()).or_default();
             targets.push(Target {
                 address: &object.address,
@@ -67,9 +111,15 @@ impl Workspace {
                 prior: Some(entry),
             });
         }
-        let refreshes = self.survey(&by_provider).await?;
-        let mut results = Vec::new();
-        for object in &picks {
+        let started = std::time::Instant::now();
+        let mut refreshes = self.survey(&by_provider).await?;
+        drop(by_provider);
+        tracing::info!(
+            ms = started.elapsed().as_millis(),
+            "surveyed with the picked objects"
+        );
+        refreshes.0.extend(deep.into_inner());
+        let generate = |object: &Unmanaged| {
             let provider = self.provider_named(&object.provider, &object.address)?;
             let entry = claimed(object);
             let target = Target {
@@ -78,10 +128,10 @@ impl Workspace {
                 prior: Some(&entry),
             };
             let surveyed = refreshes.of(&object.provider)?;
-            let generated = provider.generate(&target, surveyed, &adopting)?;
-            results.push(generated);
-        }
-        drop(by_provider);
+            Ok::<_, WorkspaceError>(provider.generate(&target, surveyed, &adopting)?)
+        };
+        let results = map_in_parallel(picks.iter().collect(), 64, generate);
+        let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
         Ok(Generation {
             results: picks.into_iter().zip(results).collect(),
             refreshes,

@@ -15,7 +15,7 @@ use super::{load, open};
 use crate::config;
 use crate::model::Address;
 use crate::provider::discover::{Generated, Unmanaged};
-use crate::workspace::{Generation, Workspace};
+use crate::workspace::{Generation, Survey, Workspace};
 
 /// What the user asked to adopt.
 enum Selection {
@@ -111,12 +111,25 @@ async fn adopt_in(
     file: &Path,
     selection: Selection,
 ) -> Result<(Vec<Unmanaged>, Vec<Refusal>), Report> {
-    let found = workspace.discover().await.reported()?;
+    let started = std::time::Instant::now();
+    let Survey {
+        objects: found,
+        deep,
+    } = workspace.discover_to_adopt().await.reported()?;
+    tracing::info!(
+        ms = started.elapsed().as_millis(),
+        objects = found.len(),
+        "discovered"
+    );
     let (picks, mut refusals) = pick(workspace, found, selection)?;
     if picks.is_empty() {
         return Ok((vec![], refusals));
     }
-    let Generation { results, refreshes } = workspace.generate(picks).await.reported()?;
+    let Generation { results, refreshes } = workspace.generate(picks, deep).await.reported()?;
+    tracing::info!(
+        ms = started.elapsed().as_millis(),
+        "surveyed again and generated"
+    );
     let mut adopted = Vec::new();
     let mut text = String::from(HEADER);
     for (object, generated) in results {
@@ -142,16 +155,22 @@ async fn adopt_in(
             )
         })?;
     workspace.config = config;
+    tracing::info!(
+        ms = started.elapsed().as_millis(),
+        "the config loaded with the file"
+    );
     let adopted_refs: Vec<&Unmanaged> = adopted.iter().collect();
     workspace
         .import_generated(&adopted_refs, &refreshes)
         .reported()?;
+    tracing::info!(ms = started.elapsed().as_millis(), "imported");
     write_new(file, &text)?;
     if let Err(e) = workspace.save_state().reported() {
         // The state does not know the objects: a file declaring them would plan them as new.
         let _ = std::fs::remove_file(file);
         return Err(e);
     }
+    tracing::info!(ms = started.elapsed().as_millis(), "written and saved");
     Ok((adopted, refusals))
 }
 
@@ -178,8 +197,9 @@ fn pick(
                 // Not refusals: nothing is wrong with them, there is nothing to adopt on its own.
                 let names: Vec<String> = left.iter().map(|o| o.address.to_string()).collect();
                 eprintln!(
-                    "Left as they are: {} that cannot be adopted on their own ({}); `skyplan discover` says what each is.",
+                    "Left as they are: {} that cannot be adopted on {} own ({}); `skyplan discover` says what each is.",
                     crate::render::counted(left.len(), "object"),
+                    if left.len() == 1 { "its" } else { "their" },
                     names.join(", ")
                 );
             }

@@ -113,7 +113,7 @@ fn every_unmanaged_load_balancer_service_is_listed_and_none_is_adopted_by_itself
     assert_eq!(all.code, 0, "{all:?}");
     assert!(
         all.stderr
-            .contains("2 LoadBalancer Services that no cloud object serves yet"),
+            .contains("2 objects that cannot be adopted on their own"),
         "{all:?}"
     );
     let named = project.run(&[

@@ -196,7 +196,7 @@ fn an_estate_made_out_of_band_is_listed_adopted_and_then_planned_as_it_is() {
     assert!(
         import
             .stderr
-            .contains("1 LoadBalancer Service that no cloud object serves yet"),
+            .contains("1 object that cannot be adopted on its own"),
         "{import:?}"
     );
     let written = std::fs::read_to_string(&file).unwrap();

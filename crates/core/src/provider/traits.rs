@@ -101,6 +101,18 @@ pub trait Provider: Send + Sync {
         self.refresh(targets)
     }
 
+    /// A [`Provider::survey`] from which `generate` and `import` can read any object
+    /// `discover` lists without its being a target: what a refresh reads one object at a time
+    /// for its targets (a pool's members), read for every object. `None` (the default): the
+    /// pipeline surveys again with the objects to adopt among the targets. Worth it where
+    /// adopting everything is the common case and the second survey would repeat the first.
+    fn survey_deep<'a>(
+        &'a self,
+        _targets: &'a [Target<'a>],
+    ) -> Option<BoxFuture<'a, Result<Refreshed, ProviderError>>> {
+        None
+    }
+
     /// The objects in `surveyed` that no target manages, and the Services the targets are
     /// bound to. Pure. A provider that cannot list what it does not manage finds nothing.
     fn discover(
