@@ -146,8 +146,7 @@ impl Workspace {
         adopted: &[&Unmanaged],
         refreshes: &Refreshes,
     ) -> Result<(), WorkspaceError> {
-        let mut entries = Vec::new();
-        for object in adopted {
+        let import = |object: &&Unmanaged| {
             let address = &object.address;
             let resource = self.config.resource(address).ok_or_else(|| {
                 ProviderError::new(address, "was generated but the config does not declare it")
@@ -160,8 +159,10 @@ impl Workspace {
                 prior: Some(&entry),
             };
             let imported = provider.import(&target, refreshes.of(&object.provider)?)?;
-            entries.push((address.clone(), imported));
-        }
+            Ok::<_, WorkspaceError>((address.clone(), imported))
+        };
+        let entries = map_in_parallel(adopted.iter().collect(), 64, import);
+        let entries = entries.into_iter().collect::<Result<Vec<_>, _>>()?;
         for (address, entry) in entries {
             if self.state.resources.contains_key(&address) {
                 return Err(ProviderError::new(&address, "is already in the state").into());

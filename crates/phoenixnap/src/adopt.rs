@@ -281,7 +281,10 @@ pub fn generate(
     let clusters = live.survey.as_deref().unwrap_or_default();
     Ok(
         match adoption(block, &live.inventory, clusters, default_location) {
-            Ok(adopted) => Generated::Config(adopted.toml(target.address)),
+            Ok(adopted) => Generated::Config {
+                text: adopted.toml(target.address),
+                spec: None,
+            },
             Err(refused) => refused,
         },
     )

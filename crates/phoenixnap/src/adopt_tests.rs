@@ -323,7 +323,7 @@ fn generated(live: &Live, name: &str, id: &str, default_location: &str) -> Gener
 
 fn config_text(generated: Generated) -> String {
     match generated {
-        Generated::Config(text) => text,
+        Generated::Config { text, .. } => text,
         refused => panic!("refused: {refused:?}"),
     }
 }

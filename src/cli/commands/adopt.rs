@@ -131,12 +131,14 @@ async fn adopt_in(
         "surveyed again and generated"
     );
     let mut adopted = Vec::new();
+    let mut planned_as = Vec::new();
     let mut text = String::from(HEADER);
     for (object, generated) in results {
         match generated {
-            Generated::Config(table) => {
+            Generated::Config { text: table, spec } => {
                 let _ = write!(text, "\n# {}\n{}", origin(&object), table.trim_end());
                 text.push('\n');
+                planned_as.extend(spec.map(|spec| (object.address.clone(), spec)));
                 adopted.push(object);
             }
             Generated::Refused { attribute, reason } => refusals.push(Refusal {
@@ -154,6 +156,7 @@ async fn adopt_in(
                 "the generated config does not load (a bug in skyplan; nothing was written): {e}"
             )
         })?;
+    reads_as_planned(&config, &planned_as)?;
     workspace.config = config;
     tracing::info!(
         ms = started.elapsed().as_millis(),
@@ -172,6 +175,23 @@ async fn adopt_in(
     }
     tracing::info!(ms = started.elapsed().as_millis(), "written and saved");
     Ok((adopted, refusals))
+}
+
+/// Each table the config read as the spec its provider planned it as: else the file would not
+/// say what was checked, and the next plan could differ (a bug in skyplan; nothing is written).
+fn reads_as_planned(
+    config: &config::Config,
+    planned_as: &[(Address, config::ResourceSpec)],
+) -> Result<(), Report> {
+    for (address, spec) in planned_as {
+        let read = config.resource(address).map(|r| &r.spec);
+        if read != Some(spec) {
+            return Err(miette!(
+                "the generated config of {address} reads as {read:?}, not as {spec:?} (a bug in skyplan; nothing was written)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 const HEADER: &str = "\

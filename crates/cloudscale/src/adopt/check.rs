@@ -1,9 +1,7 @@
-//! The generated table held to its promise before it is handed over: read back through the
-//! config section it must give exactly the spec it was written from (anything else is a bug
-//! here), and that spec, planned against the live objects as the plan after the import will
-//! plan it, must change nothing. A change is refused at its attribute, with the plan's reason.
-
-use std::path::Path;
+//! The generated spec held to its promise before it is handed over: planned against the live
+//! objects as the plan after the import will plan it, it must change nothing. A change is
+//! refused at its attribute, with the plan's reason. (That the text reads back as this spec
+//! the pipeline checks, with the whole generated file; `tests/props.rs` holds it too.)
 
 use serde_json::Value;
 
@@ -15,55 +13,9 @@ use super::super::diff::{diff, DiffInput};
 use super::super::live::Live;
 use super::super::objects::LbObjects;
 use super::{Refusal, ServiceAt, CCM};
-use crate::config::CloudscaleConfig;
 use crate::spec::{CloudscaleLoadBalancerSpec, TrafficPolicy};
-use skyplan_core::config::section::ConfigSection;
 use skyplan_core::model::Address;
 use skyplan_core::plan::AttributeChange;
-use skyplan_core::provider::{ErrorKind, ProviderError};
-
-const SECTIONS: &[&dyn ConfigSection] = &[&skyplan_kubernetes::KubernetesConfig, &CloudscaleConfig];
-
-fn internal(address: &Address, message: String) -> ProviderError {
-    ProviderError::new(address, message).kind(ErrorKind::Internal)
-}
-
-/// The spec the config section reads from `text` (with the provider's table and, for a
-/// Service-bound one, its cluster's), which must be `spec`.
-pub(super) fn read_back(
-    address: &Address,
-    text: &str,
-    spec: &CloudscaleLoadBalancerSpec,
-) -> Result<CloudscaleLoadBalancerSpec, ProviderError> {
-    let mut config = String::from("[provider.cloudscale]\n\n");
-    if let Some(binding) = &spec.binding {
-        config.push_str(&format!(
-            "[cluster.{}]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\n\n",
-            toml::Value::String(binding.cluster.name.clone())
-        ));
-    }
-    config.push_str(text);
-    let loaded =
-        skyplan_core::config::load_texts(Path::new("."), &[("generated.toml", &config)], SECTIONS)
-            .map_err(|e| {
-                let problems = e.lines().join("; ");
-                internal(
-                    address,
-                    format!("the config generated for it does not load ({problems}):\n{text}"),
-                )
-            })?;
-    let read = loaded
-        .resource(address)
-        .and_then(|r| r.spec.get::<CloudscaleLoadBalancerSpec>())
-        .ok_or_else(|| internal(address, format!("the config generated for it declares no cloudscale load balancer {address}:\n{text}")))?;
-    if read != spec {
-        return Err(internal(
-            address,
-            format!("the config generated for it reads back as {read:?}, not as {spec:?}:\n{text}"),
-        ));
-    }
-    Ok(read.clone())
-}
 
 /// Nothing to plan for `spec` against `lb` once imported (the state's applied spec is `spec`):
 /// the plan's checks pass and it has no attribute.

@@ -19,6 +19,7 @@ mod services;
 use super::live::Live;
 use super::objects::{LbObject, OWNER_TAG};
 use skyplan_core::config::section as values;
+use skyplan_core::config::ResourceSpec;
 use skyplan_core::model::Address;
 use skyplan_core::provider::discover::{Adopting, Generated};
 use skyplan_core::provider::{ErrorKind, ProviderError, Target};
@@ -164,11 +165,13 @@ pub fn generate(
         Ok(spec) => spec,
         Err(refusal) => return Ok(refusal.into()),
     };
-    let text = render::table(address, &spec);
-    let read = check::read_back(address, &text, &spec)?;
     Ok(
-        match check::plans_nothing(address, &read, found, live, service) {
-            Ok(()) => Generated::Config(text),
+        match check::plans_nothing(address, &spec, found, live, service) {
+            // Read back by the pipeline, with the whole file: as the spec planned here.
+            Ok(()) => Generated::Config {
+                text: render::table(address, &spec),
+                spec: Some(ResourceSpec::new(spec)),
+            },
             Err(refusal) => refusal.into(),
         },
     )

@@ -87,7 +87,13 @@ pub enum Generated {
     /// The resource's table(s) as TOML text, headed by the target's address, written so that a
     /// plan of it against the object changes nothing: keys only where the live object differs
     /// from the defaults.
-    Config(String),
+    Config {
+        text: String,
+        /// The spec the provider planned the text as, when it did: the pipeline holds the
+        /// config's reading of the text to it, in one load of the whole file rather than one
+        /// config per object. `None`: the provider read its text back itself.
+        spec: Option<crate::config::ResourceSpec>,
+    },
     /// skyplan's config cannot say what the object has: `attribute` names it.
     Refused { attribute: String, reason: String },
 }

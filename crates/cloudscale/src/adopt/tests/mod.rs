@@ -153,7 +153,7 @@ pub(super) fn generated(name: &str, uuid: &str, live: &Live) -> Generated {
 /// The config text, or the refusal as a failure.
 pub(super) fn config_of(generated: Generated) -> String {
     match generated {
-        Generated::Config(text) => text,
+        Generated::Config { text, .. } => text,
         refused => panic!("refused: {refused:?}"),
     }
 }
@@ -162,7 +162,7 @@ pub(super) fn config_of(generated: Generated) -> String {
 pub(super) fn refusal_of(generated: Generated) -> (String, String) {
     match generated {
         Generated::Refused { attribute, reason } => (attribute, reason),
-        Generated::Config(text) => panic!("generated:\n{text}"),
+        Generated::Config { text, .. } => panic!("generated:\n{text}"),
     }
 }
 

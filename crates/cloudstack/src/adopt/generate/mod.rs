@@ -62,7 +62,7 @@ pub fn generate(
         }
     };
     Ok(match outcome {
-        Ok(text) => Generated::Config(text),
+        Ok(text) => Generated::Config { text, spec: None },
         Err(refusal) => Generated::Refused {
             attribute: refusal.attribute,
             reason: refusal.reason,

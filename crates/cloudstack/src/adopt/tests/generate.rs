@@ -5,7 +5,7 @@ use skyplan_core::provider::discover::Generated;
 
 fn config(generated: Generated) -> String {
     match generated {
-        Generated::Config(text) => text,
+        Generated::Config { text, .. } => text,
         refused => panic!("expected a config: {refused:?}"),
     }
 }

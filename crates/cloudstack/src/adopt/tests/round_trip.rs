@@ -38,7 +38,7 @@ fn load(texts: &[String]) -> Config {
 
 fn text(generated: Generated) -> String {
     match generated {
-        Generated::Config(text) => text,
+        Generated::Config { text, .. } => text,
         refused => panic!("{refused:?}"),
     }
 }
