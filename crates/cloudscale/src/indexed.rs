@@ -2,7 +2,7 @@
 //! finds each target's live load balancer this way; searching the list instead made a plan
 //! of 5,000 load balancers quadratic.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Deref;
 
 use super::objects::{LbObjects, Snapshot, OWNER_TAG};
@@ -13,6 +13,9 @@ pub struct IndexedSnapshot {
     by_uuid: HashMap<String, usize>,
     /// Positions in the snapshot's order, so a tag carried twice is reported in that order.
     by_owner: HashMap<String, Vec<usize>>,
+    /// The UUIDs the refreshed targets' state entries name: a load balancer one entry manages
+    /// is never another address's by its tag (a tag left behind by a move or an import).
+    claimed: HashSet<String>,
 }
 
 impl IndexedSnapshot {
@@ -31,7 +34,14 @@ impl IndexedSnapshot {
             snapshot,
             by_uuid,
             by_owner,
+            claimed: HashSet::new(),
         }
+    }
+
+    /// Records the UUIDs the state's entries name (see [`IndexedSnapshot::owned_by`]).
+    pub fn claimed_by_the_state(mut self, uuids: HashSet<String>) -> IndexedSnapshot {
+        self.claimed = uuids;
+        self
     }
 
     /// Same answer as [`Snapshot::load_balancer`], in constant time.
@@ -46,6 +56,20 @@ impl IndexedSnapshot {
         positions
             .iter()
             .map(|&position| &self.snapshot.load_balancers[position])
+    }
+
+    /// The load balancers tagged with `address` that no state entry names: what an address
+    /// new to the state adopts by its tag.
+    pub fn unclaimed_owned_by<'a>(
+        &'a self,
+        address: &str,
+    ) -> impl Iterator<Item = &'a LbObjects> + 'a {
+        self.owned_by(address).filter(|lb| {
+            !lb.lb
+                .uuid
+                .as_ref()
+                .is_some_and(|u| self.claimed.contains(u))
+        })
     }
 }
 
@@ -103,5 +127,22 @@ mod tests {
             assert_eq!(fast, slow, "{owner}");
         }
         assert_eq!(indexed.load_balancers.len(), 4);
+    }
+
+    #[test]
+    fn a_load_balancer_a_state_entry_names_is_no_other_addresss_by_its_tag() {
+        let snapshot = Snapshot {
+            load_balancers: vec![
+                lb("moved", Some("load-balancer.old")),
+                lb("lost", Some("load-balancer.old")),
+            ],
+            ..Snapshot::default()
+        };
+        let indexed = IndexedSnapshot::new(snapshot)
+            .claimed_by_the_state(HashSet::from(["moved".to_string()]));
+        let adoptable: Vec<_> = indexed.unclaimed_owned_by("load-balancer.old").collect();
+        assert_eq!(adoptable.len(), 1);
+        assert_eq!(adoptable[0].lb.uuid.as_deref(), Some("lost"));
+        assert_eq!(indexed.owned_by("load-balancer.old").count(), 2);
     }
 }

@@ -1,7 +1,7 @@
 //! The cloudscale provider behind the [`Provider`] trait: refresh through the API client,
 //! plan through the pure diff, apply through the operation executor.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -130,11 +130,12 @@ impl CloudscaleProvider {
         which: Members,
     ) -> Result<Live, ProviderError> {
         let addresses: BTreeSet<String> = targets.iter().map(|t| t.address.to_string()).collect();
-        let mut known: BTreeSet<String> = targets
+        let claimed: HashSet<String> = targets
             .iter()
             .filter_map(|t| t.prior)
             .map(|p| p.id.clone())
             .collect();
+        let mut known: BTreeSet<String> = claimed.iter().cloned().collect();
         let views = self.read_clusters(targets).await;
         // A controller-mode load balancer is found as the CCM finds it: by the Service's uuid
         // annotation, else by name; its members are wanted too.
@@ -177,7 +178,7 @@ impl CloudscaleProvider {
             .map_err(|e| failed(PROVIDER, format!("listing servers failed: {e}"), e))?
             .map(|servers| self.servers.set(servers));
         Ok(Live {
-            snapshot: IndexedSnapshot::new(snapshot),
+            snapshot: IndexedSnapshot::new(snapshot).claimed_by_the_state(claimed),
             servers: servers.unwrap_or_default(),
             views,
             services: Default::default(),
@@ -655,7 +656,7 @@ fn find_live<'s>(
         return Ok(Some(lb));
     }
     let tag = address.to_string();
-    let owned: Vec<&LbObjects> = snapshot.owned_by(&tag).collect();
+    let owned: Vec<&LbObjects> = snapshot.unclaimed_owned_by(&tag).collect();
     match owned.as_slice() {
         [] => Ok(None),
         [one] => Ok(Some(*one)),

@@ -490,3 +490,35 @@ fn a_phoenixnap_rename_is_a_move_only() {
     );
     assert_eq!(plan_exit(&project).code, 0);
 }
+
+#[test]
+fn an_old_address_given_to_a_new_resource_creates_it_rather_than_taking_the_moved_one() {
+    let project = edge_applied();
+    project.config(&format!(
+        "{PROVIDER}{}{}",
+        load_balancer("front", Some("edge")),
+        moved("load-balancer.edge", "load-balancer.front")
+    ));
+    project.apply_ok();
+    // The moved load balancer still carries skyplan.address=load-balancer.edge; a new edge
+    // must not adopt it by that tag: front's state entry names it.
+    project.config(&format!(
+        "{PROVIDER}{}{}",
+        load_balancer("front", Some("edge")),
+        load_balancer("edge", Some("edge-new"))
+    ));
+    let plan = project.plan(&[]);
+    assert_eq!(
+        change(&plan, "load-balancer.edge")["action"],
+        "create",
+        "{plan}"
+    );
+    assert_eq!(
+        change(&plan, "load-balancer.front")["action"],
+        "no-op",
+        "{plan}"
+    );
+    project.apply_ok();
+    assert_eq!(cloud_load_balancers(&project).len(), 2);
+    assert_eq!(plan_exit(&project).code, 0);
+}
