@@ -3,7 +3,7 @@
 //! `refresh`, read by the cluster and LB planners without further IO. [`Live`] is all a
 //! refresh read, the account with it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use skyplan_core::model::Address;
 
@@ -41,6 +41,9 @@ pub struct Inventory {
     /// Public IP ids an interrupted apply associated for a load balancer (by address) but did
     /// not get to tag: found by `recover::associated_by_interrupted_apply`.
     pub recovered_ips: BTreeMap<String, String>,
+    /// Public IP ids the refreshed load balancers' state entries name: an IP one entry manages
+    /// is never another address's by its tag (a tag left behind by a move).
+    pub claimed_ips: BTreeSet<String>,
 }
 
 /// Finds a catalog object by UUID or, failing that, by name.

@@ -169,6 +169,10 @@ impl CloudstackProvider {
             .unwrap_or_else(|p| p.into_inner())
             .clone();
         inventory.recovered_ips = recover::associated_by_interrupted_apply(&started, &inventory);
+        inventory.claimed_ips = (targets.iter())
+            .filter(|t| t.address.kind == ResourceKind::LoadBalancer)
+            .filter_map(|t| t.prior.map(|p| p.id.clone()))
+            .collect();
         self.read_cluster_nodes(targets).await?;
         Ok(Live {
             inventory,

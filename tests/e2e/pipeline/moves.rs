@@ -464,6 +464,25 @@ fn cloudstack_and_node_policy_renames_are_moves_only() {
     );
     assert_eq!(plan_exit(&project).code, 0);
     assert_eq!(project.run(&["drift"]).code, 0);
+
+    // The old address given to a new load balancer: its public IP still carries
+    // skyplan.address=load-balancer.edge, and front's state entry names it — a new IP.
+    project.config(&format!(
+        "{}[load-balancer.edge]\nprovider = \"cloudstack\"\nname = \"edge-new\"\ncluster = \"lab2\"\n\n\
+         [[load-balancer.edge.ports]]\nport = 81\nnode-port = 30081\n",
+        resources("lab2", "front", "workers"),
+    ));
+    let plan = project.plan(&[]);
+    assert_eq!(
+        change(&plan, "load-balancer.edge")["action"],
+        "create",
+        "{plan}"
+    );
+    assert_eq!(
+        change(&plan, "load-balancer.front")["action"],
+        "no-op",
+        "{plan}"
+    );
 }
 
 /// A PhoenixNAP block's load balancer: the block is found by the state's ID and the CCM's

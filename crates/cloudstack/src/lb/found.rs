@@ -144,7 +144,7 @@ fn find_ip<'a>(
     let tagged: Vec<&PublicIpAddress> = live
         .public_ips
         .iter()
-        .filter(|ip| owned_by(&ip.tags, address))
+        .filter(|ip| owned_by(&ip.tags, address) && !live.claimed_ips.contains(&ip.id))
         .collect();
     match tagged.as_slice() {
         [] => Ok(None),
