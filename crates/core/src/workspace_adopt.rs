@@ -1,9 +1,10 @@
 //! Taking over an existing estate: `discover` lists what the configured accounts and
 //! clusters hold that no resource manages; `generate` asks each object's provider for the
 //! config that adopts it; `import_generated` records the adopted objects in the state once the
-//! config declares them. The reads are two surveys: one of the collections, to discover; one
-//! with the adopted objects as targets (their members, as an import reads them), to generate
-//! and import from.
+//! config declares them. A provider that surveys deep enough to adopt from (`survey_deep`:
+//! cloudscale reads every pool's members) is surveyed once; the others twice: the collections,
+//! to discover, then with the adopted objects as targets (read as an import reads them), to
+//! generate and import from.
 
 use std::collections::BTreeMap;
 
