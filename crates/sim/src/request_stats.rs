@@ -129,6 +129,11 @@ impl<F: Tally> RequestStats<F> {
         self.lock().faults.count(kind);
     }
 
+    /// The requests counted, without copying the counters and the log.
+    pub fn total(&self) -> u64 {
+        self.lock().total
+    }
+
     pub fn snapshot(&self) -> RequestCounts<F> {
         self.lock().clone()
     }
