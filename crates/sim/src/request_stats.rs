@@ -4,9 +4,16 @@
 //! (`PATCH /api/v1/nodes/{name}`). The `/_sim` routes themselves are not counted. Each
 //! simulator keeps its own counters, most of them a [`RequestStats`] with the faults it
 //! injects as its [`Tally`].
+//!
+//! Beside the counters, `log` lists the last [`LOG_LIMIT`] requests in the order they finished,
+//! each with its method, path, route template, status and the times it started and ended, in
+//! milliseconds (fractional, microsecond precision) since the counters were created — when
+//! the simulator started. Tests read it to see which requests overlapped in time, e.g. how
+//! many load balancers were being changed at once. A reset empties it; the clock keeps running.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::StatusCode;
@@ -43,20 +50,51 @@ impl Tally for NoFaults {
     }
 }
 
-/// Requests by method and route template, and the faults of `F`.
-#[derive(Debug, Default)]
+/// How many requests the log keeps: the oldest are dropped beyond it.
+pub const LOG_LIMIT: usize = 100_000;
+
+/// Requests by method and route template, the faults of `F`, and the log of the last requests.
+#[derive(Debug)]
 pub struct RequestStats<F> {
     counts: Mutex<RequestCounts<F>>,
+    /// What the log's times count from.
+    epoch: Instant,
+}
+
+impl<F: Default> Default for RequestStats<F> {
+    fn default() -> Self {
+        RequestStats {
+            counts: Mutex::default(),
+            epoch: Instant::now(),
+        }
+    }
 }
 
 /// What `GET /_sim/requests` answers.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Serialize)]
 #[serde(bound(serialize = "F: Tally"))]
 pub struct RequestCounts<F> {
     pub total: u64,
     pub by_route: BTreeMap<String, u64>,
     #[serde(skip_serializing_if = "Tally::is_uncounted")]
     pub faults: F,
+    /// The last [`LOG_LIMIT`] requests, in the order they finished.
+    pub log: VecDeque<LoggedRequest>,
+}
+
+/// One request of the log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoggedRequest {
+    pub method: String,
+    /// The path as requested, without the query.
+    pub path: String,
+    /// The route template it matched, as the counters name it (`GET /v1/load-balancers/{uuid}`).
+    pub route: String,
+    /// The HTTP status answered (the one a dropped connection would have carried).
+    pub status: u16,
+    /// Milliseconds since the simulator started, microsecond precision.
+    pub started_ms: f64,
+    pub ended_ms: f64,
 }
 
 impl<F: Tally> RequestStats<F> {
@@ -66,8 +104,34 @@ impl<F: Tally> RequestStats<F> {
         *counts.by_route.entry(route).or_default() += 1;
     }
 
+    /// Logs a finished request; `started` and `ended` are turned into times since the epoch.
+    pub fn log(&self, request: Finished, started: Instant, ended: Instant) {
+        let since = |at: Instant| {
+            let micros = at.saturating_duration_since(self.epoch).as_micros();
+            micros as f64 / 1000.0
+        };
+        let entry = LoggedRequest {
+            method: request.method,
+            path: request.path,
+            route: request.route,
+            status: request.status,
+            started_ms: since(started),
+            ended_ms: since(ended),
+        };
+        let mut counts = self.lock();
+        if counts.log.len() >= LOG_LIMIT {
+            counts.log.pop_front();
+        }
+        counts.log.push_back(entry);
+    }
+
     pub fn record_fault(&self, kind: F::Kind) {
         self.lock().faults.count(kind);
+    }
+
+    /// The requests counted, without copying the counters and the log.
+    pub fn total(&self) -> u64 {
+        self.lock().total
     }
 
     pub fn snapshot(&self) -> RequestCounts<F> {
@@ -83,6 +147,15 @@ impl<F: Tally> RequestStats<F> {
     }
 }
 
+/// A request as the middleware saw it, for the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    pub method: String,
+    pub path: String,
+    pub route: String,
+    pub status: u16,
+}
+
 /// A simulator state holding a [`RequestStats`]; it then counts requests.
 pub trait KeepsRequestStats: Clone + Send + Sync + 'static {
     type Faults: Tally;
@@ -94,6 +167,10 @@ impl<S: KeepsRequestStats> CountsRequests for S {
 
     fn record_request(&self, route: String) {
         self.request_stats().record(route);
+    }
+
+    fn log_request(&self, request: Finished, started: Instant, ended: Instant) {
+        self.request_stats().log(request, started, ended);
     }
 
     fn request_counts(&self) -> Self::Counts {
@@ -109,23 +186,38 @@ impl<S: KeepsRequestStats> CountsRequests for S {
 pub trait CountsRequests: Clone + Send + Sync + 'static {
     type Counts: Serialize;
     fn record_request(&self, route: String);
+    /// Logs a request once answered; a simulator without a log ignores it.
+    fn log_request(&self, _request: Finished, _started: Instant, _ended: Instant) {}
     fn request_counts(&self) -> Self::Counts;
     fn reset_request_counts(&self);
 }
 
 /// Middleware (as a route layer, so the matched route is known) counting every API request,
-/// including the ones authentication then refuses.
+/// including the ones authentication then refuses, and logging each once answered (the time
+/// of a streamed body's transfer is not included).
 pub async fn count_request<S: CountsRequests>(
     State(sim): State<S>,
     request: Request,
     next: Next,
 ) -> Response {
+    let started = Instant::now();
     let template = request.extensions().get::<MatchedPath>().map_or_else(
         || request.uri().path().to_owned(),
         |p| p.as_str().to_owned(),
     );
-    sim.record_request(format!("{} {template}", request.method()));
-    next.run(request).await
+    let method = request.method().to_string();
+    let path = request.uri().path().to_owned();
+    let route = format!("{method} {template}");
+    sim.record_request(route.clone());
+    let response = next.run(request).await;
+    let finished = Finished {
+        method,
+        path,
+        route,
+        status: response.status().as_u16(),
+    };
+    sim.log_request(finished, started, Instant::now());
+    response
 }
 
 /// `GET /_sim/requests` and `POST /_sim/requests/reset`.
@@ -171,7 +263,8 @@ mod tests {
         let expected = serde_json::json!({
             "total": 3,
             "by_route": {"GET /v1/load-balancers": 2, "POST /v1/load-balancers": 1},
-            "faults": {"drop": 1}
+            "faults": {"drop": 1},
+            "log": []
         });
         assert_eq!(counts, expected);
         stats.reset();
@@ -184,7 +277,51 @@ mod tests {
         let stats = RequestStats::<NoFaults>::default();
         stats.record("GET /api/v1/nodes".into());
         let counts = serde_json::to_value(stats.snapshot()).unwrap();
-        let expected = serde_json::json!({"total": 1, "by_route": {"GET /api/v1/nodes": 1}});
+        let expected =
+            serde_json::json!({"total": 1, "by_route": {"GET /api/v1/nodes": 1}, "log": []});
         assert_eq!(counts, expected);
+    }
+
+    fn finished(path: &str, status: u16) -> Finished {
+        Finished {
+            method: "PATCH".into(),
+            path: path.into(),
+            route: "PATCH /v1/load-balancers/{uuid}".into(),
+            status,
+        }
+    }
+
+    #[test]
+    fn the_log_keeps_times_since_the_epoch_in_the_order_requests_finished() {
+        let stats = RequestStats::<NoFaults>::default();
+        let epoch = stats.epoch;
+        let at = |micros| epoch + std::time::Duration::from_micros(micros);
+        stats.log(finished("/v1/load-balancers/a", 204), at(1_500), at(2_250));
+        stats.log(finished("/v1/load-balancers/b", 409), at(1_000), at(3_000));
+        let log = serde_json::to_value(stats.snapshot().log).unwrap();
+        let expected = serde_json::json!([
+            {"method": "PATCH", "path": "/v1/load-balancers/a",
+             "route": "PATCH /v1/load-balancers/{uuid}", "status": 204,
+             "started_ms": 1.5, "ended_ms": 2.25},
+            {"method": "PATCH", "path": "/v1/load-balancers/b",
+             "route": "PATCH /v1/load-balancers/{uuid}", "status": 409,
+             "started_ms": 1.0, "ended_ms": 3.0},
+        ]);
+        assert_eq!(log, expected);
+        stats.reset();
+        assert!(stats.snapshot().log.is_empty());
+    }
+
+    #[test]
+    fn the_log_keeps_only_the_last_entries() {
+        let stats = RequestStats::<NoFaults>::default();
+        let now = Instant::now();
+        for i in 0..LOG_LIMIT + 2 {
+            stats.log(finished(&format!("/{i}"), 200), now, now);
+        }
+        let log = stats.snapshot().log;
+        assert_eq!(log.len(), LOG_LIMIT);
+        assert_eq!(log.front().unwrap().path, "/2");
+        assert_eq!(log.back().unwrap().path, format!("/{}", LOG_LIMIT + 1));
     }
 }

@@ -19,5 +19,6 @@ pub mod plan_formats;
 pub mod postgres;
 pub mod refresh_only;
 pub mod saved_plans;
+pub mod sim_health;
 pub mod sim_serve;
 pub mod verification;

@@ -181,6 +181,7 @@ pub fn default_world(now: Timestamp) -> World {
         subnets: vec![subnet],
         index: Default::default(),
         used_addresses: None,
+        unhealthy_pools: Default::default(),
     }
 }
 

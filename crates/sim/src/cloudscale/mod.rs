@@ -7,14 +7,15 @@
 //! the data and its file format (`index` its lookups for the list endpoints, `address_book`
 //! the taken addresses), `inventory` what a fresh account holds, `persist` the file
 //! writes; `api` the wire conventions (errors, bodies, lookups), `refs` nested references,
-//! `filter` tag filters, `auth` the bearer token, `stats` the request counters, `faults` the
-//! faults injected on purpose.
+//! `filter` tag filters, `health` members' `monitor_status`, `auth` the bearer token, `stats`
+//! the request counters, `faults` the faults injected on purpose.
 
 mod address_book;
 mod api;
 mod auth;
 mod faults;
 mod filter;
+mod health;
 mod index;
 mod inventory;
 mod persist;

@@ -11,12 +11,16 @@ use super::world::{find_mut, World};
 
 impl World {
     /// Recreates pool `old` under a new UUID with everything under it; the load balancer is
-    /// `changing` until `settled`. Nothing happens to a pool that does not exist.
-    pub fn recreate_pool(&mut self, old: Uuid, now: Timestamp, settled: Timestamp) {
+    /// `changing` until `settled`. Nothing happens to a pool that does not exist; the new
+    /// UUID and the load balancer's are returned.
+    pub fn recreate_pool(
+        &mut self,
+        old: Uuid,
+        now: Timestamp,
+        settled: Timestamp,
+    ) -> Option<(Uuid, Uuid)> {
         let new = Uuid::new_v4();
-        let Some(pool) = find_mut(&mut self.pools, old) else {
-            return;
-        };
+        let pool = find_mut(&mut self.pools, old)?;
         pool.uuid = new;
         pool.created_at = now;
         let lb = pool.load_balancer;
@@ -34,5 +38,7 @@ impl World {
             listener.pool = Some(new);
         }
         self.mark_changing(lb, settled);
+        self.unhealthy_pools.remove(&old);
+        Some((new, lb))
     }
 }

@@ -82,7 +82,7 @@ impl SimHandle {
 
     /// API requests served since start (or the last reset), `/_sim` routes excluded.
     pub fn request_count(&self) -> u64 {
-        self.sim.stats().snapshot().total
+        self.sim.stats().total()
     }
 
     /// The counters by `METHOD /route/{template}`.

@@ -2,14 +2,17 @@
 //! settle time, the request counters, the fault injector, and the signal that tells the writer
 //! the world changed.
 
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp, Unit};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use tokio::sync::Notify;
+use uuid::Uuid;
 
 use super::api::ApiResult;
-use super::faults::{Faults, Injector, Recreate};
+use super::faults::{Faults, Injector, Recreate, Unhealthy};
 use super::persist;
 use super::stats::RequestStats;
 use super::world::World;
@@ -26,7 +29,35 @@ struct Inner {
     stats: RequestStats,
     injector: Injector,
     recreate_on_patch: Option<Recreate>,
+    unhealthy: Option<Arc<UnhealthyDraw>>,
     dirty: Notify,
+}
+
+/// The `unhealthy-after-change` fault and the random source its draws come from (seeded by
+/// the spec's `seed`, apart from the request faults' draws).
+struct UnhealthyDraw {
+    picks: Unhealthy,
+    rng: Mutex<StdRng>,
+}
+
+impl UnhealthyDraw {
+    fn new(picks: Unhealthy, seed: Option<u64>) -> Self {
+        let rng = seed.map_or_else(StdRng::from_os_rng, StdRng::seed_from_u64);
+        UnhealthyDraw {
+            picks,
+            rng: Mutex::new(rng),
+        }
+    }
+
+    fn picks(&self, load_balancer: &str) -> bool {
+        match &self.picks {
+            Unhealthy::LoadBalancer(name) => name == load_balancer,
+            Unhealthy::Share(share) => {
+                let mut rng = self.rng.lock().unwrap_or_else(|p| p.into_inner());
+                rng.random::<f64>() < *share
+            }
+        }
+    }
 }
 
 /// What rendering and mutating need besides the world: where the server lives and what time
@@ -37,6 +68,7 @@ pub struct Ctx {
     settle: SignedDuration,
     /// The fault mode in which an in-place PATCH recreates an object.
     pub recreate_on_patch: Option<Recreate>,
+    unhealthy: Option<Arc<UnhealthyDraw>>,
 }
 
 impl Ctx {
@@ -48,6 +80,22 @@ impl Ctx {
     /// When a change made now has been applied.
     pub fn settled_at(&self) -> Timestamp {
         self.now.saturating_add(self.settle).unwrap_or(self.now)
+    }
+
+    /// How long a change takes to settle (what monitor seconds are scaled by, see `health`).
+    pub fn settle(&self) -> SignedDuration {
+        self.settle
+    }
+
+    /// Records that `pool` (of load balancer `lb`) changed: the `unhealthy-after-change` fault,
+    /// when on, decides anew whether its members stay `down`.
+    pub fn pool_changed(&self, world: &mut World, pool: Uuid, lb: Uuid) {
+        let name = world.load_balancer(lb).map(|lb| lb.name.as_str());
+        let kept_down = match (&self.unhealthy, name) {
+            (Some(draw), Some(name)) => draw.picks(name),
+            _ => false,
+        };
+        world.pool_changed(pool, kept_down);
     }
 }
 
@@ -66,6 +114,10 @@ impl Sim {
             token,
             stats: RequestStats::default(),
             recreate_on_patch: faults.recreate_on_patch,
+            unhealthy: faults
+                .unhealthy_after_change
+                .clone()
+                .map(|picks| Arc::new(UnhealthyDraw::new(picks, faults.seed))),
             injector: Injector::new(faults),
             dirty: Notify::new(),
         }))
@@ -139,6 +191,7 @@ impl Sim {
             now: now.round(Unit::Microsecond).unwrap_or(now),
             settle: self.0.settle,
             recreate_on_patch: self.0.recreate_on_patch,
+            unhealthy: self.0.unhealthy.clone(),
         }
     }
 }

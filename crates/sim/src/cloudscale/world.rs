@@ -2,7 +2,7 @@
 //! References are plain UUIDs here; the routes turn them into nested `{href, uuid, name}` objects.
 //! Enum-like fields are enums so that a request with a value the real API refuses fails to parse.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};
 
@@ -54,6 +54,10 @@ pub struct World {
     /// `None` after a release (a deleted load balancer or server) until the next allocation.
     #[serde(skip)]
     pub used_addresses: Option<UsedAddresses>,
+    /// The pools whose members the `unhealthy-after-change` fault keeps `down` (see `health`):
+    /// in memory only, so a server started without the fault forgets them.
+    #[serde(skip)]
+    pub unhealthy_pools: BTreeSet<Uuid>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

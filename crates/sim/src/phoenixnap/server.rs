@@ -99,7 +99,7 @@ impl PnapSimHandle {
     /// Requests served since start (or the last reset), token requests included, `/_sim`
     /// routes excluded.
     pub fn request_count(&self) -> u64 {
-        self.sim.stats().snapshot().total
+        self.sim.stats().total()
     }
 
     /// The counters by `METHOD /route/{template}`, and the faults injected.

@@ -10,7 +10,7 @@ mod spec;
 pub use abort::{AbortableListener, ConnectionAbort};
 pub(crate) use inject::{draw, Fault};
 pub use inject::{inject, Injector};
-pub use spec::{Faults, FaultsError, Recreate};
+pub use spec::{Faults, FaultsError, Recreate, Unhealthy};
 
 /// The environment variable holding the fault spec of the embedded simulator.
 pub const FAULTS_ENV: &str = "SKYPLAN_SIM_FAULTS";

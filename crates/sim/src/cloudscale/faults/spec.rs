@@ -5,6 +5,13 @@
 //! `recreate-on-patch=pool` is a cloud that does more than it is asked: a PATCH of a pool, or
 //! of its listener or health monitor, which the real API applies in place, recreates the pool
 //! (new UUIDs for it, its members and its monitor). Apply's verification must notice it.
+//!
+//! `unhealthy-after-change=P` (a probability from 0 to 1) or `unhealthy-after-change=NAME` (a
+//! load balancer's name) is a change that breaks the service: each change to a pool (created,
+//! patched, recreated, its members or its health monitor created, patched or deleted) makes
+//! the pool's members report `monitor_status: down` — with probability P, or always when the
+//! pool's load balancer is named NAME — until the pool changes again. A value that starts with
+//! a digit or a dot is a probability; anything else a name.
 
 use std::fmt;
 use std::str::FromStr;
@@ -29,6 +36,42 @@ pub struct Faults {
     pub seed: Option<u64>,
     /// What a PATCH applied in place recreates instead (`recreate-on-patch=pool`).
     pub recreate_on_patch: Option<Recreate>,
+    /// Which changed pools' members stay `down` (`unhealthy-after-change=P|NAME`).
+    pub unhealthy_after_change: Option<Unhealthy>,
+}
+
+/// The pools whose members a change leaves `down`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unhealthy {
+    /// Each change, with this probability.
+    Share(f64),
+    /// Every change to a pool of the load balancer of this name.
+    LoadBalancer(String),
+}
+
+impl Unhealthy {
+    fn parse(value: &str) -> Result<Self, FaultsError> {
+        if value.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+            Ok(Unhealthy::Share(parse_rate(UNHEALTHY_AFTER_CHANGE, value)?))
+        } else if value.is_empty() {
+            Err(invalid(
+                UNHEALTHY_AFTER_CHANGE,
+                value,
+                "give a probability from 0 to 1 or a load balancer's name",
+            ))
+        } else {
+            Ok(Unhealthy::LoadBalancer(value.to_owned()))
+        }
+    }
+}
+
+impl fmt::Display for Unhealthy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unhealthy::Share(share) => write!(f, "{share}"),
+            Unhealthy::LoadBalancer(name) => f.write_str(name),
+        }
+    }
 }
 
 /// The object a misbehaving cloud recreates on an in-place PATCH.
@@ -53,6 +96,7 @@ const RATE_DROP: &str = "drop";
 const RATE_AFTER_COMMIT: &str = "after-commit";
 const SEED: &str = "seed";
 const RECREATE_ON_PATCH: &str = "recreate-on-patch";
+const UNHEALTHY_AFTER_CHANGE: &str = "unhealthy-after-change";
 const NONE: &str = "none";
 
 /// Duration units, largest first (Display picks the largest that is exact).
@@ -66,7 +110,10 @@ const UNITS: [(&str, u128); 4] = [
 impl Faults {
     /// True when no request is ever delayed or faulted.
     pub fn is_none(&self) -> bool {
-        self.latency.is_none() && self.total_rate() == 0.0 && self.recreate_on_patch.is_none()
+        self.latency.is_none()
+            && self.total_rate() == 0.0
+            && self.recreate_on_patch.is_none()
+            && self.unhealthy_after_change.is_none()
     }
 
     fn total_rate(&self) -> f64 {
@@ -93,6 +140,7 @@ impl Faults {
                 Recreate::POOL => self.recreate_on_patch = Some(Recreate::Pool),
                 _ => return Err(invalid(key, value, "the one object it recreates is `pool`")),
             },
+            UNHEALTHY_AFTER_CHANGE => self.unhealthy_after_change = Some(Unhealthy::parse(value)?),
             SEED => {
                 let seed = value
                     .parse()
@@ -102,7 +150,7 @@ impl Faults {
             _ => {
                 return Err(FaultsError(format!(
                     "unknown key {key:?} (known: {LATENCY}, {RATE_429}, {RATE_5XX}, {RATE_DROP}, \
-                     {RATE_AFTER_COMMIT}, {SEED}, {RECREATE_ON_PATCH})"
+                     {RATE_AFTER_COMMIT}, {SEED}, {RECREATE_ON_PATCH}, {UNHEALTHY_AFTER_CHANGE})"
                 )))
             }
         }
@@ -158,6 +206,9 @@ impl fmt::Display for Faults {
         }
         if let Some(Recreate::Pool) = self.recreate_on_patch {
             entries.push(format!("{RECREATE_ON_PATCH}={}", Recreate::POOL));
+        }
+        if let Some(unhealthy) = &self.unhealthy_after_change {
+            entries.push(format!("{UNHEALTHY_AFTER_CHANGE}={unhealthy}"));
         }
         if entries.is_empty() {
             f.write_str(NONE)
@@ -239,6 +290,7 @@ mod tests {
             rate_fail_after_commit: 0.02,
             seed: Some(7),
             recreate_on_patch: None,
+            unhealthy_after_change: None,
         };
         assert_eq!(faults, expected);
     }
@@ -253,6 +305,9 @@ mod tests {
             "drop=1",
             "after-commit=0.5,seed=0",
             "429=0.1,recreate-on-patch=pool",
+            "unhealthy-after-change=0.25",
+            "unhealthy-after-change=web",
+            "seed=3,recreate-on-patch=pool,unhealthy-after-change=1",
             "none",
         ] {
             let faults: Faults = spec.parse().unwrap();
@@ -284,6 +339,31 @@ mod tests {
     }
 
     #[test]
+    fn unhealthy_after_change_is_a_probability_or_a_load_balancers_name() {
+        let parse = |spec: &str| spec.parse::<Faults>().unwrap().unhealthy_after_change;
+        assert_eq!(
+            parse("unhealthy-after-change=0.3"),
+            Some(Unhealthy::Share(0.3))
+        );
+        assert_eq!(
+            parse("unhealthy-after-change=1"),
+            Some(Unhealthy::Share(1.0))
+        );
+        assert_eq!(
+            parse(" unhealthy-after-change = web "),
+            Some(Unhealthy::LoadBalancer("web".into()))
+        );
+        assert_eq!(
+            parse("unhealthy-after-change=nan"),
+            Some(Unhealthy::LoadBalancer("nan".into()))
+        );
+        let faults: Faults = "unhealthy-after-change=web".parse().unwrap();
+        assert!(!faults.is_none());
+        // Not a per-request rate: it does not count towards the rates' sum.
+        assert!("drop=1,unhealthy-after-change=1".parse::<Faults>().is_ok());
+    }
+
+    #[test]
     fn refuses_what_it_cannot_mean() {
         for spec in [
             "429",
@@ -300,6 +380,11 @@ mod tests {
             "drop=0.1,drop=0.2",
             "timeout=0.1",
             "recreate-on-patch=listener",
+            "unhealthy-after-change=1.5",
+            "unhealthy-after-change=.5.5",
+            "unhealthy-after-change=2nd-web",
+            "unhealthy-after-change=",
+            "unhealthy-after-change=web,unhealthy-after-change=api",
         ] {
             let error = spec.parse::<Faults>().unwrap_err();
             assert!(

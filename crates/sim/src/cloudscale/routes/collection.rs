@@ -128,7 +128,9 @@ async fn update<C: Collection>(
         C::update(world, ctx, index, patch)?;
         let pool = C::pool_of(&C::items(world)[index]);
         if let (Some(Recreate::Pool), Some(pool)) = (ctx.recreate_on_patch, pool) {
-            world.recreate_pool(pool, ctx.now, ctx.settled_at());
+            if let Some((new, lb)) = world.recreate_pool(pool, ctx.now, ctx.settled_at()) {
+                ctx.pool_changed(world, new, lb);
+            }
         }
         Ok(StatusCode::NO_CONTENT)
     })

@@ -63,11 +63,7 @@ struct UpdateMember {
 
 fn render(world: &World, ctx: &Ctx, member: &Member) -> Value {
     let lb = world.pool_lb(member.pool);
-    let monitor_status = if world.monitor_of(member.pool).is_some() {
-        "up"
-    } else {
-        "no_monitor"
-    };
+    let monitor_status = world.monitor_status(member, ctx.now, ctx.settle());
     json!({
         "href": ctx.href(format!("load-balancers/pools/{}/members/{}", member.pool, member.uuid)),
         "uuid": member.uuid,
@@ -79,7 +75,7 @@ fn render(world: &World, ctx: &Ctx, member: &Member) -> Value {
         "monitor_port": member.monitor_port,
         "address": member.address,
         "subnet": refs::subnet(world, ctx, member.subnet),
-        "monitor_status": monitor_status,
+        "monitor_status": monitor_status.as_str(),
         "tags": member.tags,
         "created_at": member.created_at.to_string(),
     })
@@ -152,6 +148,7 @@ async fn create(
             created_at: ctx.now,
         };
         world.mark_changing(lb, ctx.settled_at());
+        ctx.pool_changed(world, pool, lb);
         let object = render(world, ctx, &member);
         world.members.push(member);
         Ok(created(object))
@@ -173,6 +170,7 @@ async fn update(
         let pool = member.pool;
         if let Some(lb) = world.pool_lb(pool) {
             world.mark_changing(lb, ctx.settled_at());
+            ctx.pool_changed(world, pool, lb);
         }
         Ok(StatusCode::NO_CONTENT)
     })
@@ -187,6 +185,7 @@ async fn remove(
         let member = world.members.remove(index);
         if let Some(lb) = world.pool_lb(member.pool) {
             world.mark_changing(lb, ctx.settled_at());
+            ctx.pool_changed(world, member.pool, lb);
         }
         Ok(StatusCode::NO_CONTENT)
     })

@@ -72,6 +72,7 @@ impl Collection for Monitors {
             }
         };
         world.mark_changing(lb, ctx.settled_at());
+        ctx.pool_changed(world, request.pool, lb);
         Ok(HealthMonitor {
             uuid: Uuid::new_v4(),
             pool: request.pool,
@@ -102,9 +103,11 @@ impl Collection for Monitors {
     }
 }
 
+/// The pool's load balancer is `changing`, and the pool changed (its members' health may).
 fn mark_pool_lb_changing(world: &mut World, ctx: &Ctx, pool: Uuid) {
     if let Some(lb) = world.pool_lb(pool) {
         world.mark_changing(lb, ctx.settled_at());
+        ctx.pool_changed(world, pool, lb);
     }
 }
 

@@ -53,8 +53,10 @@ impl Collection for Pools {
             return Err(ApiError::unknown("load_balancer", request.load_balancer));
         }
         world.mark_changing(request.load_balancer, ctx.settled_at());
+        let uuid = Uuid::new_v4();
+        ctx.pool_changed(world, uuid, request.load_balancer);
         Ok(Pool {
-            uuid: Uuid::new_v4(),
+            uuid,
             name: request.name,
             load_balancer: request.load_balancer,
             algorithm: request.algorithm,
@@ -67,8 +69,9 @@ impl Collection for Pools {
     fn update(world: &mut World, ctx: &Ctx, index: usize, patch: NameAndTags) -> ApiResult<()> {
         let pool = &mut world.pools[index];
         patch.apply(&mut pool.name, &mut pool.tags);
-        let lb = pool.load_balancer;
+        let (uuid, lb) = (pool.uuid, pool.load_balancer);
         world.mark_changing(lb, ctx.settled_at());
+        ctx.pool_changed(world, uuid, lb);
         Ok(())
     }
 
@@ -98,4 +101,5 @@ pub fn remove_pool(world: &mut World, pool: Uuid) {
         }
     }
     world.pools.retain(|p| p.uuid != pool);
+    world.unhealthy_pools.remove(&pool);
 }

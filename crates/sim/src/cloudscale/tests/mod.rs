@@ -3,6 +3,7 @@
 
 mod faults;
 mod floating_ips;
+mod health;
 mod load_balancers;
 mod persistence;
 mod requests;
@@ -134,6 +135,36 @@ impl Harness {
             tokio::time::sleep(SETTLE / 3).await;
         }
         panic!("load balancer never became running");
+    }
+
+    /// The `monitor_status` of every member of `pool`, in creation order.
+    async fn member_statuses(&self, pool: &str) -> Vec<String> {
+        let (status, members) = self
+            .get(&format!("/load-balancers/pools/{pool}/members"))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{members}");
+        let members = members.as_array().unwrap();
+        members
+            .iter()
+            .map(|m| m["monitor_status"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Waits until every member of `pool` reports `expected`; returns the statuses seen.
+    async fn wait_members(&self, pool: &str, expected: &str) -> Vec<Vec<String>> {
+        let mut seen = Vec::new();
+        for _ in 0..100 {
+            let statuses = self.member_statuses(pool).await;
+            let done = !statuses.is_empty() && statuses.iter().all(|s| s == expected);
+            if seen.last() != Some(&statuses) {
+                seen.push(statuses);
+            }
+            if done {
+                return seen;
+            }
+            tokio::time::sleep(SETTLE / 3).await;
+        }
+        panic!("the members of pool {pool} never were all {expected}: {seen:?}");
     }
 }
 

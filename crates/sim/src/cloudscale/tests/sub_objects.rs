@@ -35,6 +35,7 @@ async fn full_lb(h: &Harness) -> (Value, Value) {
 async fn sub_objects_render_references_and_defaults() {
     let h = Harness::start().await;
     let (lb, pool) = full_lb(&h).await;
+    h.wait_members(uuid(&pool), "up").await;
     assert_eq!(
         pool["load_balancer"],
         json!({"href": lb["href"], "uuid": lb["uuid"], "name": "web"})
