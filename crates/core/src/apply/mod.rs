@@ -4,6 +4,7 @@
 
 pub mod hold;
 pub mod progress;
+pub mod rollout;
 #[cfg(test)]
 pub(crate) mod test_changes;
 mod timing;
