@@ -152,7 +152,7 @@ pub fn plan_rollout(
         };
         let fits_window = wave.iter().all(|change| at.check(change).is_none());
         let took = Duration::from_secs(estimate.max.into()) + rollout.pause;
-        starts = starts + jiff::SignedDuration::try_from(took).unwrap_or_default();
+        starts += jiff::SignedDuration::try_from(took).unwrap_or_default();
         waves.push(Wave {
             addresses: wave.iter().map(|c| c.address.clone()).collect(),
             estimate,
