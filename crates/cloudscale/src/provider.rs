@@ -964,6 +964,15 @@ fn located_desired_error(
     unusable.into_error(target.address, target.resource)
 }
 
+/// Where a load balancer is, for a rollout grouped by zone or cluster: its zone, and the
+/// cluster of the Service it serves.
+fn placement(spec: &CloudscaleLoadBalancerSpec) -> skyplan_core::plan::Placement {
+    skyplan_core::plan::Placement {
+        cluster: (spec.binding.as_ref()).map(|binding| binding.cluster.to_string()),
+        zone: Some(spec.zone.clone()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::error::Error;
@@ -1018,14 +1027,5 @@ mod tests {
         let kept = "pool tcp was predicted to be recreated but kept its UUID";
         let better = ccm_verification(&change, vec![kept.into()]);
         assert!(!better.as_predicted() && !better.under_predicted());
-    }
-}
-
-/// Where a load balancer is, for a rollout grouped by zone or cluster: its zone, and the
-/// cluster of the Service it serves.
-fn placement(spec: &CloudscaleLoadBalancerSpec) -> skyplan_core::plan::Placement {
-    skyplan_core::plan::Placement {
-        cluster: (spec.binding.as_ref()).map(|binding| binding.cluster.to_string()),
-        zone: Some(spec.zone.clone()),
     }
 }
