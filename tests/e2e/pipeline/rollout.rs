@@ -130,3 +130,35 @@ fn a_window_too_short_for_the_second_wave_holds_it_and_the_later_ones_back() {
     let left = project.plan(&[]);
     assert_eq!(left["summary"]["update"], 4, "lb3 to lb6 are left: {left}");
 }
+
+/// cloudscale says where each load balancer is: per zone, the limit applies to each zone.
+#[test]
+fn per_zone_each_zone_has_its_own_limit() {
+    // lb1 and lb2 in rma1, the four others in lpg1.
+    let in_two_zones =
+        |algorithm| config(algorithm, ROLLOUT).replacen("zone = \"lpg1\"", "zone = \"rma1\"", 2);
+    let project = Project::new();
+    project.config(&in_two_zones("round_robin"));
+    project.apply_ok();
+    project.config(&in_two_zones("source_ip"));
+    let plan = project.plan(&["--max-disrupted-per", "zone"]);
+    assert_eq!(plan["rollout"]["per"], "zone");
+    assert_eq!(
+        waves(&plan),
+        [
+            vec![
+                "load-balancer.lb1",
+                "load-balancer.lb2",
+                "load-balancer.lb3",
+                "load-balancer.lb4"
+            ],
+            vec!["load-balancer.lb5", "load-balancer.lb6"],
+        ]
+    );
+    let text = project.run(&["plan", "--max-disrupted-per", "zone"]);
+    assert!(
+        text.stdout
+            .contains("Rollout: 2 waves of at most 2 disrupted (per zone)."),
+        "{text:?}"
+    );
+}

@@ -184,6 +184,7 @@ pub async fn run(
     let before = waves::precedence(&work, order);
     let batches = batches(waves::waves(&work, order), rollout);
     let rollout_waves = batches.iter().filter(|b| b.wave.is_some()).count();
+    let mut rollout_stopped = false;
     let mut failed_addresses: BTreeSet<crate::model::Address> = BTreeSet::new();
     let mut left_addresses: BTreeSet<crate::model::Address> = BTreeSet::new();
     for Batch {
@@ -192,9 +193,20 @@ pub async fn run(
     } in batches
     {
         if let Some(number) = rollout_wave {
-            if number > 1 {
+            if number > 1 && !rollout_stopped {
                 let pause = rollout.map(|r| r.pause).unwrap_or_default();
                 tokio::time::sleep(pause).await;
+            }
+            // A wave starts whole or not at all: once one of its changes may no longer start
+            // (the window closed meanwhile), it and every later wave are left for later.
+            rollout_stopped = rollout_stopped || !wave.iter().all(|c| admit(c));
+            if rollout_stopped {
+                tracing::info!("wave {number} of {rollout_waves}: left for later");
+                for change in wave {
+                    left_addresses.insert(change.address.clone());
+                    report.left.push(change.address.to_string());
+                }
+                continue;
             }
             let addresses: Vec<String> = wave.iter().map(|c| c.address.to_string()).collect();
             tracing::info!("wave {number} of {rollout_waves}: {}", addresses.join(", "));
@@ -441,5 +453,48 @@ fn record(state: &mut State, change: &ResourceChange, entry: Option<ResourceStat
         None => {
             state.resources.remove(&change.address);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Downtime, Impact};
+    use test_changes::change;
+
+    #[test]
+    fn with_a_rollout_each_layer_runs_its_calm_changes_then_its_waves_numbered_across_layers() {
+        let pools = |name| change(name, Impact::PoolRecreate, Downtime::new(60, 120));
+        let (a, b, c, calm, d) = (
+            pools("a"),
+            pools("b"),
+            pools("c"),
+            change("calm", Impact::None, Downtime::ZERO),
+            pools("d"),
+        );
+        let layers = vec![vec![&a, &calm, &b, &c], vec![&d]];
+        let rollout = crate::config::Rollout {
+            max_disrupted: Some(2),
+            ..Default::default()
+        };
+        let shown: Vec<(Option<usize>, Vec<String>)> = batches(layers.clone(), Some(&rollout))
+            .into_iter()
+            .map(|b| {
+                let names = b.changes.iter().map(|c| c.address.name.clone()).collect();
+                (b.wave, names)
+            })
+            .collect();
+        let names = |list: &[&str]| list.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            shown,
+            [
+                (None, names(&["calm"])),
+                (Some(1), names(&["a", "b"])),
+                (Some(2), names(&["c"])),
+                (Some(3), names(&["d"])),
+            ]
+        );
+        // Without a rollout, the layers as they are.
+        assert_eq!(batches(layers, None).len(), 2);
     }
 }
