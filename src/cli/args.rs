@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::config::{Rollout, RolloutPer};
 use crate::model::{Address, Impact, Secret};
 
 /// What `skyplan --help` and the man page say about the environment.
@@ -191,12 +192,75 @@ pub struct Selection {
     pub exclude: Vec<Address>,
 }
 
+/// `[rollout]`'s keys as flags: each overrides the config's key; any of them makes a rollout
+/// of a config without `[rollout]`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RolloutFlags {
+    /// At most N resources with a change of class minimal or above in flight at once, applied
+    /// in waves of N (overrides `[rollout] max-disrupted`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_disrupted: Option<u32>,
+    /// Apply --max-disrupted per cluster or per zone instead of in total.
+    #[arg(long, value_enum, value_name = "GROUP")]
+    pub max_disrupted_per: Option<RolloutPerFlag>,
+    /// Wait this long between waves of disruptive changes (e.g. `30s`; overrides `[rollout] pause`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_config_duration)]
+    pub pause: Option<std::time::Duration>,
+    /// How long a health gate waits (e.g. `5m`; overrides `[rollout] health-timeout`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_config_duration)]
+    pub health_timeout: Option<std::time::Duration>,
+    /// Do not wait for the cloud to report a changed resource healthy (`[rollout] health-gate = false`).
+    #[arg(long)]
+    pub no_health_gate: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RolloutPerFlag {
+    Cluster,
+    Zone,
+}
+
+fn parse_config_duration(text: &str) -> Result<std::time::Duration, String> {
+    crate::config::parse_duration(text).map_err(|invalid| invalid.message)
+}
+
+impl RolloutFlags {
+    /// The config's `[rollout]` with the flags given laid over it; `None` when neither says
+    /// anything.
+    pub fn over(&self, config: Option<&Rollout>) -> Option<Rollout> {
+        let given = self.max_disrupted.is_some()
+            || self.max_disrupted_per.is_some()
+            || self.pause.is_some()
+            || self.health_timeout.is_some()
+            || self.no_health_gate;
+        if config.is_none() && !given {
+            return None;
+        }
+        let mut rollout = config.cloned().unwrap_or_default();
+        if let Some(n) = self.max_disrupted {
+            rollout.max_disrupted = Some(n as usize);
+        }
+        if let Some(per) = self.max_disrupted_per {
+            rollout.per = Some(match per {
+                RolloutPerFlag::Cluster => RolloutPer::Cluster,
+                RolloutPerFlag::Zone => RolloutPer::Zone,
+            });
+        }
+        rollout.pause = self.pause.unwrap_or(rollout.pause);
+        rollout.health_timeout = self.health_timeout.unwrap_or(rollout.health_timeout);
+        rollout.health_gate &= !self.no_health_gate;
+        Some(rollout)
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     #[command(flatten)]
     pub selection: Selection,
     #[command(flatten)]
     pub locking: Locking,
+    #[command(flatten)]
+    pub rollout: RolloutFlags,
     /// How to print the plan: text for a terminal, json (the JSON plan), markdown for a
     /// pull-request comment, github for annotations on the config lines that change, html for
     /// a self-contained report with the dependency graph.
@@ -251,6 +315,8 @@ pub struct ApplyArgs {
     pub selection: Selection,
     #[command(flatten)]
     pub locking: Locking,
+    #[command(flatten)]
+    pub rollout: RolloutFlags,
     /// Do not ask for confirmation.
     #[arg(long)]
     pub auto_approve: bool,

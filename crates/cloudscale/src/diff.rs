@@ -87,6 +87,7 @@ pub fn diff_classified(input: &DiffInput) -> (ResourceChange, Vec<Change>, Vec<O
         requested: matches!(action, Action::Replace)
             || (action == Action::Delete && input.allow_delete),
         moved_from: None,
+        placement: None,
         attributes: diff.attributes,
         operations: order_operations(input.address, diff.ops.clone())
             .into_iter()

@@ -825,14 +825,20 @@ impl Provider for CloudscaleProvider {
         let live = Live::of(refreshed)?;
         let prior = target.prior.and_then(applied_spec);
         let spec = target.resource.and_then(load_balancer_spec);
+        let placement = spec.or(prior.as_ref()).map(placement);
         if let (None, Some(applied)) = (spec, prior.as_ref().filter(|p| is_ccm(p))) {
-            return self.removed_ccm(target, live, applied, options);
+            let mut change = self.removed_ccm(target, live, applied, options)?;
+            change.placement = placement;
+            return Ok(change);
         }
         if let Some(spec) = spec {
             catalog::check_names(spec, &live.snapshot)
                 .map_err(|u| u.into_error(target.address, target.resource))?;
         }
-        self.compare(target, live, spec, prior.as_ref(), options, Purpose::Plan)
+        let mut change =
+            self.compare(target, live, spec, prior.as_ref(), options, Purpose::Plan)?;
+        change.placement = placement;
+        Ok(change)
     }
 
     fn drift(&self, target: &Target, refreshed: &Refreshed) -> Result<DriftCheck, ProviderError> {
@@ -956,6 +962,15 @@ fn located_desired_error(
         message: e.to_string(),
     };
     unusable.into_error(target.address, target.resource)
+}
+
+/// Where a load balancer is, for a rollout grouped by zone or cluster: its zone, and the
+/// cluster of the Service it serves.
+fn placement(spec: &CloudscaleLoadBalancerSpec) -> skyplan_core::plan::Placement {
+    skyplan_core::plan::Placement {
+        cluster: (spec.binding.as_ref()).map(|binding| binding.cluster.to_string()),
+        zone: Some(spec.zone.clone()),
+    }
 }
 
 #[cfg(test)]

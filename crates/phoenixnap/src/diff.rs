@@ -617,6 +617,7 @@ fn to_change(input: &PlanInput<'_>, found: Found, record: Option<plan::Record>) 
         record,
         requested: input.requested,
         moved_from: None,
+        placement: None,
     }
 }
 

@@ -46,7 +46,8 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         ),
     };
     let started = args.now.unwrap_or_else(jiff::Timestamp::now);
-    let (view, holds) = outlook(workspace, &plan, &excluded, started)?;
+    let rollout = args.rollout.over(workspace.config.rollout.as_ref());
+    let (view, holds) = outlook(workspace, &plan, &excluded, started, rollout.as_ref())?;
     if !args.json {
         print_plan(&view);
     }
@@ -76,6 +77,7 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         runnable,
         &refreshes,
         args.parallelism,
+        rollout.as_ref(),
         &admit,
         progress.clone(),
     )

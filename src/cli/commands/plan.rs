@@ -88,6 +88,7 @@ pub(super) fn outlook(
     plan: &Plan,
     excluded: &[Address],
     now: jiff::Timestamp,
+    rollout: Option<&crate::config::Rollout>,
 ) -> Result<(PlanView, HoldBack), Report> {
     let policy =
         MaintenancePolicy::from_config(workspace.config.maintenance.as_ref()).into_diagnostic()?;
@@ -97,10 +98,14 @@ pub(super) fn outlook(
         now,
         durations,
     };
-    let holds = crate::apply::hold_back(workspace, plan, excluded, &window);
-    let view = PlanView::measured(plan, durations)
+    let (holds, waves) =
+        crate::apply::hold_back_rolled_out(workspace, plan, excluded, &window, rollout);
+    let mut view = PlanView::measured(plan, durations)
         .with_holds(&holds)
         .with_windows(plan, &window);
+    if let Some(waves) = &waves {
+        view = view.with_rollout(waves);
+    }
     Ok((view, holds))
 }
 
@@ -161,7 +166,14 @@ async fn plan_in(workspace: &mut Workspace, args: &PlanArgs) -> Result<(Plan, Pl
             .into_diagnostic()?;
     }
     let now = args.now.unwrap_or_else(jiff::Timestamp::now);
-    let (view, _) = outlook(workspace, &plan, &args.selection.exclude, now)?;
+    let rollout = args.rollout.over(workspace.config.rollout.as_ref());
+    let (view, _) = outlook(
+        workspace,
+        &plan,
+        &args.selection.exclude,
+        now,
+        rollout.as_ref(),
+    )?;
     Ok((plan, view))
 }
 

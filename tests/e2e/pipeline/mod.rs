@@ -18,6 +18,7 @@ pub mod moves;
 pub mod plan_formats;
 pub mod postgres;
 pub mod refresh_only;
+pub mod rollout;
 pub mod saved_plans;
 pub mod sim_health;
 pub mod sim_serve;

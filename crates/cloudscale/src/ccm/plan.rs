@@ -162,6 +162,7 @@ pub fn removed(
         record: None,
         requested: allow_delete,
         moved_from: None,
+        placement: None,
     }
 }
 
@@ -298,6 +299,7 @@ impl Outcome {
             record: Some(Record::of(input.spec)),
             requested: false,
             moved_from: None,
+            placement: None,
         }
     }
 }

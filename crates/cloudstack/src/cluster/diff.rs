@@ -90,6 +90,7 @@ pub fn diff(input: &DiffInput) -> Result<ResourceChange, String> {
         record: input.desired.map(Record::of),
         requested,
         moved_from: None,
+        placement: None,
     })
 }
 

@@ -71,6 +71,7 @@ pub fn diff(input: &DiffInput) -> Result<ResourceChange, String> {
         action,
         requested: action == Action::Replace || (action == Action::Delete && input.allow_delete),
         moved_from: None,
+        placement: None,
         attributes: diff.attributes,
         operations: diff
             .ops

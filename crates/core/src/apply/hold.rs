@@ -22,6 +22,9 @@ pub enum HeldReason {
     Forbidden { paths: Vec<String>, flag: String },
     /// Not allowed by the maintenance policy now.
     Window(WindowHold),
+    /// In a wave of the rollout (`[rollout]`) that does not fit the maintenance window when it
+    /// would start, or after such a wave: held back with every later wave.
+    Rollout { wave: usize, waves: usize },
     /// It depends on this change, which is held back.
     DependsOn(Address),
     /// A delete that must wait for this dependent's delete, which is held back (a cluster is
@@ -41,6 +44,10 @@ impl fmt::Display for HeldReason {
                 )
             }
             HeldReason::Window(hold) => write!(f, "{hold}"),
+            HeldReason::Rollout { wave, waves } => write!(
+                f,
+                "wave {wave} of {waves} of the rollout: a wave from this one on does not fit the open window, so it waits with every later wave"
+            ),
             HeldReason::DependsOn(held) => write!(f, "depends on {held}, held back"),
             HeldReason::NeededBy(held) => {
                 write!(f, "{held} depends on it and is held back, so it stays")
@@ -121,10 +128,23 @@ pub fn hold_back(
     window: &WindowCheck,
     depends_on: impl Fn(&Address) -> Vec<Address>,
 ) -> HoldBack {
+    hold_back_with(plan, excluded, window, &BTreeMap::new(), depends_on)
+}
+
+/// [`hold_back`], with more changes refused on their own: `more` (the rollout's waves that do
+/// not fit the window), each with its reason, unless refused already for another.
+pub fn hold_back_with(
+    plan: &Plan,
+    excluded: &[Address],
+    window: &WindowCheck,
+    more: &BTreeMap<Address, HeldReason>,
+    depends_on: impl Fn(&Address) -> Vec<Address>,
+) -> HoldBack {
     let mut reasons: BTreeMap<Address, HeldReason> = BTreeMap::new();
     let mut queue: VecDeque<Address> = VecDeque::new();
     for change in &plan.changes {
-        if let Some(reason) = own_reason(change, excluded, window) {
+        let own = own_reason(change, excluded, window);
+        if let Some(reason) = own.or_else(|| more.get(&change.address).cloned()) {
             reasons.insert(change.address.clone(), reason);
             queue.push_back(change.address.clone());
         }

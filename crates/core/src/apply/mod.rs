@@ -4,6 +4,7 @@
 
 pub mod hold;
 pub mod progress;
+pub mod rollout;
 #[cfg(test)]
 pub(crate) mod test_changes;
 mod timing;
@@ -93,6 +94,40 @@ pub fn hold_back(
     })
 }
 
+/// [`hold_back`], and with a rollout its waves (see [`rollout`]): the first wave that does not
+/// fit the window when it would start is held back with every later wave (and what must
+/// follow them). The waves are those of the changes apply would run without them.
+pub fn hold_back_rolled_out(
+    workspace: &Workspace,
+    plan: &Plan,
+    excluded: &[crate::model::Address],
+    window: &window_check::WindowCheck,
+    rollout: Option<&crate::config::Rollout>,
+) -> (hold::HoldBack, Option<rollout::RolloutPlan>) {
+    let holds = hold_back(workspace, plan, excluded, window);
+    let Some(rollout) = rollout else {
+        return (holds, None);
+    };
+    let order = |address: &crate::model::Address| order_dependencies(workspace, address);
+    let waves = rollout::plan_rollout(&holds.runnable.changes, rollout, window, order);
+    let Some(first) = waves.first_unfit() else {
+        return (holds, Some(waves));
+    };
+    let count = waves.waves.len();
+    let mut more = std::collections::BTreeMap::new();
+    for (i, wave) in waves.waves.iter().enumerate().skip(first) {
+        for address in &wave.addresses {
+            let reason = hold::HeldReason::Rollout {
+                wave: i + 1,
+                waves: count,
+            };
+            more.insert(address.clone(), reason);
+        }
+    }
+    let holds = hold::hold_back_with(plan, excluded, window, &more, order);
+    (holds, Some(waves))
+}
+
 /// Whether running the change changes anything: cloud calls, or a state entry to record.
 fn needs_apply(change: &ResourceChange, workspace: &Workspace) -> bool {
     change.action != Action::NoOp || !workspace.state.resources.contains_key(&change.address)
@@ -113,6 +148,7 @@ pub async fn run(
     plan: &Plan,
     refreshes: &Refreshes,
     parallelism: usize,
+    rollout: Option<&crate::config::Rollout>,
     admit: &(dyn Fn(&ResourceChange) -> bool + Sync),
     progress: Arc<dyn Progress>,
 ) -> Result<ApplyReport, ApplyError> {
@@ -146,10 +182,35 @@ pub async fn run(
         .observed_by(operation_events(progress.clone(), timings.clone()));
     let order = |address: &crate::model::Address| order_dependencies(workspace, address);
     let before = waves::precedence(&work, order);
-    let waves = waves::waves(&work, order);
+    let batches = batches(waves::waves(&work, order), rollout);
+    let rollout_waves = batches.iter().filter(|b| b.wave.is_some()).count();
+    let mut rollout_stopped = false;
     let mut failed_addresses: BTreeSet<crate::model::Address> = BTreeSet::new();
     let mut left_addresses: BTreeSet<crate::model::Address> = BTreeSet::new();
-    for wave in waves {
+    for Batch {
+        changes: wave,
+        wave: rollout_wave,
+    } in batches
+    {
+        if let Some(number) = rollout_wave {
+            if number > 1 && !rollout_stopped {
+                let pause = rollout.map(|r| r.pause).unwrap_or_default();
+                tokio::time::sleep(pause).await;
+            }
+            // A wave starts whole or not at all: once one of its changes may no longer start
+            // (the window closed meanwhile), it and every later wave are left for later.
+            rollout_stopped = rollout_stopped || !wave.iter().all(|c| admit(c));
+            if rollout_stopped {
+                tracing::info!("wave {number} of {rollout_waves}: left for later");
+                for change in wave {
+                    left_addresses.insert(change.address.clone());
+                    report.left.push(change.address.to_string());
+                }
+                continue;
+            }
+            let addresses: Vec<String> = wave.iter().map(|c| c.address.to_string()).collect();
+            tracing::info!("wave {number} of {rollout_waves}: {}", addresses.join(", "));
+        }
         let ws: &Workspace = workspace;
         let journal = &journal;
         let progress = &progress;
@@ -254,6 +315,48 @@ pub async fn run(
     }
 }
 
+/// What apply runs side by side: a dependency layer, or with a rollout each layer's calm
+/// changes and then each of its waves of disruptive ones (numbered across the run).
+struct Batch<'a> {
+    changes: Vec<&'a ResourceChange>,
+    /// The rollout wave's number, from 1.
+    wave: Option<usize>,
+}
+
+fn batches<'a>(
+    layers: Vec<Vec<&'a ResourceChange>>,
+    rollout: Option<&crate::config::Rollout>,
+) -> Vec<Batch<'a>> {
+    let Some(rollout) = rollout else {
+        let whole = |changes| Batch {
+            changes,
+            wave: None,
+        };
+        return layers.into_iter().map(whole).collect();
+    };
+    let mut batches = Vec::new();
+    let mut number = 0;
+    for layer in layers {
+        let calm: Vec<_> = (layer.iter().copied())
+            .filter(|c| !rollout::is_disruptive(c))
+            .collect();
+        if !calm.is_empty() {
+            batches.push(Batch {
+                changes: calm,
+                wave: None,
+            });
+        }
+        for wave in rollout::cut_layer(&layer, rollout) {
+            number += 1;
+            batches.push(Batch {
+                changes: wave,
+                wave: Some(number),
+            });
+        }
+    }
+    batches
+}
+
 /// What the resource needs applied first: from the config, or from the state once the config
 /// no longer declares it.
 fn dependencies(
@@ -350,5 +453,48 @@ fn record(state: &mut State, change: &ResourceChange, entry: Option<ResourceStat
         None => {
             state.resources.remove(&change.address);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Downtime, Impact};
+    use test_changes::change;
+
+    #[test]
+    fn with_a_rollout_each_layer_runs_its_calm_changes_then_its_waves_numbered_across_layers() {
+        let pools = |name| change(name, Impact::PoolRecreate, Downtime::new(60, 120));
+        let (a, b, c, calm, d) = (
+            pools("a"),
+            pools("b"),
+            pools("c"),
+            change("calm", Impact::None, Downtime::ZERO),
+            pools("d"),
+        );
+        let layers = vec![vec![&a, &calm, &b, &c], vec![&d]];
+        let rollout = crate::config::Rollout {
+            max_disrupted: Some(2),
+            ..Default::default()
+        };
+        let shown: Vec<(Option<usize>, Vec<String>)> = batches(layers.clone(), Some(&rollout))
+            .into_iter()
+            .map(|b| {
+                let names = b.changes.iter().map(|c| c.address.name.clone()).collect();
+                (b.wave, names)
+            })
+            .collect();
+        let names = |list: &[&str]| list.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            shown,
+            [
+                (None, names(&["calm"])),
+                (Some(1), names(&["a", "b"])),
+                (Some(2), names(&["c"])),
+                (Some(3), names(&["d"])),
+            ]
+        );
+        // Without a rollout, the layers as they are.
+        assert_eq!(batches(layers, None).len(), 2);
     }
 }

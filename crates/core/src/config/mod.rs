@@ -36,6 +36,7 @@ pub use ignore::{IgnoredPath, Origin};
 pub use schema::json_schema;
 pub use section::ConfigSection;
 pub use types::*;
+pub use values::duration as parse_duration;
 pub use window::Window;
 
 use diagnostics::Problems;

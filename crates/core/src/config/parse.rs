@@ -11,7 +11,9 @@ use toml::de::{DeArray, DeString, DeTable, DeValue, Deserializer, ValueDeseriali
 
 use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
-use super::raw::{RawDocument, RawMaintenance, RawMoved, RawPostgres, RawSettings, RawUnrouted};
+use super::raw::{
+    RawDocument, RawMaintenance, RawMoved, RawPostgres, RawRollout, RawSettings, RawUnrouted,
+};
 use super::section::{ConfigSection, Raw, Table};
 use crate::model::ResourceKind;
 use crate::parallel::map_in_parallel;
@@ -53,6 +55,7 @@ pub(super) struct RawConfig<'f> {
     pub settings: Option<Sourced<'f, RawSettings>>,
     pub postgres: Option<Sourced<'f, RawPostgres>>,
     pub maintenance: Option<Sourced<'f, RawMaintenance>>,
+    pub rollout: Option<Sourced<'f, RawRollout>>,
     /// Every `[[moved]]` entry, in file order (the files in theirs).
     pub moved: Vec<Sourced<'f, RawMoved>>,
     /// Resource tables naming no provider of their kind, by kind, for validation to refuse.
@@ -467,6 +470,7 @@ impl<'f> RawConfig<'f> {
             backend,
             provider,
             maintenance,
+            rollout,
             moved,
             load_balancer,
             cluster,
@@ -496,6 +500,7 @@ impl<'f> RawConfig<'f> {
             "[maintenance]",
             problems,
         );
+        place(&mut self.rollout, file, rollout, "[rollout]", problems);
         let unrouted = [
             (ResourceKind::LoadBalancer, load_balancer),
             (ResourceKind::Cluster, cluster),

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_spanned::Spanned;
 
 use super::schema::{choice, entries};
+use super::types::RolloutPer;
 use crate::model::Impact;
 
 /// The entries of a named section in one document. Boxed: a document holds one entry, and a
@@ -37,6 +38,9 @@ pub(super) struct RawDocument {
     /// When apply may perform disruptive changes.
     #[schemars(with = "Option<RawMaintenance>")]
     pub maintenance: Option<Spanned<RawMaintenance>>,
+    /// How apply rolls out disruptive changes: at most so many at once, in waves.
+    #[schemars(with = "Option<RawRollout>")]
+    pub rollout: Option<Spanned<RawRollout>>,
     /// Resources renamed (`[[moved]]`, as Terraform's moved blocks): the state entry at `from`
     /// becomes the resource the config declares at `to`, and nothing in the cloud changes. A
     /// chain (a to b, then b to c) is followed. Keep an entry while a state may still hold the
@@ -134,4 +138,27 @@ pub(super) struct RawMaintenance {
     #[serde(default)]
     #[schemars(schema_with = "choice::<Impact>")]
     pub inside_window: Option<Spanned<String>>,
+}
+
+/// `[rollout]`: disruptive changes (class `minimal` and above) applied in waves.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(super) struct RawRollout {
+    /// At most this many resources with a change of class `minimal` or above in flight at
+    /// once (1 or more). Default: no limit.
+    #[schemars(with = "Option<u32>", range(min = 1))]
+    pub max_disrupted: Option<Spanned<i64>>,
+    /// Apply `max-disrupted` per cluster or per zone instead of in total.
+    #[serde(default)]
+    #[schemars(schema_with = "choice::<RolloutPer>")]
+    pub max_disrupted_per: Option<Spanned<String>>,
+    /// After each disruptive change, wait until the cloud reports the resource healthy.
+    /// Default: true.
+    pub health_gate: Option<bool>,
+    /// How long a health gate waits, e.g. "300s" or "5m". Default: "300s".
+    #[schemars(with = "Option<String>")]
+    pub health_timeout: Option<Spanned<String>>,
+    /// How long to wait between waves, e.g. "30s". Default: "0s".
+    #[schemars(with = "Option<String>")]
+    pub pause: Option<Spanned<String>>,
 }

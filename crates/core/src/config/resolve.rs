@@ -12,11 +12,11 @@ use std::sync::Arc;
 use super::diagnostics::{Problem, Problems};
 use super::ignore::{IgnoredPath, Origin, TableSource};
 use super::parse::{RawConfig, SectionResource, Sourced};
-use super::raw::RawMaintenance;
+use super::raw::{RawMaintenance, RawRollout};
 use super::schema_path::{self, KindSchema};
 use super::section::ConfigSection;
 use super::section::{Opaque, Resolving};
-use super::types::{Config, Maintenance, Providers, Resource, Settings};
+use super::types::{Config, Maintenance, Providers, Resource, Rollout, Settings};
 use super::values::{self, Invalid};
 use super::window::{Window, WINDOW_HELP};
 use crate::model::{Address, Impact, ResourceKind};
@@ -46,6 +46,7 @@ pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problem
             sections: section_settings(&root, raw, problems),
         },
         maintenance: raw.maintenance.as_ref().map(|m| maintenance(m, problems)),
+        rollout: raw.rollout.as_ref().map(|r| rollout(r, problems)),
         resources: Vec::new(),
         moves: Vec::new(),
         root,
@@ -176,6 +177,32 @@ fn maintenance(raw: &Sourced<'_, RawMaintenance>, problems: &mut Problems) -> Ma
         windows: check.texts(&raw.windows, window),
         outside_window: check.choice(&raw.outside_window, Impact::Minimal),
         inside_window: check.choice(&raw.inside_window, Impact::PoolRecreate),
+    }
+}
+
+fn rollout(raw: &Sourced<'_, RawRollout>, problems: &mut Problems) -> Rollout {
+    let mut check = Checker::new(raw.file, problems);
+    let raw = raw.get();
+    let default = Rollout::default();
+    let max_disrupted = raw.max_disrupted.as_ref().and_then(|n| {
+        check.number(n, |n| {
+            usize::try_from(n).ok().filter(|&n| n >= 1).ok_or_else(|| {
+                Invalid::new(format!("max-disrupted = {n} lets nothing through"))
+                    .help("write 1 or more (leave the key out for no limit)")
+            })
+        })
+    });
+    let duration = |raw: &Option<serde_spanned::Spanned<String>>, check: &mut Checker, default| {
+        (raw.as_ref())
+            .and_then(|text| check.text(text, values::duration))
+            .unwrap_or(default)
+    };
+    Rollout {
+        max_disrupted,
+        per: (raw.max_disrupted_per.as_ref()).and_then(|per| check.text(per, values::choice)),
+        health_gate: raw.health_gate.unwrap_or(default.health_gate),
+        health_timeout: duration(&raw.health_timeout, &mut check, default.health_timeout),
+        pause: duration(&raw.pause, &mut check, default.pause),
     }
 }
 

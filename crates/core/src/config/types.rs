@@ -17,6 +17,8 @@ pub struct Config {
     pub settings: Settings,
     pub providers: Providers,
     pub maintenance: Option<Maintenance>,
+    /// `[rollout]`, when the config has it.
+    pub rollout: Option<Rollout>,
     /// Sorted by address.
     pub resources: Vec<Resource>,
     /// The `[[moved]]` entries, checked, in the order they apply: a chain's moves one after
@@ -91,6 +93,45 @@ pub struct Maintenance {
     pub outside_window: Impact,
     pub inside_window: Impact,
 }
+
+/// `[rollout]`: how apply rolls out disruptive changes (class `minimal` and above).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rollout {
+    /// At most this many disruptive changes in flight at once (`None`: no limit).
+    pub max_disrupted: Option<usize>,
+    /// The limit per cluster or zone instead of in total.
+    pub per: Option<RolloutPer>,
+    /// Wait for the cloud to report a changed resource healthy before it counts as done.
+    /// Only read and carried for now: the gate itself is a later step of issue 23, and nothing
+    /// waits on it yet.
+    pub health_gate: bool,
+    /// How long a health gate waits (carried, like `health_gate`).
+    pub health_timeout: std::time::Duration,
+    /// The pause between waves.
+    pub pause: std::time::Duration,
+}
+
+impl Default for Rollout {
+    fn default() -> Self {
+        Rollout {
+            max_disrupted: None,
+            per: None,
+            health_gate: true,
+            health_timeout: std::time::Duration::from_secs(300),
+            pause: std::time::Duration::ZERO,
+        }
+    }
+}
+
+crate::wire_enum!(
+    /// What `max-disrupted-per` groups resources by.
+    RolloutPer {
+        Cluster => "cluster",
+        Zone => "zone",
+    }
+);
+
+crate::choices!(RolloutPer => "rollout group");
 
 /// A `[[moved]]` entry: the state entry at `from` is the resource the config declares at `to`
 /// (or, in a chain, the next move's `from`). Both are of one kind.

@@ -151,6 +151,17 @@ pub(super) fn timezone(text: &str) -> Result<String, Invalid> {
         })
 }
 
+/// A duration such as `90s`, `5m` or `1h30m` (jiff's friendly format, as `--lock-timeout`
+/// reads it); not negative.
+pub fn duration(text: &str) -> Result<std::time::Duration, Invalid> {
+    let help = "write a duration such as \"90s\", \"5m\" or \"1h30m\"";
+    let signed: jiff::SignedDuration = text
+        .parse()
+        .map_err(|_| Invalid::new(format!("`{text}` is not a duration")).help(help))?;
+    std::time::Duration::try_from(signed)
+        .map_err(|_| Invalid::new(format!("`{text}` is negative")).help(help))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,6 +226,18 @@ mod tests {
         for bad in ["ftp://example.com", "api.cloudscale.ch", "Embedded"] {
             assert!(endpoint(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn durations_are_friendly_and_not_negative() {
+        assert_eq!(duration("90s"), Ok(std::time::Duration::from_secs(90)));
+        assert_eq!(duration("5m"), Ok(std::time::Duration::from_secs(300)));
+        assert_eq!(duration("0s"), Ok(std::time::Duration::ZERO));
+        assert_eq!(
+            duration("5 parsecs").unwrap_err().message,
+            "`5 parsecs` is not a duration"
+        );
+        assert_eq!(duration("-5s").unwrap_err().message, "`-5s` is negative");
     }
 
     #[test]

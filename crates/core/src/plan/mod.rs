@@ -82,6 +82,22 @@ pub struct ResourceChange {
     /// is a no-op). Not written when `None`, so plans without moves read as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moved_from: Option<Address>,
+    /// Where the resource is, as its provider knows it (its zone, the cluster it serves):
+    /// what `[rollout] max-disrupted-per` groups by. Core names no cloud; a provider that
+    /// does not say leaves it `None`, and it is not written then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
+}
+
+/// Where a resource is, for grouping a rollout by cluster or zone.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Placement {
+    /// The cluster it serves or belongs to, e.g. `cluster.lab`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    /// The cloud's zone, e.g. `lpg1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone: Option<String>,
 }
 
 impl ResourceChange {
@@ -95,6 +111,7 @@ impl ResourceChange {
             record,
             requested: false,
             moved_from: None,
+            placement: None,
         }
     }
 

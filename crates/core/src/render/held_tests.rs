@@ -107,3 +107,35 @@ fn a_plan_alone_shows_its_forbidden_changes_held_back() {
         .filter(|c| c.address != "load-balancer.shop")
         .all(|c| c.held_back.is_none()));
 }
+
+/// The rollout of the fixture at Saturday 04:57 Zurich with at most one disrupted at once:
+/// its one runnable disruptive change (shop is forbidden, api calm) is one wave that fits.
+#[test]
+fn rollout_in_every_format() {
+    use crate::apply::rollout::plan_rollout;
+    use crate::config::Rollout;
+    let plan = plan();
+    let durations = Durations::default();
+    let policy = policy();
+    let window = WindowCheck {
+        policy: &policy,
+        now: at("2026-11-28T03:57:00Z"),
+        durations: &durations,
+    };
+    let rollout = Rollout {
+        max_disrupted: Some(1),
+        ..Rollout::default()
+    };
+    let holds = hold::hold_back(&plan, &[], &window, |_| vec![]);
+    let waves = plan_rollout(&holds.runnable.changes, &rollout, &window, |_| vec![]);
+    let view = PlanView::new(&plan)
+        .with_holds(&holds)
+        .with_windows(&plan, &window)
+        .with_rollout(&waves);
+    insta::assert_json_snapshot!("rollout_json", view.rollout);
+    insta::assert_snapshot!("rollout_text", render_text(&view, Style::Plain));
+    insta::assert_snapshot!(
+        "rollout_markdown",
+        crate::render::render_plan_markdown(&view)
+    );
+}

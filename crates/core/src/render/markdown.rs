@@ -165,7 +165,35 @@ fn head(view: &PlanView) -> String {
             }
         );
     }
+    if let Some(rollout) = &view.rollout {
+        rollout_table(&mut out, rollout);
+    }
     out
+}
+
+/// The rollout's waves: one row each, with its resources, estimate and window fit.
+fn rollout_table(out: &mut String, rollout: &super::view::RolloutView) {
+    let _ = writeln!(out, "{}\n", wording::rollout_heading(rollout));
+    if rollout.waves.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "| wave | resources | estimate | window |");
+    let _ = writeln!(out, "|---|---|---|---|");
+    for (i, wave) in rollout.waves.iter().enumerate() {
+        let addresses: Vec<String> = wave.addresses.iter().map(|a| code(a)).collect();
+        let fits = match wave.fits_window {
+            true => "fits",
+            false => "🕒 held back",
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {fits} |",
+            i + 1,
+            addresses.join(", "),
+            super::text::wave_estimate(wave.estimated_s)
+        );
+    }
+    out.push('\n');
 }
 
 fn icon(impact: Impact) -> &'static str {

@@ -298,4 +298,36 @@ fn render_summary(out: &mut String, paint: &Painter, view: &PlanView) {
     if let Some(line) = super::held::held_summary(view) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(rollout) = &view.rollout {
+        render_rollout(out, paint, rollout);
+    }
+}
+
+/// `Rollout: 3 waves of at most 2 disrupted (per zone)`, then each wave.
+fn render_rollout(out: &mut String, paint: &Painter, rollout: &super::view::RolloutView) {
+    let _ = writeln!(out, "{}", super::wording::rollout_heading(rollout));
+    for (i, wave) in rollout.waves.iter().enumerate() {
+        let fits = match wave.fits_window {
+            true => "fits the window".to_string(),
+            false => paint.paint(
+                Ansi::new().fg_color(Some(AnsiColor::Yellow.into())),
+                "does not fit the window: held back, with every later wave",
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "  wave {}: {} ({}; {fits})",
+            i + 1,
+            wave.addresses.join(", "),
+            wave_estimate(wave.estimated_s)
+        );
+    }
+}
+
+/// A wave's estimate: `may take up to 120 s`, `may take 60-120 s`.
+pub(super) fn wave_estimate(estimate: Downtime) -> String {
+    match estimate.max {
+        0 => "quick".to_string(),
+        _ => format!("may take {estimate}"),
+    }
 }

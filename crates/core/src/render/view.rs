@@ -17,6 +17,42 @@ pub struct PlanView {
     pub summary: Summary,
     pub changes: Vec<ChangeView>,
     pub drift: Vec<Value>,
+    /// The waves apply rolls the disruptive changes out in, with `[rollout]` (or a rollout
+    /// flag); not written otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<RolloutView>,
+}
+
+/// `rollout`: the limit and the waves, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RolloutView {
+    pub max_disrupted: Option<usize>,
+    /// `cluster` or `zone` when the limit is per group; `null` when in total.
+    pub per: Option<crate::config::RolloutPer>,
+    pub waves: Vec<WaveView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WaveView {
+    pub addresses: Vec<String>,
+    pub estimated_s: Downtime,
+    pub fits_window: bool,
+}
+
+impl From<&crate::apply::rollout::RolloutPlan> for RolloutView {
+    fn from(plan: &crate::apply::rollout::RolloutPlan) -> Self {
+        RolloutView {
+            max_disrupted: plan.max_disrupted,
+            per: plan.per,
+            waves: (plan.waves.iter())
+                .map(|wave| WaveView {
+                    addresses: wave.addresses.iter().map(ToString::to_string).collect(),
+                    estimated_s: wave.estimate,
+                    fits_window: wave.fits_window,
+                })
+                .collect(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -158,7 +194,14 @@ impl PlanView {
                 })
                 .collect(),
             drift: plan.drift.iter().map(drift_entry).collect(),
+            rollout: None,
         }
+    }
+
+    /// The view with the rollout's waves (see [`crate::apply::rollout`]).
+    pub fn with_rollout(mut self, rollout: &crate::apply::rollout::RolloutPlan) -> PlanView {
+        self.rollout = Some(rollout.into());
+        self
     }
 
     /// The view with each change's measured duration beside its estimate, where recent

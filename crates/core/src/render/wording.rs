@@ -134,6 +134,20 @@ pub(super) fn verdict(change: &ChangeView) -> &'static str {
     }
 }
 
+/// `Rollout: 3 waves of at most 2 disrupted (per zone).`, or `… with no limit` without one.
+pub(super) fn rollout_heading(rollout: &super::view::RolloutView) -> String {
+    let waves = super::counted(rollout.waves.len(), "wave");
+    let limit = match rollout.max_disrupted {
+        Some(n) => format!(" of at most {n} disrupted"),
+        None => " with no limit on what is disrupted at once".to_string(),
+    };
+    let per = match rollout.per {
+        Some(per) => format!(" (per {per})"),
+        None => String::new(),
+    };
+    format!("Rollout: {waves}{limit}{per}.")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

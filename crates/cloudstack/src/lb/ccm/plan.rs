@@ -132,6 +132,7 @@ pub fn plan(input: &CcmPlanInput) -> ResourceChange {
         record: Some(Record::of(spec)),
         requested: false,
         moved_from: None,
+        placement: None,
     }
 }
 
@@ -199,6 +200,7 @@ pub fn removed(
         record: None,
         requested: allow_delete,
         moved_from: None,
+        placement: None,
     }
 }
 

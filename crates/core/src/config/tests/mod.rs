@@ -44,6 +44,42 @@ fn maintenance_values_are_checked() {
 }
 
 #[test]
+fn rollout_values_are_checked_at_their_keys() {
+    let text = "[rollout]\nmax-disrupted = 0\nmax-disrupted-per = \"rack\"\n\
+                health-timeout = \"soon\"\npause = \"-5s\"\n";
+    assert_eq!(
+        errors(text),
+        [
+            "a.toml:2:17: max-disrupted = 0 lets nothing through",
+            "a.toml:3:21: `rack` is not a valid rollout group",
+            "a.toml:4:18: `soon` is not a duration",
+            "a.toml:5:9: `-5s` is negative",
+        ]
+    );
+    let unknown = errors("[rollout]\nmax-disruptd = 2\n");
+    assert!(
+        unknown[0].starts_with("a.toml:2:1: unknown field `max-disruptd`"),
+        "{unknown:?}"
+    );
+}
+
+#[test]
+fn rollout_has_defaults_and_is_absent_unless_written() {
+    assert_eq!(load_str("").unwrap().rollout, None);
+    let text = "[rollout]\nmax-disrupted = 2\nmax-disrupted-per = \"zone\"\npause = \"1m30s\"\n";
+    assert_eq!(
+        load_str(text).unwrap().rollout,
+        Some(Rollout {
+            max_disrupted: Some(2),
+            per: Some(RolloutPer::Zone),
+            health_gate: true,
+            health_timeout: std::time::Duration::from_secs(300),
+            pause: std::time::Duration::from_secs(90),
+        })
+    );
+}
+
+#[test]
 fn settings_resolve_against_the_config_root() {
     let config = load_str("[settings]\nstate-dir = \"st\"\n").unwrap();
     assert_eq!(config.settings.state_dir, PathBuf::from("cfg/st"));
