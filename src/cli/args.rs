@@ -482,8 +482,9 @@ pub struct SimServeArgs {
     /// `latency=5-50ms,429=0.05,5xx=0.03,drop=0.02,after-commit=0.02,seed=7`; CloudStack also
     /// takes `job-fail=P` (a share of async jobs fail), PhoenixNAP `tags-put-fail=P` (a share
     /// of IP block tag overwrites fail with 500), cloudscale `recreate-on-patch=pool` (a PATCH
-    /// of a pool, its listener or monitor recreates the pool). Checked against the provider's
-    /// syntax.
+    /// of a pool, its listener or monitor recreates the pool) and
+    /// `unhealthy-after-change=P|NAME` (a changed pool's members stay down: a share P of
+    /// changes, or every change of load balancer NAME). Checked against the provider's syntax.
     #[arg(
         long,
         value_name = "SPEC",
