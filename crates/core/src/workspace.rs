@@ -125,9 +125,7 @@ impl Refreshes {
             .kind(ErrorKind::Internal)
         })
     }
-}
 
-impl Refreshes {
     /// The refreshes by provider, taken out (a `Refreshes` frees its own off the path).
     fn into_inner(mut self) -> BTreeMap<String, Refreshed> {
         std::mem::take(&mut self.0)
@@ -277,6 +275,19 @@ impl Workspace {
         self.providers.get(name).map(|p| p.as_ref())
     }
 
+    /// The provider `address` uses, or the error naming the table the config lacks.
+    fn provider_named(
+        &self,
+        name: &str,
+        address: &Address,
+    ) -> Result<&dyn Provider, WorkspaceError> {
+        self.provider(name)
+            .ok_or_else(|| WorkspaceError::UnknownProvider {
+                address: address.clone(),
+                provider: name.to_string(),
+            })
+    }
+
     /// Every address in the config or the state (removed resources still need a plan).
     fn addresses(&self) -> Vec<&Address> {
         let mut addresses: Vec<&Address> = self
@@ -397,9 +408,18 @@ impl Workspace {
 
     /// Refreshes and compares every target with what was last applied.
     pub async fn drift(&self) -> Result<Vec<DriftOutcome>, WorkspaceError> {
-        let mut outcomes = Vec::new();
         let (by_provider, refreshes) = self.refresh(&[]).await?;
-        for (name, targets) in &by_provider {
+        self.drift_of(&by_provider, &refreshes)
+    }
+
+    /// Each target compared with what was last applied, from what `refreshes` read.
+    fn drift_of(
+        &self,
+        by_provider: &TargetsByProvider<'_>,
+        refreshes: &Refreshes,
+    ) -> Result<Vec<DriftOutcome>, WorkspaceError> {
+        let mut outcomes = Vec::new();
+        for (name, targets) in by_provider {
             let refreshed = refreshes.of(name)?;
             for target in targets {
                 let check = match (target.resource, target.prior) {
@@ -444,12 +464,7 @@ impl Workspace {
             )
             .into());
         }
-        let provider = &self.providers.get(&resource.provider).ok_or_else(|| {
-            WorkspaceError::UnknownProvider {
-                address: address.clone(),
-                provider: resource.provider.clone(),
-            }
-        })?;
+        let provider = self.provider_named(&resource.provider, address)?;
         let claimed = ResourceState {
             provider: resource.provider.clone(),
             id: id.to_string(),
@@ -482,13 +497,7 @@ impl Workspace {
             .ok_or_else(|| {
                 ProviderError::new(address, "is neither in the config nor in the state")
             })?;
-        let provider =
-            self.providers
-                .get(&provider_name)
-                .ok_or_else(|| WorkspaceError::UnknownProvider {
-                    address: address.clone(),
-                    provider: provider_name.clone(),
-                })?;
+        let provider = self.provider_named(&provider_name, address)?;
         let target = Target {
             address,
             resource,

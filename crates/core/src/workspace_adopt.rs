@@ -8,10 +8,11 @@
 
 use std::collections::BTreeMap;
 
-use super::{Refreshes, TargetsByProvider, Workspace, WorkspaceError};
-use crate::model::Address;
+use super::{DriftOutcome, Refreshes, TargetsByProvider, Workspace, WorkspaceError};
 use crate::parallel::map_in_parallel;
-use crate::provider::discover::{assign_addresses, fold_services, Adopting, Generated, Unmanaged};
+use crate::provider::discover::{
+    assign_addresses, fold_services, Adopting, Discovered, Generated, Unmanaged,
+};
 use crate::provider::{ProviderError, Target};
 use crate::state::ResourceState;
 
@@ -77,12 +78,33 @@ impl Workspace {
             .await?
             .into_iter()
             .unzip();
-        let mut objects = fold_services(found);
-        assign_addresses(&mut objects, &self.addresses());
         Ok(Survey {
-            objects,
+            objects: self.unmanaged(found),
             deep: Refreshes(kept.into_iter().flatten().collect()),
         })
+    }
+
+    /// [`Workspace::drift`] and [`Workspace::discover`] from one survey of every provider
+    /// (`drift --unmanaged`): a survey is the refresh drift reads, and what discovery adds.
+    pub async fn drift_and_discover(
+        &self,
+    ) -> Result<(Vec<DriftOutcome>, Vec<Unmanaged>), WorkspaceError> {
+        let by_provider = self.every_provider_targets()?;
+        let refreshes = self.survey(&by_provider).await?;
+        let outcomes = self.drift_of(&by_provider, &refreshes)?;
+        let found = by_provider.iter().map(|(name, targets)| {
+            let surveyed = refreshes.of(name)?;
+            self.providers[name].discover(targets, surveyed)
+        });
+        let found = found.collect::<Result<Vec<_>, _>>()?;
+        Ok((outcomes, self.unmanaged(found)))
+    }
+
+    /// The objects the providers found, each Service once, each with an address of its own.
+    fn unmanaged(&self, found: Vec<Discovered>) -> Vec<Unmanaged> {
+        let mut objects = fold_services(found);
+        assign_addresses(&mut objects, &self.addresses());
+        objects
     }
 
     /// The config for each of `picks` (objects `discover` listed, under the address each is to
@@ -177,18 +199,6 @@ impl Workspace {
     pub fn save_state(&mut self) -> Result<(), WorkspaceError> {
         self.store.save(&mut self.state)?;
         Ok(())
-    }
-
-    fn provider_named(
-        &self,
-        name: &str,
-        address: &Address,
-    ) -> Result<&dyn crate::provider::Provider, WorkspaceError> {
-        self.provider(name)
-            .ok_or_else(|| WorkspaceError::UnknownProvider {
-                address: address.clone(),
-                provider: name.to_string(),
-            })
     }
 
     /// The targets of every configured provider, an empty list for one without any.

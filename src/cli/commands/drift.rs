@@ -23,15 +23,15 @@ pub(super) async fn drift(
 ) -> Result<u8, Report> {
     let config = load(path)?;
     let workspace = open(config, "drift", locking).await?;
-    let outcomes = workspace.drift().await;
-    let found = match unmanaged {
-        true => Some(workspace.discover().await),
-        false => None,
+    let checked = match unmanaged {
+        true => (workspace.drift_and_discover().await).map(|(o, found)| (o, Some(found))),
+        false => workspace.drift().await.map(|o| (o, None)),
     };
     let paths = RepositoryPaths::for_config(&workspace.config.root);
     workspace.close().await.reported()?;
-    let mut report = drift_report(outcomes.reported()?, &paths);
-    report.unmanaged = found.transpose().reported()?;
+    let (outcomes, found) = checked.reported()?;
+    let mut report = drift_report(outcomes, &paths);
+    report.unmanaged = found;
     let text = match format {
         DriftFormat::Text => render_drift_text(&report, style()),
         DriftFormat::Json => render_drift_json(&report),

@@ -23,6 +23,16 @@ fn moved(from: &str, to: &str) -> String {
     format!("[[moved]]\nfrom = \"{from}\"\nto = \"{to}\"\n\n")
 }
 
+/// The config renames `edge` to `front` with a `[[moved]]` entry; `name` as in
+/// [`load_balancer`].
+fn rename_edge_to_front(project: &Project, name: Option<&str>) {
+    project.config(&format!(
+        "{PROVIDER}{}{}",
+        load_balancer("front", name),
+        moved("load-balancer.edge", "load-balancer.front")
+    ));
+}
+
 /// `edge` (named "edge" in the cloud) applied.
 fn edge_applied() -> Project {
     let project = Project::new();
@@ -72,11 +82,7 @@ fn a_moved_block_renames_a_load_balancer_in_the_state_only() {
     let project = edge_applied();
     let before = cloud_load_balancers(&project);
     assert_eq!(before.len(), 1);
-    project.config(&format!(
-        "{PROVIDER}{}{}",
-        load_balancer("front", Some("edge")),
-        moved("load-balancer.edge", "load-balancer.front")
-    ));
+    rename_edge_to_front(&project, Some("edge"));
 
     let text = plan_exit(&project);
     assert_eq!(text.code, 2, "a move is pending: {text:?}");
@@ -140,11 +146,7 @@ fn a_moved_resource_whose_config_changes_is_planned_as_that_change() {
     // Without `name`, the cloud's name follows the key: renamed in place with the move.
     let project = edge_applied();
     let uuid = cloud_load_balancers(&project)[0].0.clone();
-    project.config(&format!(
-        "{PROVIDER}{}{}",
-        load_balancer("front", None),
-        moved("load-balancer.edge", "load-balancer.front")
-    ));
+    rename_edge_to_front(&project, None);
     let plan = project.plan(&[]);
     assert_no_delete_or_create(&plan);
     let front = change(&plan, "load-balancer.front");
@@ -172,11 +174,7 @@ fn a_moved_resource_whose_config_changes_is_planned_as_that_change() {
 #[test]
 fn a_saved_plan_applies_its_moves() {
     let project = edge_applied();
-    project.config(&format!(
-        "{PROVIDER}{}{}",
-        load_balancer("front", Some("edge")),
-        moved("load-balancer.edge", "load-balancer.front")
-    ));
+    rename_edge_to_front(&project, Some("edge"));
     let file = project.path().join("plan.json");
     let out = project.run(&["plan", "--out", file.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{out:?}");
@@ -194,11 +192,7 @@ fn a_saved_plan_applies_its_moves() {
 #[test]
 fn a_move_whose_source_is_not_in_the_state_does_nothing() {
     let project = Project::new();
-    project.config(&format!(
-        "{PROVIDER}{}{}",
-        load_balancer("front", None),
-        moved("load-balancer.edge", "load-balancer.front")
-    ));
+    rename_edge_to_front(&project, None);
     let plan = project.plan(&[]);
     let front = change(&plan, "load-balancer.front");
     assert_eq!(front["action"], "create");
@@ -218,11 +212,7 @@ fn a_move_onto_an_address_the_state_holds_is_refused_naming_both() {
     );
     project.config(&both);
     project.apply_ok();
-    project.config(&format!(
-        "{PROVIDER}{}{}",
-        load_balancer("front", None),
-        moved("load-balancer.edge", "load-balancer.front")
-    ));
+    rename_edge_to_front(&project, None);
     let out = project.run(&["plan"]);
     assert_eq!(out.code, 1, "{out:?}");
     assert!(
@@ -513,11 +503,7 @@ fn a_phoenixnap_rename_is_a_move_only() {
 #[test]
 fn an_old_address_given_to_a_new_resource_creates_it_rather_than_taking_the_moved_one() {
     let project = edge_applied();
-    project.config(&format!(
-        "{PROVIDER}{}{}",
-        load_balancer("front", Some("edge")),
-        moved("load-balancer.edge", "load-balancer.front")
-    ));
+    rename_edge_to_front(&project, Some("edge"));
     project.apply_ok();
     // The moved load balancer still carries skyplan.address=load-balancer.edge; a new edge
     // must not adopt it by that tag: front's state entry names it.

@@ -18,6 +18,17 @@ fn refused(generated: Generated) -> (String, String) {
     }
 }
 
+/// What generating `load-balancer.web` from `inventory` refuses: the attribute and why.
+fn web_refused(inventory: Inventory) -> (String, String) {
+    let live = surveyed_with(inventory, vec![]);
+    refused(generate(
+        &live,
+        "load-balancer.web",
+        "ip-web",
+        &adopting(&[]),
+    ))
+}
+
 #[test]
 fn a_cks_cluster_is_written_by_catalog_names_with_the_defaults_left_out() {
     let text = config(generate(&surveyed(), "cluster.lab", "c1", &adopting(&[])));
@@ -128,13 +139,7 @@ fn rules_on_the_workers_of_a_configured_cluster_name_it_unless_it_is_scaled() {
 fn rules_that_differ_from_rule_to_rule_are_refused_at_the_key() {
     let mut inventory = account();
     inventory.rules[1].algorithm = "source".into();
-    let live = surveyed_with(inventory, vec![]);
-    let (attribute, reason) = refused(generate(
-        &live,
-        "load-balancer.web",
-        "ip-web",
-        &adopting(&[]),
-    ));
+    let (attribute, reason) = web_refused(inventory);
     assert_eq!(attribute, "algorithm");
     assert!(
         reason.contains("web-tcp-80") && reason.contains("web-tcp-443"),
@@ -146,13 +151,7 @@ fn rules_that_differ_from_rule_to_rule_are_refused_at_the_key() {
 fn rules_not_named_from_one_base_are_refused_at_the_name() {
     let mut inventory = account();
     inventory.rules[1].name = "https".into();
-    let live = surveyed_with(inventory, vec![]);
-    let (attribute, reason) = refused(generate(
-        &live,
-        "load-balancer.web",
-        "ip-web",
-        &adopting(&[]),
-    ));
+    let (attribute, reason) = web_refused(inventory);
     assert_eq!(attribute, "name");
     assert!(reason.contains("https"), "{reason}");
 }
@@ -161,13 +160,7 @@ fn rules_not_named_from_one_base_are_refused_at_the_name() {
 fn a_port_without_its_firewall_rule_is_refused() {
     let mut inventory = account();
     inventory.firewall_rules.retain(|f| f.id != "f-web-443");
-    let live = surveyed_with(inventory, vec![]);
-    let (attribute, reason) = refused(generate(
-        &live,
-        "load-balancer.web",
-        "ip-web",
-        &adopting(&[]),
-    ));
+    let (attribute, reason) = web_refused(inventory);
     assert_eq!(attribute, "firewall-cidrs");
     assert!(reason.contains("tcp/443"), "{reason}");
 }
@@ -191,13 +184,7 @@ fn what_the_plan_would_refuse_is_refused_with_the_plans_reason() {
     {
         fw.protocol = "udp".into();
     }
-    let live = surveyed_with(inventory, vec![]);
-    let (attribute, reason) = refused(generate(
-        &live,
-        "load-balancer.web",
-        "ip-web",
-        &adopting(&[]),
-    ));
+    let (attribute, reason) = web_refused(inventory);
     assert_eq!(attribute, "ports.80.protocol");
     assert!(reason.contains("virtual router"), "{reason}");
 }
