@@ -654,6 +654,14 @@ mod tests {
             unreachable!("not planned")
         }
 
+        fn health<'a>(
+            &'a self,
+            _: &'a ResourceChange,
+            _: Option<&'a ResourceState>,
+        ) -> BoxFuture<'a, Result<crate::provider::Health, ProviderError>> {
+            unreachable!("not applied")
+        }
+
         fn request_count(&self) -> u64 {
             0
         }

@@ -354,6 +354,15 @@ impl Provider for PhoenixnapProvider {
         .boxed()
     }
 
+    fn health<'a>(
+        &'a self,
+        _change: &'a ResourceChange,
+        _entry: Option<&'a ResourceState>,
+    ) -> BoxFuture<'a, Result<skyplan_core::provider::Health, ProviderError>> {
+        // PLACEHOLDER (issue 23): replaced by this provider's health read.
+        Box::pin(async { Ok(skyplan_core::provider::Health::Healthy) })
+    }
+
     fn request_count(&self) -> u64 {
         self.client.request_count()
     }

@@ -4,6 +4,7 @@
 mod companion;
 pub mod discover;
 mod error;
+mod health;
 pub mod http;
 pub mod impact_table;
 mod refreshed;
@@ -11,6 +12,7 @@ mod traits;
 
 pub use companion::Companion;
 pub use error::{ErrorKind, ProviderError};
+pub use health::Health;
 pub use refreshed::Refreshed;
 pub use traits::{Applied, DriftCheck, PlanOptions, Provider, Target};
 

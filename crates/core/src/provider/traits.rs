@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use futures::future::BoxFuture;
 
 use super::discover::{Adopting, Discovered, Generated};
-use super::{ProviderError, Refreshed};
+use super::{Health, ProviderError, Refreshed};
 use crate::config::Resource;
 use crate::model::Address;
 use crate::plan::{AttributeChange, ResourceChange, Verification};
@@ -149,6 +149,19 @@ pub trait Provider: Send + Sync {
         refreshed: &'a Refreshed,
         journal: &'a Journal,
     ) -> BoxFuture<'a, Result<Applied, ProviderError>>;
+
+    /// What the cloud reports of the resource `change` was applied to, read once, now:
+    /// `entry` is the state entry apply left (its ids name the objects). The rollout's health
+    /// gate calls it after each disruptive change until it is healthy or time runs out, so a
+    /// read is a few requests at most. What it holds as healthy is the provider's table in
+    /// impact.md's terms: a load balancer `running` with its members up, rules `Active` with
+    /// their VMs `Running`, an IP block `assigned` with the Service's ingress set, nodes
+    /// `Ready`. A resource deleted by the change (`entry` `None`) is healthy.
+    fn health<'a>(
+        &'a self,
+        change: &'a ResourceChange,
+        entry: Option<&'a ResourceState>,
+    ) -> BoxFuture<'a, Result<Health, ProviderError>>;
 
     /// A managed cluster's kubeconfig, found through `refreshed`, for `skyplan kubeconfig`.
     /// Never printed: the caller writes it to the file the user named.
