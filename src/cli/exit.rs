@@ -10,3 +10,6 @@ pub const FAIL_ON: u8 = 3;
 /// `apply`: some changes were applied, others held back (refused, excluded, or outside the
 /// maintenance window); the report lists them.
 pub const HELD_BACK: u8 = 4;
+/// `apply` with a rollout: a change failed its health gate or did more than the plan said, and
+/// the rollout stopped; the report names it, what was unhealthy and what was not started.
+pub const STOPPED_BY_GATE: u8 = 5;

@@ -11,6 +11,7 @@ pub mod config;
 pub mod desired;
 pub mod diff;
 pub mod execute;
+pub mod health;
 pub mod impact;
 mod indexed;
 pub mod limiter;

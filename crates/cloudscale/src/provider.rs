@@ -920,11 +920,17 @@ impl Provider for CloudscaleProvider {
 
     fn health<'a>(
         &'a self,
-        _change: &'a ResourceChange,
-        _entry: Option<&'a ResourceState>,
+        change: &'a ResourceChange,
+        entry: Option<&'a ResourceState>,
     ) -> BoxFuture<'a, Result<skyplan_core::provider::Health, ProviderError>> {
-        // PLACEHOLDER (issue 23): replaced by this provider's health read.
-        Box::pin(async { Ok(skyplan_core::provider::Health::Healthy) })
+        async move {
+            let Some(entry) = entry else {
+                return Ok(skyplan_core::provider::Health::Healthy);
+            };
+            let read = super::health::read(&self.client, entry).await;
+            read.map_err(|e| error(&change.address, e))
+        }
+        .boxed()
     }
 
     fn request_count(&self) -> u64 {

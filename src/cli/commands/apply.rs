@@ -15,7 +15,7 @@ use super::{load, open};
 use crate::apply::hold::{Held, HeldReason};
 use crate::apply::window::MaintenancePolicy;
 use crate::apply::window_check::WindowCheck;
-use crate::apply::ApplyReport;
+use crate::apply::{ApplyReport, Halt};
 use crate::model::Address;
 use crate::plan::file::PlanFile;
 use crate::plan::{Action, Plan};
@@ -99,13 +99,20 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         // (saved with it, whatever else was done): each counted apart, so the count matches
         // the plan's.
         let recorded = in_the_state(report.applied.len() - changed, plan.moves().count());
+        let outcome = match report.halts.is_empty() {
+            true => "Apply complete",
+            false => "Apply stopped",
+        };
         println!(
-            "Apply complete: {}{recorded}, {}, {}.",
+            "{outcome}: {}{recorded}, {}, {}.",
             counted(changed, "change"),
             counted(report.operations, "operation"),
             counted(workspace.request_count() as usize, "API request")
         );
         print_verification(&report);
+    }
+    if !report.halts.is_empty() {
+        return Ok(rollout_stopped(&holds.held, &report));
     }
     let under: Vec<String> = report
         .under_predicted()
@@ -120,6 +127,41 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         ));
     }
     held_back_outcome(runnable, &holds.held, &report, plan.moves().count())
+}
+
+/// After a rollout stopped: what stopped it and what was not started, on stderr; exit 5. The
+/// next apply makes a new plan of what is left.
+fn rollout_stopped(held: &[Held], report: &ApplyReport) -> u8 {
+    for halt in &report.halts {
+        colour::eprintln(format_args!("rollout stopped: {halt}"));
+    }
+    print_untouched(held, report);
+    colour::eprintln(format_args!(
+        "Stopped by a health gate: {} applied, {} not started. Once the cause is fixed, run apply again for the rest.",
+        counted(report.applied.len(), "resource"),
+        held.len() + report.not_started.len() + report.left.len()
+    ));
+    exit::STOPPED_BY_GATE
+}
+
+/// Each change apply did not make, with why, on stderr.
+fn print_untouched(held: &[Held], report: &ApplyReport) {
+    for held in held {
+        colour::eprintln(format_args!(
+            "held back: {} ({}): {}",
+            held.address, held.impact, held.reason
+        ));
+    }
+    for address in &report.not_started {
+        colour::eprintln(format_args!(
+            "not started: {address}: the rollout stopped before it"
+        ));
+    }
+    for address in &report.left {
+        colour::eprintln(format_args!(
+            "left for later: {address}: the maintenance window closed before it could start"
+        ));
+    }
 }
 
 /// ` (and 1 resource recorded, 2 moved in the state)`: what apply wrote to the state beside
@@ -153,17 +195,7 @@ fn held_back_outcome(
     if held.is_empty() && report.left.is_empty() {
         return Ok(exit::SUCCESS);
     }
-    for held in held {
-        colour::eprintln(format_args!(
-            "held back: {} ({}): {}",
-            held.address, held.impact, held.reason
-        ));
-    }
-    for address in &report.left {
-        colour::eprintln(format_args!(
-            "left for later: {address}: the maintenance window closed before it could start"
-        ));
-    }
+    print_untouched(held, report);
     let untouched = held.len() + report.left.len();
     let applied = report
         .applied
@@ -251,15 +283,32 @@ fn apply_json(
             })
         })
         .collect();
+    let halts: Vec<serde_json::Value> = report.halts.iter().map(halt_json).collect();
     serde_json::json!({
         "plan": view,
         "applied": report.applied,
         "held_back": held_back,
         "left": report.left,
+        "rollout_stopped": halts,
+        "not_started": report.not_started,
         "operations": report.operations,
         "requests": requests,
         "verification": verification,
     })
+}
+
+/// Why the rollout stopped, as `apply --json` reports it: `{"address", "cause", …}` with
+/// `problems` for `unhealthy` and `summary` for `under-predicted`.
+fn halt_json(halt: &Halt) -> serde_json::Value {
+    match halt {
+        Halt::Unhealthy { address, problems } => serde_json::json!({
+            "address": address, "cause": "unhealthy", "problems": problems,
+        }),
+        Halt::UnderPredicted { address, summary } => serde_json::json!({
+            "address": address, "cause": "under-predicted", "summary": summary,
+        }),
+        Halt::Failed { address } => serde_json::json!({"address": address, "cause": "failed"}),
+    }
 }
 
 /// A saved plan, if it is still exactly the plan for this state, config and cloud, with the

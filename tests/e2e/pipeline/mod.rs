@@ -19,6 +19,7 @@ pub mod plan_formats;
 pub mod postgres;
 pub mod refresh_only;
 pub mod rollout;
+pub mod rollout_gates;
 pub mod saved_plans;
 pub mod sim_health;
 pub mod sim_serve;

@@ -2,9 +2,11 @@
 //! serialised, load balancers run side by side up to `parallelism`), and records finished
 //! resources in the state as it goes.
 
+pub mod gate;
 pub mod hold;
 pub mod progress;
 pub mod rollout;
+mod runner;
 #[cfg(test)]
 pub(crate) mod test_changes;
 mod timing;
@@ -12,9 +14,12 @@ mod waves;
 pub mod window;
 pub mod window_check;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use runner::{Runner, Tally, Untouched};
 
 use futures::StreamExt;
 
@@ -23,7 +28,7 @@ use timing::{record_durations, Timings};
 
 use crate::plan::verification::{record_mismatch, RecordedMismatch};
 use crate::plan::{Action, Plan, ResourceChange, Verification};
-use crate::provider::{Applied, ProviderError};
+use crate::provider::ProviderError;
 use crate::state::journal::{Entry, Observer, Phase};
 use crate::state::{ResourceState, State};
 use crate::workspace::{Refreshes, Workspace, WorkspaceError};
@@ -34,11 +39,21 @@ pub enum ApplyError {
     Refused(Vec<String>),
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
-    #[error("{} of {} resources failed: {}", .failed.len(), .total, summarize(.failed))]
+    #[error("{} of {} resources failed: {}{}", .failed.len(), .total, summarize(.failed), stopped(*.not_started))]
     Failed {
         failed: Vec<ProviderError>,
         total: usize,
+        /// Not started because a failure stopped the rollout.
+        not_started: usize,
     },
+}
+
+/// What a failure that stopped the rollout left undone.
+fn stopped(not_started: usize) -> String {
+    match not_started {
+        0 => String::new(),
+        n => format!(" (the rollout stopped: {n} not started)"),
+    }
 }
 
 /// The first few failures in full; a run where hundreds fail for one reason stays readable.
@@ -59,6 +74,53 @@ pub struct ApplyReport {
     pub operations: usize,
     /// What the providers that verify found, per resource applied, by address.
     pub verified: Vec<Verification>,
+    /// Why the rollout stopped (empty: it did not): each change that failed its health gate,
+    /// did more than the plan said, or failed.
+    pub halts: Vec<Halt>,
+    /// Not started because the rollout stopped.
+    pub not_started: Vec<String>,
+}
+
+/// Why a rollout stopped starting changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Halt {
+    /// Still unhealthy when its health gate's time ran out: what the cloud last reported.
+    Unhealthy {
+        address: String,
+        problems: Vec<String>,
+    },
+    /// The cloud did more than the plan's class said.
+    UnderPredicted { address: String, summary: String },
+    /// The change failed (the error is among apply's failures).
+    Failed { address: String },
+}
+
+impl Halt {
+    pub fn address(&self) -> &str {
+        match self {
+            Halt::Unhealthy { address, .. }
+            | Halt::UnderPredicted { address, .. }
+            | Halt::Failed { address } => address,
+        }
+    }
+}
+
+impl std::fmt::Display for Halt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Halt::Unhealthy { address, problems } => {
+                write!(
+                    f,
+                    "{address} was not healthy in time: {}",
+                    problems.join("; ")
+                )
+            }
+            Halt::UnderPredicted { address, summary } => {
+                write!(f, "{address} did more than the plan said: {summary}")
+            }
+            Halt::Failed { address } => write!(f, "{address} failed"),
+        }
+    }
 }
 
 impl ApplyReport {
@@ -143,6 +205,10 @@ const SAVE_INTERVAL: Duration = Duration::from_secs(1);
 /// refresh read). `admit` is asked just before each resource starts (the maintenance window may
 /// have closed meanwhile); a resource it turns away is left untouched and reported in
 /// [`ApplyReport::left`].
+///
+/// With a rollout, disruptive changes run in its waves, each change gated on its health (see
+/// [`gate`]); a change that fails its gate, does more than predicted or fails stops the
+/// rollout: what is in flight finishes, nothing new starts ([`ApplyReport::not_started`]).
 pub async fn run(
     workspace: &mut Workspace,
     plan: &Plan,
@@ -171,134 +237,65 @@ pub async fn run(
             .save(&mut state)
             .map_err(WorkspaceError::from)?;
     }
-    let mut report = ApplyReport::default();
-    let mut failed = Vec::new();
-    let mut last_save = Instant::now();
     let timings = Timings::default();
     let journal = workspace
         .store
         .start_journal()
         .map_err(WorkspaceError::from)?
         .observed_by(operation_events(progress.clone(), timings.clone()));
-    let order = |address: &crate::model::Address| order_dependencies(workspace, address);
+    let ws: &Workspace = workspace;
+    let order = |address: &crate::model::Address| order_dependencies(ws, address);
     let before = waves::precedence(&work, order);
     let batches = batches(waves::waves(&work, order), rollout);
+    let runner = Runner {
+        workspace: ws,
+        refreshes,
+        journal: &journal,
+        progress: &progress,
+        timings: &timings,
+        admit,
+        rollout,
+        halted: AtomicBool::new(false),
+        window_closed: AtomicBool::new(false),
+    };
+    let mut tally = Tally::new(state);
     let rollout_waves = batches.iter().filter(|b| b.wave.is_some()).count();
-    let mut rollout_stopped = false;
-    let mut failed_addresses: BTreeSet<crate::model::Address> = BTreeSet::new();
-    let mut left_addresses: BTreeSet<crate::model::Address> = BTreeSet::new();
-    for Batch {
-        changes: wave,
-        wave: rollout_wave,
-    } in batches
-    {
-        if let Some(number) = rollout_wave {
-            if number > 1 && !rollout_stopped {
-                let pause = rollout.map(|r| r.pause).unwrap_or_default();
-                tokio::time::sleep(pause).await;
-            }
-            // A wave starts whole or not at all: once one of its changes may no longer start
-            // (the window closed meanwhile), it and every later wave are left for later.
-            rollout_stopped = rollout_stopped || !wave.iter().all(|c| admit(c));
-            if rollout_stopped {
-                tracing::info!("wave {number} of {rollout_waves}: left for later");
-                for change in wave {
-                    left_addresses.insert(change.address.clone());
-                    report.left.push(change.address.to_string());
+    for batch in batches {
+        if let Some(number) = batch.wave {
+            if !runner
+                .start_wave(&batch.changes, number, rollout_waves)
+                .await
+            {
+                for change in batch.changes {
+                    tally.untouched(change, runner.untouched_as());
                 }
                 continue;
             }
-            let addresses: Vec<String> = wave.iter().map(|c| c.address.to_string()).collect();
-            tracing::info!("wave {number} of {rollout_waves}: {}", addresses.join(", "));
         }
-        let ws: &Workspace = workspace;
-        let journal = &journal;
-        let progress = &progress;
-        let timings = &timings;
         let mut runnable = Vec::new();
-        for change in wave {
+        for change in batch.changes {
             let first = before.get(&change.address).into_iter().flatten();
-            let (failed_first, left_first) = first.fold((false, false), |(f, l), a| {
-                (
-                    f || failed_addresses.contains(a),
-                    l || left_addresses.contains(a),
-                )
-            });
-            if failed_first {
-                failed_addresses.insert(change.address.clone());
-                failed.push(ProviderError::new(
-                    &change.address,
-                    "not applied: a resource it must follow failed",
-                ));
-            } else if left_first {
-                // What it must follow was left for later: so is it.
-                left_addresses.insert(change.address.clone());
-                report.left.push(change.address.to_string());
-            } else {
-                runnable.push(change);
+            match tally.what_it_follows(first) {
+                Some(Untouched::Failed) => tally.failed_first(change),
+                Some(untouched) => tally.untouched(change, untouched),
+                None if runner.halted() => tally.untouched(change, Untouched::NotStarted),
+                None => runnable.push(change),
             }
         }
+        let runner = &runner;
         let mut results = futures::stream::iter(runnable)
-            .map(|change| async move {
-                if !admit(change) {
-                    return (change, None);
-                }
-                let started = Instant::now();
-                let prior = ws.state.resources.get(&change.address);
-                let provider = ws
-                    .provider(&change.provider)
-                    .expect("planned providers are connected");
-                let result = match refreshes.of(&change.provider) {
-                    Ok(refreshed) => provider.apply(change, prior, refreshed, journal).await,
-                    Err(e) => Err(e),
-                };
-                timings.resource_done(&change.address.to_string(), Instant::now());
-                progress.event(Event::ResourceDone {
-                    address: &change.address.to_string(),
-                    ok: result.is_ok(),
-                    elapsed: started.elapsed(),
-                });
-                (change, Some(result))
-            })
+            .map(|change| async move { (change, runner.run_one(change).await) })
             .buffer_unordered(parallelism.max(1));
-        while let Some((change, result)) = results.next().await {
-            match result {
-                None => {
-                    left_addresses.insert(change.address.clone());
-                    report.left.push(change.address.to_string());
-                }
-                Some(Ok(Applied {
-                    entry,
-                    verification,
-                })) => {
-                    let entry = entry.map(|mut e| {
-                        e.depends_on = dependencies(ws, &change.address);
-                        e
-                    });
-                    record(&mut state, change, entry);
-                    if let Some(verified) = verification {
-                        record_verification(&mut state, &verified);
-                        report.verified.push(verified);
-                    }
-                    if last_save.elapsed() >= SAVE_INTERVAL {
-                        ws.store.save(&mut state).map_err(WorkspaceError::from)?;
-                        last_save = Instant::now();
-                    }
-                    report.applied.push(change.address.to_string());
-                    report.operations += change.operations.len();
-                }
-                Some(Err(e)) => {
-                    if let Some(mut left) = journal.left_by(&change.address) {
-                        // Written, then failed: recorded so the next plan sees it.
-                        left.depends_on = dependencies(ws, &change.address);
-                        record(&mut state, change, Some(left));
-                    }
-                    failed_addresses.insert(change.address.clone());
-                    failed.push(e);
-                }
-            }
+        while let Some((change, outcome)) = results.next().await {
+            tally.record(ws, change, outcome, &journal)?;
         }
     }
+    let Tally {
+        mut state,
+        mut report,
+        failed,
+        ..
+    } = tally;
     report.verified.sort_by(|a, b| a.address.cmp(&b.address));
     record_durations(&mut state, plan, &timings);
     workspace
@@ -311,7 +308,11 @@ pub async fn run(
     if failed.is_empty() {
         Ok(report)
     } else {
-        Err(ApplyError::Failed { failed, total })
+        Err(ApplyError::Failed {
+            failed,
+            total,
+            not_started: report.not_started.len(),
+        })
     }
 }
 
