@@ -11,10 +11,14 @@
 //! `SKYPLAN_BENCH_LATENCY=0` measures only the rows without latency;
 //! `SKYPLAN_BENCH_SIM_BINARY` serves the simulator from another build than the one measured.
 //! Then each size is adopted (`adopt`): discover and `import --generate-config --all` against
-//! the plan of the same world (`SKYPLAN_BENCH_ADOPT=0` leaves it out).
+//! the plan of the same world (`SKYPLAN_BENCH_ADOPT=0` leaves it out). Last, a rollout:
+//! `SKYPLAN_BENCH_ROLLOUT` load balancers (default 20; `0` leaves it out), each with a pool
+//! recreation, applied with `max-disrupted` 1, 2 and 5, against the sum of their measured
+//! durations (`rollout`).
 
 mod adopt;
 mod floor;
+mod rollout;
 mod run;
 mod sim;
 mod world;
@@ -90,6 +94,21 @@ fn main() {
         for &count in &sizes {
             println!("{}", adopt::measure(&template, count).line());
         }
+    }
+    rollouts();
+}
+
+/// The rollout rows: one per `max-disrupted`.
+fn rollouts() {
+    let count = env_number("SKYPLAN_BENCH_ROLLOUT", 20);
+    if count == 0 {
+        return;
+    }
+    println!();
+    println!("rollout of {count} pool recreations, health gate on; rollout / ideal = (apply - plan) / (sum of measured / max-disrupted)");
+    println!("{}", rollout::RolloutRow::header());
+    for max_disrupted in [1, 2, 5] {
+        println!("{}", rollout::measure(count, max_disrupted).line());
     }
 }
 

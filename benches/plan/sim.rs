@@ -17,11 +17,16 @@ impl SimServer {
     /// Serves `world` (created fresh if missing) with the given fault spec (`none`, or e.g.
     /// `latency=20-40ms`).
     pub fn start(world: &Path, faults: &str) -> SimServer {
+        SimServer::start_settling(world, faults, 5)
+    }
+
+    /// [`SimServer::start`] with load balancers `changing` for `settle_ms` after each change.
+    pub fn start_settling(world: &Path, faults: &str, settle_ms: u64) -> SimServer {
         let mut child = Command::new(sim_binary())
             .args(["sim", "serve", "--provider", "cloudscale"])
             .args(["--listen", "127.0.0.1:0", "--faults", faults, "--world"])
             .arg(world)
-            .env("SKYPLAN_SIM_SETTLE_MS", "5")
+            .env("SKYPLAN_SIM_SETTLE_MS", settle_ms.to_string())
             .env_remove("SKYPLAN_SIM_FAULTS")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
