@@ -184,3 +184,90 @@ fn in_flight_counts_load_balancers_whose_requests_overlap_from_the_first_write_o
     overlapping.push(request("GET", "/v1/load-balancers/uuid-c", 15.0, 16.0));
     assert_eq!(most_in_flight(&overlapping, &uuids), 3);
 }
+
+/// Three load balancers in the embedded cloud, one at a time; `extra` set on each (after
+/// they were applied without it).
+fn three_changed_one_at_a_time(extra: &str) -> Project {
+    let project = Project::new();
+    let config = |extra: &str| {
+        let mut text = "[provider.cloudscale]\nendpoint = \"embedded\"\n\n\
+             [rollout]\nmax-disrupted = 1\nhealth-timeout = \"1s\"\n\n"
+            .to_string();
+        for i in 1..=3 {
+            text.push_str(&format!(
+                "[load-balancer.lb{i:02}]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\n\
+                 members = [\"10.0.0.11\"]\n{extra}\n\
+                 [[load-balancer.lb{i:02}.ports]]\nname = \"http\"\nport = 80\nnode-port = 30080\n\n"
+            ));
+        }
+        text
+    };
+    project.config(&config(""));
+    project.apply_ok();
+    project.config(&config(extra));
+    project
+}
+
+fn apply_with_faults(project: &Project, faults: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["apply", "--auto-approve"];
+    args.extend_from_slice(extra);
+    run(project.command(&args).env("SKYPLAN_SIM_FAULTS", faults))
+}
+
+#[test]
+fn a_change_that_does_more_than_planned_stops_the_rollout_as_json_reports() {
+    // Allowed CIDRs: a minimal change, a PATCH of the listener, which this cloud answers by
+    // recreating the pool.
+    let project = three_changed_one_at_a_time("allowed-cidrs = [\"10.1.0.0/16\"]");
+    let out = apply_with_faults(&project, "recreate-on-patch=pool", &["--json"]);
+    assert_eq!(out.code, 5, "{out:?}");
+    let report = out.json();
+    let stopped = report["rollout_stopped"]
+        .as_array()
+        .expect("rollout_stopped");
+    assert_eq!(stopped.len(), 1, "{report:#}");
+    assert_eq!(stopped[0]["address"], "load-balancer.lb01");
+    assert_eq!(stopped[0]["cause"], "under-predicted");
+    assert!(
+        stopped[0]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("pool-recreate"),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["not_started"],
+        serde_json::json!(["load-balancer.lb02", "load-balancer.lb03"])
+    );
+    assert_eq!(report["applied"], serde_json::json!(["load-balancer.lb01"]));
+}
+
+#[test]
+fn with_the_gate_off_an_unhealthy_load_balancer_does_not_stop_the_rollout() {
+    let project = three_changed_one_at_a_time("algorithm = \"source_ip\"");
+    let fault = "unhealthy-after-change=lb02";
+    let out = apply_with_faults(&project, fault, &["--json"]);
+    assert_eq!(out.code, 5, "{out:?}");
+    let report = out.json();
+    assert_eq!(
+        report["rollout_stopped"][0]["cause"], "unhealthy",
+        "{report:#}"
+    );
+    let problems = report["rollout_stopped"][0]["problems"].as_array().unwrap();
+    assert!(
+        problems.iter().any(|p| p
+            .as_str()
+            .unwrap()
+            .ends_with("of pool tcp/http: monitor_status down")),
+        "{report:#}"
+    );
+    assert_eq!(
+        report["not_started"],
+        serde_json::json!(["load-balancer.lb03"])
+    );
+
+    // The fault still on, the gate off: the last one is applied, nothing waits on health.
+    let out = apply_with_faults(&project, fault, &["--no-health-gate"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("Apply complete: 1 change,"), "{out:?}");
+}

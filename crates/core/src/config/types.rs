@@ -101,11 +101,10 @@ pub struct Rollout {
     pub max_disrupted: Option<usize>,
     /// The limit per cluster or zone instead of in total.
     pub per: Option<RolloutPer>,
-    /// Wait for the cloud to report a changed resource healthy before it counts as done.
-    /// Only read and carried for now: the gate itself is a later step of issue 23, and nothing
-    /// waits on it yet.
+    /// Wait for the cloud to report a changed resource healthy before it counts as done
+    /// (`apply::gate`).
     pub health_gate: bool,
-    /// How long a health gate waits (carried, like `health_gate`).
+    /// How long a health gate waits before it fails and stops the rollout.
     pub health_timeout: std::time::Duration,
     /// The pause between waves.
     pub pause: std::time::Duration,
