@@ -232,7 +232,7 @@ fn a_change_that_does_more_than_planned_stops_the_rollout_as_json_reports() {
         stopped[0]["summary"]
             .as_str()
             .unwrap()
-            .contains("pool-recreate"),
+            .contains("pool tcp/http was recreated"),
         "{report:#}"
     );
     assert_eq!(
