@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 use super::api::{self, ApiError};
 use super::cks::ClusterApis;
 use super::commands::{self, job_started, Reply};
-use super::faults::{is_mutating, Fault, Injector};
+use super::faults::{is_mutating, Fault};
 use super::jobs::Job;
 use super::params::Params;
 use super::persist;
@@ -110,7 +110,7 @@ pub async fn spawn(
         keys,
         options.job_time,
         options.page_size.max(1),
-        Injector::new(options.faults),
+        options.faults,
     );
     let (stop, stopped) = oneshot::channel::<()>();
     let app = router(sim.clone()).into_make_service_with_connect_info::<ConnectionAbort>();
