@@ -11,7 +11,8 @@
 //! - `adopt/` — taking over an existing estate: the survey, what no resource manages, and the
 //!   config that adopts it.
 //! - `provider.rs` — the [`skyplan_core::provider::Provider`] implementation tying them together;
-//!   `refresh.rs` — one paged list per collection.
+//!   `refresh.rs` — one paged list per collection; `health.rs` — what a resource reports once
+//!   a change is done, for the rollout's health gate.
 
 pub mod adopt;
 pub mod api;
@@ -19,6 +20,7 @@ pub mod client;
 pub mod cluster;
 pub mod config;
 pub mod graph;
+mod health;
 pub mod instances;
 pub mod lb;
 pub mod live;
