@@ -690,7 +690,10 @@ impl Provider for CloudstackProvider {
         let live = Live::of(refreshed)?;
         let planned = self.plan_target(target, live, options, false);
         match planned.map_err(|e| locate(e, target.resource))? {
-            Outcome::Plan(change) => Ok(change),
+            Outcome::Plan(mut change) => {
+                change.placement = super::placement::placement(target, live);
+                Ok(change)
+            }
             Outcome::Drift(_) => unreachable!("planning gives a plan"),
         }
     }
