@@ -21,5 +21,6 @@ pub mod refresh_only;
 pub mod rollout;
 pub mod saved_plans;
 pub mod sim_health;
+pub mod sim_health_cloudstack;
 pub mod sim_serve;
 pub mod verification;
