@@ -65,44 +65,54 @@ async fn load_balancer<A: Api>(
 ) -> Result<Vec<String>, ProviderError> {
     // Not `LbIds::from_state`: a controller-mode entry's `id` is a rule's, not an IP's.
     let ids: LbIds = serde_json::from_value(entry.ids.clone()).unwrap_or_default();
-    let listed = match &ids.public_ip {
-        Some(ip) => list(client, address, RULES, param("publicipid", ip)).await?,
-        None => {
-            let reads = ids
-                .rules
-                .values()
-                .map(|id| list::<_, LoadBalancerRule>(client, address, RULES, param("id", id)));
-            let found = futures::future::try_join_all(reads).await?;
-            found.into_iter().flatten().collect()
-        }
-    };
+    let listed = read_rules(client, address, &ids).await?;
     let by_id: BTreeMap<&str, &LoadBalancerRule> =
         listed.iter().map(|rule| (rule.id.as_str(), rule)).collect();
-    let rules: Vec<(&String, Option<&LoadBalancerRule>)> = (ids.rules.iter())
-        .map(|(name, id)| (name, by_id.get(id.as_str()).copied()))
+    // Only this load balancer's rules: others on the same IP are none of its business.
+    let found: Vec<&LoadBalancerRule> = (ids.rules.values())
+        .filter_map(|id| by_id.get(id.as_str()).copied())
         .collect();
-    let member_reads = rules
-        .iter()
-        .filter_map(|(_, rule)| *rule)
-        .map(|rule| async move {
-            let vms: Vec<VirtualMachine> =
-                list(client, address, RULE_VMS, param("id", &rule.id)).await?;
-            Ok::<_, ProviderError>((rule.id.as_str(), vms))
-        });
-    let members: BTreeMap<&str, Vec<VirtualMachine>> = futures::future::try_join_all(member_reads)
-        .await?
-        .into_iter()
-        .collect();
+    let members = read_members(client, address, &found).await?;
     let mut problems = Vec::new();
-    for (name, rule) in rules {
-        let vms = rule.and_then(|r| members.get(r.id.as_str()));
-        problems.extend(rule_problems(
-            name,
-            rule,
-            vms.map_or(&[][..], Vec::as_slice),
-        ));
+    for (name, id) in &ids.rules {
+        let rule = by_id.get(id.as_str()).copied();
+        let vms = members.get(id.as_str()).map_or(&[][..], Vec::as_slice);
+        problems.extend(rule_problems(name, rule, vms));
     }
     Ok(problems)
+}
+
+/// The rules on the load balancer's public IP in one read when the entry knows it (others'
+/// rules on it included), else each rule the entry names by its ID.
+async fn read_rules<A: Api>(
+    client: &A,
+    address: &str,
+    ids: &LbIds,
+) -> Result<Vec<LoadBalancerRule>, ProviderError> {
+    if let Some(ip) = &ids.public_ip {
+        return list(client, address, RULES, param("publicipid", ip)).await;
+    }
+    let reads = (ids.rules.values())
+        .map(|id| list::<_, LoadBalancerRule>(client, address, RULES, param("id", id)));
+    let found = futures::future::try_join_all(reads).await?;
+    Ok(found.into_iter().flatten().collect())
+}
+
+/// The VMs of each rule, by rule ID: one `listLoadBalancerRuleInstances` each, at once.
+async fn read_members<'r, A: Api>(
+    client: &A,
+    address: &str,
+    rules: &[&'r LoadBalancerRule],
+) -> Result<BTreeMap<&'r str, Vec<VirtualMachine>>, ProviderError> {
+    let reads = rules.iter().map(|rule| async move {
+        let vms: Vec<VirtualMachine> =
+            list(client, address, RULE_VMS, param("id", &rule.id)).await?;
+        Ok::<_, ProviderError>((rule.id.as_str(), vms))
+    });
+    Ok(futures::future::try_join_all(reads)
+        .await?
+        .into_iter()
+        .collect())
 }
 
 /// What is wrong with the rule `name` (`None`: not found) and its member VMs.

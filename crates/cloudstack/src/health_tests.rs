@@ -73,12 +73,14 @@ fn entry(id: &str, ids: Value, attributes: Value) -> ResourceState {
     }
 }
 
+/// web's rules on ip1, beside another load balancer's rule there (`api-tcp-8080`).
 fn two_rules(state_443: &str, vm_2: &str) -> Canned {
     let running = vec![vm("web-1", "Running"), vm("web-2", vm_2)];
     Canned {
         rules: vec![
             rule("r80", "web-tcp-80", 80, "Active"),
             rule("r443", "web-tcp-443", 443, state_443),
+            rule("r8080", "api-tcp-8080", 8080, "Add"),
         ],
         members: [("r80".into(), running.clone()), ("r443".into(), running)].into(),
         ..Canned::default()
@@ -102,7 +104,11 @@ async fn active_rules_with_running_vms_are_healthy_in_one_rule_read_and_one_per_
         Health::Healthy
     );
     let calls = cloud.calls.lock().unwrap().clone();
-    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert_eq!(
+        calls.len(),
+        3,
+        "the other rule's VMs are not read: {calls:?}"
+    );
     assert_eq!(calls[0], "listLoadBalancerRules publicipid=ip1");
 }
 
