@@ -484,7 +484,8 @@ pub struct SimServeArgs {
     /// of IP block tag overwrites fail with 500), cloudscale `recreate-on-patch=pool` (a PATCH
     /// of a pool, its listener or monitor recreates the pool) and
     /// `unhealthy-after-change=P|NAME` (a changed pool's members stay down: a share P of
-    /// changes, or every change of load balancer NAME). Checked against the provider's syntax.
+    /// changes, or every change of load balancer NAME; on CloudStack a changed LB rule's VMs
+    /// report `Stopped`, NAME being the rule's name). Checked against the provider's syntax.
     #[arg(
         long,
         value_name = "SPEC",

@@ -11,7 +11,9 @@
 //! - `adopt/` — taking over an existing estate: the survey, what no resource manages, and the
 //!   config that adopts it.
 //! - `provider.rs` — the [`skyplan_core::provider::Provider`] implementation tying them together;
-//!   `refresh.rs` — one paged list per collection.
+//!   `refresh.rs` — one paged list per collection; `health.rs` — what a resource reports once
+//!   a change is done, for the rollout's health gate; `placement.rs` — the cluster and zone a
+//!   change is in, for a rollout grouped by either.
 
 pub mod adopt;
 pub mod api;
@@ -19,10 +21,12 @@ pub mod client;
 pub mod cluster;
 pub mod config;
 pub mod graph;
+mod health;
 pub mod instances;
 pub mod lb;
 pub mod live;
 pub mod ops;
+mod placement;
 pub mod provider;
 pub mod recover;
 mod refresh;

@@ -690,7 +690,10 @@ impl Provider for CloudstackProvider {
         let live = Live::of(refreshed)?;
         let planned = self.plan_target(target, live, options, false);
         match planned.map_err(|e| locate(e, target.resource))? {
-            Outcome::Plan(change) => Ok(change),
+            Outcome::Plan(mut change) => {
+                change.placement = super::placement::placement(target, live);
+                Ok(change)
+            }
             Outcome::Drift(_) => unreachable!("planning gives a plan"),
         }
     }
@@ -789,11 +792,10 @@ impl Provider for CloudstackProvider {
 
     fn health<'a>(
         &'a self,
-        _change: &'a ResourceChange,
-        _entry: Option<&'a ResourceState>,
+        change: &'a ResourceChange,
+        entry: Option<&'a ResourceState>,
     ) -> BoxFuture<'a, Result<skyplan_core::provider::Health, ProviderError>> {
-        // PLACEHOLDER (issue 23): replaced by this provider's health read.
-        Box::pin(async { Ok(skyplan_core::provider::Health::Healthy) })
+        super::health::health(self.client.as_ref(), change, entry).boxed()
     }
 
     fn request_count(&self) -> u64 {

@@ -11,3 +11,4 @@ pub mod kubernetes;
 pub mod persist;
 pub mod phoenixnap;
 pub mod request_stats;
+pub mod unhealthy;

@@ -97,6 +97,33 @@ pub struct LoggedRequest {
     pub ended_ms: f64,
 }
 
+impl LoggedRequest {
+    /// `request` as the log keeps it, its times counted from `epoch`.
+    pub fn of(request: Finished, epoch: Instant, started: Instant, ended: Instant) -> Self {
+        let since = |at: Instant| {
+            let micros = at.saturating_duration_since(epoch).as_micros();
+            micros as f64 / 1000.0
+        };
+        LoggedRequest {
+            method: request.method,
+            path: request.path,
+            route: request.route,
+            status: request.status,
+            started_ms: since(started),
+            ended_ms: since(ended),
+        }
+    }
+}
+
+/// Appends `entry` to a log, dropping the oldest beyond [`LOG_LIMIT`]; for a simulator that
+/// keeps its own counters beside the log (CloudStack's, by command).
+pub fn append(log: &mut VecDeque<LoggedRequest>, entry: LoggedRequest) {
+    if log.len() >= LOG_LIMIT {
+        log.pop_front();
+    }
+    log.push_back(entry);
+}
+
 impl<F: Tally> RequestStats<F> {
     pub fn record(&self, route: String) {
         let mut counts = self.lock();
@@ -106,23 +133,8 @@ impl<F: Tally> RequestStats<F> {
 
     /// Logs a finished request; `started` and `ended` are turned into times since the epoch.
     pub fn log(&self, request: Finished, started: Instant, ended: Instant) {
-        let since = |at: Instant| {
-            let micros = at.saturating_duration_since(self.epoch).as_micros();
-            micros as f64 / 1000.0
-        };
-        let entry = LoggedRequest {
-            method: request.method,
-            path: request.path,
-            route: request.route,
-            status: request.status,
-            started_ms: since(started),
-            ended_ms: since(ended),
-        };
-        let mut counts = self.lock();
-        if counts.log.len() >= LOG_LIMIT {
-            counts.log.pop_front();
-        }
-        counts.log.push_back(entry);
+        let entry = LoggedRequest::of(request, self.epoch, started, ended);
+        append(&mut self.lock().log, entry);
     }
 
     pub fn record_fault(&self, kind: F::Kind) {

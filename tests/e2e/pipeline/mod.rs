@@ -22,5 +22,6 @@ pub mod rollout;
 pub mod rollout_gates;
 pub mod saved_plans;
 pub mod sim_health;
+pub mod sim_health_cloudstack;
 pub mod sim_serve;
 pub mod verification;

@@ -34,7 +34,7 @@ mod tests;
 pub(crate) use faults::{draw as draw_transport_fault, Fault as TransportFault};
 /// Shared with the CloudStack simulator, which drops connections the same way.
 pub(crate) use faults::{AbortableListener, ConnectionAbort};
-pub use faults::{Faults, FaultsError, FAULTS_ENV};
+pub use faults::{Faults, FaultsError, Unhealthy, FAULTS_ENV};
 pub use inventory::{DEFAULT_NETWORK_UUID, DEFAULT_SUBNET_UUID, PUBLIC_SUBNET_UUID};
 pub use server::{spawn, SimHandle, SimOptions, DEFAULT_SETTLE, DEFAULT_TOKEN};
 pub use stats::{FaultCounts, FaultKind, RequestCounts};

@@ -2,20 +2,19 @@
 //! settle time, the request counters, the fault injector, and the signal that tells the writer
 //! the world changed.
 
-use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp, Unit};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::api::ApiResult;
-use super::faults::{Faults, Injector, Recreate, Unhealthy};
+use super::faults::{Faults, Injector, Recreate};
 use super::persist;
 use super::stats::RequestStats;
 use super::world::World;
+use crate::unhealthy::UnhealthyDraw;
 
 #[derive(Clone)]
 pub struct Sim(Arc<Inner>);
@@ -31,33 +30,6 @@ struct Inner {
     recreate_on_patch: Option<Recreate>,
     unhealthy: Option<Arc<UnhealthyDraw>>,
     dirty: Notify,
-}
-
-/// The `unhealthy-after-change` fault and the random source its draws come from (seeded by
-/// the spec's `seed`, apart from the request faults' draws).
-struct UnhealthyDraw {
-    picks: Unhealthy,
-    rng: Mutex<StdRng>,
-}
-
-impl UnhealthyDraw {
-    fn new(picks: Unhealthy, seed: Option<u64>) -> Self {
-        let rng = seed.map_or_else(StdRng::from_os_rng, StdRng::seed_from_u64);
-        UnhealthyDraw {
-            picks,
-            rng: Mutex::new(rng),
-        }
-    }
-
-    fn picks(&self, load_balancer: &str) -> bool {
-        match &self.picks {
-            Unhealthy::LoadBalancer(name) => name == load_balancer,
-            Unhealthy::Share(share) => {
-                let mut rng = self.rng.lock().unwrap_or_else(|p| p.into_inner());
-                rng.random::<f64>() < *share
-            }
-        }
-    }
 }
 
 /// What rendering and mutating need besides the world: where the server lives and what time

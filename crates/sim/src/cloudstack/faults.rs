@@ -2,6 +2,11 @@
 //! 5xx, dropped connections, calls carried out whose answer is lost), with the same spec
 //! syntax, plus `job-fail=P`: an async job that fails with 530 "simulated failure".
 //! A CloudStack call is mutating unless it lists, queries or gets.
+//!
+//! `unhealthy-after-change=P` (a probability) or `unhealthy-after-change=NAME` (an LB rule's
+//! name, e.g. `web-tcp-80`) is parsed with the transport faults, as cloudscale's is: each change
+//! to a rule it picks makes the rule's VMs report `Stopped` in `listLoadBalancerRuleInstances`
+//! (see `health`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -156,6 +161,21 @@ mod tests {
             "job-fail=1"
         );
         assert_eq!("none".parse::<Faults>().unwrap(), Faults::default());
+    }
+
+    #[test]
+    fn unhealthy_after_change_names_a_rule_or_gives_a_share() {
+        use crate::cloudscale::Unhealthy;
+        let named: Faults = "unhealthy-after-change=web-tcp-80,job-fail=0.1"
+            .parse()
+            .unwrap();
+        let picks = named.transport.unhealthy_after_change.clone();
+        assert_eq!(picks, Some(Unhealthy::LoadBalancer("web-tcp-80".into())));
+        assert_eq!(named.to_string().parse::<Faults>().unwrap(), named);
+        let share: Faults = "unhealthy-after-change=0.25".parse().unwrap();
+        let picks = share.transport.unhealthy_after_change;
+        assert_eq!(picks, Some(Unhealthy::Share(0.25)));
+        assert!("unhealthy-after-change=1.5".parse::<Faults>().is_err());
     }
 
     #[test]

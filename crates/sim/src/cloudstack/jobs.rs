@@ -78,6 +78,14 @@ pub enum Action {
     },
 }
 
+/// A rule's change done: the `unhealthy-after-change` fault draws for it (see `health`).
+fn rule_changed(done: ApiResult<Value>, world: &mut World, cx: &Ctx, id: &str) -> ApiResult<Value> {
+    if done.is_ok() {
+        cx.rule_changed(world, id);
+    }
+    done
+}
+
 impl Action {
     pub fn fail(error: ApiError) -> Self {
         Action::Fail {
@@ -93,11 +101,18 @@ impl Action {
         match self {
             Action::IpAssociate { id } => ips::finish_associate(world, &id),
             Action::IpDisassociate { id } => ips::finish_disassociate(world, &id),
-            Action::LbCreate { id } => lb::finish_create(world, &id),
-            Action::LbUpdate(update) => lb::finish_update(world, update),
+            Action::LbCreate { id } => rule_changed(lb::finish_create(world, &id), world, cx, &id),
+            Action::LbUpdate(update) => {
+                let id = update.id.clone();
+                rule_changed(lb::finish_update(world, update), world, cx, &id)
+            }
             Action::LbDelete { id } => lb::finish_delete(world, &id),
-            Action::LbAssign { id, vm_ids } => lb::finish_assign(world, &id, &vm_ids),
-            Action::LbRemove { id, vm_ids } => lb::finish_remove(world, &id, &vm_ids),
+            Action::LbAssign { id, vm_ids } => {
+                rule_changed(lb::finish_assign(world, &id, &vm_ids), world, cx, &id)
+            }
+            Action::LbRemove { id, vm_ids } => {
+                rule_changed(lb::finish_remove(world, &id, &vm_ids), world, cx, &id)
+            }
             Action::FirewallCreate { id } => firewall::finish_create(world, &id),
             Action::FirewallDelete { id } => firewall::finish_delete(world, &id),
             Action::TagsCreate { tags } => tags::finish_create(world, tags),

@@ -12,12 +12,13 @@
 //! one file per area (catalog, VMs, public IPs, LB rules, firewall, tags, CKS clusters);
 //! `jobs` the async jobs; `world` the data and file format, `inventory` a fresh account,
 //! `persist` the file writes; `state` what every request shares; `stats` the request counters;
-//! `faults` the faults injected on purpose.
+//! `faults` the faults injected on purpose, `health` the VM states a rule's members report.
 
 mod api;
 mod cks;
 mod commands;
 mod faults;
+mod health;
 mod inventory;
 mod jobs;
 mod params;

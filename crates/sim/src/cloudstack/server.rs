@@ -6,11 +6,11 @@
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, RawQuery, State};
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 use super::api::{self, ApiError};
 use super::cks::ClusterApis;
 use super::commands::{self, job_started, Reply};
-use super::faults::{is_mutating, Fault, Injector};
+use super::faults::{is_mutating, Fault};
 use super::jobs::Job;
 use super::params::Params;
 use super::persist;
@@ -31,6 +31,7 @@ use super::stats::{FaultKind, RequestCounts};
 use super::{SimOptions, DEFAULT_API_KEY, DEFAULT_SECRET_KEY};
 use crate::cloudscale::{AbortableListener, ConnectionAbort};
 use crate::persist::Writer;
+use crate::request_stats::Finished;
 
 /// The API's path, what clients append to the server's address.
 pub const API_PATH: &str = "/client/api";
@@ -110,7 +111,7 @@ pub async fn spawn(
         keys,
         options.job_time,
         options.page_size.max(1),
-        Injector::new(options.faults),
+        options.faults,
     );
     let (stop, stopped) = oneshot::channel::<()>();
     let app = router(sim.clone()).into_make_service_with_connect_info::<ConnectionAbort>();
@@ -168,28 +169,44 @@ async fn reset_requests(State(sim): State<Sim>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
+/// Counts, answers and logs one API request (the log's `route` is its command).
 async fn api_call(
     State(sim): State<Sim>,
     ConnectInfo(abort): ConnectInfo<ConnectionAbort>,
+    method: Method,
     RawQuery(query): RawQuery,
     body: Bytes,
 ) -> Response {
+    let started = Instant::now();
     let params = Params::decode(
         query.as_deref().unwrap_or(""),
         &String::from_utf8_lossy(&body),
     );
     let command = params.command().to_owned();
     sim.stats().record(&command);
-    let (delay, fault) = sim.injector().draw(is_mutating(&command));
+    let response = answer(&sim, &abort, &params, &command).await;
+    let finished = Finished {
+        method: method.to_string(),
+        path: API_PATH.to_owned(),
+        route: command,
+        status: response.status().as_u16(),
+    };
+    sim.stats().log(finished, started, Instant::now());
+    response
+}
+
+/// The answer to one API request: a fault drawn, else the command's.
+async fn answer(sim: &Sim, abort: &ConnectionAbort, params: &Params, command: &str) -> Response {
+    let (delay, fault) = sim.injector().draw(is_mutating(command));
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
     let after_commit = match fault {
         None => None,
         Some(Fault::AfterCommit { drop }) => Some(drop),
-        Some(refusal) => return refuse(&sim, &abort, &command, refusal),
+        Some(refusal) => return refuse(sim, abort, command, refusal),
     };
-    let response = handle(&sim, &params);
+    let response = handle(sim, params);
     match after_commit {
         Some(drop) if response.status().is_success() => {
             sim.stats().record_fault(FaultKind::AfterCommit);

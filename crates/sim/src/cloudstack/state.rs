@@ -8,12 +8,13 @@ use std::time::Duration;
 use jiff::{Timestamp, Unit};
 use tokio::sync::Notify;
 
-use super::faults::Injector;
+use super::faults::{Faults, Injector};
 use super::jobs;
 use super::persist;
 use super::signing::Keys;
 use super::stats::RequestStats;
 use super::world::World;
+use crate::unhealthy::UnhealthyDraw;
 
 /// The server version when neither the options nor the world name one.
 pub const DEFAULT_VERSION: &str = "4.22.0.0";
@@ -33,6 +34,7 @@ struct Inner {
     dirty: Notify,
     /// The URLs of the CKS clusters' Kubernetes APIs (`cks`).
     cluster_apis: super::cks::ApiUrls,
+    unhealthy: Option<Arc<UnhealthyDraw>>,
 }
 
 /// What a command needs besides the world and its parameters.
@@ -48,6 +50,8 @@ pub struct Ctx {
     pub max_cluster_size: u32,
     /// The URL of each CKS cluster's Kubernetes API, by cluster id.
     pub cluster_apis: std::collections::BTreeMap<String, String>,
+    /// The `unhealthy-after-change` fault, when on (see `health`).
+    pub unhealthy: Option<Arc<UnhealthyDraw>>,
 }
 
 impl Ctx {
@@ -68,17 +72,20 @@ impl Sim {
         keys: Keys,
         job_time: Duration,
         page_size: usize,
-        injector: Injector,
+        faults: Faults,
     ) -> Self {
+        let unhealthy = (faults.transport.unhealthy_after_change.clone())
+            .map(|picks| Arc::new(UnhealthyDraw::new(picks, faults.transport.seed)));
         Sim(Arc::new(Inner {
             world: Mutex::new(world),
             keys,
             job_time,
             page_size,
             stats: RequestStats::default(),
-            injector,
+            injector: Injector::new(faults),
             dirty: Notify::new(),
             cluster_apis: Default::default(),
+            unhealthy,
         }))
     }
 
@@ -158,6 +165,7 @@ impl Sim {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .clone(),
+            unhealthy: self.0.unhealthy.clone(),
         }
     }
 }

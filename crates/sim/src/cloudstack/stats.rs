@@ -1,20 +1,35 @@
 //! Request counters, total and by command (`listLoadBalancerRules`), so tests can prove how
-//! many calls an operation makes, plus the faults injected by kind. Served at
-//! `GET /_sim/requests`, cleared by `POST /_sim/requests/reset`; those routes are not counted.
+//! many calls an operation makes, plus the faults injected by kind, and the log of the last
+//! requests with their times (`crate::request_stats`'s, each entry's `route` the command), so
+//! tests can see which calls overlapped. Served at `GET /_sim/requests`, cleared by
+//! `POST /_sim/requests/reset`; those routes are not counted.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
+use std::time::Instant;
 
 use serde::Serialize;
 
 use crate::cloudscale::FaultCounts;
+use crate::request_stats::{append, Finished, LoggedRequest};
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RequestStats {
     counts: Mutex<RequestCounts>,
+    /// What the log's times count from: when the simulator started.
+    epoch: Instant,
 }
 
-#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+impl Default for RequestStats {
+    fn default() -> Self {
+        RequestStats {
+            counts: Mutex::default(),
+            epoch: Instant::now(),
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Serialize)]
 pub struct RequestCounts {
     pub total: u64,
     /// By the `command` parameter as sent (an empty name when there was none).
@@ -22,6 +37,8 @@ pub struct RequestCounts {
     pub faults: FaultCounts,
     /// Async jobs failed on purpose (`job-fail`).
     pub job_failures: u64,
+    /// The last requests, in the order they finished.
+    pub log: VecDeque<LoggedRequest>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +55,12 @@ impl RequestStats {
         let mut counts = self.lock();
         counts.total += 1;
         *counts.by_command.entry(command.to_owned()).or_default() += 1;
+    }
+
+    /// Logs a finished request; its times are counted from the simulator's start.
+    pub fn log(&self, request: Finished, started: Instant, ended: Instant) {
+        let entry = LoggedRequest::of(request, self.epoch, started, ended);
+        append(&mut self.lock().log, entry);
     }
 
     pub fn record_fault(&self, kind: FaultKind) {

@@ -31,6 +31,10 @@ pub struct World {
     pub jobs: Vec<Job>,
     /// The server's internal (database) ids, which some error texts show.
     pub next_db_id: u64,
+    /// The rules whose VMs the `unhealthy-after-change` fault makes report unhealthy (see
+    /// `health`): in memory only, so a server started without the fault reports by the VMs.
+    #[serde(skip)]
+    pub unhealthy_rules: std::collections::BTreeSet<String>,
 }
 
 /// World-level settings: they persist in the file; command-line options override them.

@@ -293,6 +293,7 @@ pub fn finish_delete(world: &mut World, id: &str) -> ApiResult<Value> {
 /// Removes the rule with the firewall rule opened for it, and its tags.
 pub fn remove_rule(world: &mut World, id: &str) {
     world.lb_rules.retain(|r| r.id != id);
+    world.unhealthy_rules.remove(id);
     world
         .firewall_rules
         .retain(|f| f.related.as_deref() != Some(id));
@@ -412,7 +413,11 @@ pub fn list_instances(world: &World, cx: &Ctx, p: &Params) -> ApiResult<Reply> {
         .vm_ids
         .iter()
         .filter_map(|vm| world.vm(vm))
-        .map(|vm| vms::render(world, vm))
+        .map(|vm| {
+            let mut rendered = vms::render(world, vm);
+            rendered["state"] = world.member_state(rule, vm).into();
+            rendered
+        })
         .collect();
     Reply::read(page(p, "loadbalancerruleinstance", items, cx.page_size)?)
 }

@@ -1,6 +1,7 @@
 //! The simulator over HTTP, as a client sees it: signed requests, envelopes, jobs.
 
 mod cks;
+mod health;
 mod jobs;
 mod lb;
 mod protocol;
@@ -63,6 +64,26 @@ impl TestSim {
             world,
             _dir: dir,
             client: reqwest::Client::new(),
+        }
+    }
+
+    /// Stops the server (writing its world) and starts another on the same world file.
+    pub async fn restart(self, options: SimOptions) -> TestSim {
+        let TestSim {
+            handle,
+            world,
+            _dir,
+            client,
+        } = self;
+        handle.shutdown().await.unwrap();
+        let handle = spawn(world.clone(), "127.0.0.1:0".parse().unwrap(), options)
+            .await
+            .unwrap();
+        TestSim {
+            handle,
+            world,
+            _dir,
+            client,
         }
     }
 

@@ -267,6 +267,63 @@ async fn requests_are_counted_by_command() {
     assert_eq!(counts["total"], 3);
 }
 
+#[tokio::test]
+async fn the_request_log_names_each_command_with_its_status_and_times() {
+    let sim = TestSim::start().await;
+    sim.ok("listZones", &[]).await;
+    sim.call_with_secret("listNetworks", &[], "wrong-secret")
+        .await;
+    let requests_url = sim
+        .handle
+        .base_url()
+        .replace("/client/api", "/_sim/requests");
+    let client = reqwest::Client::new();
+    let counts: serde_json::Value = client
+        .get(&requests_url)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let log = counts["log"].as_array().unwrap();
+    let seen: Vec<String> = log
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {} {}",
+                r["method"], r["path"], r["route"], r["status"]
+            )
+        })
+        .collect();
+    let expected = [
+        r#""GET" "/client/api" "listZones" 200"#,
+        r#""GET" "/client/api" "listNetworks" 401"#,
+    ];
+    assert_eq!(seen, expected);
+    let times: Vec<(f64, f64)> = log
+        .iter()
+        .map(|r| {
+            (
+                r["started_ms"].as_f64().unwrap(),
+                r["ended_ms"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let (first, second) = (times[0], times[1]);
+    assert!(
+        first.0 <= first.1 && first.1 <= second.0 && second.0 <= second.1,
+        "{times:?}"
+    );
+    let reset = client
+        .post(format!("{requests_url}/reset"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reset.status(), 204);
+    assert!(sim.handle.requests().log.is_empty());
+}
+
 #[test]
 fn options_debug_hides_the_secret() {
     let options = SimOptions {

@@ -309,6 +309,7 @@ mod tests {
             hypervisor: "KVM".into(),
             max_cluster_size: 10,
             cluster_apis: Default::default(),
+            unhealthy: None,
         }
     }
 
