@@ -484,7 +484,10 @@ pub struct SimServeArgs {
     /// of IP block tag overwrites fail with 500), cloudscale `recreate-on-patch=pool` (a PATCH
     /// of a pool, its listener or monitor recreates the pool) and
     /// `unhealthy-after-change=P|NAME` (a changed pool's members stay down: a share P of
-    /// changes, or every change of load balancer NAME). Checked against the provider's syntax.
+    /// changes, or every change of load balancer NAME); Kubernetes takes only
+    /// `unhealthy-after-change=P|NAME` and `seed=N` (a node whose labels or taints change
+    /// reports Ready False: a share P of changes, or every change of node NAME). Checked
+    /// against the provider's syntax.
     #[arg(
         long,
         value_name = "SPEC",
