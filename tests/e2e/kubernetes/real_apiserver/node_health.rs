@@ -2,48 +2,11 @@
 //! nobody sets Ready there, so the test writes each node's status through the status
 //! subresource, as a kubelet would, and the provider must read it back as the gate sees it.
 
-use std::collections::BTreeMap;
-
 use serde_json::json;
 
 use crate::kubernetes::real_apiserver::RealCluster;
-use skyplan_core::config::{load_texts, ConfigSection};
-use skyplan_core::model::{Address, ResourceKind};
-use skyplan_core::plan::ResourceChange;
-use skyplan_core::provider::{Health, Provider};
-use skyplan_core::state::ResourceState;
-use skyplan_kubernetes::spec::NodePolicySpec;
-use skyplan_kubernetes::{KubernetesConfig, KubernetesProvider};
-
-static SECTIONS: &[&dyn ConfigSection] = &[&KubernetesConfig];
-
-/// The provider connected to the real server, and the state entry apply leaves for a policy
-/// over this test's nodes.
-async fn provider_and_entry(cluster: &RealCluster) -> (KubernetesProvider, ResourceState) {
-    let policy = format!(
-        "[nodes.web]\ncluster = \"prod\"\nnames = [\"{}-node-*\"]\nlabels = {{ tier = \"web\" }}\n",
-        cluster.prefix
-    );
-    let text = format!("{}\n{policy}", cluster.cluster_toml());
-    let root = tempfile::tempdir().unwrap();
-    let config = load_texts(root.path(), &[("skyplan.toml", &text)], SECTIONS).unwrap();
-    let provider = KubernetesProvider::connect(&config, None, vec![], BTreeMap::new())
-        .await
-        .unwrap();
-    let web = config
-        .resources
-        .iter()
-        .find(|r| r.address.kind == ResourceKind::Nodes);
-    let spec: &NodePolicySpec = web.unwrap().spec.get().unwrap();
-    let entry = ResourceState {
-        provider: "kubernetes".into(),
-        id: "nodes.web".into(),
-        ids: json!(null),
-        attributes: serde_json::to_value(spec).unwrap(),
-        depends_on: vec![],
-    };
-    (provider, entry)
-}
+use crate::support::node_health::PolicyHealth;
+use skyplan_core::provider::Health;
 
 fn set_ready(cluster: &RealCluster, node: &str, status: &str, reason: &str) {
     let body = json!({"status": {"conditions": [{
@@ -71,28 +34,26 @@ async fn a_policy_is_healthy_while_its_nodes_are_ready_and_names_the_node_that_i
     let nodes: Vec<String> = (1..=2)
         .map(|i| cluster.ready_node(&format!("node-{i}"), json!({}), &format!("10.9.1.{i}")))
         .collect();
-    let (provider, entry) = provider_and_entry(&cluster).await;
-    let change =
-        ResourceChange::no_op(Address::new(ResourceKind::Nodes, "web"), "kubernetes", None);
-
-    let health = provider.health(&change, Some(&entry)).await.unwrap();
-    assert_eq!(health, Health::Healthy);
+    let policy = format!(
+        "[nodes.web]\ncluster = \"prod\"\nnames = [\"{}-node-*\"]\nlabels = {{ tier = \"web\" }}\n",
+        cluster.prefix
+    );
+    let gate = PolicyHealth::connect(&format!("{}\n{policy}", cluster.cluster_toml())).await;
+    assert_eq!(gate.read().await.unwrap(), Health::Healthy);
 
     set_ready(&cluster, &nodes[1], "False", "KubeletNotReady");
-    let health = provider.health(&change, Some(&entry)).await.unwrap();
     let expected = format!("node {}: Ready False (KubeletNotReady)", nodes[1]);
-    assert_eq!(health, Health::Unhealthy(vec![expected]));
+    assert_eq!(
+        gate.read().await.unwrap(),
+        Health::Unhealthy(vec![expected])
+    );
 
     set_ready(&cluster, &nodes[1], "True", "KubeletReady");
-    let health = provider.health(&change, Some(&entry)).await.unwrap();
+    let again = gate.read().await.unwrap();
     assert_eq!(
-        health,
+        again,
         Health::Healthy,
         "read fresh each time, not once per run"
     );
-    assert_eq!(
-        provider.health(&change, None).await.unwrap(),
-        Health::Healthy,
-        "deleted"
-    );
+    assert_eq!(gate.read_deleted().await.unwrap(), Health::Healthy);
 }
