@@ -462,12 +462,14 @@ impl Provider for KubernetesProvider {
         entry: Option<&'a ResourceState>,
     ) -> BoxFuture<'a, Result<Health, ProviderError>> {
         Box::pin(async move {
-            let policy = entry
-                .filter(|_| change.address.kind == ResourceKind::Nodes)
-                .and_then(|e| serde_json::from_value::<NodePolicySpec>(e.attributes.clone()).ok());
-            let Some(policy) = policy else {
+            let Some(entry) = entry.filter(|_| change.address.kind == ResourceKind::Nodes) else {
                 return Ok(Health::Healthy);
             };
+            let policy: NodePolicySpec =
+                serde_json::from_value(entry.attributes.clone()).map_err(|e| {
+                    let why = format!("its state entry is not a node policy: {e}");
+                    ProviderError::new(&change.address, why)
+                })?;
             let connection = self.connections.get(&policy.cluster).ok_or_else(|| {
                 ProviderError::new(&change.address, "its cluster is not connected")
             })?;

@@ -362,9 +362,12 @@ impl Provider for PhoenixnapProvider {
         entry: Option<&'a ResourceState>,
     ) -> BoxFuture<'a, Result<Health, ProviderError>> {
         async move {
-            let Some(record) = entry.and_then(|e| AppliedBlock::from_json(&e.attributes)) else {
+            let Some(entry) = entry else {
                 return Ok(Health::Healthy);
             };
+            let record = AppliedBlock::from_json(&entry.attributes).ok_or_else(|| {
+                error(&change.address, "its state entry is not a PhoenixNAP block")
+            })?;
             self.block_health(&change.address, &record).await
         }
         .boxed()
