@@ -485,7 +485,10 @@ pub struct SimServeArgs {
     /// of a pool, its listener or monitor recreates the pool) and
     /// `unhealthy-after-change=P|NAME` (a changed pool's members stay down: a share P of
     /// changes, or every change of load balancer NAME; on CloudStack a changed LB rule's VMs
-    /// report `Stopped`, NAME being the rule's name). Checked against the provider's syntax.
+    /// report `Stopped`, NAME being the rule's name); Kubernetes takes only
+    /// `unhealthy-after-change=P|NAME` and `seed=N` (a node whose labels or taints change
+    /// reports Ready False: a share P of changes, or every change of node NAME). Checked
+    /// against the provider's syntax.
     #[arg(
         long,
         value_name = "SPEC",

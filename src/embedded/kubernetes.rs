@@ -10,6 +10,10 @@ use skyplan_sim::controllers::{self, EmbeddedClouds};
 use crate::provider::Companion;
 use skyplan_kubernetes::embedded::{EmbeddedClusters, StartedCluster};
 
+/// Faults the embedded clusters' API injects (`unhealthy-after-change=P|NAME`; none unless
+/// set): apart from the clouds' `SKYPLAN_SIM_FAULTS`, whose request faults it does not take.
+const FAULTS_ENV: &str = "SKYPLAN_SIM_KUBE_FAULTS";
+
 /// Starts embedded clusters beside the embedded clouds (cloudscale first when both run).
 pub struct Clusters {
     pub clouds: EmbeddedClouds,
@@ -18,7 +22,9 @@ pub struct Clusters {
 impl EmbeddedClusters for Clusters {
     fn start(&self, world: PathBuf) -> BoxFuture<'_, Result<StartedCluster, String>> {
         async move {
-            let cluster = controllers::embedded_cluster(world, self.clouds.clone())
+            let faults =
+                super::faults_from_env("kubernetes", FAULTS_ENV).map_err(|e| e.to_string())?;
+            let cluster = controllers::embedded_cluster(world, self.clouds.clone(), faults)
                 .await
                 .map_err(|e| e.to_string())?;
             Ok(StartedCluster {

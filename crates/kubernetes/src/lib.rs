@@ -13,6 +13,7 @@ pub mod connection;
 pub mod discover;
 pub mod embedded;
 pub mod errors;
+pub mod health;
 pub mod instances;
 mod kubeconfig;
 pub mod labels;

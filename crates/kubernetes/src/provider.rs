@@ -28,7 +28,7 @@ use skyplan_core::model::{Address, ResourceKind};
 use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
 use skyplan_core::provider::discover::Discovered;
 use skyplan_core::provider::{
-    Applied, DriftCheck, PlanOptions, Provider, ProviderError, Refreshed, Target,
+    Applied, DriftCheck, Health, PlanOptions, Provider, ProviderError, Refreshed, Target,
 };
 use skyplan_core::state::journal::{Journal, Phase};
 use skyplan_core::state::ResourceState;
@@ -454,13 +454,30 @@ impl Provider for KubernetesProvider {
         })
     }
 
+    /// A node policy: every node it selects `Ready` (`health.rs`), read from one fresh node
+    /// list. A cluster, never changed by skyplan, and anything deleted are healthy.
     fn health<'a>(
         &'a self,
-        _change: &'a ResourceChange,
-        _entry: Option<&'a ResourceState>,
-    ) -> BoxFuture<'a, Result<skyplan_core::provider::Health, ProviderError>> {
-        // PLACEHOLDER (issue 23): replaced by this provider's health read.
-        Box::pin(async { Ok(skyplan_core::provider::Health::Healthy) })
+        change: &'a ResourceChange,
+        entry: Option<&'a ResourceState>,
+    ) -> BoxFuture<'a, Result<Health, ProviderError>> {
+        Box::pin(async move {
+            let Some(entry) = entry.filter(|_| change.address.kind == ResourceKind::Nodes) else {
+                return Ok(Health::Healthy);
+            };
+            let policy: NodePolicySpec =
+                serde_json::from_value(entry.attributes.clone()).map_err(|e| {
+                    let why = format!("its state entry is not a node policy: {e}");
+                    ProviderError::new(&change.address, why)
+                })?;
+            let connection = self.connections.get(&policy.cluster).ok_or_else(|| {
+                ProviderError::new(&change.address, "its cluster is not connected")
+            })?;
+            // Fresh: the gate polls until the nodes change, so the run's cached list would
+            // never show it.
+            let nodes = connection.fresh_nodes().await?;
+            Ok(crate::health::policy_health(&policy, &nodes))
+        })
     }
 
     fn request_count(&self) -> u64 {

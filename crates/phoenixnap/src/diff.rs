@@ -12,7 +12,7 @@ use super::ops::{BlockRef, Op};
 use skyplan_core::model::Address;
 
 use crate::spec::PhoenixnapLoadBalancerSpec;
-use skyplan_core::plan::{self, Action, AttributeChange, ResourceChange};
+use skyplan_core::plan::{self, Action, AttributeChange, Placement, ResourceChange};
 use skyplan_core::provider::DriftCheck;
 
 pub const PROVIDER: &str = "phoenixnap";
@@ -63,7 +63,24 @@ fn at(key: &'static str) -> impl Fn(String) -> PlanError {
     move |message| PlanError { key, message }
 }
 
+/// The change of one load balancer, placed where its block is (see [`placement`]).
 pub fn plan(input: &PlanInput<'_>) -> Result<ResourceChange, PlanError> {
+    let mut change = plan_change(input)?;
+    let spec = input.spec.or(input.prior.as_ref().map(|p| &p.spec));
+    change.placement = spec.map(placement);
+    Ok(change)
+}
+
+/// Where a block is, for a rollout grouped by cluster or zone: the cluster of the Service it
+/// serves, and its location as the zone.
+pub fn placement(spec: &PhoenixnapLoadBalancerSpec) -> Placement {
+    Placement {
+        cluster: Some(spec.cluster.to_string()),
+        zone: Some(spec.location.to_string()),
+    }
+}
+
+fn plan_change(input: &PlanInput<'_>) -> Result<ResourceChange, PlanError> {
     let Some(spec) = input.spec else {
         return Ok(plan_removal(input));
     };

@@ -181,6 +181,9 @@ fn a_new_service_gets_a_block_attached_and_its_address() {
         panic!()
     };
     assert_eq!(location, "PHX");
+    let placement = change.placement.as_ref().unwrap();
+    assert_eq!(placement.cluster.as_deref(), Some("cluster.prod"));
+    assert_eq!(placement.zone.as_deref(), Some("PHX"));
     let pairs: Vec<String> = tags
         .iter()
         .map(|t| format!("{}={}", t.name, t.value))
@@ -406,6 +409,13 @@ fn removal_is_forbidden_without_allow_delete_and_does_nothing() {
         change.attributes
     );
     assert!(ops(&change).is_empty(), "{:?}", ops(&change));
+    let placement = change.placement.as_ref().unwrap();
+    assert_eq!(
+        placement.cluster.as_deref(),
+        Some("cluster.prod"),
+        "placed as applied"
+    );
+    assert_eq!(placement.zone.as_deref(), Some("PHX"));
 }
 
 #[test]

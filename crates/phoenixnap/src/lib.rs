@@ -16,6 +16,7 @@ pub mod client;
 pub mod config;
 pub mod diff;
 mod execute;
+pub mod health;
 pub mod impact;
 pub mod instances;
 pub mod live;

@@ -25,8 +25,8 @@ use crate::spec::{PhoenixnapLoadBalancerSpec, PhoenixnapSettings as Settings};
 use skyplan_core::plan::{ResourceChange, Verification};
 use skyplan_core::provider::discover::{Adopting, Discovered, Generated};
 use skyplan_core::provider::{
-    Applied, Companion, DriftCheck, ErrorKind, PlanOptions, Provider, ProviderError, Refreshed,
-    Target,
+    Applied, Companion, DriftCheck, ErrorKind, Health, PlanOptions, Provider, ProviderError,
+    Refreshed, Target,
 };
 use skyplan_core::state::journal::Journal;
 use skyplan_core::state::ResourceState;
@@ -354,13 +354,23 @@ impl Provider for PhoenixnapProvider {
         .boxed()
     }
 
+    /// The block `assigned` and its Service's ingress set (`health.rs`): one GET of the block
+    /// and one of the Service. A deleted load balancer is healthy.
     fn health<'a>(
         &'a self,
-        _change: &'a ResourceChange,
-        _entry: Option<&'a ResourceState>,
-    ) -> BoxFuture<'a, Result<skyplan_core::provider::Health, ProviderError>> {
-        // PLACEHOLDER (issue 23): replaced by this provider's health read.
-        Box::pin(async { Ok(skyplan_core::provider::Health::Healthy) })
+        change: &'a ResourceChange,
+        entry: Option<&'a ResourceState>,
+    ) -> BoxFuture<'a, Result<Health, ProviderError>> {
+        async move {
+            let Some(entry) = entry else {
+                return Ok(Health::Healthy);
+            };
+            let record = AppliedBlock::from_json(&entry.attributes).ok_or_else(|| {
+                error(&change.address, "its state entry is not a PhoenixNAP block")
+            })?;
+            self.block_health(&change.address, &record).await
+        }
+        .boxed()
     }
 
     fn request_count(&self) -> u64 {
@@ -459,6 +469,29 @@ impl PhoenixnapProvider {
 }
 
 impl PhoenixnapProvider {
+    async fn block_health(
+        &self,
+        address: &Address,
+        record: &AppliedBlock,
+    ) -> Result<Health, ProviderError> {
+        let spec = &record.spec;
+        let connection = self.attached.get().and_then(|c| c.get(&spec.cluster));
+        let connection = connection
+            .ok_or_else(|| error(address, format!("{} is not connected", spec.cluster)))?;
+        let block = match self.client.ip_block(&record.block).await {
+            Ok(block) => Some(block),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e.for_address(address)),
+        };
+        let service = connection.service(&spec.namespace, &spec.name).await?;
+        Ok(super::health::block_health(
+            &record.block,
+            block.as_ref(),
+            spec,
+            service.as_ref(),
+        ))
+    }
+
     /// Compares the cloud and the Service with the plan (the public network as refresh read it
     /// into `inventory`). A failed read is reported, not fatal: the change itself was made.
     async fn verify(

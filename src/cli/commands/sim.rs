@@ -187,6 +187,7 @@ pub(super) async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
             let options = sim::KubeSimOptions {
                 listen: args.listen,
                 version: args.kube_version,
+                faults: args.faults.parse().into_diagnostic()?,
                 ..sim::KubeSimOptions::new(args.world.clone())
             };
             let handle = sim::spawn(options).await.into_diagnostic()?;

@@ -10,6 +10,7 @@ pub mod drift_reports;
 pub mod examples_in_place;
 pub mod held_back;
 pub mod ignore_changes;
+pub mod kube_sim_health;
 pub mod layering;
 pub mod locking;
 pub mod maintenance_windows;

@@ -24,7 +24,14 @@ impl KubeSim {
 
     /// The same over the world file `world`.
     pub fn start_on(world: &std::path::Path) -> KubeSim {
-        let (child, url) = serving(&mut sim_serve("kubernetes", world));
+        KubeSim::start_with_faults(world, "none")
+    }
+
+    /// The same with `faults`, as `skyplan sim serve --faults` takes them.
+    pub fn start_with_faults(world: &std::path::Path, faults: &str) -> KubeSim {
+        let mut command = sim_serve("kubernetes", world);
+        command.env("SKYPLAN_SIM_FAULTS", faults);
+        let (child, url) = serving(&mut command);
         KubeSim { child, url }
     }
 

@@ -4,6 +4,7 @@
 pub mod http;
 pub mod kube_sim;
 pub mod needs;
+pub mod node_health;
 pub mod served;
 
 use std::io::{BufRead, BufReader};

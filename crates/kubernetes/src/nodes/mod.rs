@@ -17,7 +17,7 @@ use live::{selected, LiveNode};
 use super::ops::Op;
 use crate::spec::NodePolicySpec;
 use skyplan_core::model::Address;
-use skyplan_core::plan::{Action, AttributeChange, Record, ResourceChange};
+use skyplan_core::plan::{Action, AttributeChange, Placement, Record, ResourceChange};
 use skyplan_core::provider::{DriftCheck, Operation};
 
 /// One policy target, with the cluster's nodes (`None`: the cluster is not connected).
@@ -34,6 +34,7 @@ pub fn plan(input: &PolicyInput<'_>) -> ResourceChange {
     let Some(policy) = input.desired.or(input.applied.as_ref()) else {
         return change;
     };
+    change.placement = Some(placement(policy));
     let empty = BTreeMap::new();
     let wanted = Wanted {
         labels: input.desired.map_or(&empty, |d| &d.labels),
@@ -54,6 +55,15 @@ pub fn plan(input: &PolicyInput<'_>) -> ResourceChange {
         _ => Action::NoOp,
     };
     change
+}
+
+/// Where a policy's nodes are, for a rollout grouped by cluster: its cluster's address (as
+/// cloudscale writes it). Nodes have no zone skyplan knows.
+fn placement(policy: &NodePolicySpec) -> Placement {
+    Placement {
+        cluster: Some(policy.cluster.to_string()),
+        zone: None,
+    }
 }
 
 /// A policy whose cluster has no API yet (a CKS cluster not created, or stopped): planned as
@@ -182,6 +192,9 @@ mod tests {
             ]
         );
         assert!(change.record.is_some());
+        let placement = change.placement.unwrap();
+        assert_eq!(placement.cluster.as_deref(), Some("cluster.prod"));
+        assert_eq!(placement.zone, None);
     }
 
     #[test]
@@ -204,6 +217,12 @@ mod tests {
         };
         let change = plan(&input);
         assert_eq!(change.action, Action::Delete);
+        let placed = change.placement.as_ref().and_then(|p| p.cluster.as_deref());
+        assert_eq!(
+            placed,
+            Some("cluster.prod"),
+            "a removed policy is placed as applied"
+        );
         assert_eq!(
             change.operations[0].to_string(),
             "patch node node-1: taints -drain:NoExecute"

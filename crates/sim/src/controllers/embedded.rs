@@ -15,7 +15,7 @@ use super::phoenixnap::{self, PnapControllerOptions};
 use super::{
     start, CloudscaleEndpoint, ControllerOptions, ControllersHandle, EmbeddedClouds, PnapEndpoint,
 };
-use crate::kubernetes::{self, FreshNode, KubeSimHandle, KubeSimOptions};
+use crate::kubernetes::{self, FreshNode, KubeFaults, KubeSimHandle, KubeSimOptions};
 
 /// The pass interval of the embedded CCM in milliseconds (default 200).
 pub const PASS_ENV: &str = "SKYPLAN_SIM_CCM_PASS_MS";
@@ -83,10 +83,11 @@ const FIRST_PASS_LIMIT: std::time::Duration = std::time::Duration::from_secs(10)
 /// of that cloud (created there if missing: cloudscale ones with a private interface on the
 /// default subnet, PhoenixNAP BMC servers `node-1`..`node-3`), and that cloud's simulated CCM
 /// initialises the nodes and reconciles LoadBalancer Services into it. One cloud backs a
-/// cluster: cloudscale when both are given.
+/// cluster: cloudscale when both are given. `faults`: what its API does wrong on purpose.
 pub async fn embedded_cluster(
     world: PathBuf,
     clouds: EmbeddedClouds,
+    faults: KubeFaults,
 ) -> io::Result<EmbeddedCluster> {
     if let Some(dir) = world.parent() {
         std::fs::create_dir_all(dir)?;
@@ -100,6 +101,7 @@ pub async fn embedded_cluster(
     let api = kubernetes::spawn(KubeSimOptions {
         fresh_nodes,
         version: VERSION,
+        faults,
         ..KubeSimOptions::new(world)
     })
     .await?;

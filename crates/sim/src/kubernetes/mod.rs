@@ -20,6 +20,8 @@
 
 mod alloc;
 mod discovery;
+mod faults;
+mod health;
 mod kinds;
 mod openapi;
 mod patch;
@@ -41,6 +43,8 @@ mod tests;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+pub use faults::{KubeFaults, KubeFaultsError, UnhealthyNodes};
+pub use health::NOT_READY_REASON;
 pub use server::{spawn, KubeSimHandle};
 pub use stats::RequestCounts;
 
@@ -80,6 +84,8 @@ pub struct KubeSimOptions {
     pub fresh_nodes: Vec<FreshNode>,
     /// `/version` major and minor (the cloudscale CCM parses them as integers).
     pub version: (u32, u32),
+    /// What the simulator does wrong on purpose (`faults.rs`); none by default.
+    pub faults: KubeFaults,
 }
 
 impl KubeSimOptions {
@@ -90,6 +96,7 @@ impl KubeSimOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             fresh_nodes: default_fresh_nodes(),
             version: (1, 33),
+            faults: KubeFaults::default(),
         }
     }
 }

@@ -10,6 +10,7 @@ use axum::Router;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use super::health::NodeDraw;
 use super::state::KubeSim;
 use super::stats::RequestCounts;
 use super::status::ApiError;
@@ -58,6 +59,7 @@ pub async fn spawn(options: KubeSimOptions) -> io::Result<KubeSimHandle> {
         listen,
         fresh_nodes,
         version,
+        faults,
     } = options;
     let path = world.clone();
     let loaded =
@@ -66,6 +68,8 @@ pub async fn spawn(options: KubeSimOptions) -> io::Result<KubeSimHandle> {
             .map_err(io::Error::other)??;
     let listener = tokio::net::TcpListener::bind(listen).await?;
     let addr = reachable(listener.local_addr()?);
+    let mut loaded = loaded;
+    loaded.node_draw = NodeDraw::of(&faults);
     let sim = KubeSim::new(loaded, version);
     let (stop, stopped) = oneshot::channel::<()>();
     let app = router(sim.clone());

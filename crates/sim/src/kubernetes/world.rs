@@ -2,12 +2,13 @@
 //! by kind and `namespace/name`, and the cluster-wide resourceVersion counter. Keeping objects
 //! as JSON (as etcd keeps them) lets the patch engines work on exactly what clients see.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::health::NodeDraw;
 use super::kinds::{Kind, ObjectKey};
 use super::FreshNode;
 
@@ -34,6 +35,12 @@ pub struct World {
     /// depends; `None` (a world not served) behaves as the newest. Not part of the file.
     #[serde(skip)]
     pub version: Option<(u32, u32)>,
+    /// The nodes the `unhealthy-after-change` fault broke (see `health.rs`): in memory only.
+    #[serde(skip)]
+    pub unhealthy_nodes: BTreeSet<String>,
+    /// The fault's draw, when the server was started with it. Not part of the file.
+    #[serde(skip)]
+    pub node_draw: Option<NodeDraw>,
 }
 
 fn format_one() -> u32 {

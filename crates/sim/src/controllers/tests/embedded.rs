@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::cloudscale::{self, SimOptions, DEFAULT_TOKEN};
 use crate::controllers::http::Kube;
 use crate::controllers::{embedded_cluster, CloudscaleEndpoint, EmbeddedClouds};
+use crate::kubernetes::KubeFaults;
 
 #[tokio::test]
 async fn with_a_cloud_the_nodes_are_backed_by_servers_and_initialised() {
@@ -25,7 +26,7 @@ async fn with_a_cloud_the_nodes_are_backed_by_servers_and_initialised() {
         token: DEFAULT_TOKEN.into(),
     };
     let world = dir.path().join("k.json");
-    let cluster = embedded_cluster(world.clone(), cloudscale(&endpoint))
+    let cluster = embedded_cluster(world.clone(), cloudscale(&endpoint), KubeFaults::default())
         .await
         .unwrap();
     let nodes = Kube::new(cluster.url())
@@ -49,7 +50,7 @@ async fn with_a_cloud_the_nodes_are_backed_by_servers_and_initialised() {
     cluster.shutdown().await.unwrap();
 
     // Started again on its world: no new servers, the same nodes.
-    let cluster = embedded_cluster(world, cloudscale(&endpoint))
+    let cluster = embedded_cluster(world, cloudscale(&endpoint), KubeFaults::default())
         .await
         .unwrap();
     let servers = crate::controllers::http::Cloud::new(&endpoint.api, &endpoint.token)
@@ -64,9 +65,13 @@ async fn with_a_cloud_the_nodes_are_backed_by_servers_and_initialised() {
 #[tokio::test]
 async fn without_a_cloud_three_initialised_nodes_and_no_controllers() {
     let dir = tempfile::tempdir().unwrap();
-    let cluster = embedded_cluster(dir.path().join("k.json"), EmbeddedClouds::default())
-        .await
-        .unwrap();
+    let cluster = embedded_cluster(
+        dir.path().join("k.json"),
+        EmbeddedClouds::default(),
+        KubeFaults::default(),
+    )
+    .await
+    .unwrap();
     let nodes = Kube::new(cluster.url())
         .list("/api/v1/nodes")
         .await
@@ -114,7 +119,7 @@ async fn with_phoenixnap_the_nodes_are_its_servers_and_services_get_blocks() {
         cloudscale: None,
         phoenixnap: Some(pnap.clone()),
     };
-    let cluster = embedded_cluster(dir.path().join("k.json"), clouds)
+    let cluster = embedded_cluster(dir.path().join("k.json"), clouds, KubeFaults::default())
         .await
         .unwrap();
     assert_eq!(cluster.controller_error(), None);
@@ -162,7 +167,7 @@ async fn with_phoenixnap_the_nodes_are_its_servers_and_services_get_blocks() {
         cloudscale: None,
         phoenixnap: Some(broken),
     };
-    let cluster = embedded_cluster(dir.path().join("k2.json"), clouds)
+    let cluster = embedded_cluster(dir.path().join("k2.json"), clouds, KubeFaults::default())
         .await
         .unwrap();
     assert_eq!(

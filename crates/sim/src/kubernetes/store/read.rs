@@ -25,7 +25,7 @@ pub struct ListQuery {
 pub fn get(world: &World, kind: Kind, key: &ObjectKey) -> ApiResult<Value> {
     world
         .get(kind, key)
-        .map(|stored| served(kind, stored))
+        .map(|stored| served(kind, &world.shown(kind, stored.clone())))
         .ok_or_else(|| not_found(kind, key))
 }
 
@@ -57,7 +57,10 @@ pub fn list(
         metadata["continue"] = json!(URL_SAFE_NO_PAD.encode(last));
         metadata["remainingItemCount"] = json!(remaining);
     }
-    let items: Vec<Value> = page.into_iter().map(|(_, object)| object.clone()).collect();
+    let items: Vec<Value> = page
+        .into_iter()
+        .map(|(_, object)| world.shown(kind, object.clone()))
+        .collect();
     Ok(json!({
         "kind": kind.list_kind(),
         "apiVersion": "v1",

@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use serde_json::{json, Value};
 
 use super::{metadata_mut, not_found, resource_version, served, Part, WriteOptions, Written};
+use crate::kubernetes::health::labels_or_taints_changed;
 use crate::kubernetes::kinds::{Kind, ObjectKey};
 use crate::kubernetes::patch::{self, PatchType};
 use crate::kubernetes::status::{ApiError, ApiResult};
@@ -149,7 +150,16 @@ fn store_update(
         }
         return Ok(answer);
     }
-    Ok(commit(world, kind, key, object, options))
+    // A node policy's change (labels, taints) is what the unhealthy-after-change fault breaks.
+    let node_changed = kind == Kind::Node
+        && part == Part::Main
+        && !options.dry_run
+        && labels_or_taints_changed(old, &object);
+    let answer = commit(world, kind, key, object, options);
+    if node_changed {
+        world.node_changed(&key.name);
+    }
+    Ok(world.shown(kind, answer))
 }
 
 /// Stores `object` with the next resourceVersion (a dry run stores nothing and keeps the
