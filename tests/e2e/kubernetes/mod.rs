@@ -9,6 +9,7 @@ pub mod discovery;
 pub mod node_exclusion;
 pub mod node_metadata_drift;
 pub mod node_policies;
+pub mod node_rollout;
 pub mod real_apiserver;
 pub mod service_binding_checks;
 pub mod simulator_kubectl;
