@@ -92,3 +92,50 @@ fn the_vms_of_a_changed_rule_the_fault_picks_are_stopped_until_served_without_it
     assert_eq!(member_states(&sim, "web-tcp-80"), ["Running", "Running"]);
     assert_eq!(health_of_web(&project), Health::Healthy);
 }
+
+/// Load balancers `api` and `web` (one port each) with `algorithm`, one at a time.
+fn two_rolled_out(algorithm: &str) -> String {
+    let mut text = "[rollout]\nmax-disrupted = 1\nhealth-timeout = \"1s\"\n\n".to_string();
+    for (name, port, node_port) in [("api", 8080, 30808), ("web", 80, 30080)] {
+        text.push_str(&format!(
+            "[load-balancer.{name}]\nprovider = \"cloudstack\"\nnetwork = \"k8s-net\"\n\
+             members = [\"web-1\", \"web-2\"]\nalgorithm = \"{algorithm}\"\n\n\
+             [[load-balancer.{name}.ports]]\nport = {port}\nprotocol = \"tcp\"\nnode-port = {node_port}\n\n"
+        ));
+    }
+    text
+}
+
+#[test]
+fn a_rule_whose_vms_stop_after_its_change_stops_the_rollout() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let world = dir.path().join("cloudstack.json");
+    let sim = serve(&world, "none");
+    let project = CsProject::new().with_env("SKYPLAN_CLOUDSTACK_JOB_POLL_MS", "20");
+    project.config_served(&sim.base_url, &two_rolled_out("roundrobin"));
+    project.apply_ok();
+    sim.terminate();
+
+    let sim = serve(&world, "unhealthy-after-change=api-tcp-8080");
+    project.config_served(&sim.base_url, &two_rolled_out("source"));
+    let out = project.apply(&[]);
+    assert_eq!(out.code, 5, "{out:?}");
+    assert!(
+        out.stderr.contains(
+            "rollout stopped: load-balancer.api was not healthy in time: VM web-1 of rule api-tcp-8080: Stopped"
+        ),
+        "{out:?}"
+    );
+    assert!(
+        out.stderr
+            .contains("not started: load-balancer.web: the rollout stopped before it"),
+        "{out:?}"
+    );
+    sim.terminate();
+
+    let sim = serve(&world, "none");
+    project.config_served(&sim.base_url, &two_rolled_out("source"));
+    let out = project.apply(&[]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("Apply complete: 1 change,"), "{out:?}");
+}
