@@ -592,89 +592,10 @@ fn plan_targets(
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;
-    use std::sync::Mutex;
-    use std::thread::ThreadId;
-
-    use futures::future::BoxFuture;
 
     use super::*;
     use crate::model::ResourceKind;
-    use crate::state::journal::Journal;
-
-    /// Plans a no-op for every target, fails the ones named `bad…`, and notes its threads.
-    #[derive(Default)]
-    struct Echo {
-        threads: Mutex<HashSet<ThreadId>>,
-    }
-
-    impl Provider for Echo {
-        fn name(&self) -> &'static str {
-            "echo"
-        }
-
-        fn refresh<'a>(
-            &'a self,
-            _: &'a [Target<'a>],
-        ) -> BoxFuture<'a, Result<Refreshed, ProviderError>> {
-            Box::pin(async { Ok(Refreshed::new(())) })
-        }
-
-        fn plan(
-            &self,
-            target: &Target,
-            refreshed: &Refreshed,
-            _: &PlanOptions,
-        ) -> Result<ResourceChange, ProviderError> {
-            refreshed.downcast_ref::<()>("echo")?;
-            self.threads
-                .lock()
-                .unwrap()
-                .insert(std::thread::current().id());
-            if target.address.name.starts_with("bad") {
-                return Err(ProviderError::new(target.address, "refused"));
-            }
-            Ok(ResourceChange::no_op(target.address.clone(), "echo", None))
-        }
-
-        fn drift(&self, _: &Target, _: &Refreshed) -> Result<DriftCheck, ProviderError> {
-            unreachable!("not planned")
-        }
-
-        fn import(&self, _: &Target, _: &Refreshed) -> Result<ResourceState, ProviderError> {
-            unreachable!("not planned")
-        }
-
-        fn apply<'a>(
-            &'a self,
-            _: &'a ResourceChange,
-            _: Option<&'a ResourceState>,
-            _: &'a Refreshed,
-            _: &'a Journal,
-        ) -> BoxFuture<'a, Result<crate::provider::Applied, ProviderError>> {
-            unreachable!("not planned")
-        }
-
-        fn health<'a>(
-            &'a self,
-            _: &'a ResourceChange,
-            _: Option<&'a ResourceState>,
-        ) -> BoxFuture<'a, Result<crate::provider::Health, ProviderError>> {
-            unreachable!("not applied")
-        }
-
-        fn request_count(&self) -> u64 {
-            0
-        }
-
-        fn close(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
-            Box::pin(async { Ok(()) })
-        }
-    }
-
-    /// What the echo provider's refresh reads: nothing.
-    fn echoed() -> Refreshed {
-        Refreshed::new(())
-    }
+    use crate::provider::fake::Fake;
 
     fn addresses(names: impl Iterator<Item = String>) -> Vec<Address> {
         names
@@ -696,11 +617,11 @@ mod tests {
     #[test]
     fn many_targets_are_planned_in_their_order_on_every_core() {
         let addresses = addresses((0..3 * TARGETS_PER_THREAD).map(|i| format!("lb{i:05}")));
-        let echo = Echo::default();
+        let echo = Fake::default();
         let outcomes = plan_targets(
             &echo,
             &targets(&addresses),
-            &echoed(),
+            &Fake::refreshed(),
             &PlanOptions::default(),
         );
         let planned: Vec<&Address> = outcomes
@@ -721,9 +642,9 @@ mod tests {
         });
         let addresses = addresses(names);
         let outcomes = plan_targets(
-            &Echo::default(),
+            &Fake::default(),
             &targets(&addresses),
-            &echoed(),
+            &Fake::refreshed(),
             &PlanOptions::default(),
         );
         let failures: Vec<String> = outcomes
@@ -748,11 +669,11 @@ mod tests {
     #[test]
     fn a_few_targets_stay_on_the_calling_thread() {
         let addresses = addresses((0..3).map(|i| format!("lb{i}")));
-        let echo = Echo::default();
+        let echo = Fake::default();
         plan_targets(
             &echo,
             &targets(&addresses),
-            &echoed(),
+            &Fake::refreshed(),
             &PlanOptions::default(),
         );
         let threads = echo.threads.lock().unwrap().clone();

@@ -4,6 +4,8 @@
 mod companion;
 pub mod discover;
 mod error;
+#[cfg(test)]
+pub(crate) mod fake;
 mod health;
 pub mod http;
 pub mod impact_table;
