@@ -617,9 +617,9 @@ mod tests {
     #[test]
     fn many_targets_are_planned_in_their_order_on_every_core() {
         let addresses = addresses((0..3 * TARGETS_PER_THREAD).map(|i| format!("lb{i:05}")));
-        let echo = Fake::default();
+        let fake = Fake::default();
         let outcomes = plan_targets(
-            &echo,
+            &fake,
             &targets(&addresses),
             &Fake::refreshed(),
             &PlanOptions::default(),
@@ -630,7 +630,7 @@ mod tests {
             .collect();
         assert_eq!(planned, addresses.iter().collect::<Vec<_>>());
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        assert_eq!(echo.threads.lock().unwrap().len(), cores.min(3));
+        assert_eq!(fake.threads.lock().unwrap().len(), cores.min(3));
     }
 
     #[test]
@@ -669,14 +669,14 @@ mod tests {
     #[test]
     fn a_few_targets_stay_on_the_calling_thread() {
         let addresses = addresses((0..3).map(|i| format!("lb{i}")));
-        let echo = Fake::default();
+        let fake = Fake::default();
         plan_targets(
-            &echo,
+            &fake,
             &targets(&addresses),
             &Fake::refreshed(),
             &PlanOptions::default(),
         );
-        let threads = echo.threads.lock().unwrap().clone();
+        let threads = fake.threads.lock().unwrap().clone();
         assert_eq!(threads, HashSet::from([std::thread::current().id()]));
     }
 }
