@@ -50,12 +50,19 @@ fn service_problem(spec: &PhoenixnapLoadBalancerSpec, service: Option<&Service>)
     }
 }
 
+/// An ingress entry with an address. Not just an entry: the CCM's first Ensure of a Service
+/// writes `ingress: [{ip: ""}]` (its addService returns no address yet), which announces
+/// nothing.
 fn has_ingress(service: &Service) -> bool {
     let status = service.status.as_ref();
     let ingress = status
         .and_then(|s| s.load_balancer.as_ref())
         .and_then(|lb| lb.ingress.as_ref());
-    ingress.is_some_and(|entries| !entries.is_empty())
+    let addressed = |entry: &k8s_openapi::api::core::v1::LoadBalancerIngress| {
+        let set = |value: &Option<String>| value.as_deref().is_some_and(|v| !v.is_empty());
+        set(&entry.ip) || set(&entry.hostname)
+    };
+    ingress.is_some_and(|entries| entries.iter().any(addressed))
 }
 
 #[cfg(test)]
@@ -100,15 +107,18 @@ mod tests {
 
     #[test]
     fn a_block_still_assigning_and_a_service_without_ingress_are_each_named() {
-        let waiting = service(json!([]));
-        let health = block_health("b1", Some(&block("assigning")), &spec(), Some(&waiting));
-        assert_eq!(
-            health,
-            Health::Unhealthy(vec![
-                "IP block b1: status assigning".into(),
-                "Service default/api: no status.loadBalancer.ingress".into(),
-            ])
-        );
+        // No entry, or only the empty one the CCM's first Ensure writes: nothing announced.
+        for waiting in [json!([]), json!([{"ip": ""}])] {
+            let waiting = service(waiting);
+            let health = block_health("b1", Some(&block("assigning")), &spec(), Some(&waiting));
+            assert_eq!(
+                health,
+                Health::Unhealthy(vec![
+                    "IP block b1: status assigning".into(),
+                    "Service default/api: no status.loadBalancer.ingress".into(),
+                ])
+            );
+        }
     }
 
     #[test]

@@ -8,5 +8,6 @@ pub mod example;
 pub mod impact_rows;
 pub mod kill_recovery;
 pub mod node_lifecycle;
+pub mod rollout_gate;
 pub mod simulator_wire;
 pub mod support;
