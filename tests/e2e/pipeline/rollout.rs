@@ -54,6 +54,12 @@ fn the_plan_shows_three_waves_of_two_and_apply_runs_them_in_order() {
     );
     assert_eq!(plan["rollout"]["max_disrupted"], 2);
     assert_eq!(plan["rollout"]["per"], serde_json::Value::Null);
+    assert_eq!(plan["rollout"]["health_timeout_s"], 300);
+    let ungated = project.plan(&["--no-health-gate"]);
+    assert_eq!(
+        ungated["rollout"]["health_timeout_s"],
+        serde_json::Value::Null
+    );
     let first = &plan["rollout"]["waves"][0];
     assert_eq!(first["fits_window"], true);
     assert_eq!(
@@ -63,8 +69,9 @@ fn the_plan_shows_three_waves_of_two_and_apply_runs_them_in_order() {
 
     let text = project.run(&["plan"]);
     assert!(
-        text.stdout
-            .contains("Rollout: 3 waves of at most 2 disrupted."),
+        text.stdout.contains(
+            "Rollout: 3 waves of at most 2 disrupted; each change waits up to 300 s to be healthy."
+        ),
         "{text:?}"
     );
     assert!(
@@ -158,7 +165,7 @@ fn per_zone_each_zone_has_its_own_limit() {
     let text = project.run(&["plan", "--max-disrupted-per", "zone"]);
     assert!(
         text.stdout
-            .contains("Rollout: 2 waves of at most 2 disrupted (per zone)."),
+            .contains("Rollout: 2 waves of at most 2 disrupted (per zone); each change waits up to 300 s to be healthy."),
         "{text:?}"
     );
 }

@@ -43,6 +43,8 @@ pub struct Wave {
 pub struct RolloutPlan {
     pub max_disrupted: Option<usize>,
     pub per: Option<RolloutPer>,
+    /// How long each disruptive change may wait to be reported healthy (`None`: no gate).
+    pub health_timeout: Option<Duration>,
     pub waves: Vec<Wave>,
 }
 
@@ -162,6 +164,7 @@ pub fn plan_rollout(
     RolloutPlan {
         max_disrupted: rollout.max_disrupted,
         per: rollout.per,
+        health_timeout: rollout.health_gate.then_some(rollout.health_timeout),
         waves,
     }
 }

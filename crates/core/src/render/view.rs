@@ -29,6 +29,9 @@ pub struct RolloutView {
     pub max_disrupted: Option<usize>,
     /// `cluster` or `zone` when the limit is per group; `null` when in total.
     pub per: Option<crate::config::RolloutPer>,
+    /// How long each disruptive change may wait for the cloud to report it healthy, in
+    /// seconds; `null` when the health gate is off.
+    pub health_timeout_s: Option<u64>,
     pub waves: Vec<WaveView>,
 }
 
@@ -44,6 +47,7 @@ impl From<&crate::apply::rollout::RolloutPlan> for RolloutView {
         RolloutView {
             max_disrupted: plan.max_disrupted,
             per: plan.per,
+            health_timeout_s: plan.health_timeout.map(|t| t.as_secs()),
             waves: (plan.waves.iter())
                 .map(|wave| WaveView {
                     addresses: wave.addresses.iter().map(ToString::to_string).collect(),

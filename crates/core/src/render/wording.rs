@@ -134,7 +134,8 @@ pub(super) fn verdict(change: &ChangeView) -> &'static str {
     }
 }
 
-/// `Rollout: 3 waves of at most 2 disrupted (per zone).`, or `… with no limit` without one.
+/// `Rollout: 3 waves of at most 2 disrupted (per zone); each change waits up to 300 s to be
+/// healthy.`, `… with no limit` without one, `…; no health gate.` without the gate.
 pub(super) fn rollout_heading(rollout: &super::view::RolloutView) -> String {
     let waves = super::counted(rollout.waves.len(), "wave");
     let limit = match rollout.max_disrupted {
@@ -145,7 +146,11 @@ pub(super) fn rollout_heading(rollout: &super::view::RolloutView) -> String {
         Some(per) => format!(" (per {per})"),
         None => String::new(),
     };
-    format!("Rollout: {waves}{limit}{per}.")
+    let gate = match rollout.health_timeout_s {
+        Some(seconds) => format!("; each change waits up to {seconds} s to be healthy"),
+        None => "; no health gate".to_string(),
+    };
+    format!("Rollout: {waves}{limit}{per}{gate}.")
 }
 
 #[cfg(test)]
