@@ -7,6 +7,7 @@ use std::sync::Arc;
 use miette::NamedSource;
 
 use super::diagnostics::{ConfigError, Problem, Problems};
+use super::raw::TOP_LEVEL_NAMES;
 use super::types::SourceLocation;
 
 /// One config file's text, kept for positions and for showing snippets in errors.
@@ -77,7 +78,8 @@ impl SourceFile {
 }
 
 /// The config root (a file's directory, or the directory itself) and the files to merge:
-/// the file itself, or every `*.toml` in the directory sorted by name.
+/// the file itself (always, whatever it holds), or the directory's skyplan files — every
+/// `*.toml` in it sorted by name, but those of other tools (see [`skyplan_file`]).
 pub(super) fn read_sources(path: &Path) -> Result<(PathBuf, Vec<SourceFile>), ConfigError> {
     let fail = |message: String| ConfigError::new(vec![Problem::in_file(path, message)]);
     let (root, paths) = if path.is_dir() {
@@ -90,15 +92,61 @@ pub(super) fn read_sources(path: &Path) -> Result<(PathBuf, Vec<SourceFile>), Co
     } else {
         (directory_of(path), vec![path.to_path_buf()])
     };
+    let in_directory = path.is_dir();
     let mut files = Vec::new();
+    let mut skipped = Vec::new();
     let mut problems = Problems::default();
     for path in paths {
         match std::fs::read_to_string(&path) {
-            Ok(text) => files.push(SourceFile::new(path, &text)),
+            Ok(text) => match in_directory.then(|| skyplan_file(&text)) {
+                Some(Err(names)) => {
+                    tracing::info!(
+                        file = %path.display(),
+                        tables = names.join(", "),
+                        "config: skipped a file that is not skyplan's (none of its top-level tables is)"
+                    );
+                    skipped.push((path, names));
+                }
+                _ => files.push(SourceFile::new(path, &text)),
+            },
             Err(e) => problems.push(Problem::in_file(&path, unreadable(&e))),
         }
     }
+    if files.is_empty() && !skipped.is_empty() {
+        return Err(fail(no_skyplan_file(&skipped)));
+    }
     problems.into_result((root, files))
+}
+
+/// Whether a file of a config directory is skyplan's: one of its top-level tables or keys is
+/// one of skyplan's, or it writes none (an empty file). Else the names it writes, for saying
+/// why it is skipped. A file mixing skyplan's tables with others is skyplan's, so that the
+/// parser reports the others: a misspelt table is never silently skipped.
+fn skyplan_file(text: &str) -> Result<(), Vec<String>> {
+    // A text the scan cannot read is read, and the parser says what is wrong with it.
+    let Some(names) = super::pieces::top_level_names(text) else {
+        return Ok(());
+    };
+    let ours = |name: &String| TOP_LEVEL_NAMES.contains(&name.as_str());
+    match names.is_empty() || names.iter().any(ours) {
+        true => Ok(()),
+        false => Err(names),
+    }
+}
+
+fn no_skyplan_file(skipped: &[(PathBuf, Vec<String>)]) -> String {
+    let files: Vec<_> = (skipped.iter())
+        .map(|(path, names)| {
+            let name = path.file_name().unwrap_or(path.as_os_str());
+            format!("{} ([{}])", name.to_string_lossy(), names.join("], ["))
+        })
+        .collect();
+    format!(
+        "no skyplan file in this directory: {} {} another tool's (none of its top-level tables is skyplan's: {})",
+        files.join(", "),
+        if skipped.len() == 1 { "is" } else { "are each" },
+        TOP_LEVEL_NAMES.join(", ")
+    )
 }
 
 fn unreadable(error: &std::io::Error) -> String {
@@ -174,6 +222,39 @@ mod tests {
         assert_eq!(root, dir.path());
         let names: Vec<_> = files.iter().map(|f| f.path.file_name().unwrap()).collect();
         assert_eq!(names, ["a.toml", "b.toml"]);
+    }
+
+    #[test]
+    fn a_directory_skips_the_files_of_other_tools_but_not_one_mixing_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            ("Cargo.toml", "[package]\nname = \"x\"\n[dependencies]\n"),
+            ("pyproject.toml", "[tool.black]\nline-length = 99\n"),
+            ("netlify.toml", "[build]\ncommand = \"make\"\n"),
+            ("sky.toml", "[settings]\n"),
+            ("typo.toml", "[package]\n[load-balancer.x]\n"),
+        ];
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let (_, files) = read_sources(dir.path()).unwrap();
+        let names: Vec<_> = files.iter().map(|f| f.path.file_name().unwrap()).collect();
+        assert_eq!(names, ["sky.toml", "typo.toml"]);
+    }
+
+    #[test]
+    fn a_directory_of_other_tools_files_only_is_an_error_naming_them() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "[package]\n[lib]\n").unwrap();
+        let error = read_sources(dir.path()).unwrap_err();
+        let line = &error.lines()[0];
+        assert!(
+            line.contains(": no skyplan file in this directory: Cargo.toml ([package], [lib]) is another tool's"),
+            "{line}"
+        );
+        let named = dir.path().join("Cargo.toml");
+        let (_, files) = read_sources(&named).unwrap();
+        assert_eq!(files.len(), 1, "a file named explicitly is always read");
     }
 
     #[test]
