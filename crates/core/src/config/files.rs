@@ -10,27 +10,96 @@ use super::diagnostics::{ConfigError, Problem, Problems};
 use super::raw::TOP_LEVEL_NAMES;
 use super::types::SourceLocation;
 
-/// One config file's text, kept for positions and for showing snippets in errors.
+/// One config file's text, kept for positions and for showing snippets in errors. Or the
+/// texts of several files joined (a config of layers, `-c base -c env/prod`), whose tables
+/// hold keys of several files: a span then falls in one of them, and a place, a snippet or
+/// a relative path is that file's.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     /// Shared with every location in the file (a large config records tens of thousands).
+    /// For joined files, the first one's.
     pub path: Arc<Path>,
     pub text: Arc<str>,
     /// The byte offset where each line starts, so that a position costs a binary search
     /// instead of a scan from the top of the file (every resource asks for one).
     line_starts: Arc<[usize]>,
+    /// The directory relative paths written in the file resolve against.
+    root: Arc<Path>,
+    /// For joined files: each file, after the offset its text starts at. Empty for one file.
+    joined: Arc<[(usize, SourceFile)]>,
 }
 
 impl SourceFile {
     pub fn new(path: impl Into<PathBuf>, text: &str) -> Self {
+        let path: PathBuf = path.into();
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
         SourceFile {
-            path: Arc::from(path.into()),
+            root: Arc::from(directory_of(&path)),
+            path: Arc::from(path),
             text: text.into(),
             line_starts,
+            joined: Arc::from([]),
         }
+    }
+
+    /// The file, its relative paths resolving against `root` (a config directory's files
+    /// against the directory) instead of the file's own directory.
+    pub fn with_root(mut self, root: &Path) -> Self {
+        self.root = Arc::from(root);
+        self
+    }
+
+    /// The texts of `files` joined, each after a newline of its own; with where each starts.
+    pub(super) fn joined(files: Vec<SourceFile>) -> SourceFile {
+        let mut text = String::new();
+        let mut parts = Vec::with_capacity(files.len());
+        for file in files {
+            parts.push((text.len(), file.clone()));
+            text.push_str(&file.text);
+            text.push('\n');
+        }
+        let first = parts.first().map(|(_, f)| f.path.clone());
+        let mut joined = SourceFile::new(first.as_deref().unwrap_or(Path::new(".")), &text);
+        joined.joined = parts.into();
+        joined
+    }
+
+    /// The files of joined files, with the offset each starts at; else the file at 0.
+    pub(super) fn parts(&self) -> Vec<(usize, &SourceFile)> {
+        match self.joined.is_empty() {
+            true => vec![(0, self)],
+            false => self.joined.iter().map(|(at, file)| (*at, file)).collect(),
+        }
+    }
+
+    /// The file that holds `offset`, and where its text starts.
+    fn part_at(&self, offset: usize) -> (&SourceFile, usize) {
+        if self.joined.is_empty() {
+            return (self, 0);
+        }
+        let after = self.joined.partition_point(|(start, _)| *start <= offset);
+        let (start, file) = &self.joined[after.max(1) - 1];
+        (file, *start)
+    }
+
+    /// The file a span is in, and the span in that file's text.
+    pub(super) fn resolve(&self, span: &Range<usize>) -> (&SourceFile, Range<usize>) {
+        let (file, start) = self.part_at(span.start);
+        let local = span.start - start..span.end.saturating_sub(start).max(span.start - start);
+        (file, local)
+    }
+
+    /// The directory a relative path written at `offset` resolves against.
+    pub fn root_at(&self, offset: usize) -> &Path {
+        &self.part_at(offset).0.root
+    }
+
+    /// A path-valued key's value: `~/` is the home directory, and a relative path is relative
+    /// to the directory of the file that writes it.
+    pub fn path_value(&self, value: &serde_spanned::Spanned<String>) -> PathBuf {
+        super::values::expand_path(self.root_at(value.span().start), value.get_ref())
     }
 
     /// 1-based line and column (in characters) of a byte offset.
@@ -43,9 +112,10 @@ impl SourceFile {
     }
 
     pub fn location(&self, span: &Range<usize>) -> SourceLocation {
-        let (line, column) = self.position(span.start);
+        let (file, span) = self.resolve(span);
+        let (line, column) = file.position(span.start);
         SourceLocation {
-            file: self.path.clone(),
+            file: file.path.clone(),
             line,
             column,
         }
@@ -107,7 +177,7 @@ pub(super) fn read_sources(path: &Path) -> Result<(PathBuf, Vec<SourceFile>), Co
                     );
                     skipped.push((path, names));
                 }
-                _ => files.push(SourceFile::new(path, &text)),
+                _ => files.push(SourceFile::new(path, &text).with_root(&root)),
             },
             Err(e) => problems.push(Problem::in_file(&path, unreadable(&e))),
         }

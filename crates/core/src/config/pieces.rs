@@ -149,7 +149,9 @@ fn statement_starts(text: &str) -> Option<Vec<usize>> {
 
 /// The spaces and tabs a line starts with.
 fn indent(line: &[u8]) -> usize {
-    line.iter().take_while(|&&b| b == b' ' || b == b'\t').count()
+    line.iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count()
 }
 
 /// The first key of every top-level table and key the text writes: `package` for

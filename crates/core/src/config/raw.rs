@@ -92,9 +92,11 @@ pub(super) struct RawUnrouted {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(super) struct RawSettings {
-    /// Where state and the embedded simulators' data live, relative to the config's directory.
+    /// Where state and the embedded simulators' data live, relative to the directory of the
+    /// file that writes it.
     /// Default: "state".
-    pub state_dir: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub state_dir: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -187,7 +189,10 @@ mod tests {
     #[test]
     fn every_top_level_table_of_the_document_is_a_skyplan_name() {
         let schema = schemars::schema_for!(RawDocument);
-        let properties = schema.get("properties").and_then(|p| p.as_object()).unwrap();
+        let properties = schema
+            .get("properties")
+            .and_then(|p| p.as_object())
+            .unwrap();
         for name in properties.keys() {
             assert!(TOP_LEVEL_NAMES.contains(&name.as_str()), "{name}");
         }
