@@ -77,9 +77,9 @@ async fn on_worker(
     }
 }
 
-pub(super) fn load(path: &std::path::Path) -> Result<Config, Report> {
+pub(super) fn load(layers: &[std::path::PathBuf]) -> Result<Config, Report> {
     let started = std::time::Instant::now();
-    let config = config::load(path, crate::registry::CONFIG_SECTIONS).map_err(Report::new)?;
+    let config = config::load(layers, crate::registry::CONFIG_SECTIONS).map_err(Report::new)?;
     tracing::info!(
         resources = config.resources.len(),
         ms = started.elapsed().as_millis(),
@@ -88,8 +88,8 @@ pub(super) fn load(path: &std::path::Path) -> Result<Config, Report> {
     Ok(config)
 }
 
-fn validate(path: &std::path::Path) -> Result<u8, Report> {
-    let config = load(path)?;
+fn validate(layers: &[std::path::PathBuf]) -> Result<u8, Report> {
+    let config = load(layers)?;
     println!(
         "The configuration is valid: {}.",
         crate::render::counted(config.resources.len(), "resource")
