@@ -86,6 +86,9 @@ pub enum Command {
     /// Inspect the state.
     #[command(subcommand)]
     State(StateCommand),
+    /// Inspect the configuration as it is read.
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// Take existing cloud objects under management: `import load-balancer.web <uuid>` for
     /// one the config declares, or `import --generate-config adopted.toml --all` to write the
     /// config of every unmanaged object and record them in the state.
@@ -352,6 +355,17 @@ pub enum DriftFormat {
 pub enum GraphFormat {
     Dot,
     Mermaid,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the configuration as TOML, its layers (`-c base -c env/prod`) laid over each
+    /// other.
+    Show {
+        /// Follow each value with `# file:line` of the place that sets it.
+        #[arg(long)]
+        origin: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -180,6 +180,13 @@ fn own_section<'d, 'f>(
     }
 }
 
+/// Every key of `later` laid over `table`.
+pub(super) fn lay_over<'f>(table: &mut DeTable<'f>, later: DeTable<'f>) {
+    for (key, value) in later {
+        overlay_entry(table, key, value);
+    }
+}
+
 /// `value` laid over the value of `key` in `table`: tables merge key by key, recursively;
 /// anything else — a string, an array, an array of tables — replaces the earlier value whole,
 /// key and all, so that its place is the later file's.
@@ -193,9 +200,7 @@ fn overlay_entry<'f>(
             let DeValue::Table(later) = value.into_inner() else {
                 unreachable!("matched as a table")
             };
-            for (key, value) in later {
-                overlay_entry(earlier, key, value);
-            }
+            lay_over(earlier, later);
             return;
         }
     }
