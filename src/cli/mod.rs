@@ -5,7 +5,6 @@ mod args;
 mod colour;
 mod commands;
 pub mod exit;
-mod invocation;
 mod progress;
 mod report;
 mod repository;
@@ -25,7 +24,7 @@ pub fn main() -> u8 {
     };
     init_reports(colour.stderr);
     init_tracing(cli.verbose, colour.stderr);
-    invocation::remember(&cli.config);
+    crate::invocation::remember(&cli.config);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

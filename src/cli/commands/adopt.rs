@@ -3,7 +3,7 @@
 //! anything is written, the objects are imported from the survey the config was written from,
 //! then the file is written (never over an existing one) and the state saved — or neither.
 
-use crate::cli::invocation::skyplan;
+use crate::invocation::skyplan;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -56,7 +56,8 @@ fn selection(args: &ImportArgs) -> Result<Selection, Report> {
     }
     if args.objects.is_empty() {
         return Err(miette!(
-            "--generate-config needs the objects to adopt: ADDR=ID pairs (IDs as `skyplan discover` lists them) or --all"
+            "--generate-config needs the objects to adopt: ADDR=ID pairs (IDs as `{}` lists them) or --all",
+            skyplan("discover")
         ));
     }
     let mut pairs = Vec::new();
@@ -226,10 +227,11 @@ fn pick(
                 // Not refusals: nothing is wrong with them, there is nothing to adopt on its own.
                 let names: Vec<String> = left.iter().map(|o| o.address.to_string()).collect();
                 eprintln!(
-                    "Left as they are: {} that cannot be adopted on {} own ({}); `skyplan discover` says what each is.",
+                    "Left as they are: {} that cannot be adopted on {} own ({}); `{}` says what each is.",
                     crate::render::counted(left.len(), "object"),
                     if left.len() == 1 { "its" } else { "their" },
-                    names.join(", ")
+                    names.join(", "),
+                    skyplan("discover")
                 );
             }
         }
@@ -237,7 +239,7 @@ fn pick(
             let mut found = found;
             for (address, id) in pairs {
                 let at = found.iter().position(|o| o.id == id).ok_or_else(|| {
-                    miette!("{address}={id}: no unmanaged object has the ID {id} (`skyplan discover` lists them; one the config or the state manages is not adopted again)")
+                    miette!("{address}={id}: no unmanaged object has the ID {id} (`{}` lists them; one the config or the state manages is not adopted again)", skyplan("discover"))
                 })?;
                 let mut object = found.remove(at);
                 if object.kind != address.kind {

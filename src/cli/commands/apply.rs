@@ -2,7 +2,7 @@
 //! excluded, outside the maintenance window, and what must wait for those), confirm, run the
 //! rest, verify, and list what was held back: exit 4 when some was applied and some held.
 
-use crate::cli::invocation::skyplan;
+use crate::invocation::skyplan;
 use std::io::{BufRead, IsTerminal, Write};
 
 use miette::{miette, IntoDiagnostic, Report};

@@ -1,7 +1,7 @@
 //! `skyplan plan`: refresh, diff, print; and what `apply` shares with it (the selection, the
 //! plan made from the config, how a plan is printed).
 
-use crate::cli::invocation::skyplan;
+use crate::invocation::skyplan;
 use miette::{miette, IntoDiagnostic, Report};
 
 use super::super::args::{PlanArgs, Selection};

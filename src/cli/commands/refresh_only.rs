@@ -2,7 +2,7 @@
 //! `drift` shows it, then recorded in the state as the cloud has it. No cloud object is
 //! written: apply only saves the state.
 
-use crate::cli::invocation::skyplan;
+use crate::invocation::skyplan;
 use miette::{miette, IntoDiagnostic, Report};
 
 use clap::ValueEnum;

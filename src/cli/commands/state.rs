@@ -1,7 +1,7 @@
 //! The state's housekeeping: `show`, `state list|json|show|rm|mv|migrate`, `import`,
 //! `force-unlock`, and `schema`.
 
-use crate::cli::invocation::skyplan;
+use crate::invocation::skyplan;
 use miette::{miette, IntoDiagnostic, Report};
 
 use super::super::args::{ImportArgs, Locking, MigrateTarget, StateCommand};

@@ -128,3 +128,18 @@ fn the_saved_plan_hint_has_no_c_for_the_default_config() {
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(hinted_command(&out.stderr), ["apply", "plan.json"]);
 }
+
+/// A hint the pipeline prints (not the CLI) carries the `-c` flags too.
+#[test]
+fn a_hint_from_the_state_names_the_config_it_was_run_with() {
+    let project = beside_other_tools();
+    project.apply_ok();
+    let id = project.world().uuid("load_balancers", "web");
+    let out = project.run(&["import", "load-balancer.web", &id]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let hint = format!(
+        "`skyplan -c {} state rm` it first",
+        project.path().display()
+    );
+    assert!(out.stderr.contains(&hint), "{hint}: {out:?}");
+}

@@ -1,6 +1,8 @@
 //! How to run skyplan again on this run's config, for the hints that print a command
-//! ("`skyplan apply d.json` applies exactly this plan"): with its `-c` flags unless the
-//! config is the one read without them, so that the command printed is one that works.
+//! ("`skyplan apply d.json` applies exactly this plan", "`skyplan state rm` it first"): with
+//! its `-c` flags unless the config is the one read without them, so that the command printed
+//! is one that works. The CLI notes the config once at its start; a library user that does not
+//! gets plain `skyplan ARGS`.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
