@@ -78,6 +78,11 @@ fn a_resource_only_in_a_later_layer_is_added() {
     let out = run(&project, &["validate"]);
     assert_eq!(out.code, 0, "{out:?}");
     assert!(out.stdout.contains("valid: 2 resources"), "{out:?}");
+    // `-c` before and after the subcommand: both count.
+    let (base, env) = layers(&project);
+    let after = ["validate", "-c", env.to_str().unwrap()];
+    let out = support::run(&mut project.command_with_config(&base, &after));
+    assert!(out.stdout.contains("valid: 2 resources"), "{out:?}");
 }
 
 #[test]
