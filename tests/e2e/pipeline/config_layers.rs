@@ -156,3 +156,27 @@ fn config_show_of_an_invalid_config_reports_its_problems() {
     assert!(out.stderr.contains("env/prod.toml:2:12"), "{out:?}");
     assert!(out.stdout.is_empty(), "{out:?}");
 }
+
+#[test]
+fn a_relative_kubeconfig_resolves_against_the_file_that_writes_it() {
+    let project = Project::new();
+    let files = [
+        (
+            "base/skyplan.toml",
+            "[cluster.prod]\nprovider = \"kubernetes\"\n",
+        ),
+        (
+            "env/prod.toml",
+            "[cluster.prod]\nkubeconfig = \"kube.yaml\"\n",
+        ),
+    ];
+    for (file, text) in files {
+        std::fs::create_dir_all(project.path().join(file).parent().unwrap()).unwrap();
+        project.write(file, text);
+    }
+    let out = run(&project, &["plan"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let expected = project.path().join("env/kube.yaml");
+    let said = format!("reading kubeconfig {}:", expected.display());
+    assert!(out.stderr.contains(&said), "{said}: {out:?}");
+}
