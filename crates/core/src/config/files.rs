@@ -151,41 +151,44 @@ impl SourceFile {
 /// the file itself (always, whatever it holds), or the directory's skyplan files — every
 /// `*.toml` in it sorted by name, but those of other tools (see [`skyplan_file`]).
 pub(super) fn read_sources(path: &Path) -> Result<(PathBuf, Vec<SourceFile>), ConfigError> {
+    if !path.is_dir() {
+        let root = directory_of(path);
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::new(vec![Problem::in_file(path, unreadable(&e))]))?;
+        let file = SourceFile::new(path, &text).with_root(&root);
+        return Ok((root, vec![file]));
+    }
     let fail = |message: String| ConfigError::new(vec![Problem::in_file(path, message)]);
-    let (root, paths) = if path.is_dir() {
-        let paths =
-            toml_files_in(path).map_err(|e| fail(format!("cannot list the directory: {e}")))?;
-        if paths.is_empty() {
-            return Err(fail("no *.toml files in this directory".into()));
-        }
-        (path.to_path_buf(), paths)
-    } else {
-        (directory_of(path), vec![path.to_path_buf()])
-    };
-    let in_directory = path.is_dir();
+    let paths = toml_files_in(path).map_err(|e| fail(format!("cannot list the directory: {e}")))?;
+    if paths.is_empty() {
+        return Err(fail("no *.toml files in this directory".into()));
+    }
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     let mut problems = Problems::default();
-    for path in paths {
-        match std::fs::read_to_string(&path) {
-            Ok(text) => match in_directory.then(|| skyplan_file(&text)) {
-                Some(Err(names)) => {
-                    tracing::info!(
-                        file = %path.display(),
-                        tables = names.join(", "),
-                        "config: skipped a file that is not skyplan's (none of its top-level tables is)"
-                    );
-                    skipped.push((path, names));
-                }
-                _ => files.push(SourceFile::new(path, &text).with_root(&root)),
+    for file in paths {
+        match std::fs::read_to_string(&file) {
+            Ok(text) => match skyplan_file(&text) {
+                Ok(()) => files.push(SourceFile::new(file, &text).with_root(path)),
+                Err(names) => skipped.push(skip(file, names)),
             },
-            Err(e) => problems.push(Problem::in_file(&path, unreadable(&e))),
+            Err(e) => problems.push(Problem::in_file(&file, unreadable(&e))),
         }
     }
     if files.is_empty() && !skipped.is_empty() {
         return Err(fail(no_skyplan_file(&skipped)));
     }
-    problems.into_result((root, files))
+    problems.into_result((path.to_path_buf(), files))
+}
+
+/// A file of another tool in a config directory, not read: `-v` says which and why.
+fn skip(file: PathBuf, names: Vec<String>) -> (PathBuf, Vec<String>) {
+    tracing::info!(
+        file = %file.display(),
+        tables = names.join(", "),
+        "config: skipped a file that is not skyplan's (none of its top-level tables is)"
+    );
+    (file, names)
 }
 
 /// Whether a file of a config directory is skyplan's: one of its top-level tables or keys is

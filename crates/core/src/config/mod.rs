@@ -110,14 +110,12 @@ fn read_layers(layers: &[PathBuf]) -> Result<(PathBuf, Vec<Vec<SourceFile>>), Co
             Err(error) => problems.extend(error.into_problems()),
         }
     }
-    match (root, problems.is_empty()) {
-        (Some(root), true) => Ok((root, files)),
-        _ if problems.is_empty() => Err(ConfigError::new(vec![Problem::in_file(
-            Path::new("."),
-            "no config given",
-        )])),
-        _ => Err(ConfigError::new(problems)),
+    if !problems.is_empty() {
+        return Err(ConfigError::new(problems));
     }
+    let nothing = || Problem::in_file(Path::new("."), "no config given: name one with -c");
+    let root = root.ok_or_else(|| ConfigError::new(vec![nothing()]))?;
+    Ok((root, files))
 }
 
 fn load_sources(
