@@ -66,7 +66,7 @@ impl Layered {
                     holder: &mut holder,
                     in_this_layer: &mut in_this_layer,
                 };
-                let own = layer.lay_over(table);
+                let own = layer.merge_file(table);
                 merged.push(Spanned::new(span, own));
             }
         }
@@ -102,8 +102,9 @@ struct Layer<'m, 'f> {
 }
 
 impl<'f> Layer<'_, 'f> {
-    /// Lays each unit of a file's table over an earlier layer's; returns what is new.
-    fn lay_over(mut self, table: DeTable<'f>) -> DeTable<'f> {
+    /// Lays each unit of a file's table over an earlier layer's; returns what is new, the
+    /// file's own document.
+    fn merge_file(mut self, table: DeTable<'f>) -> DeTable<'f> {
         let document = self.merged.len();
         let mut own = DeTable::new();
         for (key, value) in table {
@@ -111,22 +112,10 @@ impl<'f> Layer<'_, 'f> {
             let span = value.span();
             match value.into_inner() {
                 DeValue::Table(entries) if NAMED_SECTIONS.contains(&name.as_str()) => {
-                    for (entry_key, entry) in entries {
-                        let unit = (name.clone(), Some(entry_key.get_ref().to_string()));
-                        match self.earlier(&unit, document) {
-                            Some(at) => {
-                                let section = table_at(&mut self.merged[at], &name);
-                                overlay_entry(section, entry_key, entry);
-                            }
-                            None => {
-                                let section = own_section(&mut own, &key, span.clone());
-                                section.insert(entry_key, entry);
-                            }
-                        }
-                    }
+                    self.merge_entries(&mut own, (&key, span), entries, document);
                 }
                 value => {
-                    let unit = (name.clone(), None);
+                    let unit = (name, None);
                     let value = Spanned::new(span, value);
                     match self.earlier(&unit, document) {
                         Some(at) => overlay_entry(self.merged[at].get_mut(), key, value),
@@ -138,6 +127,29 @@ impl<'f> Layer<'_, 'f> {
             }
         }
         own
+    }
+
+    /// The entries of a named section (`[load-balancer.*]`), each laid over an earlier
+    /// layer's entry of its name or added to the file's own section (`section`: its key, and
+    /// the span of its table).
+    fn merge_entries(
+        &mut self,
+        own: &mut DeTable<'f>,
+        section: (&Spanned<DeString<'f>>, Range<usize>),
+        entries: DeTable<'f>,
+        document: usize,
+    ) {
+        let name = section.0.get_ref().to_string();
+        for (entry_key, entry) in entries {
+            let unit = (name.clone(), Some(entry_key.get_ref().to_string()));
+            match self.earlier(&unit, document) {
+                Some(at) => overlay_entry(table_at(&mut self.merged[at], &name), entry_key, entry),
+                None => {
+                    let table = own_section(own, section.0, section.1.clone());
+                    table.insert(entry_key, entry);
+                }
+            }
+        }
     }
 
     /// The document of an earlier layer that writes `unit`, to lay this one over; None when
