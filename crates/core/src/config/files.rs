@@ -176,7 +176,9 @@ pub(super) fn read_sources(path: &Path) -> Result<(PathBuf, Vec<SourceFile>), Co
         }
     }
     if files.is_empty() && !skipped.is_empty() {
-        return Err(fail(no_skyplan_file(&skipped)));
+        let problem = Problem::in_file(path, no_skyplan_file(&skipped))
+            .with_help("name the config's file or directory with -c PATH, or set SKYPLAN_CONFIG");
+        return Err(ConfigError::new(vec![problem]));
     }
     problems.into_result((path.to_path_buf(), files))
 }
