@@ -11,7 +11,9 @@ mod registry;
 mod user_agent_tests;
 
 // The pipeline's modules, under the names the binary's modules use for them.
-use skyplan_core::{apply, config, graph, model, plan, provider, render, state, workspace};
+use skyplan_core::{
+    apply, config, graph, invocation, model, plan, provider, render, state, workspace,
+};
 
 fn main() {
     disable_transparent_huge_pages();

@@ -10,7 +10,7 @@ use crate::model::{Address, Impact, Secret};
 
 /// What `skyplan --help` and the man page say about the environment.
 const ENVIRONMENT: &str = "Environment:
-  SKYPLAN_CONFIG   the config when -c is not given (a file or a directory)
+  SKYPLAN_CONFIG   the config when -c is not given (one file or directory)
   SKYPLAN_LOG      a tracing filter for stderr, e.g. skyplan=debug (overrides -v)
   NO_COLOR         no colour on any stream; CLICOLOR_FORCE=1: colour even into a pipe";
 
@@ -22,15 +22,18 @@ const ENVIRONMENT: &str = "Environment:
     after_long_help = ENVIRONMENT
 )]
 pub struct Cli {
-    /// A config file, or a directory whose *.toml files are merged.
+    /// A config file, or a directory whose skyplan *.toml files are merged. Repeatable, for
+    /// environments: `-c base -c env/prod` lays each later config over the earlier ones.
     #[arg(
         short,
         long,
         global = true,
         default_value = ".",
-        env = "SKYPLAN_CONFIG"
+        env = "SKYPLAN_CONFIG",
+        action = clap::ArgAction::Append,
+        value_name = "PATH"
     )]
-    pub config: PathBuf,
+    pub config: Vec<PathBuf>,
     /// More detail on stderr (-v: info, -vv: debug).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -83,6 +86,9 @@ pub enum Command {
     /// Inspect the state.
     #[command(subcommand)]
     State(StateCommand),
+    /// Inspect the configuration as it is read.
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// Take existing cloud objects under management: `import load-balancer.web <uuid>` for
     /// one the config declares, or `import --generate-config adopted.toml --all` to write the
     /// config of every unmanaged object and record them in the state.
@@ -349,6 +355,17 @@ pub enum DriftFormat {
 pub enum GraphFormat {
     Dot,
     Mermaid,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the configuration as TOML, its layers (`-c base -c env/prod`) laid over each
+    /// other.
+    Show {
+        /// Follow each value with `# file:line` of the place that sets it.
+        #[arg(long)]
+        origin: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

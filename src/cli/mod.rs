@@ -4,6 +4,7 @@
 mod args;
 mod colour;
 mod commands;
+mod config_layers;
 pub mod exit;
 mod progress;
 mod report;
@@ -24,6 +25,7 @@ pub fn main() -> u8 {
     };
     init_reports(colour.stderr);
     init_tracing(cli.verbose, colour.stderr);
+    crate::invocation::remember(&cli.config);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -48,9 +50,14 @@ pub fn main() -> u8 {
 /// 1 for a usage error — not clap's 2, which is skyplan's "changes present" and "drift
 /// present": a CI job with a mistyped flag must fail, not report drift (contract.md).
 fn parse() -> Result<Cli, u8> {
-    let parsed = Cli::command()
-        .try_get_matches()
-        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let parsed = Cli::command().try_get_matches().and_then(|matches| {
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        let args: Vec<_> = std::env::args_os().skip(1).collect();
+        if let Some(layers) = config_layers::written(&matches, &args) {
+            cli.config = layers;
+        }
+        Ok(cli)
+    });
     parsed.map_err(|error| {
         let text = error.render();
         match error.use_stderr() {

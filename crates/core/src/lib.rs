@@ -7,6 +7,7 @@
 pub mod apply;
 pub mod config;
 pub mod graph;
+pub mod invocation;
 pub mod model;
 pub mod parallel;
 pub mod plan;

@@ -458,9 +458,10 @@ impl Workspace {
             )
         })?;
         if self.state.resources.contains_key(address) {
+            let remove = crate::invocation::skyplan("state rm");
             return Err(ProviderError::new(
                 address,
-                "is already in the state (`skyplan state rm` it first)",
+                format!("is already in the state (`{remove}` it first)"),
             )
             .into());
         }

@@ -3,6 +3,7 @@
 //! anything is written, the objects are imported from the survey the config was written from,
 //! then the file is written (never over an existing one) and the state saved — or neither.
 
+use crate::invocation::skyplan;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -30,15 +31,15 @@ struct Refusal {
 }
 
 pub(super) async fn adopt(
-    config_path: &Path,
+    layers: &[PathBuf],
     file: &Path,
     args: &ImportArgs,
 ) -> Result<u8, Report> {
     let selection = selection(args)?;
-    check_file(config_path, file)?;
-    let config = load(config_path)?;
+    check_file(layers, file)?;
+    let config = load(layers)?;
     let mut workspace = open(config, "import", &args.locking).await?;
-    let outcome = adopt_in(&mut workspace, config_path, file, selection).await;
+    let outcome = adopt_in(&mut workspace, layers, file, selection).await;
     workspace.close().await.reported()?;
     let (adopted, refusals) = outcome?;
     report(file, &adopted, &refusals);
@@ -55,7 +56,8 @@ fn selection(args: &ImportArgs) -> Result<Selection, Report> {
     }
     if args.objects.is_empty() {
         return Err(miette!(
-            "--generate-config needs the objects to adopt: ADDR=ID pairs (IDs as `skyplan discover` lists them) or --all"
+            "--generate-config needs the objects to adopt: ADDR=ID pairs (IDs as `{}` lists them) or --all",
+            skyplan("discover")
         ));
     }
     let mut pairs = Vec::new();
@@ -72,9 +74,10 @@ fn selection(args: &ImportArgs) -> Result<Selection, Report> {
     Ok(Selection::Pairs(pairs))
 }
 
-/// The file must be new, a `.toml` file, and in the directory the config is read from: else
-/// the next plan would not read it, and the adopted objects would plan as removals.
-fn check_file(config_path: &Path, file: &Path) -> Result<(), Report> {
+/// The file must be new, a `.toml` file, and in a directory the config is read from (one of
+/// its layers): else the next plan would not read it, and the adopted objects would plan as
+/// removals.
+fn check_file(layers: &[PathBuf], file: &Path) -> Result<(), Report> {
     if file.exists() {
         return Err(miette!(
             "{} exists: skyplan never overwrites a file; name a new one",
@@ -95,11 +98,18 @@ fn check_file(config_path: &Path, file: &Path) -> Result<(), Report> {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };
-    if !config_path.is_dir() || !same(config_path, &directory) {
+    if !layers
+        .iter()
+        .any(|layer| layer.is_dir() && same(layer, &directory))
+    {
+        let given: Vec<_> = layers
+            .iter()
+            .map(|l| format!("`{}`", l.display()))
+            .collect();
         return Err(miette!(
-            "{} is not read with the config `{}`: give -c the directory the file is written to, so that the next plan reads it",
+            "{} is not read with the config {}: give -c the directory the file is written to, so that the next plan reads it",
             file.display(),
-            config_path.display()
+            given.join(", ")
         ));
     }
     Ok(())
@@ -107,7 +117,7 @@ fn check_file(config_path: &Path, file: &Path) -> Result<(), Report> {
 
 async fn adopt_in(
     workspace: &mut Workspace,
-    config_path: &Path,
+    layers: &[PathBuf],
     file: &Path,
     selection: Selection,
 ) -> Result<(Vec<Unmanaged>, Vec<Refusal>), Report> {
@@ -150,7 +160,7 @@ async fn adopt_in(
     if adopted.is_empty() {
         return Ok((adopted, refusals));
     }
-    let config = config::load_with(config_path, (file, &text), crate::registry::CONFIG_SECTIONS)
+    let config = config::load_with(layers, (file, &text), crate::registry::CONFIG_SECTIONS)
         .map_err(|e| {
             miette!(
                 "the generated config does not load (a bug in skyplan; nothing was written): {e}"
@@ -217,10 +227,11 @@ fn pick(
                 // Not refusals: nothing is wrong with them, there is nothing to adopt on its own.
                 let names: Vec<String> = left.iter().map(|o| o.address.to_string()).collect();
                 eprintln!(
-                    "Left as they are: {} that cannot be adopted on {} own ({}); `skyplan discover` says what each is.",
+                    "Left as they are: {} that cannot be adopted on {} own ({}); `{}` says what each is.",
                     crate::render::counted(left.len(), "object"),
                     if left.len() == 1 { "its" } else { "their" },
-                    names.join(", ")
+                    names.join(", "),
+                    skyplan("discover")
                 );
             }
         }
@@ -228,7 +239,7 @@ fn pick(
             let mut found = found;
             for (address, id) in pairs {
                 let at = found.iter().position(|o| o.id == id).ok_or_else(|| {
-                    miette!("{address}={id}: no unmanaged object has the ID {id} (`skyplan discover` lists them; one the config or the state manages is not adopted again)")
+                    miette!("{address}={id}: no unmanaged object has the ID {id} (`{}` lists them; one the config or the state manages is not adopted again)", skyplan("discover"))
                 })?;
                 let mut object = found.remove(at);
                 if object.kind != address.kind {
@@ -306,10 +317,11 @@ fn report(file: &Path, adopted: &[Unmanaged], refusals: &[Refusal]) {
     }
     if !adopted.is_empty() {
         println!(
-            "Wrote {} to {} and recorded {} in the state; `skyplan plan` shows no changes for them.",
+            "Wrote {} to {} and recorded {} in the state; `{}` shows no changes for them.",
             crate::render::counted(adopted.len(), "resource"),
             file.display(),
-            if adopted.len() == 1 { "it" } else { "them" }
+            if adopted.len() == 1 { "it" } else { "them" },
+            skyplan("plan")
         );
     }
     if !refusals.is_empty() {

@@ -2,6 +2,7 @@
 //! excluded, outside the maintenance window, and what must wait for those), confirm, run the
 //! rest, verify, and list what was held back: exit 4 when some was applied and some held.
 
+use crate::invocation::skyplan;
 use std::io::{BufRead, IsTerminal, Write};
 
 use miette::{miette, IntoDiagnostic, Report};
@@ -22,11 +23,11 @@ use crate::plan::{Action, Plan};
 use crate::render::{counted, PlanView};
 use crate::workspace::{Planned, Workspace};
 
-pub(super) async fn apply(path: &std::path::Path, args: ApplyArgs) -> Result<u8, Report> {
+pub(super) async fn apply(layers: &[std::path::PathBuf], args: ApplyArgs) -> Result<u8, Report> {
     if args.refresh_only {
-        return super::refresh_only::apply(path, args).await;
+        return super::refresh_only::apply(layers, args).await;
     }
-    let config = load(path)?;
+    let config = load(layers)?;
     let mut workspace = open(config, "apply", &args.locking).await?;
     let result = apply_in(&mut workspace, &args).await;
     workspace.close().await.reported()?;
@@ -120,7 +121,7 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         .collect();
     if !under.is_empty() {
         return Err(miette!(
-            help = "the plan under-predicted: the difference is recorded in the state (`skyplan show`); please report it with the plan",
+            help = format!("the plan under-predicted: the difference is recorded in the state (`{}`); please report it with the plan", skyplan("show")),
             "the cloud did more than the plan said for {}: {}",
             counted(under.len(), "resource"),
             under.join("; ")

@@ -14,8 +14,11 @@ use crate::provider::discover::Unmanaged;
 use crate::render::{render_discovery_json, render_discovery_text, render_discovery_toml};
 use crate::workspace::Workspace;
 
-pub(super) async fn discover(path: &std::path::Path, args: &DiscoverArgs) -> Result<u8, Report> {
-    let config = load(path)?;
+pub(super) async fn discover(
+    layers: &[std::path::PathBuf],
+    args: &DiscoverArgs,
+) -> Result<u8, Report> {
+    let config = load(layers)?;
     let workspace = open(config, "discover", &args.locking).await?;
     let filter = Filter::new(&workspace, args);
     let found = match &filter {

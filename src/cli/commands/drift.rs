@@ -16,12 +16,12 @@ use crate::render::{
 use crate::workspace::DriftOutcome;
 
 pub(super) async fn drift(
-    path: &std::path::Path,
+    layers: &[std::path::PathBuf],
     format: DriftFormat,
     unmanaged: bool,
     locking: &Locking,
 ) -> Result<u8, Report> {
-    let config = load(path)?;
+    let config = load(layers)?;
     let workspace = open(config, "drift", locking).await?;
     let checked = match unmanaged {
         true => (workspace.drift_and_discover().await).map(|(o, found)| (o, Some(found))),

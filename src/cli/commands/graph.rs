@@ -7,8 +7,8 @@ use super::super::exit;
 use super::load;
 use crate::registry;
 
-pub(super) fn graph(path: &std::path::Path, format: GraphFormat) -> Result<u8, Report> {
-    let config = load(path)?;
+pub(super) fn graph(layers: &[std::path::PathBuf], format: GraphFormat) -> Result<u8, Report> {
+    let config = load(layers)?;
     let graph = registry::graph(&config);
     let text = match format {
         GraphFormat::Dot => graph.to_dot(),

@@ -8,14 +8,14 @@ use super::super::report::Reported;
 use super::{load, open};
 
 pub(super) async fn kubeconfig(
-    path: &std::path::Path,
+    layers: &[std::path::PathBuf],
     cluster: &str,
     output: Option<std::path::PathBuf>,
     locking: &Locking,
 ) -> Result<u8, Report> {
     let name = cluster.strip_prefix("cluster.").unwrap_or(cluster);
     let address = crate::model::Address::new(crate::model::ResourceKind::Cluster, name);
-    let config = load(path)?;
+    let config = load(layers)?;
     let workspace = open(config, "kubeconfig", locking).await?;
     let result = workspace.kubeconfig(&address).await.reported();
     workspace.close().await.reported()?;

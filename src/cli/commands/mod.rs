@@ -3,6 +3,7 @@
 
 mod adopt;
 mod apply;
+mod config_show;
 mod discover;
 mod drift;
 mod graph;
@@ -16,7 +17,7 @@ mod state;
 
 use miette::{miette, Report};
 
-use super::args::{Cli, Command, Locking, SimCommand, StateCommand};
+use super::args::{Cli, Command, ConfigCommand, Locking, SimCommand, StateCommand};
 use super::report::{self, Reported};
 use super::{colour, exit};
 use crate::config::{self, Config};
@@ -45,6 +46,7 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
         }
         Command::State(StateCommand::Migrate { to }) => state::state_migrate(&cli.config, to),
         Command::State(command) => state::state(&cli.config, command),
+        Command::Config(ConfigCommand::Show { origin }) => config_show::show(&cli.config, origin),
         Command::Import(args) => match &args.generate_config {
             Some(file) => adopt::adopt(&cli.config, file, &args).await,
             None => state::import(&cli.config, &args).await,
@@ -77,9 +79,9 @@ async fn on_worker(
     }
 }
 
-pub(super) fn load(path: &std::path::Path) -> Result<Config, Report> {
+pub(super) fn load(layers: &[std::path::PathBuf]) -> Result<Config, Report> {
     let started = std::time::Instant::now();
-    let config = config::load(path, crate::registry::CONFIG_SECTIONS).map_err(Report::new)?;
+    let config = config::load(layers, crate::registry::CONFIG_SECTIONS).map_err(Report::new)?;
     tracing::info!(
         resources = config.resources.len(),
         ms = started.elapsed().as_millis(),
@@ -88,8 +90,8 @@ pub(super) fn load(path: &std::path::Path) -> Result<Config, Report> {
     Ok(config)
 }
 
-fn validate(path: &std::path::Path) -> Result<u8, Report> {
-    let config = load(path)?;
+fn validate(layers: &[std::path::PathBuf]) -> Result<u8, Report> {
+    let config = load(layers)?;
     println!(
         "The configuration is valid: {}.",
         crate::render::counted(config.resources.len(), "resource")

@@ -1,6 +1,7 @@
 //! `skyplan plan`: refresh, diff, print; and what `apply` shares with it (the selection, the
 //! plan made from the config, how a plan is printed).
 
+use crate::invocation::skyplan;
 use miette::{miette, IntoDiagnostic, Report};
 
 use super::super::args::{PlanArgs, Selection};
@@ -120,11 +121,11 @@ pub(super) fn print_plan(view: &PlanView) {
     colour::print(render_text(view, style()));
 }
 
-pub(super) async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
+pub(super) async fn plan(layers: &[std::path::PathBuf], args: PlanArgs) -> Result<u8, Report> {
     if args.refresh_only {
-        return super::refresh_only::plan(path, args).await;
+        return super::refresh_only::plan(layers, args).await;
     }
-    let config = load(path)?;
+    let config = load(layers)?;
     let mut workspace = open(config, "plan", &args.locking).await?;
     let result = plan_in(&mut workspace, &args).await;
     let around = match &result {
@@ -135,8 +136,9 @@ pub(super) async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, R
     let (plan, view) = result?;
     print_plan_as(&view, args.format(), &around)?;
     if let Some(out) = &args.out {
+        let apply = skyplan(&format!("apply {}", out.display()));
         eprintln!(
-            "Saved the plan to {0}; `skyplan apply {0}` applies exactly this plan.",
+            "Saved the plan to {}; `{apply}` applies exactly this plan.",
             out.display()
         );
     }

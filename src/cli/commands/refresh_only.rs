@@ -2,6 +2,7 @@
 //! `drift` shows it, then recorded in the state as the cloud has it. No cloud object is
 //! written: apply only saves the state.
 
+use crate::invocation::skyplan;
 use miette::{miette, IntoDiagnostic, Report};
 
 use clap::ValueEnum;
@@ -17,11 +18,14 @@ use crate::plan::{Drifted, DriftedStatus, Plan};
 use crate::render::PlanView;
 use crate::render::{render_drift_text, DriftItem, DriftReport, DriftResource, DriftStatus};
 
-pub(super) async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, Report> {
+pub(super) async fn plan(layers: &[std::path::PathBuf], args: PlanArgs) -> Result<u8, Report> {
     refuse_selection(&args.selection)?;
     if args.out.is_some() {
         return Err(miette!(
-            help = "run `skyplan apply --refresh-only` to record what changed",
+            help = format!(
+                "run `{}` to record what changed",
+                skyplan("apply --refresh-only")
+            ),
             "--refresh-only cannot be saved with --out"
         ));
     }
@@ -38,7 +42,7 @@ pub(super) async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, R
             ))
         }
     };
-    let config = load(path)?;
+    let config = load(layers)?;
     let workspace = open(config, "plan", &args.locking).await?;
     let result = workspace.refresh_only().await;
     let shown = result
@@ -56,14 +60,14 @@ pub(super) async fn plan(path: &std::path::Path, args: PlanArgs) -> Result<u8, R
     })
 }
 
-pub(super) async fn apply(path: &std::path::Path, args: ApplyArgs) -> Result<u8, Report> {
+pub(super) async fn apply(layers: &[std::path::PathBuf], args: ApplyArgs) -> Result<u8, Report> {
     refuse_selection(&args.selection)?;
     if args.plan_file.is_some() {
         return Err(miette!(
             "--refresh-only makes its own plan: it takes no PLANFILE"
         ));
     }
-    let config = load(path)?;
+    let config = load(layers)?;
     let mut workspace = open(config, "apply", &args.locking).await?;
     let result = accept(&mut workspace, &args).await;
     workspace.close().await.reported()?;
@@ -164,9 +168,12 @@ fn text(plan: &Plan, config: &Config) -> String {
         n => records.push(format!("{n} moves in the state")),
     }
     out.push_str(&match records.is_empty() {
-        true => "Refresh-only: nothing to record in the state; no cloud object is changed.\n".into(),
+        true => {
+            "Refresh-only: nothing to record in the state; no cloud object is changed.\n".into()
+        }
         false => format!(
-            "Refresh-only: `skyplan apply --refresh-only` records {}; no cloud object is changed.\n",
+            "Refresh-only: `{}` records {}; no cloud object is changed.\n",
+            skyplan("apply --refresh-only"),
             records.join(" and ")
         ),
     });

@@ -1,6 +1,7 @@
 //! The state's housekeeping: `show`, `state list|json|show|rm|mv|migrate`, `import`,
 //! `force-unlock`, and `schema`.
 
+use crate::invocation::skyplan;
 use miette::{miette, IntoDiagnostic, Report};
 
 use super::super::args::{ImportArgs, Locking, MigrateTarget, StateCommand};
@@ -14,15 +15,15 @@ use crate::render::{counted, PlanView};
 use crate::state::StateBackend;
 
 pub(super) fn show(
-    path: &std::path::Path,
+    layers: &[std::path::PathBuf],
     plan_file: Option<&std::path::Path>,
     json: bool,
 ) -> Result<u8, Report> {
     let Some(file) = plan_file else {
         if json {
-            return state(path, StateCommand::Json);
+            return state(layers, StateCommand::Json);
         }
-        let state = load_state(path)?;
+        let state = load_state(layers)?;
         for address in state.resources.keys() {
             println!("{address}");
         }
@@ -49,8 +50,8 @@ pub(super) fn schema() -> Result<u8, Report> {
 }
 
 /// The state as stored (an empty one when there is none yet), read without the lock.
-fn load_state(path: &std::path::Path) -> Result<crate::state::State, Report> {
-    let config = load(path)?;
+fn load_state(layers: &[std::path::PathBuf]) -> Result<crate::state::State, Report> {
+    let config = load(layers)?;
     Ok(crate::state::open(&config.settings)
         .into_diagnostic()?
         .load()
@@ -58,8 +59,8 @@ fn load_state(path: &std::path::Path) -> Result<crate::state::State, Report> {
         .unwrap_or_default())
 }
 
-pub(super) fn state(path: &std::path::Path, command: StateCommand) -> Result<u8, Report> {
-    let state = load_state(path)?;
+pub(super) fn state(layers: &[std::path::PathBuf], command: StateCommand) -> Result<u8, Report> {
+    let state = load_state(layers)?;
     match command {
         StateCommand::List => {
             for address in state.resources.keys() {
@@ -133,10 +134,10 @@ fn print_durations(durations: &crate::plan::durations::Durations) {
 }
 
 pub(super) async fn state_rm(
-    path: &std::path::Path,
+    layers: &[std::path::PathBuf],
     address: &crate::model::Address,
 ) -> Result<u8, Report> {
-    let config = load(path)?;
+    let config = load(layers)?;
     let mut workspace = open_as_stored(config, "state rm", &Locking { lock_timeout: None }).await?;
     let result = workspace.forget(address).reported();
     workspace.close().await.reported()?;
@@ -149,11 +150,11 @@ pub(super) async fn state_rm(
 /// lock, saved against the serial it was read at. The config's moves are not applied first:
 /// this edits the state as stored.
 pub(super) async fn state_mv(
-    path: &std::path::Path,
+    layers: &[std::path::PathBuf],
     from: &crate::model::Address,
     to: &crate::model::Address,
 ) -> Result<u8, Report> {
-    let config = load(path)?;
+    let config = load(layers)?;
     let mut workspace = open_as_stored(config, "state mv", &Locking { lock_timeout: None }).await?;
     let result = workspace.move_entry(from, to).reported();
     workspace.close().await.reported()?;
@@ -162,24 +163,25 @@ pub(super) async fn state_mv(
     Ok(exit::SUCCESS)
 }
 
-pub(super) async fn import(path: &std::path::Path, args: &ImportArgs) -> Result<u8, Report> {
+pub(super) async fn import(layers: &[std::path::PathBuf], args: &ImportArgs) -> Result<u8, Report> {
     let [address, id] = args.objects.as_slice() else {
         return Err(miette!(
             "import takes ADDR ID (`skyplan import load-balancer.web <uuid>`), or --generate-config FILE with ADDR=ID pairs or --all"
         ));
     };
     let address: crate::model::Address = address.parse().into_diagnostic()?;
-    let config = load(path)?;
+    let config = load(layers)?;
     let mut workspace = open_as_stored(config, "import", &args.locking).await?;
     let result = workspace.import(&address, id).await.reported();
     workspace.close().await.reported()?;
     result?;
-    println!("Imported {id} as {address}; `skyplan plan` now compares it with the config.");
+    let plan = skyplan("plan");
+    println!("Imported {id} as {address}; `{plan}` now compares it with the config.");
     Ok(exit::SUCCESS)
 }
 
-pub(super) fn force_unlock(path: &std::path::Path, id: &str) -> Result<u8, Report> {
-    let config = load(path)?;
+pub(super) fn force_unlock(layers: &[std::path::PathBuf], id: &str) -> Result<u8, Report> {
+    let config = load(layers)?;
     let holder = crate::state::open(&config.settings)
         .into_diagnostic()?
         .force_unlock(id)
@@ -192,9 +194,12 @@ pub(super) fn force_unlock(path: &std::path::Path, id: &str) -> Result<u8, Repor
 }
 
 /// `state migrate --to postgres|local`: between the state directory and `[backend.postgres]`.
-pub(super) fn state_migrate(path: &std::path::Path, to: MigrateTarget) -> Result<u8, Report> {
+pub(super) fn state_migrate(
+    layers: &[std::path::PathBuf],
+    to: MigrateTarget,
+) -> Result<u8, Report> {
     use crate::state::{Migrated, StateStore};
-    let config = load(path)?;
+    let config = load(layers)?;
     let crate::config::Backend::Postgres(pg) = &config.settings.backend else {
         return Err(miette!(
             help = "add a [backend.postgres] table with url and workspace",

@@ -6,6 +6,8 @@
 pub mod adoption;
 pub mod cli;
 pub mod colour;
+pub mod config_directories;
+pub mod config_layers;
 pub mod drift_reports;
 pub mod examples_in_place;
 pub mod held_back;

@@ -12,9 +12,8 @@ use std::path::Path;
 use schemars::SchemaGenerator;
 use serde_spanned::Spanned;
 use skyplan_core::config::section::{
-    self as values, expand_path, once, Checker, ConfigSection, Declared, Invalid, KeyLocations,
-    Opaque, Problem, Problems, Raw, Resolving, Resource, ResourceSpec, SectionSchema, SourceFile,
-    Table,
+    self as values, once, Checker, ConfigSection, Declared, Invalid, KeyLocations, Opaque, Problem,
+    Problems, Raw, Resolving, Resource, ResourceSpec, SectionSchema, SourceFile, Table,
 };
 use skyplan_core::model::{Address, ResourceKind};
 use skyplan_kubernetes::config::service_ref;
@@ -59,8 +58,8 @@ impl ConfigSection for CloudstackConfig {
         }
     }
 
-    fn settings(&self, root: &Path, table: &Table<'_>, problems: &mut Problems) -> Opaque {
-        Opaque::new(provider(root, table, problems))
+    fn settings(&self, _root: &Path, table: &Table<'_>, problems: &mut Problems) -> Opaque {
+        Opaque::new(provider(table, problems))
     }
 
     fn resource(
@@ -122,7 +121,7 @@ impl ConfigSection for CloudstackConfig {
 /// CCM does for a Service without loadBalancerSourceRanges.
 const DEFAULT_FIREWALL_CIDRS: [&str; 1] = ["0.0.0.0/0"];
 
-fn provider(root: &Path, raw: &Table<'_>, problems: &mut Problems) -> CloudstackSettings {
+fn provider(raw: &Table<'_>, problems: &mut Problems) -> CloudstackSettings {
     let mut check = Checker::new(raw.file, problems);
     let section: &RawCloudstack = raw.get();
     for key in [&section.api_key, &section.secret_key]
@@ -150,7 +149,7 @@ fn provider(root: &Path, raw: &Table<'_>, problems: &mut Problems) -> Cloudstack
             }
             CloudstackEndpoint::Embedded
         }
-        (None, Some(path)) => CloudstackEndpoint::CloudConfig(expand_path(root, path.get_ref())),
+        (None, Some(path)) => CloudstackEndpoint::CloudConfig(raw.file.path_value(path)),
         (None, None) => CloudstackEndpoint::Embedded,
     };
     CloudstackSettings { endpoint }

@@ -31,6 +31,10 @@ impl ConfigError {
         &self.problems
     }
 
+    pub(super) fn into_problems(self) -> Vec<Problem> {
+        self.problems
+    }
+
     /// One `file:line:col: message` line per problem (`file: message` when there is no
     /// position, e.g. an unreadable file).
     pub fn lines(&self) -> Vec<String> {
@@ -70,6 +74,7 @@ pub struct Problem {
 impl Problem {
     /// A problem at `span` (byte offsets into the file's text).
     pub fn at(file: &SourceFile, span: Range<usize>, message: impl Into<String>) -> Self {
+        let (file, span) = file.resolve(&span);
         let (line, column) = file.position(span.start);
         Problem {
             message: message.into(),

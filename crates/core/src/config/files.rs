@@ -7,29 +7,99 @@ use std::sync::Arc;
 use miette::NamedSource;
 
 use super::diagnostics::{ConfigError, Problem, Problems};
+use super::raw::TOP_LEVEL_NAMES;
 use super::types::SourceLocation;
 
-/// One config file's text, kept for positions and for showing snippets in errors.
+/// One config file's text, kept for positions and for showing snippets in errors. Or the
+/// texts of several files joined (a config of layers, `-c base -c env/prod`), whose tables
+/// hold keys of several files: a span then falls in one of them, and a place, a snippet or
+/// a relative path is that file's.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
     /// Shared with every location in the file (a large config records tens of thousands).
+    /// For joined files, the first one's.
     pub path: Arc<Path>,
     pub text: Arc<str>,
     /// The byte offset where each line starts, so that a position costs a binary search
     /// instead of a scan from the top of the file (every resource asks for one).
     line_starts: Arc<[usize]>,
+    /// The directory relative paths written in the file resolve against.
+    root: Arc<Path>,
+    /// For joined files: each file, after the offset its text starts at. Empty for one file.
+    joined: Arc<[(usize, SourceFile)]>,
 }
 
 impl SourceFile {
     pub fn new(path: impl Into<PathBuf>, text: &str) -> Self {
+        let path: PathBuf = path.into();
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
         SourceFile {
-            path: Arc::from(path.into()),
+            root: Arc::from(directory_of(&path)),
+            path: Arc::from(path),
             text: text.into(),
             line_starts,
+            joined: Arc::from([]),
         }
+    }
+
+    /// The file, its relative paths resolving against `root` (a config directory's files
+    /// against the directory) instead of the file's own directory.
+    pub fn with_root(mut self, root: &Path) -> Self {
+        self.root = Arc::from(root);
+        self
+    }
+
+    /// The texts of `files` joined, each after a newline of its own; with where each starts.
+    pub(super) fn joined(files: Vec<SourceFile>) -> SourceFile {
+        let mut text = String::new();
+        let mut parts = Vec::with_capacity(files.len());
+        for file in files {
+            parts.push((text.len(), file.clone()));
+            text.push_str(&file.text);
+            text.push('\n');
+        }
+        let first = parts.first().map(|(_, f)| f.path.clone());
+        let mut joined = SourceFile::new(first.as_deref().unwrap_or(Path::new(".")), &text);
+        joined.joined = parts.into();
+        joined
+    }
+
+    /// The files of joined files, with the offset each starts at; else the file at 0.
+    pub(super) fn parts(&self) -> Vec<(usize, &SourceFile)> {
+        match self.joined.is_empty() {
+            true => vec![(0, self)],
+            false => self.joined.iter().map(|(at, file)| (*at, file)).collect(),
+        }
+    }
+
+    /// The file that holds `offset`, and where its text starts.
+    fn part_at(&self, offset: usize) -> (&SourceFile, usize) {
+        if self.joined.is_empty() {
+            return (self, 0);
+        }
+        let after = self.joined.partition_point(|(start, _)| *start <= offset);
+        let (start, file) = &self.joined[after.max(1) - 1];
+        (file, *start)
+    }
+
+    /// The file a span is in, and the span in that file's text.
+    pub(super) fn resolve(&self, span: &Range<usize>) -> (&SourceFile, Range<usize>) {
+        let (file, start) = self.part_at(span.start);
+        let local = span.start - start..span.end.saturating_sub(start).max(span.start - start);
+        (file, local)
+    }
+
+    /// The directory a relative path written at `offset` resolves against.
+    pub fn root_at(&self, offset: usize) -> &Path {
+        &self.part_at(offset).0.root
+    }
+
+    /// A path-valued key's value: `~/` is the home directory, and a relative path is relative
+    /// to the directory of the file that writes it.
+    pub fn path_value(&self, value: &serde_spanned::Spanned<String>) -> PathBuf {
+        super::values::expand_path(self.root_at(value.span().start), value.get_ref())
     }
 
     /// 1-based line and column (in characters) of a byte offset.
@@ -42,9 +112,10 @@ impl SourceFile {
     }
 
     pub fn location(&self, span: &Range<usize>) -> SourceLocation {
-        let (line, column) = self.position(span.start);
+        let (file, span) = self.resolve(span);
+        let (line, column) = file.position(span.start);
         SourceLocation {
-            file: self.path.clone(),
+            file: file.path.clone(),
             line,
             column,
         }
@@ -77,28 +148,80 @@ impl SourceFile {
 }
 
 /// The config root (a file's directory, or the directory itself) and the files to merge:
-/// the file itself, or every `*.toml` in the directory sorted by name.
+/// the file itself (always, whatever it holds), or the directory's skyplan files — every
+/// `*.toml` in it sorted by name, but those of other tools (see [`skyplan_file`]).
 pub(super) fn read_sources(path: &Path) -> Result<(PathBuf, Vec<SourceFile>), ConfigError> {
+    if !path.is_dir() {
+        let root = directory_of(path);
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::new(vec![Problem::in_file(path, unreadable(&e))]))?;
+        let file = SourceFile::new(path, &text).with_root(&root);
+        return Ok((root, vec![file]));
+    }
     let fail = |message: String| ConfigError::new(vec![Problem::in_file(path, message)]);
-    let (root, paths) = if path.is_dir() {
-        let paths =
-            toml_files_in(path).map_err(|e| fail(format!("cannot list the directory: {e}")))?;
-        if paths.is_empty() {
-            return Err(fail("no *.toml files in this directory".into()));
-        }
-        (path.to_path_buf(), paths)
-    } else {
-        (directory_of(path), vec![path.to_path_buf()])
-    };
+    let paths = toml_files_in(path).map_err(|e| fail(format!("cannot list the directory: {e}")))?;
+    if paths.is_empty() {
+        return Err(fail("no *.toml files in this directory".into()));
+    }
     let mut files = Vec::new();
+    let mut skipped = Vec::new();
     let mut problems = Problems::default();
-    for path in paths {
-        match std::fs::read_to_string(&path) {
-            Ok(text) => files.push(SourceFile::new(path, &text)),
-            Err(e) => problems.push(Problem::in_file(&path, unreadable(&e))),
+    for file in paths {
+        match std::fs::read_to_string(&file) {
+            Ok(text) => match skyplan_file(&text) {
+                Ok(()) => files.push(SourceFile::new(file, &text).with_root(path)),
+                Err(names) => skipped.push(skip(file, names)),
+            },
+            Err(e) => problems.push(Problem::in_file(&file, unreadable(&e))),
         }
     }
-    problems.into_result((root, files))
+    if files.is_empty() && !skipped.is_empty() {
+        let problem = Problem::in_file(path, no_skyplan_file(&skipped))
+            .with_help("name the config's file or directory with -c PATH, or set SKYPLAN_CONFIG");
+        return Err(ConfigError::new(vec![problem]));
+    }
+    problems.into_result((path.to_path_buf(), files))
+}
+
+/// A file of another tool in a config directory, not read: `-v` says which and why.
+fn skip(file: PathBuf, names: Vec<String>) -> (PathBuf, Vec<String>) {
+    tracing::info!(
+        file = %file.display(),
+        tables = names.join(", "),
+        "config: skipped a file that is not skyplan's (none of its top-level tables is)"
+    );
+    (file, names)
+}
+
+/// Whether a file of a config directory is skyplan's: one of its top-level tables or keys is
+/// one of skyplan's, or it writes none (an empty file). Else the names it writes, for saying
+/// why it is skipped. A file mixing skyplan's tables with others is skyplan's, so that the
+/// parser reports the others: a misspelt table is never silently skipped.
+fn skyplan_file(text: &str) -> Result<(), Vec<String>> {
+    // A text the scan cannot read is read, and the parser says what is wrong with it.
+    let Some(names) = super::pieces::top_level_names(text) else {
+        return Ok(());
+    };
+    let ours = |name: &String| TOP_LEVEL_NAMES.contains(&name.as_str());
+    match names.is_empty() || names.iter().any(ours) {
+        true => Ok(()),
+        false => Err(names),
+    }
+}
+
+fn no_skyplan_file(skipped: &[(PathBuf, Vec<String>)]) -> String {
+    let files: Vec<_> = (skipped.iter())
+        .map(|(path, names)| {
+            let name = path.file_name().unwrap_or(path.as_os_str());
+            format!("{} ([{}])", name.to_string_lossy(), names.join("], ["))
+        })
+        .collect();
+    format!(
+        "no skyplan file in this directory: {} {} another tool's (none of its top-level tables is skyplan's: {})",
+        files.join(", "),
+        if skipped.len() == 1 { "is" } else { "are each" },
+        TOP_LEVEL_NAMES.join(", ")
+    )
 }
 
 fn unreadable(error: &std::io::Error) -> String {
@@ -174,6 +297,39 @@ mod tests {
         assert_eq!(root, dir.path());
         let names: Vec<_> = files.iter().map(|f| f.path.file_name().unwrap()).collect();
         assert_eq!(names, ["a.toml", "b.toml"]);
+    }
+
+    #[test]
+    fn a_directory_skips_the_files_of_other_tools_but_not_one_mixing_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            ("Cargo.toml", "[package]\nname = \"x\"\n[dependencies]\n"),
+            ("pyproject.toml", "[tool.black]\nline-length = 99\n"),
+            ("netlify.toml", "[build]\ncommand = \"make\"\n"),
+            ("sky.toml", "[settings]\n"),
+            ("typo.toml", "[package]\n[load-balancer.x]\n"),
+        ];
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let (_, files) = read_sources(dir.path()).unwrap();
+        let names: Vec<_> = files.iter().map(|f| f.path.file_name().unwrap()).collect();
+        assert_eq!(names, ["sky.toml", "typo.toml"]);
+    }
+
+    #[test]
+    fn a_directory_of_other_tools_files_only_is_an_error_naming_them() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "[package]\n[lib]\n").unwrap();
+        let error = read_sources(dir.path()).unwrap_err();
+        let line = &error.lines()[0];
+        assert!(
+            line.contains(": no skyplan file in this directory: Cargo.toml ([package], [lib]) is another tool's"),
+            "{line}"
+        );
+        let named = dir.path().join("Cargo.toml");
+        let (_, files) = read_sources(&named).unwrap();
+        assert_eq!(files.len(), 1, "a file named explicitly is always read");
     }
 
     #[test]

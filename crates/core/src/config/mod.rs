@@ -15,6 +15,7 @@ mod controller;
 mod diagnostics;
 mod files;
 mod ignore;
+mod layers;
 mod moves;
 mod parse;
 mod pieces;
@@ -24,6 +25,7 @@ mod rewrite;
 mod schema;
 mod schema_path;
 pub mod section;
+mod show;
 mod types;
 mod validate;
 mod values;
@@ -35,6 +37,7 @@ pub use diagnostics::{ConfigError, Problem};
 pub use ignore::{IgnoredPath, Origin};
 pub use schema::json_schema;
 pub use section::ConfigSection;
+pub use show::show;
 pub use types::*;
 pub use values::duration as parse_duration;
 pub use window::Window;
@@ -42,27 +45,40 @@ pub use window::Window;
 use diagnostics::Problems;
 use files::SourceFile;
 
-/// Reads the config at `path`: a file, or a directory whose `*.toml` files are merged; the
-/// providers' `sections` read their tables.
+/// Reads the config of `layers` (`-c base -c env/prod`), each a file or a directory whose
+/// skyplan `*.toml` files are merged; each later layer is laid over the ones before it (see
+/// `layers`). The providers' `sections` read their tables.
 pub fn load(
-    path: &Path,
+    layers: &[PathBuf],
     sections: &'static [&'static dyn ConfigSection],
 ) -> Result<Config, ConfigError> {
-    let (root, files) = files::read_sources(path)?;
-    load_sources(root, &files, sections)
+    let (root, files) = read_layers(layers)?;
+    load_sources(root, files, sections)
 }
 
 /// [`load`], with one file more that is not written yet (`path`, `text`): a generated config,
-/// checked with the rest before it is written.
+/// checked with the rest before it is written. It belongs to the layer that is its directory
+/// (the last one when none is).
 pub fn load_with(
-    path: &Path,
+    layers: &[PathBuf],
     extra: (&Path, &str),
     sections: &'static [&'static dyn ConfigSection],
 ) -> Result<Config, ConfigError> {
-    let (root, mut files) = files::read_sources(path)?;
-    files.retain(|f| *f.path != *extra.0);
-    files.push(SourceFile::new(extra.0, extra.1));
-    load_sources(root, &files, sections)
+    let (root, mut files) = read_layers(layers)?;
+    let directory = extra.0.parent().unwrap_or(Path::new("."));
+    let same = |a: &Path, b: &Path| a.canonicalize().ok() == b.canonicalize().ok();
+    let layer = (layers.iter())
+        .rposition(|layer| layer.is_dir() && same(layer, directory))
+        .unwrap_or(layers.len() - 1);
+    let own = &mut files[layer];
+    own.retain(|f| *f.path != *extra.0);
+    let root_of_layer = layers[layer].is_dir().then_some(&layers[layer]);
+    let file = SourceFile::new(extra.0, extra.1);
+    own.push(match root_of_layer {
+        Some(dir) => file.with_root(dir),
+        None => file,
+    });
+    load_sources(root, files, sections)
 }
 
 /// Reads a config given as `(path, text)` files, rooted at `root`: for tests of a provider's
@@ -74,25 +90,57 @@ pub fn load_texts(
 ) -> Result<Config, ConfigError> {
     let files: Vec<_> = files
         .iter()
-        .map(|(path, text)| SourceFile::new(*path, text))
+        .map(|(path, text)| SourceFile::new(*path, text).with_root(root))
         .collect();
-    load_sources(root.to_path_buf(), &files, sections)
+    load_sources(root.to_path_buf(), vec![files], sections)
+}
+
+/// The files of every layer, and the config's root: the first layer's, where the state
+/// directory is unless the config says otherwise.
+fn read_layers(layers: &[PathBuf]) -> Result<(PathBuf, Vec<Vec<SourceFile>>), ConfigError> {
+    let mut root = None;
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
+    for layer in layers {
+        match files::read_sources(layer) {
+            Ok((layer_root, layer_files)) => {
+                root.get_or_insert(layer_root);
+                files.push(layer_files);
+            }
+            Err(error) => problems.extend(error.into_problems()),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(ConfigError::new(problems));
+    }
+    let nothing = || Problem::in_file(Path::new("."), "no config given: name one with -c");
+    let root = root.ok_or_else(|| ConfigError::new(vec![nothing()]))?;
+    Ok((root, files))
 }
 
 fn load_sources(
     root: PathBuf,
-    files: &[SourceFile],
+    mut layers: Vec<Vec<SourceFile>>,
     sections: &'static [&'static dyn ConfigSection],
 ) -> Result<Config, ConfigError> {
     let started = std::time::Instant::now();
     let mut problems = Problems::default();
-    let raw = parse::parse(files, sections, &mut problems);
+    // One layer is read as it always was: its files in parallel pieces (issue 9).
+    let layered = (layers.len() > 1).then(|| layers::Layered::new(std::mem::take(&mut layers)));
+    let raw = match &layered {
+        Some(layered) => {
+            let documents = layered.documents(&mut problems);
+            parse::parse_layered(&layered.file, documents, sections, &mut problems)
+        }
+        None => parse::parse(&layers[0], sections, &mut problems),
+    };
     let parsed = started.elapsed();
     validate::validate(&raw, &mut problems);
     let config = resolve::resolve(root, &raw, &mut problems);
     tracing::debug!(
         parse_ms = parsed.as_millis(),
         resolve_ms = (started.elapsed() - parsed).as_millis(),
+        layers = layered.as_ref().map_or(1, |l| l.layer_count()),
         "config: parsed and resolved"
     );
     problems.into_result(config)

@@ -137,15 +137,46 @@ pub(super) fn parse<'f>(
         ..RawConfig::default()
     };
     for file in files {
-        for document in parse_file(file, sections, problems) {
+        let documents = parse_file(file, sections, problems);
+        config.merge_documents(file, documents, problems);
+    }
+    config
+}
+
+/// [`parse`] for documents parsed already, their spans into `file`: the layers of a config
+/// laid over each other (see `layers`), one document per file.
+pub(super) fn parse_layered<'f>(
+    file: &'f SourceFile,
+    documents: Vec<Spanned<DeTable<'f>>>,
+    sections: Sections<'static>,
+    problems: &mut Problems,
+) -> RawConfig<'f> {
+    let mut config = RawConfig {
+        sections,
+        ..RawConfig::default()
+    };
+    for document in documents {
+        let parsed = deserialize_document(document, sections);
+        config.merge_documents(file, parsed, problems);
+    }
+    config
+}
+
+impl<'f> RawConfig<'f> {
+    fn merge_documents(
+        &mut self,
+        file: &'f SourceFile,
+        parsed: Vec<Parsed>,
+        problems: &mut Problems,
+    ) {
+        for document in parsed {
             match document {
-                Ok(Document::Core(document)) => config.merge(file, *document, problems),
-                Ok(Document::Section(entry)) => config.merge_section(file, entry, problems),
+                Ok(Document::Core(document)) => self.merge(file, *document, problems),
+                Ok(Document::Section(entry)) => self.merge_section(file, entry, problems),
                 Err(error) => problems.push_toml(file, &error),
             }
         }
     }
-    config
 }
 
 /// The file as partial documents, one per section or named entry; a syntax error is a
@@ -169,6 +200,11 @@ fn parse_whole(file: &SourceFile, sections: Sections, problems: &mut Problems) -
         }
         return vec![];
     }
+    deserialize_document(root, sections)
+}
+
+/// A parsed file's sections and entries deserialized on every core.
+fn deserialize_document(root: Spanned<DeTable<'_>>, sections: Sections) -> Vec<Parsed> {
     let span = root.span();
     map_in_parallel(
         split(root.into_inner(), sections),

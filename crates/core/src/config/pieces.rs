@@ -88,29 +88,36 @@ fn moved<T>(spanned: Spanned<T>, offset: usize) -> Spanned<T> {
     Spanned::new(span.start + offset..span.end + offset, spanned.into_inner())
 }
 
-/// The offsets of the lines that start a standard table header (`[a.b]`, not `[[a.b]]`):
-/// a `[` first on its line, outside strings and outside an array or inline table left open
-/// by an earlier line. None when the text ends inside a string or with brackets unbalanced
-/// (the parser will say what is wrong).
+/// The offsets of the lines that start a standard table header (`[a.b]`, not `[[a.b]]`).
+/// None when the text ends inside a string or with brackets unbalanced (the parser will say
+/// what is wrong).
 fn table_headers(text: &str) -> Option<Vec<usize>> {
     let bytes = text.as_bytes();
-    let mut headers = Vec::new();
+    let starts = statement_starts(text)?;
+    let is_header = |&at: &usize| {
+        let first = at + indent(&bytes[at..]);
+        bytes.get(first) == Some(&b'[') && bytes.get(first + 1) != Some(&b'[')
+    };
+    Some(starts.into_iter().filter(is_header).collect())
+}
+
+/// The offsets of the lines that start a statement (a header, `key = value`, a comment or
+/// nothing): every line but those inside a string or inside an array or inline table left
+/// open by an earlier line. None when the text ends inside a string or with brackets
+/// unbalanced.
+fn statement_starts(text: &str) -> Option<Vec<usize>> {
+    let bytes = text.as_bytes();
+    let mut starts = Vec::new();
     let mut depth: i64 = 0;
     let mut i = 0;
     let mut line_start = true;
     while i < bytes.len() {
         if line_start {
             line_start = false;
-            let indent = bytes[i..]
-                .iter()
-                .take_while(|&&b| b == b' ' || b == b'\t')
-                .count();
-            let first = i + indent;
-            if depth == 0 && bytes.get(first) == Some(&b'[') && bytes.get(first + 1) != Some(&b'[')
-            {
-                headers.push(i);
+            if depth == 0 {
+                starts.push(i);
             }
-            i = first;
+            i += indent(&bytes[i..]);
             continue;
         }
         match bytes[i] {
@@ -120,7 +127,7 @@ fn table_headers(text: &str) -> Option<Vec<usize>> {
             }
             b'#' => i = end_of_line(bytes, i),
             b'"' if bytes[i..].starts_with(b"\"\"\"") => i = end_of_multiline(bytes, i, b'"')?,
-            b'\'' if bytes[i..].starts_with(b"'''") => i = end_of_multiline(bytes, i, b'\'')?,
+            b'\'' if bytes[i..].starts_with(b"\'\'\'") => i = end_of_multiline(bytes, i, b'\'')?,
             b'"' => i = end_of_string(bytes, i, true)?,
             b'\'' => i = end_of_string(bytes, i, false)?,
             b'[' | b'{' => {
@@ -137,7 +144,53 @@ fn table_headers(text: &str) -> Option<Vec<usize>> {
             _ => i += 1,
         }
     }
-    (depth == 0).then_some(headers)
+    (depth == 0).then_some(starts)
+}
+
+/// The spaces and tabs a line starts with.
+fn indent(line: &[u8]) -> usize {
+    line.iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count()
+}
+
+/// The first key of every top-level table and key the text writes: `package` for
+/// `[package]`, `[[package.metadata]]` or `package.name = …` before any header; `tool` for
+/// `[tool.poetry]`. Read by a scan, not a parse, so that deciding whether a file is
+/// skyplan's costs little beside parsing it. None when the scan cannot tell (the text ends
+/// inside a string or with brackets unbalanced).
+pub fn top_level_names(text: &str) -> Option<Vec<String>> {
+    let mut names = Vec::new();
+    let mut in_root = true;
+    for start in statement_starts(text)? {
+        let line = text[start..].trim_start_matches([' ', '\t']);
+        let line = &line[..line.find('\n').unwrap_or(line.len())];
+        if let Some(header) = line.strip_prefix('[') {
+            in_root = false;
+            let header = header.strip_prefix('[').unwrap_or(header);
+            names.extend(first_key(header));
+        } else if in_root && !line.starts_with('#') {
+            names.extend(first_key(line));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|name| seen.insert(name.clone()));
+    Some(names)
+}
+
+/// The first key of a dotted key at the start of `text` (`a` of `"a".b = 1`, of `a.b]`),
+/// unquoted; None for a line without one.
+fn first_key(text: &str) -> Option<String> {
+    let text = text.trim_start_matches([' ', '\t']);
+    for quote in ['"', '\''] {
+        if let Some(rest) = text.strip_prefix(quote) {
+            return rest.split(quote).next().map(str::to_string);
+        }
+    }
+    let end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .unwrap_or(text.len());
+    (end > 0).then(|| text[..end].to_string())
 }
 
 /// The offset of the newline ending the line at `from` (or the end of the text).
@@ -236,6 +289,18 @@ mod tests {
             ));
         }
         text
+    }
+
+    #[test]
+    fn the_top_level_names_are_read_from_headers_and_root_keys() {
+        let text = "name = \"x\"\n\"quoted\".key = 1\n# comment = 2\n\
+                    [package]\nedition = \"2021\"\n[[bin]]\npath = \"a\"\n\
+                    [ tool.poetry ]\nlist = [\n  \"[settings]\",\n]\n\
+                    text = \"\"\"\n[cluster.x]\n\"\"\"\n[tool.black]\n";
+        let names = top_level_names(text).unwrap();
+        assert_eq!(names, ["name", "quoted", "package", "bin", "tool"]);
+        assert_eq!(top_level_names(""), Some(vec![]));
+        assert_eq!(top_level_names("a = \"open\n"), None);
     }
 
     #[test]

@@ -19,6 +19,23 @@ use crate::model::Impact;
 /// 55 MB for a config of 5,000 (issue 9).
 pub(super) type Entries<T> = BTreeMap<String, Box<Spanned<T>>>;
 
+/// The top-level tables and keys a skyplan file may write: [`RawDocument`]'s, and those of
+/// the features read before it (`defaults`, `variables`). A file in a config directory
+/// writing none of them is another tool's (`Cargo.toml`, `pyproject.toml`) and is not read.
+pub(super) const TOP_LEVEL_NAMES: &[&str] = &[
+    "settings",
+    "provider",
+    "backend",
+    "maintenance",
+    "rollout",
+    "moved",
+    "load-balancer",
+    "cluster",
+    "nodes",
+    "defaults",
+    "variables",
+];
+
 /// A skyplan configuration. A directory of files is merged; each section and resource may be
 /// defined in only one of them.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -75,9 +92,11 @@ pub(super) struct RawUnrouted {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(super) struct RawSettings {
-    /// Where state and the embedded simulators' data live, relative to the config's directory.
+    /// Where state and the embedded simulators' data live, relative to the directory of the
+    /// file that writes it.
     /// Default: "state".
-    pub state_dir: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub state_dir: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -161,4 +180,24 @@ pub(super) struct RawRollout {
     /// How long to wait between waves, e.g. "30s". Default: "0s".
     #[schemars(with = "Option<String>")]
     pub pause: Option<Spanned<String>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_top_level_table_of_the_document_is_a_skyplan_name() {
+        let schema = schemars::schema_for!(RawDocument);
+        let properties = schema
+            .get("properties")
+            .and_then(|p| p.as_object())
+            .unwrap();
+        for name in properties.keys() {
+            assert!(TOP_LEVEL_NAMES.contains(&name.as_str()), "{name}");
+        }
+        for kind in crate::model::ResourceKind::ALL {
+            assert!(TOP_LEVEL_NAMES.contains(&kind.as_str()), "{kind}");
+        }
+    }
 }

@@ -28,14 +28,14 @@ const DEFAULT_STATE_DIR: &str = "state";
 const RESOURCES_PER_THREAD: usize = 256;
 
 pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problems) -> Config {
-    let state_dir = raw
-        .settings
-        .as_ref()
-        .and_then(|s| s.get().state_dir.as_deref())
-        .unwrap_or(DEFAULT_STATE_DIR);
+    // Written: relative to its file's directory; else in the (first layer's) root.
+    let state_dir = match raw.settings.as_ref().map(|s| (s.file, &s.get().state_dir)) {
+        Some((file, Some(dir))) => file.root_at(dir.span().start).join(dir.get_ref()),
+        _ => root.join(Path::new(DEFAULT_STATE_DIR)),
+    };
     let mut config = Config {
         settings: Settings {
-            state_dir: root.join(Path::new(state_dir)),
+            state_dir,
             backend: raw
                 .postgres
                 .as_ref()

@@ -33,15 +33,38 @@ pub(super) fn resolve_with(
     resolve(source, config, address, table)
 }
 
-/// The table of `address` as the file writes it.
+/// The table of `address` as the file writes it; as the layers write it, each laid over the
+/// one before, when the file is a config's layers joined.
 fn written_table(file: &SourceFile, address: &Address) -> Result<toml::Table, String> {
-    let document: toml::Table = toml::from_str(&file.text).map_err(|e| e.to_string())?;
-    document
-        .get(address.kind.as_str())
-        .and_then(|tables| tables.get(&address.name))
-        .and_then(toml::Value::as_table)
-        .cloned()
-        .ok_or_else(|| format!("{address} is no longer in {}", file.path.display()))
+    let mut written: Option<toml::Table> = None;
+    for (_, part) in file.parts() {
+        let document: toml::Table = toml::from_str(&part.text).map_err(|e| e.to_string())?;
+        let table = document
+            .get(address.kind.as_str())
+            .and_then(|tables| tables.get(&address.name))
+            .and_then(toml::Value::as_table);
+        match (&mut written, table) {
+            (Some(earlier), Some(later)) => lay_over(earlier, later.clone()),
+            (None, Some(table)) => written = Some(table.clone()),
+            (_, None) => {}
+        }
+    }
+    written.ok_or_else(|| format!("{address} is no longer in {}", file.path.display()))
+}
+
+/// `later` laid over `earlier` as layers are (see `layers`): tables key by key, anything
+/// else replaced whole.
+fn lay_over(earlier: &mut toml::Table, later: toml::Table) {
+    for (key, value) in later {
+        match (earlier.get_mut(&key), value) {
+            (Some(toml::Value::Table(earlier)), toml::Value::Table(later)) => {
+                lay_over(earlier, later)
+            }
+            (_, value) => {
+                earlier.insert(key, value);
+            }
+        }
+    }
 }
 
 /// `value` written at the place `steps` reach in `table`.
@@ -116,7 +139,10 @@ fn resolve(
     tables.insert(address.name.clone(), toml::Value::Table(table));
     document.insert(kind.to_string(), toml::Value::Table(tables));
     let text = toml::to_string(&document).map_err(|e| e.to_string())?;
-    let file = SourceFile::new(source.file.path.to_path_buf(), &text);
+    // Paths resolve against the first file's directory: a layered table's relative path of
+    // a later layer in another directory is not told apart here.
+    let file =
+        SourceFile::new(source.file.path.to_path_buf(), &text).with_root(source.file.root_at(0));
     let root = DeTable::parse(&file.text).map_err(|e| e.to_string())?;
     let entry = root
         .into_inner()

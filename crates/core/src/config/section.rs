@@ -70,7 +70,9 @@ pub trait ConfigSection: Send + Sync {
     ) -> Result<Raw, toml::de::Error>;
 
     /// `[provider.NAME]` resolved: values checked (each bad one reported), defaults applied.
-    /// `root` is the config's directory, against which relative paths resolve.
+    /// `root` is the config's directory (the first layer's); a path the table writes resolves
+    /// against its own file's directory instead ([`SourceFile::path_value`]), since layers may
+    /// lie in several.
     fn settings(&self, _root: &Path, _table: &Table<'_>, _problems: &mut Problems) -> Opaque {
         Opaque::new(())
     }
@@ -113,7 +115,8 @@ pub trait ConfigSection: Send + Sync {
 
 /// What a section resolves a resource table with.
 pub struct Resolving<'a> {
-    /// The config's directory, against which relative paths resolve.
+    /// The config's directory (the first layer's). A path the table writes resolves against
+    /// its own file's directory instead ([`SourceFile::path_value`]).
     pub root: &'a Path,
     /// The provider's settings, when it has a `[provider.NAME]` table.
     pub settings: Option<&'a Opaque>,

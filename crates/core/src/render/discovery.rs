@@ -75,10 +75,8 @@ pub fn summary(objects: &[Unmanaged]) -> String {
         counted(objects.len(), "object")
     );
     if importable > 0 {
-        let _ = write!(
-            line,
-            " Adopt them with `skyplan import --generate-config FILE --all`."
-        );
+        let adopt = crate::invocation::skyplan("import --generate-config FILE --all");
+        let _ = write!(line, " Adopt them with `{adopt}`.");
     }
     line
 }

@@ -372,7 +372,8 @@ fn cut_note(details_cut: usize, details: usize, rows_cut: usize, rows: usize) ->
     if rows_cut > 0 {
         let _ = write!(note, " and {rows_cut} of {rows} table rows");
     }
-    note.push_str(" are left out; `skyplan plan` shows everything.\n");
+    let plan = crate::invocation::skyplan("plan");
+    let _ = writeln!(note, " are left out; `{plan}` shows everything.");
     note
 }
 

@@ -30,8 +30,9 @@ pub enum StateError {
     },
     #[error(
         "the state is locked by {} on {} (pid {}) since {} for `{}` (skyplan {}); if that run \
-         is gone, remove the lock with `skyplan force-unlock {}`",
-        .0.who, .0.host, .0.pid, .0.created, .0.operation, .0.skyplan_version, .0.id
+         is gone, remove the lock with `{}`",
+        .0.who, .0.host, .0.pid, .0.created, .0.operation, .0.skyplan_version,
+        crate::invocation::skyplan(&format!("force-unlock {}", .0.id))
     )]
     Locked(Box<LockInfo>),
     #[error("the lock file {} is corrupt; if no skyplan is running, delete it", path.display())]
@@ -59,7 +60,10 @@ pub enum StateError {
         #[source]
         source: tokio_postgres::Error,
     },
-    #[error("an interrupted apply's journal is in the {0}: run `skyplan apply` there first")]
+    #[error(
+        "an interrupted apply's journal is in the {0}: run `{apply}` there first",
+        apply = crate::invocation::skyplan("apply")
+    )]
     JournalPending(String),
     #[error("PostgreSQL state backend: {0}")]
     PostgresSetup(String),

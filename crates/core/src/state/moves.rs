@@ -15,7 +15,8 @@ pub enum MoveError {
     #[error("{0} is not in the state")]
     NotInState(Address),
     #[error(
-        "{0} is already in the state: `skyplan state rm` it first, or move to another address"
+        "{0} is already in the state: `{remove}` it first, or move to another address",
+        remove = crate::invocation::skyplan("state rm")
     )]
     Taken(Address),
     #[error("{from} cannot move to {to}: a move keeps the resource's kind")]
@@ -39,8 +40,8 @@ impl std::fmt::Display for Blocked {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}: {} cannot move to {}: both are in the state (`skyplan state rm` the one that is not this resource, then plan again)",
-            self.location, self.from, self.to
+            "{}: {} cannot move to {}: both are in the state (`{}` the one that is not this resource, then plan again)",
+            self.location, self.from, self.to, crate::invocation::skyplan("state rm")
         )
     }
 }

@@ -7,13 +7,12 @@ mod raw;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
-use std::path::Path;
 
 use schemars::SchemaGenerator;
 use serde_spanned::Spanned;
 use skyplan_core::config::section::{
-    self as values, expand_path, Checker, ConfigSection, Declared, Invalid, Problem, Problems, Raw,
-    Resolving, Resource, ResourceSpec, SectionSchema, Table,
+    self as values, Checker, ConfigSection, Declared, Invalid, Problem, Problems, Raw, Resolving,
+    Resource, ResourceSpec, SectionSchema, Table,
 };
 use skyplan_core::model::{Address, ResourceKind};
 use toml::de::ValueDeserializer;
@@ -65,12 +64,12 @@ impl ConfigSection for KubernetesConfig {
         kind: ResourceKind,
         key: &str,
         table: &Table<'_>,
-        context: &Resolving<'_>,
+        _context: &Resolving<'_>,
         problems: &mut Problems,
     ) -> Resource {
         match kind {
             ResourceKind::Nodes => node_policy(key, table, problems),
-            _ => cluster(context.root, key, table, problems),
+            _ => cluster(key, table, problems),
         }
     }
 
@@ -104,7 +103,7 @@ impl ConfigSection for KubernetesConfig {
     }
 }
 
-fn cluster(root: &Path, key: &str, raw: &Table<'_>, problems: &mut Problems) -> Resource {
+fn cluster(key: &str, raw: &Table<'_>, problems: &mut Problems) -> Resource {
     let mut check = Checker::new(raw.file, problems);
     Resource {
         address: Address::new(ResourceKind::Cluster, key),
@@ -112,14 +111,14 @@ fn cluster(root: &Path, key: &str, raw: &Table<'_>, problems: &mut Problems) -> 
         location: raw.location(),
         keys: Default::default(),
         spec: ResourceSpec::new(KubernetesClusterSpec {
-            access: access(root, raw.get(), &mut check),
+            access: access(raw.get(), &mut check),
         }),
         depends_on: vec![],
         origin: Default::default(),
     }
 }
 
-fn access(root: &Path, raw: &RawKubeCluster, check: &mut Checker<'_, '_>) -> KubeAccess {
+fn access(raw: &RawKubeCluster, check: &mut Checker<'_, '_>) -> KubeAccess {
     if let Some(endpoint) = &raw.endpoint {
         if endpoint.get_ref() != "embedded" {
             let invalid = Invalid::new(format!("`{}` is not an endpoint", endpoint.get_ref()))
@@ -136,10 +135,7 @@ fn access(root: &Path, raw: &RawKubeCluster, check: &mut Checker<'_, '_>) -> Kub
         return KubeAccess::Embedded;
     }
     KubeAccess::Kubeconfig {
-        path: raw
-            .kubeconfig
-            .as_ref()
-            .map(|p| expand_path(root, p.get_ref())),
+        path: raw.kubeconfig.as_ref().map(|p| check.file.path_value(p)),
         context: raw.context.as_ref().map(|c| c.get_ref().clone()),
     }
 }

@@ -1,7 +1,7 @@
 //! The Kubernetes section read through the whole config stage: clusters skyplan connects to
 //! and node policies.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use skyplan_core::config::{Config, ConfigError};
 

@@ -9,9 +9,9 @@ use std::path::Path;
 
 use schemars::SchemaGenerator;
 use skyplan_core::config::section::{
-    self, choice, endpoint, expand_path, Checker, ConfigSection, Declared, Endpoint, Invalid,
-    KeyLocations, Opaque, Problem, Problems, Raw, Resolving, Resource, ResourceSpec, SectionSchema,
-    SourceFile, Table,
+    self, choice, endpoint, Checker, ConfigSection, Declared, Endpoint, Invalid, KeyLocations,
+    Opaque, Problem, Problems, Raw, Resolving, Resource, ResourceSpec, SectionSchema, SourceFile,
+    Table,
 };
 use skyplan_core::model::{Address, ResourceKind};
 use skyplan_kubernetes::config::service_ref;
@@ -44,8 +44,8 @@ impl ConfigSection for PhoenixnapConfig {
         section::raw::<RawPnapLoadBalancer>(table)
     }
 
-    fn settings(&self, root: &Path, table: &Table<'_>, problems: &mut Problems) -> Opaque {
-        Opaque::new(settings(root, table, problems))
+    fn settings(&self, _root: &Path, table: &Table<'_>, problems: &mut Problems) -> Opaque {
+        Opaque::new(settings(table, problems))
     }
 
     fn resource(
@@ -77,7 +77,7 @@ impl ConfigSection for PhoenixnapConfig {
     }
 }
 
-fn settings(root: &Path, table: &Table<'_>, problems: &mut Problems) -> PhoenixnapSettings {
+fn settings(table: &Table<'_>, problems: &mut Problems) -> PhoenixnapSettings {
     let mut check = Checker::new(table.file, problems);
     let section: &RawPhoenixnap = table.get();
     for key in [&section.client_id, &section.client_secret]
@@ -107,7 +107,7 @@ fn settings(root: &Path, table: &Table<'_>, problems: &mut Problems) -> Phoenixn
         cloud_sa_json: section
             .cloud_sa_json
             .as_ref()
-            .map(|path| expand_path(root, path.get_ref())),
+            .map(|path| table.file.path_value(path)),
     }
 }
 

@@ -11,11 +11,12 @@ use super::*;
 pub(super) use section::{LabSection, TestSection};
 
 pub(super) fn load_files(files: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    let root = PathBuf::from("cfg");
     let files: Vec<_> = files
         .iter()
-        .map(|(path, text)| SourceFile::new(*path, text))
+        .map(|(path, text)| SourceFile::new(*path, text).with_root(&root))
         .collect();
-    load_sources(PathBuf::from("cfg"), &files, &[&TestSection, &LabSection])
+    load_sources(root, vec![files], &[&TestSection, &LabSection])
 }
 
 pub(super) fn load_str(text: &str) -> Result<Config, ConfigError> {
