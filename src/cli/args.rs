@@ -395,7 +395,9 @@ pub enum StateCommand {
 pub enum MigrateTarget {
     /// From the state directory to `[backend.postgres]`.
     Postgres,
-    /// From `[backend.postgres]` to the state directory.
+    /// From the state directory to `[backend.kubernetes]`.
+    Kubernetes,
+    /// From the configured backend to the state directory.
     Local,
 }
 
