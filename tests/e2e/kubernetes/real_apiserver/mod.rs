@@ -11,6 +11,7 @@ pub mod node_policies;
 pub mod phoenixnap_controller;
 pub mod services;
 pub mod simulator_parity;
+pub mod state_backend;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
