@@ -6,6 +6,7 @@
 
 pub mod cloudscale_controller;
 pub mod discovery;
+pub mod in_cluster;
 pub mod node_health;
 pub mod node_policies;
 pub mod phoenixnap_controller;
