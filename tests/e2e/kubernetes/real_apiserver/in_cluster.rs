@@ -15,7 +15,7 @@ use crate::kubernetes::real_apiserver::{unwrapped, RealCluster};
 use crate::support::{Output, Project};
 
 /// A pod's view of the cluster: the service account's files and the service's address.
-struct Pod {
+pub struct Pod {
     dir: tempfile::TempDir,
     host: String,
     port: String,
@@ -23,7 +23,7 @@ struct Pod {
 
 impl Pod {
     /// A ServiceAccount `skyplan` in `namespace` and a token for it, as a pod of it would see.
-    fn of_service_account(cluster: &RealCluster, namespace: &str) -> Pod {
+    pub fn of_service_account(cluster: &RealCluster, namespace: &str) -> Pod {
         cluster.kubectl_ok(&["create", "serviceaccount", "skyplan", "-n", namespace]);
         let token = cluster.kubectl_ok(&[
             "create",
@@ -54,7 +54,7 @@ impl Pod {
     }
 
     /// `project`'s skyplan run as in the pod: the service account's environment, no kubeconfig.
-    fn run(&self, project: &Project, args: &[&str]) -> Output {
+    pub fn run(&self, project: &Project, args: &[&str]) -> Output {
         let mut command = project.command(args);
         command
             .env("KUBERNETES_SERVICE_HOST", &self.host)
@@ -90,7 +90,11 @@ fn a_pods_service_account_plans_applies_and_checks_drift_with_its_state_in_the_p
     assert_eq!(plan.code, 0, "{plan:?}");
     let changes = plan.json()["changes"].as_array().cloned().unwrap();
     let web = changes.iter().find(|c| c["address"] == "nodes.web");
-    assert_eq!(web.map(|c| c["action"].clone()), Some(json!("create")), "{plan:?}");
+    assert_eq!(
+        web.map(|c| c["action"].clone()),
+        Some(json!("create")),
+        "{plan:?}"
+    );
     let apply = pod.run(&project, &["apply", "--auto-approve"]);
     assert_eq!(apply.code, 0, "{apply:?}");
     assert_eq!(cluster.node(&node)["metadata"]["labels"]["tier"], "web");

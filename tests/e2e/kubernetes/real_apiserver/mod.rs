@@ -7,6 +7,7 @@
 pub mod cloudscale_controller;
 pub mod discovery;
 pub mod in_cluster;
+pub mod in_cluster_example;
 pub mod node_health;
 pub mod node_policies;
 pub mod phoenixnap_controller;
