@@ -382,7 +382,7 @@ pub enum StateCommand {
         to: Address,
     },
     /// Move the state (with its lineage and serial) between the state directory and
-    /// `[backend.postgres]`; refused if the target holds another state.
+    /// `[backend.postgres]` or `[backend.kubernetes]`; refused if the target holds another state.
     Migrate {
         /// Where the state goes.
         #[arg(long, value_enum)]

@@ -176,7 +176,7 @@ fn resource(n: usize, serial: u64) -> ResourceState {
 fn state_of(resources: usize, serial: u64) -> State {
     let mut state = State::new();
     for n in 0..resources {
-        let address = Address::new(ResourceKind::LoadBalancer, &format!("lb-{n:05}"));
+        let address = Address::new(ResourceKind::LoadBalancer, format!("lb-{n:05}"));
         state.resources.insert(address, resource(n, serial));
     }
     state

@@ -33,7 +33,7 @@ pub(super) struct LeaseLock {
 /// One try at the Lease.
 enum Attempt {
     Held {
-        lease: Lease,
+        lease: Box<Lease>,
         taken_over: Option<LockInfo>,
     },
     Refused(StateError),
@@ -77,7 +77,7 @@ impl LeaseLock {
     ) -> Result<(Lease, Option<LockInfo>), StateError> {
         loop {
             match self.attempt(info).await? {
-                Attempt::Held { lease, taken_over } => return Ok((lease, taken_over)),
+                Attempt::Held { lease, taken_over } => return Ok((*lease, taken_over)),
                 Attempt::Raced => continue,
                 Attempt::Refused(refusal) => match deadline {
                     Some(deadline) if Instant::now() < deadline => {
@@ -120,7 +120,10 @@ impl LeaseLock {
         taken_over: Option<LockInfo>,
     ) -> Result<Attempt, StateError> {
         match written {
-            Ok(lease) => Ok(Attempt::Held { lease, taken_over }),
+            Ok(lease) => Ok(Attempt::Held {
+                lease: Box::new(lease),
+                taken_over,
+            }),
             Err(error) if is_conflict(&error) => Ok(Attempt::Raced),
             Err(error) => Err(failed(format!("take the Lease {}", self.name()))(error)),
         }
