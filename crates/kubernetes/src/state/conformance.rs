@@ -212,6 +212,15 @@ fn a_state_of_5000_resources_is_kept_across_several_secrets() {
     (next.lineage, next.serial) = (state.lineage.clone(), 1);
     fixture.open().save(&mut next).unwrap();
     assert_eq!(fixture.open().load().unwrap().unwrap(), next);
+    let store = backend.state.clone();
+    let pieces = backend.executor.run(async move { store.pieces(&[]).await });
+    let generations: std::collections::BTreeSet<_> =
+        pieces.iter().map(|p| p.generation.clone()).collect();
+    assert_eq!(
+        (pieces.len(), generations.len()),
+        (2, 1),
+        "one generation's pieces left"
+    );
 }
 
 /// Readers racing a writer that replaces a multi-Secret state: each read is one whole state.

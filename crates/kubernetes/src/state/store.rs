@@ -2,12 +2,15 @@
 //! `skyplan-state-W` names the stored state (lineage, serial) and holds it compressed when it
 //! fits; a larger one goes first into pieces under a new generation, and only then is the
 //! index switched to that generation — one replace, conditional on the resourceVersion read,
-//! so of two writers only one wins. The old generation's pieces are deleted after. A reader
-//! whose pieces were deleted under it (a write finished meanwhile) reads the index again.
+//! so of two writers only one wins. The old generation's pieces are deleted after, and so are
+//! those of a writer killed before it switched the index, once they are an hour old (younger
+//! ones may be a concurrent writer's, about to be refused or to win). A reader whose pieces
+//! were deleted under it (a write finished meanwhile) reads the index again.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use k8s_openapi::ByteString;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
@@ -25,6 +28,8 @@ const DIGEST: &str = "skyplan.io/sha256";
 const PAYLOAD: &str = "state.json.zlib";
 /// How often a reader starts over when writes keep replacing the pieces it is reading.
 const READ_ATTEMPTS: usize = 5;
+/// The age past which a piece no index names is a killed writer's, never a running one's.
+const LEFTOVER_AGE: SignedDuration = SignedDuration::from_hours(1);
 
 /// The workspace's state Secrets.
 #[derive(Clone)]
@@ -103,9 +108,9 @@ impl StateSecrets {
             }
             return Err(self.refusal(error, replaces).await);
         }
-        if let Some(Layout::Chunks { generation, .. }) = current.map(|i| i.layout) {
-            self.delete_generation(&generation).await;
-        }
+        let old_generation = current.and_then(|i| generation_of(&i.layout));
+        self.sweep(old_generation.as_deref(), new_generation.as_deref())
+            .await;
         Ok(secrets)
     }
 
@@ -226,32 +231,76 @@ impl StateSecrets {
         }
     }
 
-    /// Deletes the pieces of `generation`. A failure only leaves unread Secrets behind.
+    /// Deletes the pieces of `generation` (a write that failed). A failure only leaves unread
+    /// Secrets behind, for a later sweep.
     async fn delete_generation(&self, generation: &str) {
-        let selector = objects::selector(
-            &self.workspace,
-            Part::StateChunk,
-            &[format!("{GENERATION}={generation}")],
-        );
-        let listed = self
-            .api
-            .list(&ListParams::default().labels(&selector))
-            .await;
-        let names = match listed {
-            Ok(list) => list.items.into_iter().filter_map(|s| s.metadata.name),
-            Err(error) => {
-                tracing::warn!(%error, generation, "cannot list the state's old pieces");
-                return;
-            }
-        };
-        for name in names.collect::<Vec<_>>() {
-            let deleted = self.api.delete(&name, &DeleteParams::default()).await;
-            if let Err(error) = deleted.map(drop) {
-                if !is_not_found(&error) {
-                    tracing::warn!(%error, name, "cannot delete an old piece of the state");
-                }
+        let more = [format!("{GENERATION}={generation}")];
+        for piece in self.pieces(&more).await {
+            self.delete_piece(piece.name).await;
+        }
+    }
+
+    /// After a write: deletes the replaced generation's pieces, and any other than `current`'s
+    /// that is old enough to be a killed writer's leftover.
+    async fn sweep(&self, replaced: Option<&str>, current: Option<&str>) {
+        let now = Timestamp::now();
+        for piece in self.pieces(&[]).await {
+            if piece.is_garbage(replaced, current, now) {
+                self.delete_piece(piece.name).await;
             }
         }
+    }
+
+    /// The workspace's state pieces (metadata only: each holds up to 900 KiB).
+    pub async fn pieces(&self, more: &[String]) -> Vec<Piece> {
+        let selector = objects::selector(&self.workspace, Part::StateChunk, more);
+        let listed = (self.api)
+            .list_metadata(&ListParams::default().labels(&selector))
+            .await;
+        match listed {
+            Ok(list) => list.items.into_iter().filter_map(Piece::of).collect(),
+            Err(error) => {
+                tracing::warn!(%error, "cannot list the state's pieces");
+                vec![]
+            }
+        }
+    }
+
+    async fn delete_piece(&self, name: String) {
+        let deleted = self.api.delete(&name, &DeleteParams::default()).await;
+        if let Err(error) = deleted.map(drop) {
+            if !is_not_found(&error) {
+                tracing::warn!(%error, name, "cannot delete an old piece of the state");
+            }
+        }
+    }
+}
+
+/// A piece of a state, as listed.
+pub(super) struct Piece {
+    pub name: String,
+    pub generation: String,
+    pub created: Option<Timestamp>,
+}
+
+impl Piece {
+    fn of(meta: kube::core::PartialObjectMeta<Secret>) -> Option<Piece> {
+        let metadata = meta.metadata;
+        Some(Piece {
+            generation: metadata.labels?.get(GENERATION)?.clone(),
+            created: metadata.creation_timestamp.map(|t| t.0),
+            name: metadata.name?,
+        })
+    }
+
+    /// Whether no reader can need it: the generation the write replaced, or one no index
+    /// names for long enough.
+    fn is_garbage(&self, replaced: Option<&str>, current: Option<&str>, now: Timestamp) -> bool {
+        if Some(self.generation.as_str()) == current {
+            return false;
+        }
+        let old = (self.created).is_some_and(|created| created + LEFTOVER_AGE < now);
+        Some(self.generation.as_str()) == replaced || old
     }
 }
 
@@ -289,4 +338,29 @@ fn parse_index(name: &str, secret: Secret) -> Result<Index, StateError> {
         layout,
         resource_version: secret.metadata.resource_version,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn piece(generation: &str, minutes_old: i64, now: Timestamp) -> Piece {
+        Piece {
+            name: format!("p-{generation}"),
+            generation: generation.into(),
+            created: Some(now - SignedDuration::from_mins(minutes_old)),
+        }
+    }
+
+    #[test]
+    fn a_sweep_takes_the_replaced_generation_and_old_leftovers_only() {
+        let now = Timestamp::now();
+        let (replaced, current) = (Some("old"), Some("new"));
+        assert!(piece("old", 0, now).is_garbage(replaced, current, now));
+        assert!(!piece("new", 120, now).is_garbage(replaced, current, now));
+        // A concurrent writer's pieces, young: perhaps about to win.
+        assert!(!piece("racing", 5, now).is_garbage(replaced, current, now));
+        // A killed writer's, an hour on.
+        assert!(piece("killed", 61, now).is_garbage(replaced, current, now));
+    }
 }
