@@ -17,7 +17,17 @@ pub(super) fn setup(message: impl Into<String>) -> StateError {
 /// Wraps an API error with what was being done, for `map_err`.
 pub(super) fn failed(action: impl Into<String>) -> impl FnOnce(kube::Error) -> StateError {
     let action = action.into();
-    move |error| setup(format!("cannot {action}: {}", with_causes(&error)))
+    move |error| setup(format!("cannot {action}: {}", reason(&error)))
+}
+
+/// The API server's own message for a refusal (its Status, once), else the error's chain.
+fn reason(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) if !status.message.is_empty() => {
+            format!("{} ({} {})", status.message, status.code, status.reason)
+        }
+        other => with_causes(other),
+    }
 }
 
 fn status(error: &kube::Error) -> Option<u16> {
