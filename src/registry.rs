@@ -5,10 +5,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::config::{Config, ConfigSection, Endpoint};
+use crate::config::{Config, ConfigSection, Endpoint, KubernetesBackend, Settings};
 use crate::graph::{ObjectGraph, ObjectKey};
 use crate::model::Address;
 use crate::provider::{Provider, ProviderError};
+use crate::state::{StateBackend, StateError};
 use crate::workspace::Providers;
 use futures::future::BoxFuture;
 use skyplan_cloudscale::spec::CloudscaleSettings;
@@ -33,6 +34,20 @@ pub const CONFIG_SECTIONS: &[&dyn ConfigSection] = &[
     &skyplan_cloudstack::CloudstackConfig,
     &skyplan_phoenixnap::PhoenixnapConfig,
 ];
+
+/// The state backend the settings name. `[backend.kubernetes]` is kept by the Kubernetes
+/// crate, which core does not depend on: it is opened from here.
+pub fn open_state(settings: &Settings) -> Result<Box<dyn StateBackend>, StateError> {
+    crate::state::open(settings, open_kubernetes_state)
+}
+
+fn open_kubernetes_state(
+    settings: &KubernetesBackend,
+) -> Result<Box<dyn StateBackend>, StateError> {
+    Ok(Box::new(skyplan_kubernetes::state::KubeBackend::open(
+        settings,
+    )?))
+}
 
 /// Connects every provider the config has a table for: the clouds first, then — when the
 /// config has `provider = "kubernetes"` clusters — the Kubernetes provider (an embedded

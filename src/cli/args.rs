@@ -399,7 +399,7 @@ pub enum StateCommand {
         to: Address,
     },
     /// Move the state (with its lineage and serial) between the state directory and
-    /// `[backend.postgres]`; refused if the target holds another state.
+    /// `[backend.postgres]` or `[backend.kubernetes]`; refused if the target holds another state.
     Migrate {
         /// Where the state goes.
         #[arg(long, value_enum)]
@@ -412,7 +412,9 @@ pub enum StateCommand {
 pub enum MigrateTarget {
     /// From the state directory to `[backend.postgres]`.
     Postgres,
-    /// From `[backend.postgres]` to the state directory.
+    /// From the state directory to `[backend.kubernetes]`.
+    Kubernetes,
+    /// From the configured backend to the state directory.
     Local,
 }
 

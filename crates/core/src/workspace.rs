@@ -187,14 +187,15 @@ pub type Providers = BTreeMap<String, Box<dyn Provider>>;
 pub type Connect = for<'a> fn(&'a Config) -> BoxFuture<'a, Result<Providers, ProviderError>>;
 
 impl Workspace {
-    /// Locks the state for `operation` and connects the configured providers.
+    /// Locks the state in `store` (the backend the config names, as the registry opened it)
+    /// for `operation` and connects the configured providers.
     pub async fn open(
         config: Config,
+        store: Box<dyn StateBackend>,
         operation: &str,
         lock_wait: Option<Duration>,
         connect: Connect,
     ) -> Result<Workspace, WorkspaceError> {
-        let store = crate::state::open(&config.settings)?;
         let lock = store.lock(operation, lock_wait)?;
         let mut notices = Vec::new();
         if let Some(stale) = lock.taken_over() {

@@ -1,5 +1,5 @@
-//! Connecting to a cluster: a kubeconfig file and context with kubectl's rules, or the
-//! embedded cluster; either way a kube client whose requests are counted.
+//! Connecting to a cluster: a kubeconfig file and context with kubectl's rules, the pod's
+//! service account, or the embedded cluster; either way a kube client whose requests are counted.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,6 +41,10 @@ pub async fn connect(
                     config_error(format!("kubeconfig: {}", with_causes(&e))).caused_by(e)
                 })?;
             (config, None)
+        }
+        KubeAccess::InCluster => {
+            let pod = crate::incluster::in_cluster().await.map_err(config_error)?;
+            (pod.config, None)
         }
         KubeAccess::Embedded => {
             let dir = state_dir.join("embedded").join("kubernetes");

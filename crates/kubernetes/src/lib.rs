@@ -14,6 +14,7 @@ pub mod discover;
 pub mod embedded;
 pub mod errors;
 pub mod health;
+pub mod incluster;
 pub mod instances;
 mod kubeconfig;
 pub mod labels;
@@ -25,6 +26,7 @@ pub mod provider;
 pub mod service_delete;
 pub mod service_write;
 pub mod spec;
+pub mod state;
 
 /// The provider name of `[cluster.*]` tables with provider = "kubernetes" and of node policies.
 pub const PROVIDER: &str = "kubernetes";

@@ -19,6 +19,8 @@ pub enum KubeAccess {
         path: Option<PathBuf>,
         context: Option<String>,
     },
+    /// The service account of the pod skyplan runs in (`in-cluster = true`).
+    InCluster,
     /// The built-in Kubernetes simulator (three Ready nodes backed by the embedded cloud's
     /// servers), persisted under `<state-dir>/embedded/kubernetes/<cluster>.json`.
     Embedded,

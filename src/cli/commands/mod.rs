@@ -22,7 +22,7 @@ use super::report::{self, Reported};
 use super::{colour, exit};
 use crate::config::{self, Config};
 use crate::registry;
-use crate::workspace::Workspace;
+use crate::workspace::{Workspace, WorkspaceError};
 
 pub async fn run(cli: Cli) -> Result<u8, Report> {
     match cli.command {
@@ -121,9 +121,18 @@ pub(super) async fn open_as_stored(
     operation: &str,
     locking: &Locking,
 ) -> Result<Workspace, Report> {
-    let workspace = Workspace::open(config, operation, locking.lock_timeout, registry::connect)
-        .await
+    let store = registry::open_state(&config.settings)
+        .map_err(WorkspaceError::from)
         .reported()?;
+    let workspace = Workspace::open(
+        config,
+        store,
+        operation,
+        locking.lock_timeout,
+        registry::connect,
+    )
+    .await
+    .reported()?;
     for notice in &workspace.notices {
         colour::eprintln(format_args!("warning: {notice}"));
     }

@@ -52,7 +52,7 @@ pub(super) fn schema() -> Result<u8, Report> {
 /// The state as stored (an empty one when there is none yet), read without the lock.
 fn load_state(layers: &[std::path::PathBuf]) -> Result<crate::state::State, Report> {
     let config = load(layers)?;
-    Ok(crate::state::open(&config.settings)
+    Ok(crate::registry::open_state(&config.settings)
         .into_diagnostic()?
         .load()
         .into_diagnostic()?
@@ -182,7 +182,7 @@ pub(super) async fn import(layers: &[std::path::PathBuf], args: &ImportArgs) -> 
 
 pub(super) fn force_unlock(layers: &[std::path::PathBuf], id: &str) -> Result<u8, Report> {
     let config = load(layers)?;
-    let holder = crate::state::open(&config.settings)
+    let holder = crate::registry::open_state(&config.settings)
         .into_diagnostic()?
         .force_unlock(id)
         .into_diagnostic()?;
@@ -193,24 +193,20 @@ pub(super) fn force_unlock(layers: &[std::path::PathBuf], id: &str) -> Result<u8
     Ok(exit::SUCCESS)
 }
 
-/// `state migrate --to postgres|local`: between the state directory and `[backend.postgres]`.
+/// `state migrate --to postgres|kubernetes|local`: between the state directory and the
+/// backend the config names.
 pub(super) fn state_migrate(
     layers: &[std::path::PathBuf],
     to: MigrateTarget,
 ) -> Result<u8, Report> {
     use crate::state::{Migrated, StateStore};
     let config = load(layers)?;
-    let crate::config::Backend::Postgres(pg) = &config.settings.backend else {
-        return Err(miette!(
-            help = "add a [backend.postgres] table with url and workspace",
-            "`state migrate` needs [backend.postgres] in the config"
-        ));
-    };
+    let table = migrate_table(&config.settings.backend, to)?;
     let local = StateStore::open(&config.settings.state_dir);
-    let postgres = crate::state::postgres::PgBackend::open(pg).into_diagnostic()?;
+    let remote = crate::registry::open_state(&config.settings).into_diagnostic()?;
     let (source, target): (&dyn StateBackend, &dyn StateBackend) = match to {
-        MigrateTarget::Postgres => (&local, &postgres),
-        MigrateTarget::Local => (&postgres, &local),
+        MigrateTarget::Local => (remote.as_ref(), &local),
+        MigrateTarget::Postgres | MigrateTarget::Kubernetes => (&local, remote.as_ref()),
     };
     let outcome = crate::state::migrate(source, target).into_diagnostic()?;
     let (from, into) = (source.describe(), target.describe());
@@ -225,7 +221,36 @@ pub(super) fn state_migrate(
         Migrated::NothingToMove => println!("The {from} holds no state; nothing was moved."),
     }
     if to == MigrateTarget::Local {
-        println!("Remove [backend.postgres] from the config to use the {into}.");
+        println!("Remove {table} from the config to use the {into}.");
     }
     Ok(exit::SUCCESS)
+}
+
+/// The backend table `state migrate` moves to or from: the one `--to` names, else (`--to
+/// local`) the one the config has.
+fn migrate_table(
+    backend: &crate::config::Backend,
+    to: MigrateTarget,
+) -> Result<&'static str, Report> {
+    use crate::config::Backend;
+    match (backend, to) {
+        (Backend::Postgres(_), MigrateTarget::Postgres | MigrateTarget::Local) => {
+            Ok("[backend.postgres]")
+        }
+        (Backend::Kubernetes(_), MigrateTarget::Kubernetes | MigrateTarget::Local) => {
+            Ok("[backend.kubernetes]")
+        }
+        (_, MigrateTarget::Postgres) => Err(miette!(
+            help = "add a [backend.postgres] table with url and workspace",
+            "`state migrate --to postgres` needs [backend.postgres] in the config"
+        )),
+        (_, MigrateTarget::Kubernetes) => Err(miette!(
+            help = "add a [backend.kubernetes] table with namespace and workspace",
+            "`state migrate --to kubernetes` needs [backend.kubernetes] in the config"
+        )),
+        (_, MigrateTarget::Local) => Err(miette!(
+            help = "add the [backend.postgres] or [backend.kubernetes] table the state is in",
+            "`state migrate --to local` needs the backend the state is in, in the config"
+        )),
+    }
 }

@@ -51,6 +51,9 @@ pub(crate) struct Cloud {
     pub(crate) project: Project,
     sim: SimServer,
     backend: String,
+    /// Given to every apply, e.g. `--lock-timeout` for a backend whose killed holder's lock
+    /// outlives it for a while.
+    apply_args: Vec<String>,
 }
 
 impl Cloud {
@@ -66,7 +69,14 @@ impl Cloud {
             project,
             sim,
             backend: backend.to_string(),
+            apply_args: Vec::new(),
         }
+    }
+
+    /// Every apply waits up to `timeout` for the lock.
+    pub(crate) fn waiting_for_the_lock(mut self, timeout: &str) -> Cloud {
+        self.apply_args = vec!["--lock-timeout".into(), timeout.into()];
+        self
     }
 
     pub(crate) fn configure(&self, body: &str) {
@@ -86,7 +96,9 @@ impl Cloud {
     }
 
     pub(crate) fn apply(&self, kill_at: Option<&str>) -> crate::support::Output {
-        self.skyplan(&["apply", "--auto-approve"], kill_at)
+        let mut args = vec!["apply", "--auto-approve"];
+        args.extend(self.apply_args.iter().map(String::as_str));
+        self.skyplan(&args, kill_at)
     }
 
     pub(crate) fn operations(&self) -> usize {

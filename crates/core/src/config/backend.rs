@@ -1,20 +1,41 @@
-//! `[backend.postgres]` → [`Backend::Postgres`]. The URL must not hold a password: the file is
-//! shared, committed and printed in diagnostics, so a password found there is refused with its
+//! `[backend.postgres]` → [`Backend::Postgres`], `[backend.kubernetes]` →
+//! [`Backend::Kubernetes`]. The PostgreSQL URL must not hold a password: the file is shared,
+//! committed and printed in diagnostics, so a password found there is refused with its
 //! position only — its line is never shown.
 
 use std::str::FromStr;
 
 use super::diagnostics::{Problem, Problems};
-use super::parse::Sourced;
-use super::raw::RawPostgres;
-use super::types::{Backend, PostgresBackend};
+use super::parse::{RawConfig, Sourced};
+use super::raw::{RawKubernetesBackend, RawPostgres};
+use super::types::{Backend, KubernetesAccess, KubernetesBackend, PostgresBackend};
 
 /// The environment variable that gives the URL when the file does not.
 pub const PG_URL_ENV: &str = "SKYPLAN_PG_URL";
 const DEFAULT_WORKSPACE: &str = "default";
 const URL_HELP: &str = "postgres://USER@HOST:PORT/DATABASE, optionally with ?sslmode=require";
 
-pub(super) fn postgres(raw: &Sourced<'_, RawPostgres>, problems: &mut Problems) -> Backend {
+/// The one backend the config names, or the state directory.
+pub(super) fn backend(raw: &RawConfig<'_>, problems: &mut Problems) -> Backend {
+    match (&raw.postgres, &raw.kubernetes_backend) {
+        (Some(pg), None) => postgres(pg, problems),
+        (None, Some(kube)) => kubernetes(kube, problems),
+        (Some(pg), Some(kube)) => {
+            let problem = Problem::at(kube.file, kube.span(), "a second state backend")
+                .with_note(Problem::at(
+                    pg.file,
+                    pg.span(),
+                    "[backend.postgres] is here",
+                ))
+                .with_help("keep [backend.postgres] or [backend.kubernetes], not both");
+            problems.push(problem);
+            Backend::Local
+        }
+        (None, None) => Backend::Local,
+    }
+}
+
+fn postgres(raw: &Sourced<'_, RawPostgres>, problems: &mut Problems) -> Backend {
     let table = raw.get();
     let workspace = match &table.workspace {
         Some(name) if name.get_ref().trim().is_empty() => {
@@ -45,6 +66,99 @@ pub(super) fn postgres(raw: &Sourced<'_, RawPostgres>, problems: &mut Problems) 
         },
     };
     Backend::Postgres(PostgresBackend { url, workspace })
+}
+
+/// The Lease's duration when the table sets none.
+const DEFAULT_LEASE_SECONDS: u32 = 15;
+/// Room for the Secrets' suffixes in a Kubernetes name and a label value (63 characters).
+const MAX_WORKSPACE_LEN: usize = 50;
+
+fn kubernetes(
+    raw: &Sourced<'_, RawKubernetesBackend>,
+    problems: &mut Problems,
+) -> Backend {
+    let table = raw.get();
+    let at = |span, message: String, help: &str| {
+        Problem::at(raw.file, span, message).with_help(help.to_string())
+    };
+    let in_cluster = table.in_cluster.as_ref().is_some_and(|b| *b.get_ref());
+    if in_cluster {
+        for key in [&table.kubeconfig, &table.context].into_iter().flatten() {
+            let message = "in-cluster = true excludes kubeconfig and context".to_string();
+            problems.push(at(
+                key.span(),
+                message,
+                "keep in-cluster or kubeconfig/context",
+            ));
+        }
+    }
+    let namespace = table.namespace.as_ref().map(|n| {
+        if !is_dns_label(n.get_ref(), 63) {
+            let message = format!("`{}` is not a namespace name", n.get_ref());
+            problems.push(at(
+                n.span(),
+                message,
+                "lower-case letters, digits and '-', at most 63",
+            ));
+        }
+        n.get_ref().clone()
+    });
+    if namespace.is_none() && !in_cluster {
+        let message = "[backend.kubernetes] needs a namespace".to_string();
+        problems.push(at(
+            raw.span(),
+            message,
+            "add namespace = \"skyplan\" (in a pod, in-cluster = true defaults it to the pod's)",
+        ));
+    }
+    let workspace = match &table.workspace {
+        Some(name) => {
+            if !is_dns_label(name.get_ref(), MAX_WORKSPACE_LEN) {
+                let message = format!("`{}` cannot name Secrets and a Lease", name.get_ref());
+                let help = format!("lower-case letters, digits and '-', at most {MAX_WORKSPACE_LEN}, e.g. workspace = \"prod\"");
+                problems.push(at(name.span(), message, &help));
+            }
+            name.get_ref().clone()
+        }
+        None => DEFAULT_WORKSPACE.to_string(),
+    };
+    let lease_seconds = match &table.lease_seconds {
+        Some(seconds) if *seconds.get_ref() == 0 => {
+            let message = "a lease of 0 s is never held".to_string();
+            problems.push(at(seconds.span(), message, "leave it out for 15 s"));
+            DEFAULT_LEASE_SECONDS
+        }
+        Some(seconds) => *seconds.get_ref(),
+        None => DEFAULT_LEASE_SECONDS,
+    };
+    let access = match in_cluster {
+        true => KubernetesAccess::InCluster,
+        false => KubernetesAccess::Kubeconfig {
+            path: table
+                .kubeconfig
+                .as_ref()
+                .map(|p| raw.file.path_value(p)),
+            context: table.context.as_ref().map(|c| c.get_ref().clone()),
+        },
+    };
+    Backend::Kubernetes(KubernetesBackend {
+        namespace,
+        workspace,
+        access,
+        lease_seconds,
+    })
+}
+
+/// Lower-case letters, digits and '-', not at either end, at most `max` long.
+fn is_dns_label(text: &str, max: usize) -> bool {
+    let bytes = text.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= max
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && !text.starts_with('-')
+        && !text.ends_with('-')
 }
 
 /// What is wrong with a connection URL from the file, if anything; never quotes it.

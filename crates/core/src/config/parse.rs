@@ -12,7 +12,8 @@ use toml::de::{DeArray, DeString, DeTable, DeValue, Deserializer, ValueDeseriali
 use super::diagnostics::{Problem, Problems};
 use super::files::SourceFile;
 use super::raw::{
-    RawDocument, RawMaintenance, RawMoved, RawPostgres, RawRollout, RawSettings, RawUnrouted,
+    RawDocument, RawKubernetesBackend, RawMaintenance, RawMoved, RawPostgres, RawRollout,
+    RawSettings, RawUnrouted,
 };
 use super::section::{ConfigSection, Raw, Table};
 use crate::model::ResourceKind;
@@ -54,6 +55,7 @@ pub(super) struct RawConfig<'f> {
     pub section_resources: BTreeMap<(ResourceKind, String), SectionResource<'f>>,
     pub settings: Option<Sourced<'f, RawSettings>>,
     pub postgres: Option<Sourced<'f, RawPostgres>>,
+    pub kubernetes_backend: Option<Sourced<'f, RawKubernetesBackend>>,
     pub maintenance: Option<Sourced<'f, RawMaintenance>>,
     pub rollout: Option<Sourced<'f, RawRollout>>,
     /// Every `[[moved]]` entry, in file order (the files in theirs).
@@ -524,6 +526,13 @@ impl<'f> RawConfig<'f> {
             file,
             postgres,
             "[backend.postgres]",
+            problems,
+        );
+        place(
+            &mut self.kubernetes_backend,
+            file,
+            backend.kubernetes,
+            "[backend.kubernetes]",
             problems,
         );
         for (name, table) in provider {

@@ -104,6 +104,8 @@ pub(super) struct RawSettings {
 pub(super) struct RawBackends {
     #[schemars(with = "Option<RawPostgres>")]
     pub postgres: Option<Spanned<RawPostgres>>,
+    #[schemars(with = "Option<RawKubernetesBackend>")]
+    pub kubernetes: Option<Spanned<RawKubernetesBackend>>,
 }
 
 /// State, lock and journal in PostgreSQL, shared by every machine that runs this config. The
@@ -119,6 +121,34 @@ pub(super) struct RawPostgres {
     /// one state and one lock. Default: "default".
     #[schemars(with = "Option<String>")]
     pub workspace: Option<Spanned<String>>,
+}
+
+/// State in Secrets and the lock in a Lease of a Kubernetes cluster: for skyplan running in
+/// that cluster (a CronJob), or any team sharing it.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(super) struct RawKubernetesBackend {
+    /// The namespace of the Secrets and the Lease. Default: the pod's namespace with
+    /// in-cluster = true; otherwise required.
+    #[schemars(with = "Option<String>")]
+    pub namespace: Option<Spanned<String>>,
+    /// Which state of the namespace this config uses: Secrets skyplan-state-WORKSPACE, Lease
+    /// skyplan-lock-WORKSPACE. Default: "default".
+    #[schemars(with = "Option<String>")]
+    pub workspace: Option<Spanned<String>>,
+    /// The kubeconfig file, relative to the config. Default: KUBECONFIG, then ~/.kube/config.
+    #[schemars(with = "Option<String>")]
+    pub kubeconfig: Option<Spanned<String>>,
+    /// The kubeconfig context. Default: the current context.
+    #[schemars(with = "Option<String>")]
+    pub context: Option<Spanned<String>>,
+    /// Use the pod's service account (instead of kubeconfig and context).
+    #[schemars(with = "Option<bool>")]
+    pub in_cluster: Option<Spanned<bool>>,
+    /// Seconds the lock's Lease outlives its holder's last renewal: a killed run's lock is
+    /// taken over once they have passed. Default: 15.
+    #[schemars(with = "Option<u32>")]
+    pub lease_seconds: Option<Spanned<u32>>,
 }
 
 /// One `[[moved]]` entry: a resource's old address and its new one, of the same kind.

@@ -36,11 +36,7 @@ pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problem
     let mut config = Config {
         settings: Settings {
             state_dir,
-            backend: raw
-                .postgres
-                .as_ref()
-                .map(|pg| backend::postgres(pg, problems))
-                .unwrap_or_default(),
+            backend: backend::backend(raw, problems),
         },
         providers: Providers {
             sections: section_settings(&root, raw, problems),

@@ -52,6 +52,7 @@ pub enum Backend {
     #[default]
     Local,
     Postgres(PostgresBackend),
+    Kubernetes(KubernetesBackend),
 }
 
 /// `[backend.postgres]`: a team's shared state.
@@ -62,6 +63,33 @@ pub struct PostgresBackend {
     pub url: String,
     /// Which of the states kept in the database this config uses.
     pub workspace: String,
+}
+
+/// `[backend.kubernetes]`: state, lock and journal in a cluster's Secrets and Lease. Kept by
+/// the Kubernetes crate (core knows no provider); the binary's registry opens it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KubernetesBackend {
+    /// None: the pod's namespace (in-cluster only).
+    pub namespace: Option<String>,
+    /// Names the Secrets and the Lease: `skyplan-state-<workspace>`, `skyplan-lock-<workspace>`.
+    pub workspace: String,
+    pub access: KubernetesAccess,
+    /// How long the Lease outlives its holder's last renewal (default 15 s): a killed run's
+    /// lock is taken over once this has passed.
+    pub lease_seconds: u32,
+}
+
+/// How the Kubernetes backend reaches its cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KubernetesAccess {
+    /// A kubeconfig with kubectl's rules: `path` None means KUBECONFIG, then ~/.kube/config;
+    /// `context` None means the current context.
+    Kubeconfig {
+        path: Option<PathBuf>,
+        context: Option<String>,
+    },
+    /// The service account of the pod skyplan runs in.
+    InCluster,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -83,7 +83,7 @@ pub trait StateBackend: Send + Sync {
 }
 
 /// Whether `stored` is what a write expected to replace; the refusal otherwise.
-pub(super) fn check_replaces(
+pub fn check_replaces(
     stored: Option<&StateVersion>,
     replaces: Option<&StateVersion>,
 ) -> Result<(), StateError> {

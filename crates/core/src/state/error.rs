@@ -35,6 +35,20 @@ pub enum StateError {
         crate::invocation::skyplan(&format!("force-unlock {}", .0.id))
     )]
     Locked(Box<LockInfo>),
+    /// Refused by a lock that expires unless its holder renews it (a Kubernetes Lease).
+    #[error(
+        "the state is locked by {} on {} (pid {}) since {} for `{}` (skyplan {}); its lease of \
+         {lease_seconds} s was last renewed at {renewed}: if that run is gone, the next run takes \
+         the lock over {lease_seconds} s after that renewal, or remove it now with \
+         `skyplan force-unlock {}`",
+        .holder.who, .holder.host, .holder.pid, .holder.created, .holder.operation,
+        .holder.skyplan_version, .holder.id
+    )]
+    LeaseHeld {
+        holder: Box<LockInfo>,
+        lease_seconds: u64,
+        renewed: String,
+    },
     #[error("the lock file {} is corrupt; if no skyplan is running, delete it", path.display())]
     CorruptLock {
         path: PathBuf,
@@ -67,6 +81,12 @@ pub enum StateError {
     JournalPending(String),
     #[error("PostgreSQL state backend: {0}")]
     PostgresSetup(String),
+    /// A backend kept outside core (`[backend.kubernetes]`): what it could not do, and why.
+    #[error("{backend} state backend: {message}")]
+    Backend {
+        backend: &'static str,
+        message: String,
+    },
     #[error("lock id `{given}` does not match the current lock `{}`; nothing was unlocked", .holder.id)]
     LockIdMismatch {
         given: String,
@@ -75,6 +95,14 @@ pub enum StateError {
 }
 
 impl StateError {
+    /// Who holds the lock that refused this run, if that is what this error is.
+    pub fn holder(&self) -> Option<&LockInfo> {
+        match self {
+            StateError::Locked(holder) | StateError::LeaseHeld { holder, .. } => Some(holder),
+            _ => None,
+        }
+    }
+
     /// Wraps a PostgreSQL error with what was being done, for `map_err`.
     pub(super) fn pg(action: &'static str) -> impl FnOnce(tokio_postgres::Error) -> StateError {
         move |source| StateError::Postgres { action, source }

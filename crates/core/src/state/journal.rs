@@ -280,7 +280,7 @@ impl Journal {
 
 /// The entries of a journal's lines; lines cut short by a kill are skipped: they describe a
 /// step whose outcome the live state will tell.
-pub(super) fn parse_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Entry> {
+pub fn parse_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Entry> {
     lines
         .into_iter()
         .filter_map(|line| serde_json::from_str::<Entry>(line).ok())

@@ -29,7 +29,7 @@ pub struct LockInfo {
 }
 
 impl LockInfo {
-    pub(super) fn for_this_process(operation: &str) -> LockInfo {
+    pub fn for_this_process(operation: &str) -> LockInfo {
         LockInfo {
             id: uuid::Uuid::new_v4().to_string(),
             operation: operation.to_string(),
@@ -81,7 +81,7 @@ impl std::fmt::Debug for StateLock {
 
 impl StateLock {
     /// A held lock; dropping `release` must release it.
-    pub(super) fn new(
+    pub fn new(
         info: LockInfo,
         taken_over: Option<LockInfo>,
         release: Box<dyn Send + Sync>,

@@ -118,7 +118,7 @@ impl DirFlock {
 }
 
 /// A state as stored at `path` (a file, or a name for where a backend keeps it).
-pub(super) fn parse_state(path: &Path, text: &str) -> Result<State, StateError> {
+pub fn parse_state(path: &Path, text: &str) -> Result<State, StateError> {
     check_format_version(path, text)?;
     serde_json::from_str(text).map_err(|source| StateError::Corrupt {
         path: path.to_path_buf(),

@@ -127,12 +127,26 @@ fn access(raw: &RawKubeCluster, check: &mut Checker<'_, '_>) -> KubeAccess {
             );
             check.report(endpoint.span(), invalid);
         }
-        for other in [&raw.kubeconfig, &raw.context].into_iter().flatten() {
-            let invalid = Invalid::new("endpoint = \"embedded\" excludes kubeconfig and context")
-                .help("the embedded cluster needs no kubeconfig; keep one of the two");
-            check.report(other.span(), invalid);
+        let others = [
+            raw.kubeconfig.as_ref().map(|k| k.span()),
+            raw.context.as_ref().map(|c| c.span()),
+            raw.in_cluster.as_ref().map(|b| b.span()),
+        ];
+        for span in others.into_iter().flatten() {
+            let invalid =
+                Invalid::new("endpoint = \"embedded\" excludes kubeconfig, context and in-cluster")
+                    .help("the embedded cluster needs no credentials; keep one of the two");
+            check.report(span, invalid);
         }
         return KubeAccess::Embedded;
+    }
+    if raw.in_cluster.as_ref().is_some_and(|b| *b.get_ref()) {
+        for other in [&raw.kubeconfig, &raw.context].into_iter().flatten() {
+            let invalid = Invalid::new("in-cluster = true excludes kubeconfig and context")
+                .help("in a pod, the service account is the credential; keep one of the two");
+            check.report(other.span(), invalid);
+        }
+        return KubeAccess::InCluster;
     }
     KubeAccess::Kubeconfig {
         path: raw.kubeconfig.as_ref().map(|p| check.file.path_value(p)),

@@ -28,6 +28,10 @@ pub struct RawKubeCluster {
     /// The kubeconfig context. Default: the current context.
     #[schemars(with = "Option<String>")]
     pub context: Option<Spanned<String>>,
+    /// Reach the cluster skyplan runs in with its pod's service account (instead of
+    /// kubeconfig/context): for skyplan in a CronJob.
+    #[schemars(with = "Option<bool>")]
+    pub in_cluster: Option<Spanned<bool>>,
     /// "embedded": a simulated cluster with three Ready nodes (instead of kubeconfig/context).
     #[schemars(with = "Option<String>")]
     pub endpoint: Option<Spanned<String>>,

@@ -88,12 +88,63 @@ fn embedded_excludes_a_kubeconfig_and_other_endpoints_are_refused() {
         "[cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\ncontext = \"x\"\n";
     assert_eq!(
         errors(text),
-        ["a.toml:4:11: endpoint = \"embedded\" excludes kubeconfig and context"]
+        ["a.toml:4:11: endpoint = \"embedded\" excludes kubeconfig, context and in-cluster"]
     );
     let text = "[cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"https://k8s\"\n";
     assert_eq!(
         errors(text),
         ["a.toml:3:12: `https://k8s` is not an endpoint"]
+    );
+}
+
+#[test]
+fn in_cluster_uses_the_pods_service_account_and_excludes_a_kubeconfig() {
+    let text = "[cluster.prod]\nprovider = \"kubernetes\"\nin-cluster = true\n";
+    let config = load_str(text).unwrap();
+    let spec: &KubernetesClusterSpec = config.resources[0].spec.get().unwrap();
+    assert_eq!(spec.access, KubeAccess::InCluster);
+    let text = "[cluster.prod]\nprovider = \"kubernetes\"\nin-cluster = true\nkubeconfig = \"k\"\n";
+    assert_eq!(
+        errors(text),
+        ["a.toml:4:14: in-cluster = true excludes kubeconfig and context"]
+    );
+}
+
+/// `[backend.kubernetes]` is core's table; its errors are checked here, beside the cluster's.
+#[test]
+fn the_kubernetes_backend_resolves_and_its_mistakes_are_placed() {
+    use skyplan_core::config::{Backend, KubernetesAccess};
+    let text = "[backend.kubernetes]\nin-cluster = true\nworkspace = \"nightly\"\n";
+    let backend = load_str(text).unwrap().settings.backend;
+    let Backend::Kubernetes(kube) = backend else {
+        panic!("{backend:?}")
+    };
+    assert_eq!(kube.access, KubernetesAccess::InCluster);
+    assert_eq!(
+        (kube.namespace, kube.workspace, kube.lease_seconds),
+        (None, "nightly".into(), 15)
+    );
+
+    let text = "[backend.kubernetes]\nin-cluster = true\nnamespace = \"ops\"\ncontext = \"c\"\n";
+    assert_eq!(
+        errors(text),
+        ["a.toml:4:11: in-cluster = true excludes kubeconfig and context"]
+    );
+    let text = "[backend.kubernetes]\nworkspace = \"Prod_1\"\n";
+    let lines = errors(text);
+    assert!(
+        lines[0].starts_with("a.toml:1:1: [backend.kubernetes] needs a namespace"),
+        "{lines:?}"
+    );
+    assert_eq!(
+        lines[1],
+        "a.toml:2:13: `Prod_1` cannot name Secrets and a Lease"
+    );
+    let text = "[backend.postgres]\nurl = \"postgres://u@db/s\"\n[backend.kubernetes]\nnamespace = \"ops\"\n";
+    let lines = errors(text);
+    assert!(
+        lines[0].starts_with("a.toml:3:1: a second state backend"),
+        "{lines:?}"
     );
 }
 

@@ -6,11 +6,14 @@
 
 pub mod cloudscale_controller;
 pub mod discovery;
+pub mod in_cluster;
+pub mod in_cluster_example;
 pub mod node_health;
 pub mod node_policies;
 pub mod phoenixnap_controller;
 pub mod services;
 pub mod simulator_parity;
+pub mod state_backend;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

@@ -8,7 +8,7 @@ use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres::{Client, Config, NoTls};
 
 use super::pgpass;
-use super::runtime::Executor;
+use crate::state::Executor;
 use crate::state::StateError;
 
 /// Where to connect, with the password found for it. Never printed: it has no Debug.

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use tokio_postgres::Client;
 
-use super::runtime::Executor;
 use crate::state::journal::{Entry, Interrupted, Journal, JournalSink};
+use crate::state::Executor;
 use crate::state::StateError;
 
 /// The seq of the row that marks a started journal.

@@ -11,8 +11,8 @@ use sha2::{Digest, Sha256};
 use tokio_postgres::{Client, Row};
 
 use super::connect::Target;
-use super::runtime::Executor;
 use crate::state::lock::LockInfo;
+use crate::state::Executor;
 use crate::state::{StateError, StateLock};
 
 const POLL_INTERVAL: Duration = Duration::from_millis(200);

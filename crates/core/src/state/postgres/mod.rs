@@ -8,7 +8,6 @@ mod connect;
 mod journal;
 mod lock;
 mod pgpass;
-mod runtime;
 mod schema;
 
 use std::sync::Arc;
@@ -17,9 +16,9 @@ use std::time::Duration;
 use tokio_postgres::Client;
 
 use self::connect::Target;
-use self::runtime::Executor;
 use super::backend::{check_replaces, StateBackend, StateVersion};
 use super::error::StateError;
+use super::executor::Executor;
 use super::file::State;
 use super::journal::{Interrupted, Journal};
 use super::lock::{LockInfo, StateLock};
@@ -38,7 +37,10 @@ pub struct PgBackend {
 impl PgBackend {
     pub fn open(settings: &PostgresBackend) -> Result<PgBackend, StateError> {
         let target = Arc::new(Target::new(&settings.url)?);
-        let executor = Arc::new(Executor::new()?);
+        let executor =
+            Arc::new(Executor::new("skyplan-postgres").map_err(|e| {
+                StateError::PostgresSetup(format!("cannot start its runtime: {e}"))
+            })?);
         let mut client = target.connect_on(&executor)?;
         let client = executor.run(async move {
             schema::ensure(&mut client).await?;

@@ -1,39 +1,38 @@
-//! The PostgreSQL client is async (tokio-postgres) while the state interface is synchronous
-//! and called from inside skyplan's own runtime, where blocking on that runtime would
-//! deadlock. So the backend runs its connections on a small runtime of its own, and each call
-//! waits for its answer on a channel.
+//! The remote backends' clients are async (tokio-postgres, kube) while the state interface is
+//! synchronous and called from inside skyplan's own runtime, where blocking on that runtime
+//! would deadlock. So such a backend runs its connections on a small runtime of its own, and
+//! each call waits for its answer on a channel.
 
 use std::future::Future;
 
 use tokio::runtime::{Builder, Handle, Runtime};
 
-use crate::state::StateError;
-
-pub(super) struct Executor {
+/// A backend's own runtime.
+pub struct Executor {
     /// Always `Some` until dropped.
     runtime: Option<Runtime>,
 }
 
 impl Executor {
-    pub(super) fn new() -> Result<Executor, StateError> {
+    /// A runtime of one worker thread named `thread_name`.
+    pub fn new(thread_name: &str) -> std::io::Result<Executor> {
         let runtime = Builder::new_multi_thread()
             .worker_threads(1)
-            .thread_name("skyplan-postgres")
+            .thread_name(thread_name)
             .enable_all()
-            .build()
-            .map_err(|e| StateError::PostgresSetup(format!("cannot start its runtime: {e}")))?;
+            .build()?;
         Ok(Executor {
             runtime: Some(runtime),
         })
     }
 
-    pub(super) fn handle(&self) -> &Handle {
+    pub fn handle(&self) -> &Handle {
         self.runtime.as_ref().expect("alive until dropped").handle()
     }
 
     /// Runs `future` on the backend's runtime and waits for its output; callable from any
     /// thread, inside another runtime or not.
-    pub(super) fn run<T, F>(&self, future: F) -> T
+    pub fn run<T, F>(&self, future: F) -> T
     where
         T: Send + 'static,
         F: Future<Output = T> + Send + 'static,

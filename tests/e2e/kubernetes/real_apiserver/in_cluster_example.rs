@@ -1,0 +1,88 @@
+//! `examples/in-cluster/` as a cluster admin would apply it: its manifests, rendered by
+//! kustomize, are accepted by the real kube-apiserver (a server-side dry run, in a namespace
+//! of the test's own); its config validates and, run as the example's service account would
+//! (see `in_cluster`), applies a node policy and then finds no drift.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+
+use serde_json::json;
+
+use crate::kubernetes::real_apiserver::in_cluster::Pod;
+use crate::kubernetes::real_apiserver::RealCluster;
+use crate::support::Project;
+
+fn example() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/in-cluster"))
+}
+
+#[test]
+#[ignore = "needs kube-apiserver and kubectl: SKYPLAN_TEST_KUBECONFIG (.ci/run starts one)"]
+fn the_examples_manifests_are_accepted_by_the_api_server() {
+    let cluster = RealCluster::get();
+    let namespace = cluster.namespace("example");
+    let rendered = cluster.kubectl_ok(&["kustomize", example().to_str().unwrap()]);
+    // Into the test's namespace; the Namespace object itself is the one thing left out.
+    let objects: Vec<&str> = rendered
+        .split("\n---\n")
+        .filter(|object| !object.starts_with("apiVersion: v1\nkind: Namespace"))
+        .collect();
+    let manifests = objects
+        .join("\n---\n")
+        .replace("namespace: skyplan", &format!("namespace: {namespace}"));
+    let mut apply = cluster
+        .kubectl_command(&["apply", "--dry-run=server", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    apply
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(manifests.as_bytes())
+        .unwrap();
+    let out = apply.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for object in [
+        "cronjob.batch/skyplan-drift",
+        "role.rbac.authorization.k8s.io/skyplan-state",
+        "serviceaccount/skyplan",
+    ] {
+        assert!(said.contains(object), "{object} missing from: {said}");
+    }
+}
+
+#[test]
+#[ignore = "needs kube-apiserver and kubectl: SKYPLAN_TEST_KUBECONFIG (.ci/run starts one)"]
+fn the_examples_config_applies_and_finds_no_drift_as_its_service_account() {
+    let cluster = RealCluster::get();
+    let namespace = cluster.namespace("nightly");
+    cluster.ready_node("node-1", json!({}), "10.9.2.1");
+    let pod = Pod::of_service_account(&cluster, &namespace);
+    let config = std::fs::read_to_string(example().join("config/skyplan.toml")).unwrap();
+    // The test's own nodes, not every worker of the shared server.
+    let worker = "selector = \"node-role.kubernetes.io/worker\"";
+    assert!(config.contains(worker), "the example selects the workers");
+    let config = config.replace(
+        worker,
+        &format!("selector = \"{}\"", cluster.node_selector()),
+    );
+    let project = Project::new();
+    project.config(&config.replace("/tmp/skyplan", "state"));
+
+    let valid = pod.run(&project, &["validate"]);
+    assert_eq!(valid.code, 0, "{valid:?}");
+    let apply = pod.run(&project, &["apply", "--auto-approve"]);
+    assert_eq!(apply.code, 0, "{apply:?}");
+    let drift = pod.run(&project, &["drift", "--format", "text"]);
+    assert_eq!(drift.code, 0, "{drift:?}");
+    cluster.object(&["secret", "skyplan-state-nightly", "-n", &namespace]);
+}
