@@ -11,7 +11,7 @@ use miette::{miette, IntoDiagnostic, Report};
 use super::super::args::ImportArgs;
 use super::super::exit;
 use super::super::report::Reported;
-use super::{load, open};
+use super::{load, open, ConfigSource};
 use crate::config;
 use crate::model::Address;
 use crate::provider::discover::{Generated, Unmanaged};
@@ -30,15 +30,15 @@ struct Refusal {
 }
 
 pub(super) async fn adopt(
-    config_path: &Path,
+    source: &ConfigSource,
     file: &Path,
     args: &ImportArgs,
 ) -> Result<u8, Report> {
     let selection = selection(args)?;
-    check_file(config_path, file)?;
-    let config = load(config_path)?;
+    check_file(&source.path, file)?;
+    let config = load(source)?;
     let mut workspace = open(config, "import", &args.locking).await?;
-    let outcome = adopt_in(&mut workspace, config_path, file, selection).await;
+    let outcome = adopt_in(&mut workspace, source, file, selection).await;
     workspace.close().await.reported()?;
     let (adopted, refusals) = outcome?;
     report(file, &adopted, &refusals);
@@ -107,7 +107,7 @@ fn check_file(config_path: &Path, file: &Path) -> Result<(), Report> {
 
 async fn adopt_in(
     workspace: &mut Workspace,
-    config_path: &Path,
+    source: &ConfigSource,
     file: &Path,
     selection: Selection,
 ) -> Result<(Vec<Unmanaged>, Vec<Refusal>), Report> {
@@ -150,12 +150,15 @@ async fn adopt_in(
     if adopted.is_empty() {
         return Ok((adopted, refusals));
     }
-    let config = config::load_with(config_path, (file, &text), crate::registry::CONFIG_SECTIONS)
-        .map_err(|e| {
-            miette!(
-                "the generated config does not load (a bug in skyplan; nothing was written): {e}"
-            )
-        })?;
+    let config = config::load_with(
+        &source.path,
+        (file, &text),
+        &source.variables,
+        crate::registry::CONFIG_SECTIONS,
+    )
+    .map_err(|e| {
+        miette!("the generated config does not load (a bug in skyplan; nothing was written): {e}")
+    })?;
     reads_as_planned(&config, &planned_as)?;
     workspace.config = config;
     tracing::info!(

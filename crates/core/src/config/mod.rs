@@ -12,14 +12,18 @@
 mod backend;
 mod check;
 mod controller;
+mod defaults;
 mod diagnostics;
 mod files;
+mod for_each;
 mod ignore;
+mod interpolate;
 mod moves;
 mod parse;
 mod pieces;
 mod raw;
 mod resolve;
+mod reuse;
 mod rewrite;
 mod schema;
 mod schema_path;
@@ -27,6 +31,7 @@ pub mod section;
 mod types;
 mod validate;
 mod values;
+mod variables;
 mod window;
 
 use std::path::{Path, PathBuf};
@@ -37,19 +42,22 @@ pub use schema::json_schema;
 pub use section::ConfigSection;
 pub use types::*;
 pub use values::duration as parse_duration;
+pub use variables::{Variables, ENVIRONMENT_PREFIX as VARIABLE_ENVIRONMENT_PREFIX};
 pub use window::Window;
 
 use diagnostics::Problems;
 use files::SourceFile;
 
 /// Reads the config at `path`: a file, or a directory whose `*.toml` files are merged; the
-/// providers' `sections` read their tables.
+/// providers' `sections` read their tables; `variables` are the values given to its
+/// `[variables]` from outside.
 pub fn load(
     path: &Path,
+    variables: &Variables,
     sections: &'static [&'static dyn ConfigSection],
 ) -> Result<Config, ConfigError> {
     let (root, files) = files::read_sources(path)?;
-    load_sources(root, &files, sections)
+    load_sources(root, files, variables, sections)
 }
 
 /// [`load`], with one file more that is not written yet (`path`, `text`): a generated config,
@@ -57,12 +65,13 @@ pub fn load(
 pub fn load_with(
     path: &Path,
     extra: (&Path, &str),
+    variables: &Variables,
     sections: &'static [&'static dyn ConfigSection],
 ) -> Result<Config, ConfigError> {
     let (root, mut files) = files::read_sources(path)?;
     files.retain(|f| *f.path != *extra.0);
     files.push(SourceFile::new(extra.0, extra.1));
-    load_sources(root, &files, sections)
+    load_sources(root, files, variables, sections)
 }
 
 /// Reads a config given as `(path, text)` files, rooted at `root`: for tests of a provider's
@@ -76,17 +85,20 @@ pub fn load_texts(
         .iter()
         .map(|(path, text)| SourceFile::new(*path, text))
         .collect();
-    load_sources(root.to_path_buf(), &files, sections)
+    load_sources(root.to_path_buf(), files, &Variables::default(), sections)
 }
 
 fn load_sources(
     root: PathBuf,
-    files: &[SourceFile],
+    files: Vec<SourceFile>,
+    variables: &Variables,
     sections: &'static [&'static dyn ConfigSection],
 ) -> Result<Config, ConfigError> {
     let started = std::time::Instant::now();
     let mut problems = Problems::default();
-    let raw = parse::parse(files, sections, &mut problems);
+    // Each file can show the place of a value its tables inherit from another's defaults.
+    let files = SourceFile::with_each_other(files);
+    let raw = parse::parse(&files, sections, variables, &mut problems);
     let parsed = started.elapsed();
     validate::validate(&raw, &mut problems);
     let config = resolve::resolve(root, &raw, &mut problems);

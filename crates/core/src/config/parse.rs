@@ -125,43 +125,68 @@ impl<'f> RawConfig<'f> {
 }
 
 /// Sections whose tables hold named entries, each parsed on its own.
-const NAMED_SECTIONS: [&str; 4] = ["cluster", "load-balancer", "nodes", "provider"];
+pub(super) const NAMED_SECTIONS: [&str; 4] = ["cluster", "load-balancer", "nodes", "provider"];
 
 pub(super) fn parse<'f>(
     files: &'f [SourceFile],
     sections: Sections<'static>,
+    variables: &super::variables::Variables,
     problems: &mut Problems,
 ) -> RawConfig<'f> {
     let mut config = RawConfig {
         sections,
         ..RawConfig::default()
     };
-    for file in files {
-        for document in parse_file(file, sections, problems) {
+    let roots = files
+        .iter()
+        .map(|file| parse_roots(file, problems))
+        .collect();
+    let roots = super::reuse::expand(files, roots, sections, variables, problems);
+    for (file, roots) in files.iter().zip(roots) {
+        for document in deserialize_roots(roots, sections) {
             match document {
                 Ok(Document::Core(document)) => config.merge(file, *document, problems),
                 Ok(Document::Section(entry)) => config.merge_section(file, entry, problems),
-                Err(error) => problems.push_toml(file, &error),
+                Err(failed) => failed.report(file, problems),
             }
         }
     }
     config
 }
 
-/// The file as partial documents, one per section or named entry; a syntax error is a
-/// problem and no document.
-fn parse_file(file: &SourceFile, sections: Sections, problems: &mut Problems) -> Vec<Parsed> {
-    let pieces = super::pieces::cut(&file.text, &NAMED_SECTIONS);
-    if pieces.len() > 1 {
-        if let Some(parsed) = parse_in_pieces(&file.text, pieces, sections) {
-            return parsed;
-        }
-    }
-    parse_whole(file, sections, problems)
+/// A file's top-level table, or one of its pieces: what `[variables]`, `[defaults]` and
+/// `for-each` are expanded in before the tables are deserialized.
+pub(super) struct Root<'f> {
+    pub span: Range<usize>,
+    pub table: DeTable<'f>,
 }
 
-/// The file parsed whole, on one thread; its sections and entries deserialized on every core.
+/// The file as partial documents, one per section or named entry; a syntax error is a
+/// problem and no document.
+#[cfg(test)]
+fn parse_file(file: &SourceFile, sections: Sections, problems: &mut Problems) -> Vec<Parsed> {
+    deserialize_roots(parse_roots(file, problems), sections)
+}
+
+/// The file parsed whole, its sections and entries deserialized on every core.
+#[cfg(test)]
 fn parse_whole(file: &SourceFile, sections: Sections, problems: &mut Problems) -> Vec<Parsed> {
+    deserialize_roots(whole_root(file, problems), sections)
+}
+
+/// The file's tables: in pieces parsed on every core when it is large, else whole.
+fn parse_roots<'f>(file: &'f SourceFile, problems: &mut Problems) -> Vec<Root<'f>> {
+    let pieces = super::pieces::cut(&file.text, &NAMED_SECTIONS);
+    if pieces.len() > 1 {
+        if let Some(roots) = roots_in_pieces(&file.text, pieces) {
+            return roots;
+        }
+    }
+    whole_root(file, problems)
+}
+
+/// The file parsed whole, on one thread.
+fn whole_root<'f>(file: &'f SourceFile, problems: &mut Problems) -> Vec<Root<'f>> {
     let (root, errors) = DeTable::parse_recoverable(&file.text);
     if !errors.is_empty() {
         for error in &errors {
@@ -170,14 +195,52 @@ fn parse_whole(file: &SourceFile, sections: Sections, problems: &mut Problems) -
         return vec![];
     }
     let span = root.span();
-    map_in_parallel(
-        split(root.into_inner(), sections),
-        PARTS_PER_THREAD,
-        |part| deserialize(&span, part, sections),
-    )
+    vec![Root {
+        span,
+        table: root.into_inner(),
+    }]
 }
 
-type Parsed = Result<Document, toml::de::Error>;
+/// Every section and entry of the roots deserialized, on every core.
+fn deserialize_roots(roots: Vec<Root<'_>>, sections: Sections) -> Vec<Parsed> {
+    let parts: Vec<_> = (roots.into_iter())
+        .flat_map(|root| {
+            let span = root.span;
+            (split(root.table, sections).into_iter()).map(move |part| (span.clone(), part))
+        })
+        .collect();
+    map_in_parallel(parts, PARTS_PER_THREAD, |(span, part)| {
+        deserialize(&span, part, sections)
+    })
+}
+
+type Parsed = Result<Document, Failed>;
+
+/// A part that did not deserialize, and the resource it was, if it was one: an error in a
+/// value it inherits names it.
+struct Failed {
+    error: toml::de::Error,
+    resource: Option<String>,
+}
+
+impl From<toml::de::Error> for Failed {
+    fn from(error: toml::de::Error) -> Self {
+        Failed {
+            error,
+            resource: None,
+        }
+    }
+}
+
+impl Failed {
+    fn report(&self, file: &SourceFile, problems: &mut Problems) {
+        let since = problems.count();
+        problems.push_toml(file, &self.error);
+        if let Some(resource) = &self.resource {
+            problems.name_inheritor(since, resource);
+        }
+    }
+}
 
 /// One part of a file, deserialized: core's sections, or a table of a provider's section.
 enum Document {
@@ -243,7 +306,9 @@ fn deserialize(root_span: &Range<usize>, part: Part<'_>, sections: Sections) -> 
     match part {
         Part::Core(part) => {
             let root = Spanned::new(root_span.clone(), part);
-            RawDocument::deserialize(Deserializer::from(root)).map(|d| Document::Core(Box::new(d)))
+            RawDocument::deserialize(Deserializer::from(root))
+                .map(|d| Document::Core(Box::new(d)))
+                .map_err(Failed::from)
         }
         Part::Section {
             section,
@@ -260,8 +325,17 @@ fn deserialize(root_span: &Range<usize>, part: Part<'_>, sections: Sections) -> 
             };
             let table = ValueDeserializer::from(value);
             let raw = match slot {
-                Slot::Settings => sections[section].parse_settings(table),
-                Slot::Resource(kind) => sections[section].parse_resource(kind, table),
+                Slot::Settings => sections[section]
+                    .parse_settings(table)
+                    .map_err(Failed::from),
+                Slot::Resource(kind) => {
+                    sections[section]
+                        .parse_resource(kind, table)
+                        .map_err(|error| Failed {
+                            error,
+                            resource: Some(format!("{kind}.{key}")),
+                        })
+                }
             }?;
             Ok(Document::Section(SectionEntry {
                 section,
@@ -276,15 +350,11 @@ fn deserialize(root_span: &Range<usize>, part: Part<'_>, sections: Sections) -> 
     }
 }
 
-/// The file parsed piece by piece on every core, each piece's sections and entries
-/// deserialized where it was parsed; None — parse it whole — when a piece is not valid TOML
-/// on its own (the whole file's errors are the ones to report) or when two pieces write into
-/// the same table (which only the whole file's parse merges, or refuses, as TOML says).
-fn parse_in_pieces(
-    text: &str,
-    pieces: Vec<Range<usize>>,
-    sections: Sections,
-) -> Option<Vec<Parsed>> {
+/// The file parsed piece by piece on every core; None — parse it whole — when a piece is not
+/// valid TOML on its own (the whole file's errors are the ones to report) or when two pieces
+/// write into the same table (which only the whole file's parse merges, or refuses, as TOML
+/// says).
+fn roots_in_pieces(text: &str, pieces: Vec<Range<usize>>) -> Option<Vec<Root<'_>>> {
     let parsed = map_in_parallel(pieces, 1, |piece| {
         let offset = piece.start;
         let (root, errors) = DeTable::parse_recoverable(&text[piece]);
@@ -293,26 +363,21 @@ fn parse_in_pieces(
         }
         let span = root.span();
         let span = span.start + offset..span.end + offset;
-        let root = super::pieces::placed_at(root.into_inner(), offset);
-        let tables = tables_written(&root);
-        let documents: Vec<Parsed> = split(root, sections)
-            .into_iter()
-            .map(|part| deserialize(&span, part, sections))
-            .collect();
-        Some((tables, documents))
+        let table = super::pieces::placed_at(root.into_inner(), offset);
+        Some((tables_written(&table), Root { span, table }))
     });
     let parsed = parsed.into_iter().collect::<Option<Vec<_>>>()?;
     let mut seen = std::collections::HashSet::new();
-    let mut documents = Vec::with_capacity(parsed.iter().map(|(_, d)| d.len()).sum());
-    for (tables, parsed) in parsed {
+    let mut roots = Vec::with_capacity(parsed.len());
+    for (tables, root) in parsed {
         for table in tables {
             if !seen.insert(table) {
                 return None;
             }
         }
-        documents.extend(parsed);
+        roots.push(root);
     }
-    Some(documents)
+    Some(roots)
 }
 
 /// The tables a piece writes into: each top-level table, or for a named section each of its
@@ -674,7 +739,7 @@ mod tests {
         for document in parse(&file, &[&TestSection], &mut problems) {
             match document {
                 Ok(document) => documents.push(format!("{document:?}")),
-                Err(error) => problems.push_toml(&file, &error),
+                Err(failed) => failed.report(&file, &mut problems),
             }
         }
         documents.sort();

@@ -1,0 +1,278 @@
+//! Reuse, expanded on the parsed TOML before any table is deserialized, so that every
+//! provider's section reads the tables as if they were written out: `for-each` makes one
+//! table per item, each resource table inherits its `[defaults.…]`, and `${…}` references in
+//! the values of resource and provider tables are expanded (in that order, so a default may
+//! refer to `${each.key}` and `${var.NAME}` too). `[variables]` and `[defaults]` are taken
+//! out of the documents here.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use serde_spanned::Spanned;
+use toml::de::{DeString, DeTable, DeValue};
+
+use super::defaults::Defaults;
+use super::diagnostics::{Problem, Problems};
+use super::files::SourceFile;
+use super::for_each::{self, Instance};
+use super::interpolate::{self, Scope};
+use super::parse::{Root, Sections};
+use super::section::ConfigSection;
+use super::variables::{VariableValues, Variables};
+use crate::model::{Address, ResourceKind};
+
+/// The top-level table of variables.
+const VARIABLES: &str = "variables";
+/// The top-level table of defaults.
+const DEFAULTS: &str = "defaults";
+
+/// Every file's roots (by the files' order) with reuse expanded.
+pub(super) fn expand<'f>(
+    files: &'f [SourceFile],
+    mut roots: Vec<Vec<Root<'f>>>,
+    sections: Sections<'static>,
+    given: &Variables,
+    problems: &mut Problems,
+) -> Vec<Vec<Root<'f>>> {
+    let (variables, defaults) = take_reuse_tables(&mut roots);
+    let variables = VariableValues::collect(files, variables, given, problems);
+    let defaults = Defaults::collect(files, defaults, sections, problems);
+    let expanding = Expanding {
+        sections,
+        variables: &variables,
+        defaults: &defaults,
+    };
+    let mut instances = Instances::default();
+    for (index, roots) in roots.iter_mut().enumerate() {
+        for root in roots {
+            let file = Place { files, index };
+            expanding.root(file, &mut root.table, &mut instances, problems);
+        }
+    }
+    instances.report_shared_cloud_names(files, problems);
+    variables.report_unused(files, problems);
+    roots
+}
+
+/// Every file's `[variables]` and `[defaults]`, by the file's index.
+type ReuseTables<'f> = (
+    Vec<(usize, DeTable<'f>)>,
+    Vec<(usize, Spanned<DeValue<'f>>)>,
+);
+
+fn take_reuse_tables<'f>(roots: &mut [Vec<Root<'f>>]) -> ReuseTables<'f> {
+    let (mut variables, mut defaults) = (Vec::new(), Vec::new());
+    for (index, roots) in roots.iter_mut().enumerate() {
+        for root in roots {
+            if let Some(table) = root.table.remove(VARIABLES) {
+                match table.into_inner() {
+                    DeValue::Table(table) => variables.push((index, table)),
+                    // Not a table: left for the document's schema to refuse.
+                    other => {
+                        let key = Spanned::new(0..0, DeString::Borrowed(VARIABLES));
+                        root.table.insert(key, Spanned::new(0..0, other));
+                    }
+                }
+            }
+            if let Some(table) = root.table.remove(DEFAULTS) {
+                defaults.push((index, table));
+            }
+        }
+    }
+    (variables, defaults)
+}
+
+/// A file, by its index among the config's.
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    files: &'a [SourceFile],
+    index: usize,
+}
+
+impl Place<'_> {
+    fn file(&self) -> &SourceFile {
+        &self.files[self.index]
+    }
+}
+
+struct Expanding<'a, 'f> {
+    sections: Sections<'static>,
+    variables: &'a VariableValues,
+    defaults: &'a Defaults<'f>,
+}
+
+impl<'f> Expanding<'_, 'f> {
+    fn root(
+        &self,
+        file: Place<'_>,
+        root: &mut DeTable<'f>,
+        instances: &mut Instances,
+        problems: &mut Problems,
+    ) {
+        for (key, value) in root.iter_mut() {
+            let DeValue::Table(entries) = value.get_mut() else {
+                continue;
+            };
+            let named = key.get_ref().as_ref();
+            if named == "provider" {
+                let taken = std::mem::take(entries);
+                *entries = self.provider_tables(file, taken, problems);
+            } else if let Some(kind) = ResourceKind::ALL.iter().find(|k| k.as_str() == named) {
+                let taken = std::mem::take(entries);
+                *entries = self.resource_tables(file, *kind, taken, instances, problems);
+            }
+        }
+    }
+
+    fn provider_tables(
+        &self,
+        file: Place<'_>,
+        entries: DeTable<'f>,
+        problems: &mut Problems,
+    ) -> DeTable<'f> {
+        let mut expanded = DeTable::new();
+        for (name, value) in entries {
+            let section = self
+                .sections
+                .iter()
+                .find(|s| s.provider() == name.get_ref());
+            let scope = Scope {
+                variables: self.variables,
+                each: None,
+                secrets: section.map_or(&[], |s| s.secret_keys()),
+                file: file.file(),
+            };
+            expanded.insert(name, expand_table(value, &scope, problems));
+        }
+        expanded
+    }
+
+    fn resource_tables(
+        &self,
+        file: Place<'_>,
+        kind: ResourceKind,
+        entries: DeTable<'f>,
+        instances: &mut Instances,
+        problems: &mut Problems,
+    ) -> DeTable<'f> {
+        let mut expanded = DeTable::new();
+        for (name, table) in entries {
+            for Instance { name, table, each } in
+                for_each::instances(name, table, file.file(), problems)
+            {
+                instances.add(kind, &name, each.is_some(), file.index);
+                let span = table.span();
+                let DeValue::Table(mut table) = table.into_inner() else {
+                    expanded.insert(name, Spanned::new(span, DeValue::Boolean(false)));
+                    continue;
+                };
+                let section = self.section_of(kind, &table);
+                if let Some(section) = section {
+                    self.defaults.inherit(kind, section.provider(), &mut table);
+                }
+                let scope = Scope {
+                    variables: self.variables,
+                    each: each.as_ref(),
+                    secrets: section.map_or(&[], |s| s.secret_keys()),
+                    file: file.file(),
+                };
+                let since = problems.count();
+                let table = interpolate::expand_table(table, &scope, problems);
+                problems.name_inheritor(since, &format!("{kind}.{}", name.get_ref()));
+                expanded.insert(name, Spanned::new(span, DeValue::Table(table)));
+            }
+        }
+        expanded
+    }
+
+    /// The section a resource table of `kind` belongs to: the one that has all of the kind,
+    /// else the one its `provider` names.
+    fn section_of(
+        &self,
+        kind: ResourceKind,
+        table: &DeTable<'_>,
+    ) -> Option<&'static dyn ConfigSection> {
+        let sections = self.sections;
+        if let Some(section) = sections.iter().find(|s| s.unnamed_kinds().contains(&kind)) {
+            return Some(*section);
+        }
+        let provider = match table.get("provider").map(Spanned::get_ref) {
+            Some(DeValue::String(provider)) => provider,
+            _ => return None,
+        };
+        (sections.iter())
+            .find(|s| s.provider() == provider && s.kinds().contains(&kind))
+            .copied()
+    }
+}
+
+/// A provider table with its references expanded (a value that is not a table is left for
+/// its section to refuse).
+fn expand_table<'f>(
+    value: Spanned<DeValue<'f>>,
+    scope: &Scope<'_, 'f>,
+    problems: &mut Problems,
+) -> Spanned<DeValue<'f>> {
+    let span = value.span();
+    match value.into_inner() {
+        DeValue::Table(table) => {
+            let table = interpolate::expand_table(table, scope, problems);
+            Spanned::new(span, DeValue::Table(table))
+        }
+        other => Spanned::new(span, other),
+    }
+}
+
+/// The resource names of each kind, to find an instance whose cloud name (`web-a` for
+/// `web["a"]`) is another table's.
+#[derive(Default)]
+struct Instances {
+    plain: BTreeSet<(ResourceKind, String)>,
+    instances: Vec<NamedInstance>,
+}
+
+/// An instance of a `for-each` table.
+struct NamedInstance {
+    address: Address,
+    /// The file (by index) and span where its table's key is written.
+    file: usize,
+    span: Range<usize>,
+}
+
+impl Instances {
+    fn add(
+        &mut self,
+        kind: ResourceKind,
+        name: &Spanned<DeString<'_>>,
+        is_instance: bool,
+        file: usize,
+    ) {
+        let address = Address::new(kind, name.get_ref().to_string());
+        match is_instance {
+            false => {
+                self.plain.insert((kind, address.name));
+            }
+            true => self.instances.push(NamedInstance {
+                address,
+                file,
+                span: name.span(),
+            }),
+        }
+    }
+
+    fn report_shared_cloud_names(&self, files: &[SourceFile], problems: &mut Problems) {
+        for instance in &self.instances {
+            let (kind, cloud_name) = (instance.address.kind, instance.address.cloud_name());
+            if !self.plain.contains(&(kind, cloud_name.clone())) {
+                continue;
+            }
+            let message = format!(
+                "{} would have the cloud name `{cloud_name}` of {kind}.{cloud_name}",
+                instance.address
+            );
+            let help = "rename one of the tables";
+            let file = &files[instance.file];
+            problems.push(Problem::at(file, instance.span.clone(), message).with_help(help));
+        }
+    }
+}
