@@ -101,11 +101,19 @@ impl<'v> Defaults<'v> {
         );
     }
 
-    /// `table` with the keys it does not set taken from the defaults of its kind and provider.
-    pub fn inherit(&self, kind: ResourceKind, provider: &'static str, table: &mut DeTable<'v>) {
-        if let Some(defaults) = self.tables.get(&(kind, provider)) {
-            inherit(table, &defaults.table);
-        }
+    /// `table` with the keys it does not set taken from the defaults of its kind and
+    /// provider; whether there are such defaults.
+    pub fn inherit(
+        &self,
+        kind: ResourceKind,
+        provider: &'static str,
+        table: &mut DeTable<'v>,
+    ) -> bool {
+        let Some(defaults) = self.tables.get(&(kind, provider)) else {
+            return false;
+        };
+        inherit(table, &defaults.table);
+        true
     }
 }
 

@@ -25,6 +25,8 @@ pub(super) struct Scope<'a, 'v> {
     /// `${var.…}` is refused there.
     pub secrets: &'a [(&'static str, &'static str)],
     pub file: &'a SourceFile,
+    /// Set when a string had a reference (or an escape) expanded.
+    pub expanded: std::cell::Cell<bool>,
 }
 
 /// One item of a `for-each`: its key, and its value (the key again for a list's item).
@@ -120,6 +122,7 @@ fn expand_string<'v>(
     scope: &Scope<'_, 'v>,
     problems: &mut Problems,
 ) -> Spanned<DeValue<'v>> {
+    scope.expanded.set(true);
     let written = |text| Spanned::new(span.clone(), DeValue::String(text));
     let pieces = match pieces(&text) {
         Ok(pieces) => pieces,

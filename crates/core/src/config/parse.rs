@@ -14,6 +14,7 @@ use super::files::SourceFile;
 use super::raw::{
     RawDocument, RawMaintenance, RawMoved, RawPostgres, RawRollout, RawSettings, RawUnrouted,
 };
+use super::reuse::Expanded;
 use super::section::{ConfigSection, Raw, Table};
 use crate::model::ResourceKind;
 use crate::parallel::map_in_parallel;
@@ -72,6 +73,8 @@ pub(super) struct SectionResource<'f> {
     /// Its `ignore-changes`, each entry where it is written: core's key in every provider's
     /// table, taken out before the section reads the rest.
     pub ignore_changes: Vec<Spanned<String>>,
+    /// The table as reuse made it, when that is not what the file writes.
+    pub written: Option<toml::Table>,
 }
 
 impl<'f> RawConfig<'f> {
@@ -141,9 +144,9 @@ pub(super) fn parse<'f>(
         .iter()
         .map(|file| parse_roots(file, problems))
         .collect();
-    let roots = super::reuse::expand(files, roots, sections, variables, problems);
+    let (roots, expanded) = super::reuse::expand(files, roots, sections, variables, problems);
     for (file, roots) in files.iter().zip(roots) {
-        for document in deserialize_roots(roots, sections) {
+        for document in deserialize_roots(roots, sections, &expanded) {
             match document {
                 Ok(Document::Core(document)) => config.merge(file, *document, problems),
                 Ok(Document::Section(entry)) => config.merge_section(file, entry, problems),
@@ -165,13 +168,13 @@ pub(super) struct Root<'f> {
 /// problem and no document.
 #[cfg(test)]
 fn parse_file(file: &SourceFile, sections: Sections, problems: &mut Problems) -> Vec<Parsed> {
-    deserialize_roots(parse_roots(file, problems), sections)
+    deserialize_roots(parse_roots(file, problems), sections, &Expanded::new())
 }
 
 /// The file parsed whole, its sections and entries deserialized on every core.
 #[cfg(test)]
 fn parse_whole(file: &SourceFile, sections: Sections, problems: &mut Problems) -> Vec<Parsed> {
-    deserialize_roots(whole_root(file, problems), sections)
+    deserialize_roots(whole_root(file, problems), sections, &Expanded::new())
 }
 
 /// The file's tables: in pieces parsed on every core when it is large, else whole.
@@ -202,11 +205,12 @@ fn whole_root<'f>(file: &'f SourceFile, problems: &mut Problems) -> Vec<Root<'f>
 }
 
 /// Every section and entry of the roots deserialized, on every core.
-fn deserialize_roots(roots: Vec<Root<'_>>, sections: Sections) -> Vec<Parsed> {
+fn deserialize_roots(roots: Vec<Root<'_>>, sections: Sections, expanded: &Expanded) -> Vec<Parsed> {
     let parts: Vec<_> = (roots.into_iter())
         .flat_map(|root| {
             let span = root.span;
-            (split(root.table, sections).into_iter()).map(move |part| (span.clone(), part))
+            (split(root.table, sections, expanded).into_iter())
+                .map(move |part| (span.clone(), part))
         })
         .collect();
     map_in_parallel(parts, PARTS_PER_THREAD, |(span, part)| {
@@ -259,6 +263,8 @@ struct SectionEntry {
     provider: Range<usize>,
     ignore_changes: Vec<Spanned<String>>,
     raw: Raw,
+    /// The table as reuse made it, when that is not what the file writes.
+    written: Option<toml::Table>,
 }
 
 /// Which table of a section's provider a part is.
@@ -299,6 +305,8 @@ enum Part<'f> {
         value: Spanned<DeValue<'f>>,
         /// A resource table's `ignore-changes`, taken out of `value`.
         ignore_changes: Option<Spanned<DeValue<'f>>>,
+        /// Whether reuse made the table other than the file writes it.
+        expanded: bool,
     },
 }
 
@@ -317,8 +325,15 @@ fn deserialize(root_span: &Range<usize>, part: Part<'_>, sections: Sections) -> 
             provider,
             value,
             ignore_changes,
+            expanded,
         } => {
             let span = value.span();
+            let written = match expanded {
+                true => Some(toml::Table::deserialize(ValueDeserializer::from(
+                    value.clone(),
+                ))?),
+                false => None,
+            };
             let ignore_changes = match ignore_changes {
                 Some(list) => Vec::<Spanned<String>>::deserialize(ValueDeserializer::from(list))?,
                 None => vec![],
@@ -345,6 +360,7 @@ fn deserialize(root_span: &Range<usize>, part: Part<'_>, sections: Sections) -> 
                 provider,
                 ignore_changes,
                 raw,
+                written,
             }))
         }
     }
@@ -408,7 +424,7 @@ const PARTS_PER_THREAD: usize = 256;
 /// An entry that belongs to a provider's section becomes a [`Part::Section`]; each
 /// `[[moved]]` entry is a part of its own too (`{moved = [a, b]}` becomes `{moved = [a]}`,
 /// `{moved = [b]}`).
-fn split<'f>(root: DeTable<'f>, sections: Sections) -> Vec<Part<'f>> {
+fn split<'f>(root: DeTable<'f>, sections: Sections, expanded: &Expanded) -> Vec<Part<'f>> {
     let mut parts = Vec::new();
     for (key, value) in root {
         let span = value.span();
@@ -431,7 +447,13 @@ fn split<'f>(root: DeTable<'f>, sections: Sections) -> Vec<Part<'f>> {
                             Slot::Resource(_) => without_ignore_changes(entry.1),
                             Slot::Settings => (entry.1, None),
                         };
+                        let name = entry.0.get_ref().to_string();
+                        let expanded = match slot {
+                            Slot::Resource(kind) => expanded.contains(&(kind, name)),
+                            Slot::Settings => false,
+                        };
                         parts.push(Part::Section {
+                            expanded,
                             section,
                             slot,
                             key: entry.0.get_ref().to_string(),
@@ -627,6 +649,7 @@ impl<'f> RawConfig<'f> {
             provider,
             ignore_changes,
             raw,
+            written,
         } = entry;
         let table = Table::new(file, span.clone(), raw);
         let kind = match slot {
@@ -650,6 +673,7 @@ impl<'f> RawConfig<'f> {
             table,
             provider,
             ignore_changes,
+            written,
         };
         self.section_resources.insert((kind, key), resource);
     }

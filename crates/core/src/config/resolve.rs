@@ -164,6 +164,7 @@ fn origin(
     let table = TableSource {
         section,
         file: file.clone(),
+        written: raw.written.clone(),
         schema: schema.clone(),
     };
     Origin::new(ignore_changes, table)

@@ -27,13 +27,15 @@ const VARIABLES: &str = "variables";
 const DEFAULTS: &str = "defaults";
 
 /// Every file's roots (by the files' order) with reuse expanded.
+/// Every file's roots (by the files' order) with reuse expanded, and the resource tables
+/// that are not as the file writes them.
 pub(super) fn expand<'f>(
     files: &'f [SourceFile],
     mut roots: Vec<Vec<Root<'f>>>,
     sections: Sections<'static>,
     given: &Variables,
     problems: &mut Problems,
-) -> Vec<Vec<Root<'f>>> {
+) -> (Vec<Vec<Root<'f>>>, Expanded) {
     let (variables, defaults) = take_reuse_tables(&mut roots);
     let variables = VariableValues::collect(files, variables, given, problems);
     let defaults = Defaults::collect(files, defaults, sections, problems);
@@ -43,15 +45,30 @@ pub(super) fn expand<'f>(
         defaults: &defaults,
     };
     let mut instances = Instances::default();
+    let mut expanded = Expanded::default();
     for (index, roots) in roots.iter_mut().enumerate() {
         for root in roots {
             let file = Place { files, index };
-            expanding.root(file, &mut root.table, &mut instances, problems);
+            let found = Found {
+                instances: &mut instances,
+                expanded: &mut expanded,
+            };
+            expanding.root(file, &mut root.table, found, problems);
         }
     }
     instances.report_shared_cloud_names(files, problems);
     variables.report_unused(files, problems);
-    roots
+    (roots, expanded)
+}
+
+/// The resource tables (by kind and key) that reuse changed: what the file writes is not what
+/// they are, so what writes values into one (`Origin::with_values`) needs the table itself.
+pub(super) type Expanded = BTreeSet<(ResourceKind, String)>;
+
+/// What expanding the tables finds, across files.
+struct Found<'a> {
+    instances: &'a mut Instances,
+    expanded: &'a mut Expanded,
 }
 
 /// Every file's `[variables]` and `[defaults]`, by the file's index.
@@ -106,7 +123,7 @@ impl<'f> Expanding<'_, 'f> {
         &self,
         file: Place<'_>,
         root: &mut DeTable<'f>,
-        instances: &mut Instances,
+        found: Found<'_>,
         problems: &mut Problems,
     ) {
         for (key, value) in root.iter_mut() {
@@ -119,7 +136,14 @@ impl<'f> Expanding<'_, 'f> {
                 *entries = self.provider_tables(file, taken, problems);
             } else if let Some(kind) = ResourceKind::ALL.iter().find(|k| k.as_str() == named) {
                 let taken = std::mem::take(entries);
-                *entries = self.resource_tables(file, *kind, taken, instances, problems);
+                *entries = self.resource_tables(
+                    file,
+                    *kind,
+                    taken,
+                    &mut *found.instances,
+                    &mut *found.expanded,
+                    problems,
+                );
             }
         }
     }
@@ -141,6 +165,7 @@ impl<'f> Expanding<'_, 'f> {
                 each: None,
                 secrets: section.map_or(&[], |s| s.secret_keys()),
                 file: file.file(),
+                expanded: Default::default(),
             };
             expanded.insert(name, expand_table(value, &scope, problems));
         }
@@ -153,6 +178,7 @@ impl<'f> Expanding<'_, 'f> {
         kind: ResourceKind,
         entries: DeTable<'f>,
         instances: &mut Instances,
+        changed: &mut Expanded,
         problems: &mut Problems,
     ) -> DeTable<'f> {
         let mut expanded = DeTable::new();
@@ -167,18 +193,23 @@ impl<'f> Expanding<'_, 'f> {
                     continue;
                 };
                 let section = self.section_of(kind, &table);
+                let mut inherited = false;
                 if let Some(section) = section {
-                    self.defaults.inherit(kind, section.provider(), &mut table);
+                    inherited = self.defaults.inherit(kind, section.provider(), &mut table);
                 }
                 let scope = Scope {
                     variables: self.variables,
                     each: each.as_ref(),
                     secrets: section.map_or(&[], |s| s.secret_keys()),
                     file: file.file(),
+                    expanded: Default::default(),
                 };
                 let since = problems.count();
                 let table = interpolate::expand_table(table, &scope, problems);
                 problems.name_inheritor(since, &format!("{kind}.{}", name.get_ref()));
+                if each.is_some() || inherited || scope.expanded.get() {
+                    changed.insert((kind, name.get_ref().to_string()));
+                }
                 expanded.insert(name, Spanned::new(span, DeValue::Table(table)));
             }
         }
