@@ -562,6 +562,9 @@ impl<'f> RawConfig<'f> {
             load_balancer,
             cluster,
             nodes,
+            // Taken out before the document is deserialized (`reuse.rs`).
+            variables: _,
+            defaults: _,
         } = document;
         let moved = moved.into_iter().map(|value| Sourced {
             file,
