@@ -184,6 +184,10 @@ impl Problems {
         }
         self.0
             .sort_by(|a, b| (&a.file, a.position).cmp(&(&b.file, b.position)));
+        // One place read for several resources (the table of a for-each, a default) may be
+        // wrong the same way for each: said once.
+        let mut seen = std::collections::HashSet::new();
+        self.0.retain(|problem| seen.insert(problem.line()));
         Err(ConfigError::new(self.0))
     }
 
