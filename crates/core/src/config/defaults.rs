@@ -19,6 +19,7 @@ use super::files::SourceFile;
 use super::for_each::FOR_EACH;
 use super::parse::{Sections, IGNORE_CHANGES};
 use super::schema_path::{self, KindSchema};
+use super::section::ConfigSection;
 use crate::model::ResourceKind;
 
 /// The defaults of each kind and provider (the provider of a kind one section has all of,
@@ -35,6 +36,13 @@ struct Written<'v> {
     table: DeTable<'v>,
 }
 
+/// One defaults table as `[defaults]` writes it: its kind and the section of its provider.
+struct Found<'s, 'v> {
+    kind: ResourceKind,
+    section: &'s dyn ConfigSection,
+    table: Spanned<DeValue<'v>>,
+}
+
 impl<'v> Defaults<'v> {
     /// Takes the `[defaults]` table of each file (by its index in `files`).
     pub fn collect(
@@ -45,60 +53,54 @@ impl<'v> Defaults<'v> {
     ) -> Self {
         let mut defaults = Defaults::default();
         for (index, table) in tables {
-            let file = &files[index];
-            for (kind, provider, table) in by_kind(table, file, sections, problems) {
-                defaults.add(files, index, kind, provider, table, sections, problems);
+            for found in by_kind(table, &files[index], sections, problems) {
+                defaults.add(files, index, found, problems);
             }
         }
         defaults
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn add(
         &mut self,
         files: &[SourceFile],
         index: usize,
-        kind: ResourceKind,
-        provider: &'static str,
-        table: Spanned<DeValue<'v>>,
-        sections: Sections,
+        found: Found<'_, 'v>,
         problems: &mut Problems,
     ) {
-        let file = &files[index];
-        let header = table.span();
+        let Found {
+            kind,
+            section,
+            table,
+        } = found;
+        let (file, header) = (&files[index], table.span());
         let DeValue::Table(mut entries) = table.into_inner() else {
             problems.push(Problem::at(file, header, "defaults are a table of keys"));
             return;
         };
+        let provider = section.provider();
         if let Some(first) = self.tables.get(&(kind, provider)) {
-            let what = format!("the defaults of {kind} ({provider})");
+            let message = format!("the defaults of {kind} ({provider}) are defined twice");
             let note = Problem::at(
                 &files[first.file],
                 first.header.clone(),
                 "first defined here",
             );
-            problems.push(
-                Problem::at(file, header, format!("{what} are defined twice")).with_note(note),
-            );
+            problems.push(Problem::at(file, header, message).with_note(note));
             return;
         }
-        let section = (sections.iter()).find(|s| s.provider() == provider);
-        let schema = section.and_then(|section| {
-            (schema_path::kind_schemas(*section).into_iter()).find(|(k, _)| *k == kind)
-        });
-        if let Some((_, schema)) = schema {
+        let schema = schema_path::kind_schemas(section).into_iter();
+        if let Some((_, schema)) = schema.into_iter().find(|(k, _)| *k == kind) {
             refuse_unknown_keys(&mut entries, &schema, "", file, problems);
         }
-        let table =
-            super::pieces::placed_at(entries, SourceFile::inherited_span(index, 0..0).start);
-        self.tables.insert(
-            (kind, provider),
-            Written {
-                file: index,
-                header,
-                table,
-            },
-        );
+        // Spans past every file's end: a problem with an inherited value shows the defaults.
+        let base = SourceFile::inherited_span(index, 0..0).start;
+        let table = super::pieces::placed_at(entries, base);
+        let written = Written {
+            file: index,
+            header,
+            table,
+        };
+        self.tables.insert((kind, provider), written);
     }
 
     /// `table` with the keys it does not set taken from the defaults of its kind and
@@ -135,12 +137,12 @@ fn inherit<'v>(table: &mut DeTable<'v>, defaults: &DeTable<'v>) {
 
 /// The defaults tables of one `[defaults]`, each with its kind and provider; a kind or
 /// provider that does not exist is reported.
-fn by_kind<'v>(
+fn by_kind<'s, 'v>(
     table: Spanned<DeValue<'v>>,
     file: &SourceFile,
-    sections: Sections,
+    sections: Sections<'s>,
     problems: &mut Problems,
-) -> Vec<(ResourceKind, &'static str, Spanned<DeValue<'v>>)> {
+) -> Vec<Found<'s, 'v>> {
     let span = table.span();
     let DeValue::Table(kinds) = table.into_inner() else {
         problems.push(Problem::at(file, span, "[defaults] is a table of kinds"));
@@ -156,7 +158,11 @@ fn by_kind<'v>(
             continue;
         };
         if let Some(section) = (sections.iter()).find(|s| s.unnamed_kinds().contains(kind)) {
-            found.push((*kind, section.provider(), value));
+            found.push(Found {
+                kind: *kind,
+                section: *section,
+                table: value,
+            });
             continue;
         }
         let DeValue::Table(providers) = value.into_inner() else {
@@ -169,7 +175,11 @@ fn by_kind<'v>(
             let section = (sections.iter())
                 .find(|s| s.provider() == provider.get_ref() && s.kinds().contains(kind));
             match section {
-                Some(section) => found.push((*kind, section.provider(), table)),
+                Some(section) => found.push(Found {
+                    kind: *kind,
+                    section: *section,
+                    table,
+                }),
                 None => problems.push(no_such_provider(file, *kind, &provider, sections)),
             }
         }

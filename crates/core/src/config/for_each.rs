@@ -61,7 +61,7 @@ pub(super) fn instances<'v>(
 }
 
 fn instance_name<'v>(name: &str, key: &str) -> DeString<'v> {
-    DeString::Owned(format!("{name}[\"{key}\"]"))
+    DeString::Owned(crate::model::instance_name(name, key))
 }
 
 /// The items of a `for-each`, each with a valid key; a bad one is reported and left out.

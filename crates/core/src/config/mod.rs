@@ -42,7 +42,7 @@ pub use schema::json_schema;
 pub use section::ConfigSection;
 pub use types::*;
 pub use values::duration as parse_duration;
-pub use variables::{Variables, ENVIRONMENT_PREFIX as VARIABLE_ENVIRONMENT_PREFIX};
+pub use variables::Variables;
 pub use window::Window;
 
 use diagnostics::Problems;

@@ -77,19 +77,29 @@ type ReuseTables<'f> = (
     Vec<(usize, Spanned<DeValue<'f>>)>,
 );
 
+/// A `[variables]` table; anything else is put back for the document's schema to refuse
+/// where it is written.
+fn variables_table<'f>(
+    (key, value): (Spanned<DeString<'f>>, Spanned<DeValue<'f>>),
+    variables: &mut Vec<(usize, DeTable<'f>)>,
+    index: usize,
+    root: &mut Root<'f>,
+) {
+    let span = value.span();
+    match value.into_inner() {
+        DeValue::Table(table) => variables.push((index, table)),
+        other => {
+            root.table.insert(key, Spanned::new(span, other));
+        }
+    }
+}
+
 fn take_reuse_tables<'f>(roots: &mut [Vec<Root<'f>>]) -> ReuseTables<'f> {
     let (mut variables, mut defaults) = (Vec::new(), Vec::new());
     for (index, roots) in roots.iter_mut().enumerate() {
         for root in roots {
-            if let Some(table) = root.table.remove(VARIABLES) {
-                match table.into_inner() {
-                    DeValue::Table(table) => variables.push((index, table)),
-                    // Not a table: left for the document's schema to refuse.
-                    other => {
-                        let key = Spanned::new(0..0, DeString::Borrowed(VARIABLES));
-                        root.table.insert(key, Spanned::new(0..0, other));
-                    }
-                }
+            if let Some(table) = root.table.remove_entry(VARIABLES) {
+                variables_table(table, &mut variables, index, &mut *root);
             }
             if let Some(table) = root.table.remove(DEFAULTS) {
                 defaults.push((index, table));

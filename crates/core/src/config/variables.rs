@@ -17,7 +17,7 @@ use super::files::SourceFile;
 
 /// The prefix of the environment variables that give a variable its value:
 /// `SKYPLAN_VAR_region` sets `${var.region}` (the name's exact case).
-pub const ENVIRONMENT_PREFIX: &str = "SKYPLAN_VAR_";
+const ENVIRONMENT_PREFIX: &str = "SKYPLAN_VAR_";
 
 /// The values given from outside the config, as the command line and the environment give
 /// them.

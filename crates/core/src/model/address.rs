@@ -61,7 +61,7 @@ impl Address {
     /// The address of one instance of a resource table with `for-each`:
     /// `load-balancer.web["a"]`.
     pub fn instance(kind: ResourceKind, name: &str, key: &str) -> Self {
-        Address::new(kind, format!("{name}[\"{key}\"]"))
+        Address::new(kind, instance_name(name, key))
     }
 
     /// The name a provider derives cloud names from: the table key, and for an instance of a
@@ -74,6 +74,11 @@ impl Address {
             None => self.name.clone(),
         }
     }
+}
+
+/// The name of the instance `key` of the table `name`: `web["a"]`.
+pub fn instance_name(name: &str, key: &str) -> String {
+    format!("{name}[\"{key}\"]")
 }
 
 /// `web["a"]` as `("web", "a")`; `None` for a name without an instance key.
@@ -93,7 +98,7 @@ fn normalized_instance(name: &str) -> String {
         return name.to_string();
     };
     let key = key.trim_matches(|c| c == '"' || c == '\'');
-    format!("{base}[\"{key}\"]")
+    instance_name(base, key)
 }
 
 impl fmt::Display for Address {

@@ -225,3 +225,21 @@ fn defaults_may_refer_to_the_item_of_each_table_that_inherits_them() {
     );
     assert_eq!(specs(&config)[0].2, "lb-a");
 }
+
+#[test]
+fn ignore_changes_may_be_a_default() {
+    let config = config(
+        "[defaults.load-balancer.test]\nignore-changes = [\"size\"]\n\
+         [load-balancer.a]\nprovider = \"test\"\n",
+    );
+    let ignored = &config.resources[0].origin.ignore_changes;
+    assert_eq!(ignored[0].path, "size");
+    assert_eq!(ignored[0].location.line, 4, "where the default writes it");
+}
+
+#[test]
+fn variables_that_are_not_a_table_are_refused_where_they_are_written() {
+    let lines = errors_of("variables = 3\n");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("a.toml:3:"), "{lines:?}");
+}
