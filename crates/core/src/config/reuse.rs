@@ -5,7 +5,7 @@
 //! refer to `${each.key}` and `${var.NAME}` too). `[variables]` and `[defaults]` are taken
 //! out of the documents here.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use serde_spanned::Spanned;
@@ -301,17 +301,21 @@ impl Instances {
         }
     }
 
+    /// An instance whose cloud name is a table's key (`web["a"]` beside `web-a`) or another
+    /// table's instance's (`web["a-x"]` beside `web-a["x"]`): two resources, one cloud name.
     fn report_shared_cloud_names(&self, files: &[SourceFile], problems: &mut Problems) {
+        let mut taken: BTreeMap<(ResourceKind, String), String> = (self.plain.iter())
+            .map(|(kind, name)| ((*kind, name.clone()), format!("{kind}.{name}")))
+            .collect();
         for instance in &self.instances {
             let (kind, cloud_name) = (instance.address.kind, instance.address.cloud_name());
-            if !self.plain.contains(&(kind, cloud_name.clone())) {
+            let address = instance.address.to_string();
+            let Some(other) = taken.get(&(kind, cloud_name.clone())) else {
+                taken.insert((kind, cloud_name), address);
                 continue;
-            }
-            let message = format!(
-                "{} would have the cloud name `{cloud_name}` of {kind}.{cloud_name}",
-                instance.address
-            );
-            let help = "rename one of the tables";
+            };
+            let message = format!("{address} would have the cloud name `{cloud_name}` of {other}");
+            let help = "rename one of the tables or the key";
             let file = &files[instance.file];
             problems.push(Problem::at(file, instance.span.clone(), message).with_help(help));
         }

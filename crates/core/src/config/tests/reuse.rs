@@ -243,3 +243,16 @@ fn variables_that_are_not_a_table_are_refused_where_they_are_written() {
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(lines[0].starts_with("a.toml:3:"), "{lines:?}");
 }
+
+#[test]
+fn instances_of_two_tables_with_one_cloud_name_are_an_error() {
+    let lines = errors_of(
+        "[load-balancer.web]\nprovider = \"test\"\nfor-each = [\"a-x\"]\n\
+         [load-balancer.web-a]\nprovider = \"test\"\nfor-each = [\"x\"]\n",
+    );
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("would have the cloud name `web-a-x` of load-balancer.web"),
+        "{lines:?}"
+    );
+}
