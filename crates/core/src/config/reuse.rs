@@ -133,7 +133,7 @@ impl<'f> Expanding<'_, 'f> {
         &self,
         file: Place<'_>,
         root: &mut DeTable<'f>,
-        found: Found<'_>,
+        mut found: Found<'_>,
         problems: &mut Problems,
     ) {
         for (key, value) in root.iter_mut() {
@@ -146,14 +146,7 @@ impl<'f> Expanding<'_, 'f> {
                 *entries = self.provider_tables(file, taken, problems);
             } else if let Some(kind) = ResourceKind::ALL.iter().find(|k| k.as_str() == named) {
                 let taken = std::mem::take(entries);
-                *entries = self.resource_tables(
-                    file,
-                    *kind,
-                    taken,
-                    &mut *found.instances,
-                    &mut *found.expanded,
-                    problems,
-                );
+                *entries = self.resource_tables(file, *kind, taken, &mut found, problems);
             }
         }
     }
@@ -187,43 +180,56 @@ impl<'f> Expanding<'_, 'f> {
         file: Place<'_>,
         kind: ResourceKind,
         entries: DeTable<'f>,
-        instances: &mut Instances,
-        changed: &mut Expanded,
+        found: &mut Found<'_>,
         problems: &mut Problems,
     ) -> DeTable<'f> {
         let mut expanded = DeTable::new();
         for (name, table) in entries {
-            for Instance { name, table, each } in
-                for_each::instances(name, table, file.file(), problems)
-            {
-                instances.add(kind, &name, each.is_some(), file.index);
-                let span = table.span();
-                let DeValue::Table(mut table) = table.into_inner() else {
-                    expanded.insert(name, Spanned::new(span, DeValue::Boolean(false)));
-                    continue;
-                };
-                let section = self.section_of(kind, &table);
-                let mut inherited = false;
-                if let Some(section) = section {
-                    inherited = self.defaults.inherit(kind, section.provider(), &mut table);
+            for instance in for_each::instances(name, table, file.file(), problems) {
+                let is_instance = instance.each.is_some();
+                found
+                    .instances
+                    .add(kind, &instance.name, is_instance, file.index);
+                let name = instance.name.clone();
+                let (table, changed) = self.resource_table(file, kind, instance, problems);
+                if changed {
+                    found.expanded.insert((kind, name.get_ref().to_string()));
                 }
-                let scope = Scope {
-                    variables: self.variables,
-                    each: each.as_ref(),
-                    secrets: section.map_or(&[], |s| s.secret_keys()),
-                    file: file.file(),
-                    expanded: Default::default(),
-                };
-                let since = problems.count();
-                let table = interpolate::expand_table(table, &scope, problems);
-                problems.name_inheritor(since, &format!("{kind}.{}", name.get_ref()));
-                if each.is_some() || inherited || scope.expanded.get() {
-                    changed.insert((kind, name.get_ref().to_string()));
-                }
-                expanded.insert(name, Spanned::new(span, DeValue::Table(table)));
+                expanded.insert(name, table);
             }
         }
         expanded
+    }
+
+    /// One resource table with its defaults and references expanded; whether that changed it.
+    fn resource_table(
+        &self,
+        file: Place<'_>,
+        kind: ResourceKind,
+        Instance { name, table, each }: Instance<'f>,
+        problems: &mut Problems,
+    ) -> (Spanned<DeValue<'f>>, bool) {
+        let span = table.span();
+        let mut table = match table.into_inner() {
+            DeValue::Table(table) => table,
+            // Not a table: its section says so.
+            other => return (Spanned::new(span, other), false),
+        };
+        let section = self.section_of(kind, &table);
+        let inherited = section
+            .is_some_and(|section| self.defaults.inherit(kind, section.provider(), &mut table));
+        let scope = Scope {
+            variables: self.variables,
+            each: each.as_ref(),
+            secrets: section.map_or(&[], |s| s.secret_keys()),
+            file: file.file(),
+            expanded: Default::default(),
+        };
+        let since = problems.count();
+        let table = interpolate::expand_table(table, &scope, problems);
+        problems.name_inheritor(since, &format!("{kind}.{}", name.get_ref()));
+        let changed = each.is_some() || inherited || scope.expanded.get();
+        (Spanned::new(span, DeValue::Table(table)), changed)
     }
 
     /// The section a resource table of `kind` belongs to: the one that has all of the kind,

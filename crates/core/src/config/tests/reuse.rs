@@ -256,3 +256,13 @@ fn instances_of_two_tables_with_one_cloud_name_are_an_error() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn a_resource_that_is_not_a_table_is_refused_as_written() {
+    let lines = errors_of("[load-balancer]\nweb = 3\n");
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("a.toml:4:7: invalid type: integer"),
+        "{lines:?}"
+    );
+}
