@@ -266,3 +266,30 @@ fn a_resource_that_is_not_a_table_is_refused_as_written() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn a_var_file_s_errors_are_at_their_place_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let var_file = dir.path().join("env.vars");
+    std::fs::write(&var_file, "env = \"prod\"\nnope = \"x\"\nsize = 3\n").unwrap();
+    let text =
+        format!("{PROVIDER}[load-balancer.web]\nprovider = \"test\"\nlabel = \"${{var.env}}\"\n");
+    let variables = Variables {
+        files: vec![var_file.clone(), dir.path().join("missing.vars")],
+        ..Variables::default()
+    };
+    let error = load_given(&[("a.toml", &text)], &variables).unwrap_err();
+    let shown = var_file.display();
+    let missing = dir.path().join("missing.vars");
+    let missing = missing.display();
+    assert_eq!(
+        error.lines(),
+        [
+            format!("{shown}:2:1: `nope` is not a variable of the config"),
+            format!("{shown}:3:8: a variable's value is a string"),
+            format!(
+                "{missing}: cannot read the variable file: No such file or directory (os error 2)"
+            ),
+        ]
+    );
+}
