@@ -138,3 +138,20 @@ fn an_instance_whose_cloud_name_is_another_table_s_is_an_error() {
         "would have the cloud name `web-a` of load-balancer.web-a",
     );
 }
+
+#[test]
+fn embedded_clusters_of_a_for_each_keep_their_worlds_under_their_cloud_names() {
+    let project = Project::new();
+    project.config(
+        "[cluster.prod]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\nfor-each = [\"a\", \"b\"]\n\n\
+         [nodes.web]\ncluster = 'prod[\"b\"]'\nnames = [\"node-*\"]\nlabels = { tier = \"web\" }\n",
+    );
+    project.apply_ok();
+    let worlds = project.path().join("state/embedded/kubernetes");
+    let mut names: Vec<_> = (std::fs::read_dir(&worlds).unwrap())
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["prod-a.json", "prod-b.json"]);
+    assert_eq!(project.run(&["plan", "--detailed-exitcode"]).code, 0);
+}
