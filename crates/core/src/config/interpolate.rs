@@ -53,6 +53,8 @@ pub(super) fn expand_table<'v>(
                 );
                 let help = format!("it comes from {from}");
                 problems.push(Problem::at(scope.file, value.span(), message).with_help(help));
+                // Left out of the table: the section's own refusal of a credential in the file
+                // would say the same thing again.
                 continue;
             }
         }
