@@ -39,7 +39,10 @@ pub(super) struct Layered {
 impl Layered {
     pub fn new(layers: Vec<Vec<SourceFile>>) -> Layered {
         let files_per_layer = layers.iter().map(Vec::len).collect();
-        let file = SourceFile::joined(layers.into_iter().flatten().collect());
+        // One file with itself as its `others`: a value inherited from its defaults keeps a
+        // span past its end (see `SourceFile::inherited_span`), which falls back in it.
+        let joined = SourceFile::joined(layers.into_iter().flatten().collect());
+        let file = SourceFile::with_each_other(vec![joined]).remove(0);
         Layered {
             file,
             files_per_layer,
