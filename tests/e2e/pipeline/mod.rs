@@ -14,6 +14,7 @@ pub mod held_back;
 pub mod ignore_changes;
 pub mod kube_sim_health;
 pub mod layering;
+pub mod layers_with_reuse;
 pub mod locking;
 pub mod maintenance_windows;
 pub mod measured_durations;
