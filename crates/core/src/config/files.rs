@@ -30,6 +30,7 @@ pub struct SourceFile {
     /// The config's files, for spans of values this file's tables inherit from another table
     /// (`[defaults.…]`): such a span is placed past [`INHERITED_SPAN_BASE`] (see
     /// [`SourceFile::inherited_span`]) and resolved back to its own file where it is shown.
+    /// One layer's files each; for layers, the joined file alone (whose parts then place it).
     others: Arc<[SourceFile]>,
 }
 
