@@ -11,6 +11,7 @@ use crate::model::{Address, Impact, Secret};
 /// What `skyplan --help` and the man page say about the environment.
 const ENVIRONMENT: &str = "Environment:
   SKYPLAN_CONFIG   the config when -c is not given (one file or directory)
+  SKYPLAN_VAR_NAME the value of the config's variable NAME (exact case), under --var-file and --var
   SKYPLAN_LOG      a tracing filter for stderr, e.g. skyplan=debug (overrides -v)
   NO_COLOR         no colour on any stream; CLICOLOR_FORCE=1: colour even into a pipe";
 
@@ -34,11 +35,34 @@ pub struct Cli {
         value_name = "PATH"
     )]
     pub config: Vec<PathBuf>,
+    #[command(flatten)]
+    pub variables: VariableArgs,
     /// More detail on stderr (-v: info, -vv: debug).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Values for the config's `[variables]`, on every command that reads the config.
+#[derive(Debug, Clone, Args)]
+pub struct VariableArgs {
+    /// A variable's value, NAME=VALUE (repeatable): wins over --var-file, SKYPLAN_VAR_NAME and
+    /// the config's [variables].
+    #[arg(long = "var", value_name = "NAME=VALUE", global = true, value_parser = assignment)]
+    pub var: Vec<(String, String)>,
+    /// A TOML file of NAME = "value" lines for the config's variables (repeatable, a later
+    /// file wins): wins over SKYPLAN_VAR_NAME and the config's [variables].
+    #[arg(long = "var-file", value_name = "FILE", global = true)]
+    pub var_file: Vec<PathBuf>,
+}
+
+/// `NAME=VALUE`, split at the first `=`.
+fn assignment(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
+        _ => Err(format!("`{text}` is not NAME=VALUE")),
+    }
 }
 
 #[derive(Debug, Subcommand)]

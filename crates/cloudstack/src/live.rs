@@ -244,7 +244,9 @@ impl Live {
         let by_id = found
             .and_then(|k| k.prior_id.as_deref())
             .and_then(|id| self.inventory.cluster_by_id(id));
-        let name = spec.map_or(address.name.as_str(), |s| s.name.as_str());
+        // Without a spec, the name the config stage would give it: the address's cloud name.
+        let cloud_name = address.cloud_name();
+        let name = spec.map_or(cloud_name.as_str(), |s| s.name.as_str());
         Some(ClusterRef {
             address,
             spec,

@@ -326,10 +326,12 @@ impl CloudstackProvider {
         inventory: &Inventory,
     ) -> Result<Secret, ProviderError> {
         let address = target.address;
+        // Without a spec, the name the config stage would give it: the address's cloud name.
+        let cloud_name = address.cloud_name();
         let name = target
             .resource
             .and_then(cluster_spec)
-            .map_or(address.name.as_str(), |s| s.name.as_str());
+            .map_or(cloud_name.as_str(), |s| s.name.as_str());
         let live = target
             .prior
             .and_then(|p| inventory.cluster_by_id(&p.id))

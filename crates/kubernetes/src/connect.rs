@@ -50,7 +50,9 @@ pub async fn connect(
             let dir = state_dir.join("embedded").join("kubernetes");
             std::fs::create_dir_all(&dir)
                 .map_err(|e| error(format!("cannot create {}: {e}", dir.display())))?;
-            let world = dir.join(format!("{}.json", address.name));
+            // The cloud name: an instance's (`prod["a"]`) has no quotes or brackets for a file
+            // name to carry (`prod-a.json`).
+            let world = dir.join(format!("{}.json", address.cloud_name()));
             let Some(embedded) = embedded else {
                 return Err(error("no embedded cluster can be started here".to_owned()));
             };

@@ -12,7 +12,7 @@ use miette::{miette, IntoDiagnostic, Report};
 use super::super::args::ImportArgs;
 use super::super::exit;
 use super::super::report::Reported;
-use super::{load, open};
+use super::{load, open, ConfigSource};
 use crate::config;
 use crate::model::Address;
 use crate::provider::discover::{Generated, Unmanaged};
@@ -31,15 +31,15 @@ struct Refusal {
 }
 
 pub(super) async fn adopt(
-    layers: &[PathBuf],
+    source: &ConfigSource,
     file: &Path,
     args: &ImportArgs,
 ) -> Result<u8, Report> {
     let selection = selection(args)?;
-    check_file(layers, file)?;
-    let config = load(layers)?;
+    check_file(&source.layers, file)?;
+    let config = load(source)?;
     let mut workspace = open(config, "import", &args.locking).await?;
-    let outcome = adopt_in(&mut workspace, layers, file, selection).await;
+    let outcome = adopt_in(&mut workspace, source, file, selection).await;
     workspace.close().await.reported()?;
     let (adopted, refusals) = outcome?;
     report(file, &adopted, &refusals);
@@ -117,7 +117,7 @@ fn check_file(layers: &[PathBuf], file: &Path) -> Result<(), Report> {
 
 async fn adopt_in(
     workspace: &mut Workspace,
-    layers: &[PathBuf],
+    source: &ConfigSource,
     file: &Path,
     selection: Selection,
 ) -> Result<(Vec<Unmanaged>, Vec<Refusal>), Report> {
@@ -160,12 +160,15 @@ async fn adopt_in(
     if adopted.is_empty() {
         return Ok((adopted, refusals));
     }
-    let config = config::load_with(layers, (file, &text), crate::registry::CONFIG_SECTIONS)
-        .map_err(|e| {
-            miette!(
-                "the generated config does not load (a bug in skyplan; nothing was written): {e}"
-            )
-        })?;
+    let config = config::load_with(
+        &source.layers,
+        (file, &text),
+        &source.variables,
+        crate::registry::CONFIG_SECTIONS,
+    )
+    .map_err(|e| {
+        miette!("the generated config does not load (a bug in skyplan; nothing was written): {e}")
+    })?;
     reads_as_planned(&config, &planned_as)?;
     workspace.config = config;
     tracing::info!(

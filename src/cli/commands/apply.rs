@@ -12,7 +12,7 @@ use super::super::progress::{progress_for_stderr, Progress};
 use super::super::report::Reported;
 use super::super::{colour, exit};
 use super::plan::{make_plan, outlook, print_plan};
-use super::{load, open};
+use super::{load, open, ConfigSource};
 use crate::apply::hold::{Held, HeldReason};
 use crate::apply::window::MaintenancePolicy;
 use crate::apply::window_check::WindowCheck;
@@ -23,11 +23,11 @@ use crate::plan::{Action, Plan};
 use crate::render::{counted, PlanView};
 use crate::workspace::{Planned, Workspace};
 
-pub(super) async fn apply(layers: &[std::path::PathBuf], args: ApplyArgs) -> Result<u8, Report> {
+pub(super) async fn apply(source: &ConfigSource, args: ApplyArgs) -> Result<u8, Report> {
     if args.refresh_only {
-        return super::refresh_only::apply(layers, args).await;
+        return super::refresh_only::apply(source, args).await;
     }
-    let config = load(layers)?;
+    let config = load(source)?;
     let mut workspace = open(config, "apply", &args.locking).await?;
     let result = apply_in(&mut workspace, &args).await;
     workspace.close().await.reported()?;

@@ -8,17 +8,14 @@ use super::super::colour;
 use super::super::exit;
 use super::super::report::Reported;
 use super::plan::style;
-use super::{load, open};
+use super::{load, open, ConfigSource};
 use crate::model::{Address, ResourceKind};
 use crate::provider::discover::Unmanaged;
 use crate::render::{render_discovery_json, render_discovery_text, render_discovery_toml};
 use crate::workspace::Workspace;
 
-pub(super) async fn discover(
-    layers: &[std::path::PathBuf],
-    args: &DiscoverArgs,
-) -> Result<u8, Report> {
-    let config = load(layers)?;
+pub(super) async fn discover(source: &ConfigSource, args: &DiscoverArgs) -> Result<u8, Report> {
+    let config = load(source)?;
     let workspace = open(config, "discover", &args.locking).await?;
     let filter = Filter::new(&workspace, args);
     let found = match &filter {

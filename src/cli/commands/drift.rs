@@ -7,7 +7,7 @@ use super::super::report::Reported;
 use super::super::repository::RepositoryPaths;
 use super::super::{colour, exit};
 use super::plan::style;
-use super::{load, open};
+use super::{load, open, ConfigSource};
 use crate::provider::DriftCheck;
 use crate::render::{
     render_drift_github, render_drift_json, render_drift_junit, render_drift_markdown,
@@ -16,12 +16,12 @@ use crate::render::{
 use crate::workspace::DriftOutcome;
 
 pub(super) async fn drift(
-    layers: &[std::path::PathBuf],
+    source: &ConfigSource,
     format: DriftFormat,
     unmanaged: bool,
     locking: &Locking,
 ) -> Result<u8, Report> {
-    let config = load(layers)?;
+    let config = load(source)?;
     let workspace = open(config, "drift", locking).await?;
     let checked = match unmanaged {
         true => (workspace.drift_and_discover().await).map(|(o, found)| (o, Some(found))),

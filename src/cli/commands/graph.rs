@@ -4,11 +4,11 @@ use miette::Report;
 
 use super::super::args::GraphFormat;
 use super::super::exit;
-use super::load;
+use super::{load, ConfigSource};
 use crate::registry;
 
-pub(super) fn graph(layers: &[std::path::PathBuf], format: GraphFormat) -> Result<u8, Report> {
-    let config = load(layers)?;
+pub(super) fn graph(source: &ConfigSource, format: GraphFormat) -> Result<u8, Report> {
+    let config = load(source)?;
     let graph = registry::graph(&config);
     let text = match format {
         GraphFormat::Dot => graph.to_dot(),

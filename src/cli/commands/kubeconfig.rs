@@ -5,17 +5,17 @@ use miette::{IntoDiagnostic, Report};
 use super::super::args::Locking;
 use super::super::exit;
 use super::super::report::Reported;
-use super::{load, open};
+use super::{load, open, ConfigSource};
 
 pub(super) async fn kubeconfig(
-    layers: &[std::path::PathBuf],
+    source: &ConfigSource,
     cluster: &str,
     output: Option<std::path::PathBuf>,
     locking: &Locking,
 ) -> Result<u8, Report> {
     let name = cluster.strip_prefix("cluster.").unwrap_or(cluster);
     let address = crate::model::Address::new(crate::model::ResourceKind::Cluster, name);
-    let config = load(layers)?;
+    let config = load(source)?;
     let workspace = open(config, "kubeconfig", locking).await?;
     let result = workspace.kubeconfig(&address).await.reported();
     workspace.close().await.reported()?;

@@ -24,39 +24,64 @@ use crate::config::{self, Config};
 use crate::registry;
 use crate::workspace::{Workspace, WorkspaceError};
 
+/// Where the config is — its layers, each a file or a directory, later ones laid over earlier
+/// ones — and the values given to its variables: what a command loads it from.
+#[derive(Debug, Clone)]
+pub(super) struct ConfigSource {
+    pub layers: Vec<std::path::PathBuf>,
+    pub variables: config::Variables,
+}
+
+impl ConfigSource {
+    /// The config of the command line, with the variables given by `--var`, `--var-file` and
+    /// the environment's `SKYPLAN_VAR_NAME`.
+    fn of(cli: &Cli) -> Self {
+        let given = &cli.variables;
+        ConfigSource {
+            layers: cli.config.clone(),
+            variables: config::Variables {
+                assignments: given.var.clone(),
+                files: given.var_file.clone(),
+                ..config::Variables::from_environment(std::env::vars())
+            },
+        }
+    }
+}
+
 pub async fn run(cli: Cli) -> Result<u8, Report> {
+    let owned = ConfigSource::of(&cli);
+    let source = &owned;
     match cli.command {
-        Command::Validate => validate(&cli.config),
-        Command::Plan(args) => on_worker(async move { plan::plan(&cli.config, args).await }).await,
-        Command::Apply(args) => apply::apply(&cli.config, args).await,
-        Command::Graph { format } => graph::graph(&cli.config, format),
+        Command::Validate => validate(source),
+        Command::Plan(args) => {
+            let source = owned.clone();
+            on_worker(async move { plan::plan(&source, args).await }).await
+        }
+        Command::Apply(args) => apply::apply(source, args).await,
+        Command::Graph { format } => graph::graph(source, format),
         Command::Drift {
             format,
             unmanaged,
             locking,
-        } => drift::drift(&cli.config, format, unmanaged, &locking).await,
-        Command::Discover(args) => discover::discover(&cli.config, &args).await,
-        Command::Show { plan_file, json } => state::show(&cli.config, plan_file.as_deref(), json),
+        } => drift::drift(source, format, unmanaged, &locking).await,
+        Command::Discover(args) => discover::discover(source, &args).await,
+        Command::Show { plan_file, json } => state::show(source, plan_file.as_deref(), json),
         Command::Schema => state::schema(),
-        Command::State(StateCommand::Rm { address }) => {
-            state::state_rm(&cli.config, &address).await
-        }
-        Command::State(StateCommand::Mv { from, to }) => {
-            state::state_mv(&cli.config, &from, &to).await
-        }
-        Command::State(StateCommand::Migrate { to }) => state::state_migrate(&cli.config, to),
-        Command::State(command) => state::state(&cli.config, command),
-        Command::Config(ConfigCommand::Show { origin }) => config_show::show(&cli.config, origin),
+        Command::State(StateCommand::Rm { address }) => state::state_rm(source, &address).await,
+        Command::State(StateCommand::Mv { from, to }) => state::state_mv(source, &from, &to).await,
+        Command::State(StateCommand::Migrate { to }) => state::state_migrate(source, to),
+        Command::State(command) => state::state(source, command),
+        Command::Config(ConfigCommand::Show { origin }) => config_show::show(source, origin),
         Command::Import(args) => match &args.generate_config {
-            Some(file) => adopt::adopt(&cli.config, file, &args).await,
-            None => state::import(&cli.config, &args).await,
+            Some(file) => adopt::adopt(source, file, &args).await,
+            None => state::import(source, &args).await,
         },
-        Command::ForceUnlock { id } => state::force_unlock(&cli.config, &id),
+        Command::ForceUnlock { id } => state::force_unlock(source, &id),
         Command::Kubeconfig {
             cluster,
             output,
             locking,
-        } => kubeconfig::kubeconfig(&cli.config, &cluster, output, &locking).await,
+        } => kubeconfig::kubeconfig(source, &cluster, output, &locking).await,
         Command::Sim(SimCommand::Serve(args)) => sim::sim_serve(*args).await,
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { command } => manual::man(command.as_deref()),
@@ -79,9 +104,14 @@ async fn on_worker(
     }
 }
 
-pub(super) fn load(layers: &[std::path::PathBuf]) -> Result<Config, Report> {
+pub(super) fn load(source: &ConfigSource) -> Result<Config, Report> {
     let started = std::time::Instant::now();
-    let config = config::load(layers, crate::registry::CONFIG_SECTIONS).map_err(Report::new)?;
+    let config = config::load(
+        &source.layers,
+        &source.variables,
+        crate::registry::CONFIG_SECTIONS,
+    )
+    .map_err(Report::new)?;
     tracing::info!(
         resources = config.resources.len(),
         ms = started.elapsed().as_millis(),
@@ -90,8 +120,8 @@ pub(super) fn load(layers: &[std::path::PathBuf]) -> Result<Config, Report> {
     Ok(config)
 }
 
-fn validate(layers: &[std::path::PathBuf]) -> Result<u8, Report> {
-    let config = load(layers)?;
+fn validate(source: &ConfigSource) -> Result<u8, Report> {
+    let config = load(source)?;
     println!(
         "The configuration is valid: {}.",
         crate::render::counted(config.resources.len(), "resource")

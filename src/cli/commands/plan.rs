@@ -8,7 +8,7 @@ use super::super::args::{PlanArgs, Selection};
 use super::super::report::{workspace_report, Reported};
 use super::super::{colour, exit};
 use super::plan_formats::{print_plan_as, Surroundings};
-use super::{load, open};
+use super::{load, open, ConfigSource};
 use crate::apply::hold::HoldBack;
 use crate::apply::window::MaintenancePolicy;
 use crate::apply::window_check::WindowCheck;
@@ -121,11 +121,11 @@ pub(super) fn print_plan(view: &PlanView) {
     colour::print(render_text(view, style()));
 }
 
-pub(super) async fn plan(layers: &[std::path::PathBuf], args: PlanArgs) -> Result<u8, Report> {
+pub(super) async fn plan(source: &ConfigSource, args: PlanArgs) -> Result<u8, Report> {
     if args.refresh_only {
-        return super::refresh_only::plan(layers, args).await;
+        return super::refresh_only::plan(source, args).await;
     }
-    let config = load(layers)?;
+    let config = load(source)?;
     let mut workspace = open(config, "plan", &args.locking).await?;
     let result = plan_in(&mut workspace, &args).await;
     let around = match &result {

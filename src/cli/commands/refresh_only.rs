@@ -12,13 +12,13 @@ use super::super::report::Reported;
 use super::super::{colour, exit};
 use super::apply::confirm;
 use super::plan::style;
-use super::{load, open};
+use super::{load, open, ConfigSource};
 use crate::config::Config;
 use crate::plan::{Drifted, DriftedStatus, Plan};
 use crate::render::PlanView;
 use crate::render::{render_drift_text, DriftItem, DriftReport, DriftResource, DriftStatus};
 
-pub(super) async fn plan(layers: &[std::path::PathBuf], args: PlanArgs) -> Result<u8, Report> {
+pub(super) async fn plan(source: &ConfigSource, args: PlanArgs) -> Result<u8, Report> {
     refuse_selection(&args.selection)?;
     if args.out.is_some() {
         return Err(miette!(
@@ -42,7 +42,7 @@ pub(super) async fn plan(layers: &[std::path::PathBuf], args: PlanArgs) -> Resul
             ))
         }
     };
-    let config = load(layers)?;
+    let config = load(source)?;
     let workspace = open(config, "plan", &args.locking).await?;
     let result = workspace.refresh_only().await;
     let shown = result
@@ -60,14 +60,14 @@ pub(super) async fn plan(layers: &[std::path::PathBuf], args: PlanArgs) -> Resul
     })
 }
 
-pub(super) async fn apply(layers: &[std::path::PathBuf], args: ApplyArgs) -> Result<u8, Report> {
+pub(super) async fn apply(source: &ConfigSource, args: ApplyArgs) -> Result<u8, Report> {
     refuse_selection(&args.selection)?;
     if args.plan_file.is_some() {
         return Err(miette!(
             "--refresh-only makes its own plan: it takes no PLANFILE"
         ));
     }
-    let config = load(layers)?;
+    let config = load(source)?;
     let mut workspace = open(config, "apply", &args.locking).await?;
     let result = accept(&mut workspace, &args).await;
     workspace.close().await.reported()?;

@@ -8,22 +8,22 @@ use super::super::args::{ImportArgs, Locking, MigrateTarget, StateCommand};
 use super::super::exit;
 use super::super::report::Reported;
 use super::plan::print_plan;
-use super::{load, open_as_stored};
+use super::{load, open_as_stored, ConfigSource};
 use crate::config;
 use crate::plan::file::PlanFile;
 use crate::render::{counted, PlanView};
 use crate::state::StateBackend;
 
 pub(super) fn show(
-    layers: &[std::path::PathBuf],
+    source: &ConfigSource,
     plan_file: Option<&std::path::Path>,
     json: bool,
 ) -> Result<u8, Report> {
     let Some(file) = plan_file else {
         if json {
-            return state(layers, StateCommand::Json);
+            return state(source, StateCommand::Json);
         }
-        let state = load_state(layers)?;
+        let state = load_state(source)?;
         for address in state.resources.keys() {
             println!("{address}");
         }
@@ -50,8 +50,8 @@ pub(super) fn schema() -> Result<u8, Report> {
 }
 
 /// The state as stored (an empty one when there is none yet), read without the lock.
-fn load_state(layers: &[std::path::PathBuf]) -> Result<crate::state::State, Report> {
-    let config = load(layers)?;
+fn load_state(source: &ConfigSource) -> Result<crate::state::State, Report> {
+    let config = load(source)?;
     Ok(crate::registry::open_state(&config.settings)
         .into_diagnostic()?
         .load()
@@ -59,8 +59,8 @@ fn load_state(layers: &[std::path::PathBuf]) -> Result<crate::state::State, Repo
         .unwrap_or_default())
 }
 
-pub(super) fn state(layers: &[std::path::PathBuf], command: StateCommand) -> Result<u8, Report> {
-    let state = load_state(layers)?;
+pub(super) fn state(source: &ConfigSource, command: StateCommand) -> Result<u8, Report> {
+    let state = load_state(source)?;
     match command {
         StateCommand::List => {
             for address in state.resources.keys() {
@@ -134,10 +134,10 @@ fn print_durations(durations: &crate::plan::durations::Durations) {
 }
 
 pub(super) async fn state_rm(
-    layers: &[std::path::PathBuf],
+    source: &ConfigSource,
     address: &crate::model::Address,
 ) -> Result<u8, Report> {
-    let config = load(layers)?;
+    let config = load(source)?;
     let mut workspace = open_as_stored(config, "state rm", &Locking { lock_timeout: None }).await?;
     let result = workspace.forget(address).reported();
     workspace.close().await.reported()?;
@@ -150,11 +150,11 @@ pub(super) async fn state_rm(
 /// lock, saved against the serial it was read at. The config's moves are not applied first:
 /// this edits the state as stored.
 pub(super) async fn state_mv(
-    layers: &[std::path::PathBuf],
+    source: &ConfigSource,
     from: &crate::model::Address,
     to: &crate::model::Address,
 ) -> Result<u8, Report> {
-    let config = load(layers)?;
+    let config = load(source)?;
     let mut workspace = open_as_stored(config, "state mv", &Locking { lock_timeout: None }).await?;
     let result = workspace.move_entry(from, to).reported();
     workspace.close().await.reported()?;
@@ -163,14 +163,14 @@ pub(super) async fn state_mv(
     Ok(exit::SUCCESS)
 }
 
-pub(super) async fn import(layers: &[std::path::PathBuf], args: &ImportArgs) -> Result<u8, Report> {
+pub(super) async fn import(source: &ConfigSource, args: &ImportArgs) -> Result<u8, Report> {
     let [address, id] = args.objects.as_slice() else {
         return Err(miette!(
             "import takes ADDR ID (`skyplan import load-balancer.web <uuid>`), or --generate-config FILE with ADDR=ID pairs or --all"
         ));
     };
     let address: crate::model::Address = address.parse().into_diagnostic()?;
-    let config = load(layers)?;
+    let config = load(source)?;
     let mut workspace = open_as_stored(config, "import", &args.locking).await?;
     let result = workspace.import(&address, id).await.reported();
     workspace.close().await.reported()?;
@@ -180,8 +180,8 @@ pub(super) async fn import(layers: &[std::path::PathBuf], args: &ImportArgs) -> 
     Ok(exit::SUCCESS)
 }
 
-pub(super) fn force_unlock(layers: &[std::path::PathBuf], id: &str) -> Result<u8, Report> {
-    let config = load(layers)?;
+pub(super) fn force_unlock(source: &ConfigSource, id: &str) -> Result<u8, Report> {
+    let config = load(source)?;
     let holder = crate::registry::open_state(&config.settings)
         .into_diagnostic()?
         .force_unlock(id)
@@ -195,12 +195,9 @@ pub(super) fn force_unlock(layers: &[std::path::PathBuf], id: &str) -> Result<u8
 
 /// `state migrate --to postgres|kubernetes|local`: between the state directory and the
 /// backend the config names.
-pub(super) fn state_migrate(
-    layers: &[std::path::PathBuf],
-    to: MigrateTarget,
-) -> Result<u8, Report> {
+pub(super) fn state_migrate(source: &ConfigSource, to: MigrateTarget) -> Result<u8, Report> {
     use crate::state::{Migrated, StateStore};
-    let config = load(layers)?;
+    let config = load(source)?;
     let table = migrate_table(&config.settings.backend, to)?;
     let local = StateStore::open(&config.settings.state_dir);
     let remote = crate::registry::open_state(&config.settings).into_diagnostic()?;

@@ -31,6 +31,10 @@ impl ConfigSection for CloudscaleConfig {
         crate::diff::PROVIDER
     }
 
+    fn secret_keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[("token", "the environment variable CLOUDSCALE_API_TOKEN")]
+    }
+
     fn kinds(&self) -> &'static [ResourceKind] {
         &[ResourceKind::LoadBalancer]
     }

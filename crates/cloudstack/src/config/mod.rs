@@ -35,6 +35,11 @@ impl ConfigSection for CloudstackConfig {
         crate::PROVIDER
     }
 
+    fn secret_keys(&self) -> &'static [(&'static str, &'static str)] {
+        const INI: &str = "the cloud-config INI file ([Global] api-key and secret-key)";
+        &[("api-key", INI), ("secret-key", INI)]
+    }
+
     fn kinds(&self) -> &'static [ResourceKind] {
         &[ResourceKind::Cluster, ResourceKind::LoadBalancer]
     }

@@ -69,14 +69,19 @@ pub struct Problem {
     file: PathBuf,
     /// 1-based line and column of the primary label.
     position: Option<(usize, usize)>,
+    /// Whether the place is a value a resource inherits (from `[defaults.…]`): the problem
+    /// then names the resource too ([`Problems::name_inheritor`]).
+    inherited: bool,
 }
 
 impl Problem {
     /// A problem at `span` (byte offsets into the file's text).
     pub fn at(file: &SourceFile, span: Range<usize>, message: impl Into<String>) -> Self {
-        let (file, span) = file.resolve(&span);
+        let resolved = file.resolve(&span);
+        let (file, span) = (resolved.file, resolved.span);
         let (line, column) = file.position(span.start);
         Problem {
+            inherited: resolved.inherited,
             message: message.into(),
             help: None,
             source_code: Some(file.named_source()),
@@ -90,6 +95,7 @@ impl Problem {
     /// A problem with a whole file, such as failing to read it.
     pub(super) fn in_file(path: &Path, message: impl Into<String>) -> Self {
         Problem {
+            inherited: false,
             message: message.into(),
             help: None,
             source_code: None,
@@ -182,7 +188,25 @@ impl Problems {
         }
         self.0
             .sort_by(|a, b| (&a.file, a.position).cmp(&(&b.file, b.position)));
+        // One place read for several resources (the table of a for-each, a default) may be
+        // wrong the same way for each: said once.
+        let mut seen = std::collections::HashSet::new();
+        self.0.retain(|problem| seen.insert(problem.line()));
         Err(ConfigError::new(self.0))
+    }
+
+    /// The number of problems so far, to [`name_inheritor`](Self::name_inheritor) of the
+    /// problems found after it.
+    pub fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Says, in each problem found since `since` at an inherited value, which resource
+    /// inherited it: the value is written once, in the defaults, for many resources.
+    pub fn name_inheritor(&mut self, since: usize, address: &str) {
+        for problem in self.0.iter_mut().skip(since).filter(|p| p.inherited) {
+            problem.message = format!("{} (in {address}, which inherits it)", problem.message);
+        }
     }
 
     /// Turns a TOML syntax or shape error into a problem; toml errors carry their span.

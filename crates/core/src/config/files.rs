@@ -27,7 +27,16 @@ pub struct SourceFile {
     root: Arc<Path>,
     /// For joined files: each file, after the offset its text starts at. Empty for one file.
     joined: Arc<[(usize, SourceFile)]>,
+    /// The config's files, for spans of values this file's tables inherit from another table
+    /// (`[defaults.…]`): such a span is placed past [`INHERITED_SPAN_BASE`] (see
+    /// [`SourceFile::inherited_span`]) and resolved back to its own file where it is shown.
+    /// One layer's files each; for layers, the joined file alone (whose parts then place it).
+    others: Arc<[SourceFile]>,
 }
+
+/// Where the spans of inherited values start: far past the end of any config file, so a
+/// span tells which file it is in without the values carrying one.
+pub(super) const INHERITED_SPAN_BASE: usize = 1 << (usize::BITS / 2 + 8);
 
 impl SourceFile {
     pub fn new(path: impl Into<PathBuf>, text: &str) -> Self {
@@ -41,6 +50,7 @@ impl SourceFile {
             text: text.into(),
             line_starts,
             joined: Arc::from([]),
+            others: Arc::from([]),
         }
     }
 
@@ -84,16 +94,10 @@ impl SourceFile {
         (file, *start)
     }
 
-    /// The file a span is in, and the span in that file's text.
-    pub(super) fn resolve(&self, span: &Range<usize>) -> (&SourceFile, Range<usize>) {
-        let (file, start) = self.part_at(span.start);
-        let local = span.start - start..span.end.saturating_sub(start).max(span.start - start);
-        (file, local)
-    }
-
-    /// The directory a relative path written at `offset` resolves against.
+    /// The directory a relative path written at `offset` resolves against (the file of
+    /// `offset`, inherited or a part of joined files, as [`resolve`](Self::resolve) finds it).
     pub fn root_at(&self, offset: usize) -> &Path {
-        &self.part_at(offset).0.root
+        &self.resolve(&(offset..offset)).file.root
     }
 
     /// A path-valued key's value: `~/` is the home directory, and a relative path is relative
@@ -102,8 +106,62 @@ impl SourceFile {
         super::values::expand_path(self.root_at(value.span().start), value.get_ref())
     }
 
+    /// The files with each other: each can show a span of a value inherited from any of them.
+    pub(super) fn with_each_other(files: Vec<SourceFile>) -> Vec<SourceFile> {
+        let others: Arc<[SourceFile]> = files.iter().cloned().collect();
+        files
+            .into_iter()
+            .map(|file| SourceFile {
+                others: others.clone(),
+                ..file
+            })
+            .collect()
+    }
+
+    /// The span `span` of the file at `index` (in the order [`with_each_other`] was given)
+    /// takes when a table of another file (or another table of this one) inherits it.
+    ///
+    /// [`with_each_other`]: Self::with_each_other
+    pub(super) fn inherited_span(index: usize, span: Range<usize>) -> Range<usize> {
+        let base = (index + 1) * INHERITED_SPAN_BASE;
+        span.start + base..span.end + base
+    }
+
+    /// The file a span is in and the span in that file's text. Two steps, one way of placing
+    /// values written elsewhere: an inherited span (past [`INHERITED_SPAN_BASE`]) names the
+    /// config file it is written in, and a span of joined files (layers) falls in one of
+    /// them. `inherited` says whether the first step was taken.
+    pub(super) fn resolve(&self, span: &Range<usize>) -> Resolved<'_> {
+        let index = span.start / INHERITED_SPAN_BASE;
+        let (file, span, inherited) = match index.checked_sub(1).and_then(|i| self.others.get(i)) {
+            Some(file) => {
+                let base = index * INHERITED_SPAN_BASE;
+                (file, span.start - base..span.end.saturating_sub(base), true)
+            }
+            None => (self, span.clone(), false),
+        };
+        let (file, start) = file.part_at(span.start);
+        let local = span.start - start..span.end.saturating_sub(start).max(span.start - start);
+        Resolved {
+            file,
+            span: local,
+            inherited,
+        }
+    }
+
+    /// The text of a span (of this file or inherited), if it is in a file.
+    pub(super) fn slice(&self, span: &Range<usize>) -> Option<&str> {
+        let resolved = self.resolve(span);
+        resolved.file.text.get(resolved.span)
+    }
+
     /// 1-based line and column (in characters) of a byte offset.
     pub fn position(&self, offset: usize) -> (usize, usize) {
+        let resolved = self.resolve(&(offset..offset));
+        resolved.file.own_position(resolved.span.start)
+    }
+
+    fn own_position(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
         let line = self.line_starts.partition_point(|&start| start <= offset);
         let line_start = self.line_starts[line - 1];
@@ -112,10 +170,10 @@ impl SourceFile {
     }
 
     pub fn location(&self, span: &Range<usize>) -> SourceLocation {
-        let (file, span) = self.resolve(span);
-        let (line, column) = file.position(span.start);
+        let resolved = self.resolve(span);
+        let (line, column) = resolved.file.own_position(resolved.span.start);
         SourceLocation {
-            file: file.path.clone(),
+            file: resolved.file.path.clone(),
             line,
             column,
         }
@@ -131,6 +189,13 @@ impl SourceFile {
     /// The span of `key = value` for the value at `value` (the value's own span when it has no
     /// key): a problem about the key's setting points at the key and underlines both.
     pub fn key_span(&self, value: &Range<usize>) -> Range<usize> {
+        let resolved = self.resolve(value);
+        let own = resolved.file.own_key_span(&resolved.span);
+        let shift = value.start - resolved.span.start;
+        own.start + shift..own.end + shift
+    }
+
+    fn own_key_span(&self, value: &Range<usize>) -> Range<usize> {
         let before = &self.text[..value.start.min(self.text.len())];
         let Some(assign) = before.trim_end_matches([' ', '\t']).strip_suffix('=') else {
             return value.clone();
@@ -145,6 +210,14 @@ impl SourceFile {
     pub fn named_source(&self) -> NamedSource<Arc<str>> {
         NamedSource::new(self.path.display().to_string(), self.text.clone()).with_language("toml")
     }
+}
+
+/// A span resolved to the file it is written in.
+pub(super) struct Resolved<'a> {
+    pub file: &'a SourceFile,
+    pub span: Range<usize>,
+    /// Whether the span is a value inherited from another table.
+    pub inherited: bool,
 }
 
 /// The config root (a file's directory, or the directory itself) and the files to merge:

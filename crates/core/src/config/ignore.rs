@@ -79,6 +79,9 @@ fn covers(prefix: &str, path: &str) -> bool {
 pub(super) struct TableSource {
     pub section: &'static dyn ConfigSection,
     pub file: super::files::SourceFile,
+    /// The table as reuse made it (for-each, defaults, variables), when that is not what the
+    /// file writes.
+    pub written: Option<toml::Table>,
     pub schema: Arc<KindSchema>,
 }
 

@@ -6,8 +6,11 @@
 //! TOML tables before anything is deserialized. So a table holding keys of several files is
 //! still one table with a span for every value, and a value's place — for an error, for
 //! `config show --origin`, for a relative path — is the file its span falls in. Whatever
-//! makes a value later (defaults, variables, one resource per item) keeps the span of the
-//! text it comes from, and so its origin.
+//! makes a value later (defaults, variables, one resource per item: `reuse`, run on the
+//! laid-over documents) keeps the span of the text it comes from, and so its origin. An
+//! inherited default's span is moved past the joined file's end (`SourceFile::inherited_span`,
+//! with the joined file as its own `others`), so a problem can say it is inherited; resolving
+//! it gives the joined file's span back, which falls in the file that writes it.
 //!
 //! Within a layer (a directory's files) each table is still written in one file only; the
 //! parser reports one written twice.
@@ -39,7 +42,10 @@ pub(super) struct Layered {
 impl Layered {
     pub fn new(layers: Vec<Vec<SourceFile>>) -> Layered {
         let files_per_layer = layers.iter().map(Vec::len).collect();
-        let file = SourceFile::joined(layers.into_iter().flatten().collect());
+        // One file with itself as its `others`: a value inherited from its defaults keeps a
+        // span past its end (see `SourceFile::inherited_span`), which falls back in it.
+        let joined = SourceFile::joined(layers.into_iter().flatten().collect());
+        let file = SourceFile::with_each_other(vec![joined]).remove(0);
         Layered {
             file,
             files_per_layer,

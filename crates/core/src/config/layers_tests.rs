@@ -6,7 +6,7 @@ use toml::de::ValueDeserializer;
 
 use super::*;
 use crate::config::tests::{LabSection, TestSection};
-use crate::config::{load_sources, Config, ConfigError};
+use crate::config::{load_sources, Config, ConfigError, Variables};
 use crate::model::{Address, ResourceKind};
 
 /// Layers of `(path, text)` files, each file rooted in its own directory.
@@ -24,6 +24,7 @@ fn load(layers: &[&[(&str, &str)]]) -> Result<Config, ConfigError> {
     load_sources(
         PathBuf::from("base"),
         files(layers),
+        &Variables::default(),
         &[&TestSection, &LabSection],
     )
 }
@@ -90,7 +91,7 @@ fn tables_merge_key_by_key_and_arrays_are_replaced_whole() {
 fn an_error_in_a_later_layer_is_at_its_place_in_that_file() {
     let env = "# prod\n[load-balancer.a]\nsize = -1\nbogus = 1\n";
     let error = load(&[&[("base/a.toml", BASE)], &[("env/prod.toml", env)]]).unwrap_err();
-    assert_eq!(error.lines(), ["env/prod.toml:4:1: unknown field `bogus`, expected one of `provider`, `size`, `ccm`, `ports`"]);
+    assert_eq!(error.lines(), ["env/prod.toml:4:1: unknown field `bogus`, expected one of `provider`, `size`, `ccm`, `label`, `ports`"]);
     let env = "[load-balancer.a]\nsize = -1\n";
     let error = load(&[&[("base/a.toml", BASE)], &[("env/prod.toml", env)]]).unwrap_err();
     assert_eq!(error.lines(), ["env/prod.toml:2:8: -1 is not a size"]);
@@ -140,4 +141,54 @@ fn joined_files_place_each_span_in_its_own_file() {
     assert_eq!(location.to_string(), "env/b.toml:2:1");
     assert_eq!(joined.root_at(c), Path::new("env"));
     assert_eq!(joined.root_at(0), Path::new("base"));
+}
+
+/// Each resource's address and its (size, label).
+fn sized_and_labelled(config: &Config) -> Vec<(String, u32, String)> {
+    (config.resources.iter())
+        .map(|r| {
+            let (size, label) = r.spec.get::<(u32, String)>().unwrap().clone();
+            (r.address.to_string(), size, label)
+        })
+        .collect()
+}
+
+const REUSING: &str = "[provider.test]\nendpoint = \"embedded\"\n\
+                       [variables]\nenv = \"staging\"\n\
+                       [defaults.load-balancer.test]\nsize = 2\nlabel = \"${var.env}-${each.key}\"\n\
+                       [load-balancer.web]\nprovider = \"test\"\nfor-each = [\"a\", \"b\"]\n";
+
+#[test]
+fn a_later_layer_overrides_a_variable_and_a_default_key_by_key_before_reuse() {
+    let env = "[variables]\nenv = \"prod\"\n[defaults.load-balancer.test]\nsize = 5\n";
+    let config = load(&[&[("base/a.toml", REUSING)], &[("env/b.toml", env)]]).unwrap();
+    assert_eq!(
+        sized_and_labelled(&config),
+        [
+            ("load-balancer.web[\"a\"]".into(), 5, "prod-a".into()),
+            ("load-balancer.web[\"b\"]".into(), 5, "prod-b".into()),
+        ]
+    );
+}
+
+#[test]
+fn a_later_layer_overrides_a_for_each_template_for_every_instance() {
+    let env = "[load-balancer.web]\nsize = 7\nfor-each = [\"a\"]\n";
+    let config = load(&[&[("base/a.toml", REUSING)], &[("env/b.toml", env)]]).unwrap();
+    let found = sized_and_labelled(&config);
+    assert_eq!(
+        found,
+        [("load-balancer.web[\"a\"]".into(), 7, "staging-a".into())]
+    );
+}
+
+#[test]
+fn an_inherited_value_of_a_later_layer_is_an_error_at_its_file_and_line() {
+    let env = "\n[defaults.load-balancer.test]\nsize = -1\n";
+    let error = load(&[&[("base/a.toml", REUSING)], &[("env/b.toml", env)]]).unwrap_err();
+    let lines = error.lines();
+    assert!(
+        lines[0].starts_with("env/b.toml:3:8: -1 is not a size (in load-balancer.web[\"a\"]"),
+        "{lines:?}"
+    );
 }

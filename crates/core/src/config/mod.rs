@@ -12,15 +12,19 @@
 mod backend;
 mod check;
 mod controller;
+mod defaults;
 mod diagnostics;
 mod files;
+mod for_each;
 mod ignore;
+mod interpolate;
 mod layers;
 mod moves;
 mod parse;
 mod pieces;
 mod raw;
 mod resolve;
+mod reuse;
 mod rewrite;
 mod schema;
 mod schema_path;
@@ -29,6 +33,7 @@ mod show;
 mod types;
 mod validate;
 mod values;
+mod variables;
 mod window;
 
 use std::path::{Path, PathBuf};
@@ -40,6 +45,7 @@ pub use section::ConfigSection;
 pub use show::show;
 pub use types::*;
 pub use values::duration as parse_duration;
+pub use variables::Variables;
 pub use window::Window;
 
 use diagnostics::Problems;
@@ -47,13 +53,15 @@ use files::SourceFile;
 
 /// Reads the config of `layers` (`-c base -c env/prod`), each a file or a directory whose
 /// skyplan `*.toml` files are merged; each later layer is laid over the ones before it (see
-/// `layers`). The providers' `sections` read their tables.
+/// `layers`). The providers' `sections` read their tables; `variables` are the values given
+/// to its `[variables]` from outside.
 pub fn load(
     layers: &[PathBuf],
+    variables: &Variables,
     sections: &'static [&'static dyn ConfigSection],
 ) -> Result<Config, ConfigError> {
     let (root, files) = read_layers(layers)?;
-    load_sources(root, files, sections)
+    load_sources(root, files, variables, sections)
 }
 
 /// [`load`], with one file more that is not written yet (`path`, `text`): a generated config,
@@ -62,6 +70,7 @@ pub fn load(
 pub fn load_with(
     layers: &[PathBuf],
     extra: (&Path, &str),
+    variables: &Variables,
     sections: &'static [&'static dyn ConfigSection],
 ) -> Result<Config, ConfigError> {
     let (root, mut files) = read_layers(layers)?;
@@ -78,7 +87,7 @@ pub fn load_with(
         Some(dir) => file.with_root(dir),
         None => file,
     });
-    load_sources(root, files, sections)
+    load_sources(root, files, variables, sections)
 }
 
 /// Reads a config given as `(path, text)` files, rooted at `root`: for tests of a provider's
@@ -92,7 +101,12 @@ pub fn load_texts(
         .iter()
         .map(|(path, text)| SourceFile::new(*path, text).with_root(root))
         .collect();
-    load_sources(root.to_path_buf(), vec![files], sections)
+    load_sources(
+        root.to_path_buf(),
+        vec![files],
+        &Variables::default(),
+        sections,
+    )
 }
 
 /// The files of every layer, and the config's root: the first layer's, where the state
@@ -121,18 +135,27 @@ fn read_layers(layers: &[PathBuf]) -> Result<(PathBuf, Vec<Vec<SourceFile>>), Co
 fn load_sources(
     root: PathBuf,
     mut layers: Vec<Vec<SourceFile>>,
+    variables: &Variables,
     sections: &'static [&'static dyn ConfigSection],
 ) -> Result<Config, ConfigError> {
     let started = std::time::Instant::now();
     let mut problems = Problems::default();
-    // One layer is read as it always was: its files in parallel pieces (issue 9).
+    // One layer is read as it always was: its files in parallel pieces (issue 9). Several are
+    // laid over each other as TOML first. Reuse (variables, defaults, for-each) is expanded
+    // on what that gives, before anything is deserialized.
     let layered = (layers.len() > 1).then(|| layers::Layered::new(std::mem::take(&mut layers)));
+    // Each file of one layer can show the place of a value its tables inherit from another's
+    // defaults (joined layers are one file, which can already).
+    let one_layer = match &layered {
+        Some(_) => vec![],
+        None => SourceFile::with_each_other(std::mem::take(&mut layers[0])),
+    };
     let raw = match &layered {
         Some(layered) => {
             let documents = layered.documents(&mut problems);
-            parse::parse_layered(&layered.file, documents, sections, &mut problems)
+            parse::parse_layered(&layered.file, documents, sections, variables, &mut problems)
         }
-        None => parse::parse(&layers[0], sections, &mut problems),
+        None => parse::parse(&one_layer, sections, variables, &mut problems),
     };
     let parsed = started.elapsed();
     validate::validate(&raw, &mut problems);

@@ -15,6 +15,7 @@ use super::raw::{
     RawDocument, RawKubernetesBackend, RawMaintenance, RawMoved, RawPostgres, RawRollout,
     RawSettings, RawUnrouted,
 };
+use super::reuse::Expanded;
 use super::section::{ConfigSection, Raw, Table};
 use crate::model::ResourceKind;
 use crate::parallel::map_in_parallel;
@@ -74,6 +75,8 @@ pub(super) struct SectionResource<'f> {
     /// Its `ignore-changes`, each entry where it is written: core's key in every provider's
     /// table, taken out before the section reads the rest.
     pub ignore_changes: Vec<Spanned<String>>,
+    /// The table as reuse made it, when that is not what the file writes.
+    pub written: Option<toml::Table>,
 }
 
 impl<'f> RawConfig<'f> {
@@ -127,41 +130,69 @@ impl<'f> RawConfig<'f> {
 }
 
 /// Sections whose tables hold named entries, each parsed on its own.
-const NAMED_SECTIONS: [&str; 4] = ["cluster", "load-balancer", "nodes", "provider"];
+pub(super) const NAMED_SECTIONS: [&str; 4] = ["cluster", "load-balancer", "nodes", "provider"];
 
 pub(super) fn parse<'f>(
     files: &'f [SourceFile],
     sections: Sections<'static>,
+    variables: &super::variables::Variables,
     problems: &mut Problems,
 ) -> RawConfig<'f> {
     let mut config = RawConfig {
         sections,
         ..RawConfig::default()
     };
-    for file in files {
-        let documents = parse_file(file, sections, problems);
-        config.merge_documents(file, documents, problems);
+    let roots = files
+        .iter()
+        .map(|file| parse_roots(file, problems))
+        .collect();
+    let (roots, expanded) = super::reuse::expand(files, roots, sections, variables, problems);
+    for (file, roots) in files.iter().zip(roots) {
+        let parsed = deserialize_roots(roots, sections, &expanded);
+        config.merge_documents(file, parsed, problems);
     }
     config
 }
 
 /// [`parse`] for documents parsed already, their spans into `file`: the layers of a config
-/// laid over each other (see `layers`), one document per file.
+/// laid over each other (see `layers`), one document per file. Reuse is expanded on the
+/// laid-over documents, so a later layer's `[variables]` and `[defaults…]` win key by key.
 pub(super) fn parse_layered<'f>(
     file: &'f SourceFile,
     documents: Vec<Spanned<DeTable<'f>>>,
     sections: Sections<'static>,
+    variables: &super::variables::Variables,
     problems: &mut Problems,
 ) -> RawConfig<'f> {
     let mut config = RawConfig {
         sections,
         ..RawConfig::default()
     };
-    for document in documents {
-        let parsed = deserialize_document(document, sections);
-        config.merge_documents(file, parsed, problems);
-    }
+    let (roots, expanded) = expand_layered(file, documents, sections, variables, problems);
+    let parsed = deserialize_roots(roots, sections, &expanded);
+    config.merge_documents(file, parsed, problems);
     config
+}
+
+/// The laid-over documents of joined files (`file`, see `layers`) with reuse expanded: the
+/// tables as the providers' sections read them.
+pub(super) fn expand_layered<'f>(
+    file: &'f SourceFile,
+    documents: Vec<Spanned<DeTable<'f>>>,
+    sections: Sections<'static>,
+    variables: &super::variables::Variables,
+    problems: &mut Problems,
+) -> (Vec<Root<'f>>, Expanded) {
+    let roots = (documents.into_iter())
+        .map(|document| Root {
+            span: document.span(),
+            table: document.into_inner(),
+        })
+        .collect();
+    let files = std::slice::from_ref(file);
+    let (mut roots, expanded) =
+        super::reuse::expand(files, vec![roots], sections, variables, problems);
+    (roots.pop().unwrap_or_default(), expanded)
 }
 
 impl<'f> RawConfig<'f> {
@@ -175,26 +206,45 @@ impl<'f> RawConfig<'f> {
             match document {
                 Ok(Document::Core(document)) => self.merge(file, *document, problems),
                 Ok(Document::Section(entry)) => self.merge_section(file, entry, problems),
-                Err(error) => problems.push_toml(file, &error),
+                Err(failed) => failed.report(file, problems),
             }
         }
     }
 }
 
-/// The file as partial documents, one per section or named entry; a syntax error is a
-/// problem and no document.
-fn parse_file(file: &SourceFile, sections: Sections, problems: &mut Problems) -> Vec<Parsed> {
-    let pieces = super::pieces::cut(&file.text, &NAMED_SECTIONS);
-    if pieces.len() > 1 {
-        if let Some(parsed) = parse_in_pieces(&file.text, pieces, sections) {
-            return parsed;
-        }
-    }
-    parse_whole(file, sections, problems)
+/// A file's top-level table, or one of its pieces: what `[variables]`, `[defaults]` and
+/// `for-each` are expanded in before the tables are deserialized.
+pub(super) struct Root<'f> {
+    pub span: Range<usize>,
+    pub table: DeTable<'f>,
 }
 
-/// The file parsed whole, on one thread; its sections and entries deserialized on every core.
+/// The file as partial documents, one per section or named entry; a syntax error is a
+/// problem and no document.
+#[cfg(test)]
+fn parse_file(file: &SourceFile, sections: Sections, problems: &mut Problems) -> Vec<Parsed> {
+    deserialize_roots(parse_roots(file, problems), sections, &Expanded::new())
+}
+
+/// The file parsed whole, its sections and entries deserialized on every core.
+#[cfg(test)]
 fn parse_whole(file: &SourceFile, sections: Sections, problems: &mut Problems) -> Vec<Parsed> {
+    deserialize_roots(whole_root(file, problems), sections, &Expanded::new())
+}
+
+/// The file's tables: in pieces parsed on every core when it is large, else whole.
+fn parse_roots<'f>(file: &'f SourceFile, problems: &mut Problems) -> Vec<Root<'f>> {
+    let pieces = super::pieces::cut(&file.text, &NAMED_SECTIONS);
+    if pieces.len() > 1 {
+        if let Some(roots) = roots_in_pieces(&file.text, pieces) {
+            return roots;
+        }
+    }
+    whole_root(file, problems)
+}
+
+/// The file parsed whole, on one thread.
+fn whole_root<'f>(file: &'f SourceFile, problems: &mut Problems) -> Vec<Root<'f>> {
     let (root, errors) = DeTable::parse_recoverable(&file.text);
     if !errors.is_empty() {
         for error in &errors {
@@ -202,20 +252,54 @@ fn parse_whole(file: &SourceFile, sections: Sections, problems: &mut Problems) -
         }
         return vec![];
     }
-    deserialize_document(root, sections)
-}
-
-/// A parsed file's sections and entries deserialized on every core.
-fn deserialize_document(root: Spanned<DeTable<'_>>, sections: Sections) -> Vec<Parsed> {
     let span = root.span();
-    map_in_parallel(
-        split(root.into_inner(), sections),
-        PARTS_PER_THREAD,
-        |part| deserialize(&span, part, sections),
-    )
+    vec![Root {
+        span,
+        table: root.into_inner(),
+    }]
 }
 
-type Parsed = Result<Document, toml::de::Error>;
+/// Every section and entry of the roots deserialized, on every core.
+fn deserialize_roots(roots: Vec<Root<'_>>, sections: Sections, expanded: &Expanded) -> Vec<Parsed> {
+    let parts: Vec<_> = (roots.into_iter())
+        .flat_map(|root| {
+            let span = root.span;
+            (split(root.table, sections, expanded).into_iter())
+                .map(move |part| (span.clone(), part))
+        })
+        .collect();
+    map_in_parallel(parts, PARTS_PER_THREAD, |(span, part)| {
+        deserialize(&span, part, sections)
+    })
+}
+
+type Parsed = Result<Document, Failed>;
+
+/// A part that did not deserialize, and the resource it was, if it was one: an error in a
+/// value it inherits names it.
+struct Failed {
+    error: toml::de::Error,
+    resource: Option<String>,
+}
+
+impl From<toml::de::Error> for Failed {
+    fn from(error: toml::de::Error) -> Self {
+        Failed {
+            error,
+            resource: None,
+        }
+    }
+}
+
+impl Failed {
+    fn report(&self, file: &SourceFile, problems: &mut Problems) {
+        let since = problems.count();
+        problems.push_toml(file, &self.error);
+        if let Some(resource) = &self.resource {
+            problems.name_inheritor(since, resource);
+        }
+    }
+}
 
 /// One part of a file, deserialized: core's sections, or a table of a provider's section.
 enum Document {
@@ -234,6 +318,8 @@ struct SectionEntry {
     provider: Range<usize>,
     ignore_changes: Vec<Spanned<String>>,
     raw: Raw,
+    /// The table as reuse made it, when that is not what the file writes.
+    written: Option<toml::Table>,
 }
 
 /// Which table of a section's provider a part is.
@@ -274,6 +360,8 @@ enum Part<'f> {
         value: Spanned<DeValue<'f>>,
         /// A resource table's `ignore-changes`, taken out of `value`.
         ignore_changes: Option<Spanned<DeValue<'f>>>,
+        /// Whether reuse made the table other than the file writes it.
+        expanded: bool,
     },
 }
 
@@ -281,7 +369,9 @@ fn deserialize(root_span: &Range<usize>, part: Part<'_>, sections: Sections) -> 
     match part {
         Part::Core(part) => {
             let root = Spanned::new(root_span.clone(), part);
-            RawDocument::deserialize(Deserializer::from(root)).map(|d| Document::Core(Box::new(d)))
+            RawDocument::deserialize(Deserializer::from(root))
+                .map(|d| Document::Core(Box::new(d)))
+                .map_err(Failed::from)
         }
         Part::Section {
             section,
@@ -290,16 +380,32 @@ fn deserialize(root_span: &Range<usize>, part: Part<'_>, sections: Sections) -> 
             provider,
             value,
             ignore_changes,
+            expanded,
         } => {
             let span = value.span();
+            let written = match expanded {
+                true => Some(toml::Table::deserialize(ValueDeserializer::from(
+                    value.clone(),
+                ))?),
+                false => None,
+            };
             let ignore_changes = match ignore_changes {
                 Some(list) => Vec::<Spanned<String>>::deserialize(ValueDeserializer::from(list))?,
                 None => vec![],
             };
             let table = ValueDeserializer::from(value);
             let raw = match slot {
-                Slot::Settings => sections[section].parse_settings(table),
-                Slot::Resource(kind) => sections[section].parse_resource(kind, table),
+                Slot::Settings => sections[section]
+                    .parse_settings(table)
+                    .map_err(Failed::from),
+                Slot::Resource(kind) => {
+                    sections[section]
+                        .parse_resource(kind, table)
+                        .map_err(|error| Failed {
+                            error,
+                            resource: Some(format!("{kind}.{key}")),
+                        })
+                }
             }?;
             Ok(Document::Section(SectionEntry {
                 section,
@@ -309,20 +415,17 @@ fn deserialize(root_span: &Range<usize>, part: Part<'_>, sections: Sections) -> 
                 provider,
                 ignore_changes,
                 raw,
+                written,
             }))
         }
     }
 }
 
-/// The file parsed piece by piece on every core, each piece's sections and entries
-/// deserialized where it was parsed; None — parse it whole — when a piece is not valid TOML
-/// on its own (the whole file's errors are the ones to report) or when two pieces write into
-/// the same table (which only the whole file's parse merges, or refuses, as TOML says).
-fn parse_in_pieces(
-    text: &str,
-    pieces: Vec<Range<usize>>,
-    sections: Sections,
-) -> Option<Vec<Parsed>> {
+/// The file parsed piece by piece on every core; None — parse it whole — when a piece is not
+/// valid TOML on its own (the whole file's errors are the ones to report) or when two pieces
+/// write into the same table (which only the whole file's parse merges, or refuses, as TOML
+/// says).
+fn roots_in_pieces(text: &str, pieces: Vec<Range<usize>>) -> Option<Vec<Root<'_>>> {
     let parsed = map_in_parallel(pieces, 1, |piece| {
         let offset = piece.start;
         let (root, errors) = DeTable::parse_recoverable(&text[piece]);
@@ -331,26 +434,21 @@ fn parse_in_pieces(
         }
         let span = root.span();
         let span = span.start + offset..span.end + offset;
-        let root = super::pieces::placed_at(root.into_inner(), offset);
-        let tables = tables_written(&root);
-        let documents: Vec<Parsed> = split(root, sections)
-            .into_iter()
-            .map(|part| deserialize(&span, part, sections))
-            .collect();
-        Some((tables, documents))
+        let table = super::pieces::placed_at(root.into_inner(), offset);
+        Some((tables_written(&table), Root { span, table }))
     });
     let parsed = parsed.into_iter().collect::<Option<Vec<_>>>()?;
     let mut seen = std::collections::HashSet::new();
-    let mut documents = Vec::with_capacity(parsed.iter().map(|(_, d)| d.len()).sum());
-    for (tables, parsed) in parsed {
+    let mut roots = Vec::with_capacity(parsed.len());
+    for (tables, root) in parsed {
         for table in tables {
             if !seen.insert(table) {
                 return None;
             }
         }
-        documents.extend(parsed);
+        roots.push(root);
     }
-    Some(documents)
+    Some(roots)
 }
 
 /// The tables a piece writes into: each top-level table, or for a named section each of its
@@ -381,7 +479,7 @@ const PARTS_PER_THREAD: usize = 256;
 /// An entry that belongs to a provider's section becomes a [`Part::Section`]; each
 /// `[[moved]]` entry is a part of its own too (`{moved = [a, b]}` becomes `{moved = [a]}`,
 /// `{moved = [b]}`).
-fn split<'f>(root: DeTable<'f>, sections: Sections) -> Vec<Part<'f>> {
+fn split<'f>(root: DeTable<'f>, sections: Sections, expanded: &Expanded) -> Vec<Part<'f>> {
     let mut parts = Vec::new();
     for (key, value) in root {
         let span = value.span();
@@ -404,7 +502,13 @@ fn split<'f>(root: DeTable<'f>, sections: Sections) -> Vec<Part<'f>> {
                             Slot::Resource(_) => without_ignore_changes(entry.1),
                             Slot::Settings => (entry.1, None),
                         };
+                        let name = entry.0.get_ref().to_string();
+                        let expanded = match slot {
+                            Slot::Resource(kind) => expanded.contains(&(kind, name)),
+                            Slot::Settings => false,
+                        };
                         parts.push(Part::Section {
+                            expanded,
                             section,
                             slot,
                             key: entry.0.get_ref().to_string(),
@@ -513,6 +617,9 @@ impl<'f> RawConfig<'f> {
             load_balancer,
             cluster,
             nodes,
+            // Taken out before the document is deserialized (`reuse.rs`).
+            variables: _,
+            defaults: _,
         } = document;
         let moved = moved.into_iter().map(|value| Sourced {
             file,
@@ -607,6 +714,7 @@ impl<'f> RawConfig<'f> {
             provider,
             ignore_changes,
             raw,
+            written,
         } = entry;
         let table = Table::new(file, span.clone(), raw);
         let kind = match slot {
@@ -630,6 +738,7 @@ impl<'f> RawConfig<'f> {
             table,
             provider,
             ignore_changes,
+            written,
         };
         self.section_resources.insert((kind, key), resource);
     }
@@ -719,7 +828,7 @@ mod tests {
         for document in parse(&file, &[&TestSection], &mut problems) {
             match document {
                 Ok(document) => documents.push(format!("{document:?}")),
-                Err(error) => problems.push_toml(&file, &error),
+                Err(failed) => failed.report(&file, &mut problems),
             }
         }
         documents.sort();

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_spanned::Spanned;
 
-use super::schema::{choice, entries};
+use super::schema::{choice, defaults, entries};
 use super::types::RolloutPer;
 use crate::model::Impact;
 
@@ -80,6 +80,20 @@ pub(super) struct RawDocument {
     #[serde(default)]
     #[schemars(schema_with = "entries")]
     pub nodes: Entries<RawUnrouted>,
+    /// Values referred to as ${var.NAME} in the string values of resource and provider
+    /// tables: NAME = "value". --var NAME=VALUE, --var-file FILE and SKYPLAN_VAR_NAME (in that
+    /// order of precedence) override them. Every variable must be used.
+    // Taken out of the document before it is deserialized (`reuse.rs`): here for the schema.
+    #[allow(dead_code)]
+    #[serde(default)]
+    pub variables: BTreeMap<String, String>,
+    /// Keys every resource table of a kind inherits unless it sets them:
+    /// [defaults.load-balancer.PROVIDER], [defaults.cluster.PROVIDER], [defaults.nodes]. A
+    /// table inherits key by key; an array is replaced whole.
+    #[allow(dead_code)]
+    #[serde(default)]
+    #[schemars(schema_with = "defaults")]
+    pub defaults: serde::de::IgnoredAny,
 }
 
 /// A resource table whose provider takes no table of its kind (or that names none): read only

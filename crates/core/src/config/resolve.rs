@@ -80,7 +80,14 @@ fn resources(config: &Config, raw: &RawConfig<'_>, problems: &mut Problems) -> V
             settings: config.providers.sections.get(section.provider()),
         };
         let mut found = Problems::default();
-        let mut resolved = section.resource(*kind, key, &resource.table, &context, &mut found);
+        // An instance of a `for-each` (`web["a"]`) is resolved under its cloud name (`web-a`),
+        // which its section derives cloud names from, and keeps its address.
+        let address = Address::new(*kind, key.clone());
+        let cloud_name = address.cloud_name();
+        let mut resolved =
+            section.resource(*kind, &cloud_name, &resource.table, &context, &mut found);
+        resolved.address = address;
+        found.name_inheritor(0, &resolved.address.to_string());
         let schema = &schemas[&(resource.section, *kind)];
         resolved.origin = origin(&resolved, section, resource, schema, &mut found);
         (resolved, found)
@@ -153,6 +160,7 @@ fn origin(
     let table = TableSource {
         section,
         file: file.clone(),
+        written: raw.written.clone(),
         schema: schema.clone(),
     };
     Origin::new(ignore_changes, table)

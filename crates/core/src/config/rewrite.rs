@@ -23,7 +23,10 @@ pub(super) fn resolve_with(
     address: &Address,
     values: &[(&str, &Value)],
 ) -> Result<ResourceSpec, String> {
-    let mut table = written_table(&source.file, address)?;
+    let mut table = match &source.written {
+        Some(table) => table.clone(),
+        None => written_table(&source.file, address)?,
+    };
     table.remove("ignore-changes");
     for (path, value) in values {
         let steps = schema_path::steps(&source.schema, path)
@@ -164,7 +167,9 @@ fn resolve(
         settings: config.providers.sections.get(section.provider()),
     };
     let mut problems = Problems::default();
-    let resource = section.resource(address.kind, &address.name, &table, &context, &mut problems);
+    // As the config stage resolves it: under its cloud name (see `resolve::resources`).
+    let cloud_name = address.cloud_name();
+    let resource = section.resource(address.kind, &cloud_name, &table, &context, &mut problems);
     let resource = problems.into_result(resource).map_err(|e| {
         e.problems()
             .iter()

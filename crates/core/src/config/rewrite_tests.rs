@@ -76,3 +76,22 @@ fn ignore_changes_is_checked_against_the_kind_at_its_place() {
     ));
     assert!(wrong_type[0].starts_with("a.toml:5:18:"), "{wrong_type:?}");
 }
+
+#[test]
+fn a_table_reuse_made_is_written_over_as_made_not_as_the_file_writes_it() {
+    let config = load_str(&format!(
+        "{TEST}[variables]\nlabel = \"from-variable\"\n\
+         [defaults.load-balancer.test]\nsize = 2\n\
+         [load-balancer.web]\nprovider = \"test\"\nfor-each = [\"a\"]\nlabel = \"${{var.label}}\"\n"
+    ))
+    .unwrap();
+    let instance: Address = r#"load-balancer.web["a"]"#.parse().unwrap();
+    let resource = config.resource(&instance).unwrap();
+    let made = ResourceSpec::new((2u32, "from-variable".to_string()));
+    assert_eq!(resource.spec, made);
+    let values = [("size", &json!(5))];
+    assert_eq!(
+        resource.origin.with_values(&config, &instance, &values),
+        Ok(ResourceSpec::new((5u32, "from-variable".to_string())))
+    );
+}

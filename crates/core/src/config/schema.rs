@@ -65,8 +65,13 @@ fn with_ignore_changes(root: &mut Value, resource: &mut Value) {
         Some(name) => &mut root["$defs"][name],
         None => resource,
     };
+    let for_each = serde_json::json!({
+        "description": "One resource per item, addressed KIND.NAME[\"KEY\"]: a list of keys (letters, digits and -) or a table of items; ${each.key} and ${each.value} / ${each.value.FIELD} in the table's string values.",
+        "type": ["array", "object"]
+    });
     if let Some(properties) = table.get_mut("properties").and_then(Value::as_object_mut) {
         properties.insert("ignore-changes".into(), ignore_changes);
+        properties.insert("for-each".into(), for_each);
     }
 }
 
@@ -112,6 +117,20 @@ pub fn choice<T: Choice>(_: &mut SchemaGenerator) -> Schema {
 /// names, and every provider has a section, which adds its tables (`plug`).
 pub(super) fn entries(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "object" })
+}
+
+/// `[defaults]`: per kind, per provider (but `nodes`, which names none), the keys of that
+/// kind's tables.
+pub(super) fn defaults(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "properties": {
+            "load-balancer": { "type": "object", "additionalProperties": { "type": "object" } },
+            "cluster": { "type": "object", "additionalProperties": { "type": "object" } },
+            "nodes": { "type": "object" }
+        },
+        "additionalProperties": false
+    })
 }
 
 /// A TCP/UDP port; kept as a plain integer while parsing so that 0 and 70000 get a clear

@@ -45,6 +45,13 @@ pub trait ConfigSection: Send + Sync {
         &[]
     }
 
+    /// The keys of its tables that hold credentials, each with where the credential comes
+    /// from instead (e.g. `("token", "the environment variable CLOUDSCALE_API_TOKEN")`):
+    /// `${var.…}` is refused there, as a secret never comes from a variable.
+    fn secret_keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
     /// Whether the provider has a `[provider.NAME]` table, which its resources then need.
     fn has_settings(&self) -> bool {
         true

@@ -16,6 +16,7 @@ use super::diagnostics::{ConfigError, Problems};
 use super::files::SourceFile;
 use super::layers::Layered;
 use super::section::ConfigSection;
+use super::variables::Variables;
 
 /// Keys whose value is never printed. The config refuses them (credentials live in the
 /// providers' own variables and files), and `show` prints a valid config only; this holds
@@ -33,16 +34,23 @@ const SECRET_KEYS: [&str; 6] = [
 /// problems); `origin` adds `# file:line` after each value.
 pub fn show(
     layers: &[PathBuf],
+    variables: &Variables,
     sections: &'static [&'static dyn ConfigSection],
     origin: bool,
 ) -> Result<String, ConfigError> {
-    super::load(layers, sections)?;
+    super::load(layers, variables, sections)?;
     let (_, files) = super::read_layers(layers)?;
     let layered = Layered::new(files);
     let mut problems = Problems::default();
+    let documents = layered.documents(&mut problems);
+    // As the providers read it: every variable, default and for-each instance expanded (each
+    // value keeping the span of the text it comes from); `[variables]` and `[defaults]` are
+    // taken out, being in the values now.
+    let (roots, _) =
+        super::parse::expand_layered(&layered.file, documents, sections, variables, &mut problems);
     let mut whole = DeTable::new();
-    for document in layered.documents(&mut problems) {
-        super::layers::lay_over(&mut whole, document.into_inner());
+    for root in roots {
+        super::layers::lay_over(&mut whole, root.table);
     }
     problems.into_result(())?;
     let printer = Printer {

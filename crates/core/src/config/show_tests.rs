@@ -26,7 +26,7 @@ const PROD: &str = "[load-balancer.a]\nsize = 3\n";
 #[test]
 fn the_layers_show_as_one_config_with_the_place_of_each_value() {
     let (dir, layers) = written(&[("base", "a.toml", BASE), ("prod", "b.toml", PROD)]);
-    let shown = show(&layers, &[&TestSection], true).unwrap();
+    let shown = show(&layers, &Variables::default(), &[&TestSection], true).unwrap();
     let shown = shown.replace(&format!("{}/", dir.path().display()), "");
     assert_eq!(
         shown,
@@ -40,7 +40,7 @@ fn the_layers_show_as_one_config_with_the_place_of_each_value() {
          [provider.test]\n\
          endpoint = \"embedded\"  # base/a.toml:2\n"
     );
-    let plain = show(&layers, &[&TestSection], false).unwrap();
+    let plain = show(&layers, &Variables::default(), &[&TestSection], false).unwrap();
     let reread: toml::Table = toml::from_str(&plain).unwrap();
     assert_eq!(reread["load-balancer"]["a"]["size"].as_integer(), Some(3));
 }
@@ -51,10 +51,37 @@ fn a_config_that_does_not_load_is_not_shown() {
         ("base", "a.toml", BASE),
         ("prod", "b.toml", "[load-balancer.a]\nsize = -1\n"),
     ]);
-    let error = show(&layers, &[&TestSection], true).unwrap_err();
+    let error = show(&layers, &Variables::default(), &[&TestSection], true).unwrap_err();
     assert!(
         error.lines()[0].ends_with("b.toml:2:8: -1 is not a size"),
         "{:?}",
         error.lines()
+    );
+}
+
+#[test]
+fn a_defaulted_and_a_variable_value_show_where_they_are_written() {
+    let base = "[provider.test]\nendpoint = \"embedded\"\n\
+                [variables]\nenv = \"staging\"\n\
+                [defaults.load-balancer.test]\nsize = 2\n\
+                [load-balancer.web]\nprovider = \"test\"\nfor-each = [\"a\"]\n\
+                label = \"${var.env}-${each.key}\"\n";
+    let prod = "[variables]\nenv = \"prod\"\n";
+    let (dir, layers) = written(&[("base", "a.toml", base), ("prod", "b.toml", prod)]);
+    let shown = show(&layers, &Variables::default(), &[&TestSection], true).unwrap();
+    let shown = shown.replace(&format!("{}/", dir.path().display()), "");
+    assert!(shown.contains("size = 2  # base/a.toml:6\n"), "{shown}");
+    assert!(
+        shown.contains("label = \"prod-a\"  # base/a.toml:10\n"),
+        "{shown}"
+    );
+    assert!(shown.contains("[load-balancer.'web[\"a\"]']\n"), "{shown}");
+    assert!(
+        shown.contains("provider = \"test\"  # base/a.toml:8\n"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("[variables]") && !shown.contains("[defaults"),
+        "{shown}"
     );
 }

@@ -57,6 +57,50 @@ impl Address {
     }
 }
 
+impl Address {
+    /// The address of one instance of a resource table with `for-each`:
+    /// `load-balancer.web["a"]`.
+    pub fn instance(kind: ResourceKind, name: &str, key: &str) -> Self {
+        Address::new(kind, instance_name(name, key))
+    }
+
+    /// The name a provider derives cloud names from: the table key, and for an instance of a
+    /// `for-each` the key and the instance's key joined by `-` (`web["a"]` is `web-a`), as
+    /// quotes and brackets are no part of a valid cloud name. An instance's key is letters,
+    /// digits and `-`, so two instances of one table never share one.
+    pub fn cloud_name(&self) -> String {
+        match split_instance(&self.name) {
+            Some((name, key)) => format!("{name}-{key}"),
+            None => self.name.clone(),
+        }
+    }
+}
+
+/// The name of the instance `key` of the table `name`: `web["a"]`.
+pub fn instance_name(name: &str, key: &str) -> String {
+    format!("{name}[\"{key}\"]")
+}
+
+/// `web["a"]` as `("web", "a")`; `None` for a name without an instance key.
+fn split_instance(name: &str) -> Option<(&str, &str)> {
+    let (name, rest) = name.split_once("[\"")?;
+    let key = rest.strip_suffix("\"]")?;
+    Some((name, key))
+}
+
+/// `web[a]` or `web['a']` (as a shell leaves `'web["a"]'` unquoted, or a user writes it) as
+/// the address spells it, `web["a"]`.
+fn normalized_instance(name: &str) -> String {
+    let Some((base, rest)) = name.split_once('[') else {
+        return name.to_string();
+    };
+    let Some(key) = rest.strip_suffix(']') else {
+        return name.to_string();
+    };
+    let key = key.trim_matches(|c| c == '"' || c == '\'');
+    instance_name(base, key)
+}
+
 impl fmt::Display for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}", self.kind, self.name)
@@ -91,7 +135,7 @@ impl FromStr for Address {
         if name.is_empty() {
             return Err(error());
         }
-        Ok(Address::new(kind, name))
+        Ok(Address::new(kind, normalized_instance(name)))
     }
 }
 
@@ -128,5 +172,29 @@ mod tests {
         );
         assert!("load-balancer.".parse::<Address>().is_err());
         assert!("hello".parse::<Address>().is_err());
+    }
+
+    #[test]
+    fn an_instance_address_round_trips_and_reads_without_quotes_too() {
+        let a = Address::instance(ResourceKind::LoadBalancer, "web", "a");
+        assert_eq!(a.to_string(), r#"load-balancer.web["a"]"#);
+        assert_eq!(r#"load-balancer.web["a"]"#.parse::<Address>().unwrap(), a);
+        assert_eq!("load-balancer.web[a]".parse::<Address>().unwrap(), a);
+        assert_eq!("load-balancer.web['a']".parse::<Address>().unwrap(), a);
+        assert_eq!(
+            r#"cluster.prod["lpg1.x"]"#.parse::<Address>().unwrap(),
+            Address::instance(ResourceKind::Cluster, "prod", "lpg1.x")
+        );
+    }
+
+    #[test]
+    fn cloud_names_of_instances_have_no_quotes_and_differ_by_key() {
+        let web = |key| Address::instance(ResourceKind::LoadBalancer, "web", key).cloud_name();
+        assert_eq!(web("a"), "web-a");
+        assert_ne!(web("a"), web("b"));
+        assert_eq!(
+            Address::new(ResourceKind::LoadBalancer, "web").cloud_name(),
+            "web"
+        );
     }
 }

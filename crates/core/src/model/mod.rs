@@ -42,6 +42,6 @@ mod address;
 mod impact;
 mod secret;
 
-pub use address::{Address, AddressParseError, ResourceKind};
+pub use address::{instance_name, Address, AddressParseError, ResourceKind};
 pub use impact::{Downtime, Impact};
 pub use secret::Secret;

@@ -248,3 +248,30 @@ fn ignore_changes_on_a_node_policy_is_refused_at_its_place() {
         ["a.toml:8:19: `ignore-changes` is not supported on node policies yet (nodes.web)"]
     );
 }
+
+#[test]
+fn node_policies_inherit_defaults_and_a_for_each_cluster_is_named_with_its_key() {
+    let text = "[defaults.nodes]\ncluster = 'fleet[\"a\"]'\nlabels = { tier = \"web\" }\n\
+                [cluster.fleet]\nprovider = \"kubernetes\"\nendpoint = \"embedded\"\nfor-each = [\"a\", \"b\"]\n\
+                [nodes.web]\nselector = \"node-role.kubernetes.io/worker\"\nlabels = { zone = \"lpg1\" }\n";
+    let config = load_str(text).unwrap();
+    let addresses: Vec<_> = (config.resources.iter())
+        .map(|r| r.address.to_string())
+        .collect();
+    assert_eq!(
+        addresses,
+        [
+            r#"cluster.fleet["a"]"#,
+            r#"cluster.fleet["b"]"#,
+            "nodes.web"
+        ]
+    );
+    let policy = &config.resources[2];
+    assert_eq!(
+        policy.depends_on,
+        [Address::instance(ResourceKind::Cluster, "fleet", "a")]
+    );
+    let spec: &NodePolicySpec = policy.spec.get().expect("a node policy");
+    assert_eq!(spec.labels["tier"], "web", "inherited key by key");
+    assert_eq!(spec.labels["zone"], "lpg1");
+}

@@ -28,6 +28,12 @@ impl ConfigSection for PhoenixnapConfig {
         crate::diff::PROVIDER
     }
 
+    fn secret_keys(&self) -> &'static [(&'static str, &'static str)] {
+        const CREDENTIALS: &str =
+            "PNAP_CLIENT_ID and PNAP_CLIENT_SECRET, or the CCM's cloud-sa.json (cloud-sa-json)";
+        &[("client-id", CREDENTIALS), ("client-secret", CREDENTIALS)]
+    }
+
     fn kinds(&self) -> &'static [ResourceKind] {
         &[ResourceKind::LoadBalancer]
     }

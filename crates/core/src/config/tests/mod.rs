@@ -2,6 +2,7 @@
 //! (`TestSection`): how the stage routes, checks and resolves a section's tables, core's own
 //! tables, and for each kind of error its message and position.
 
+mod reuse;
 mod section;
 
 use std::path::PathBuf;
@@ -11,12 +12,20 @@ use super::*;
 pub(super) use section::{LabSection, TestSection};
 
 pub(super) fn load_files(files: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    load_given(files, &Variables::default())
+}
+
+/// The files loaded with `variables` given from outside.
+pub(super) fn load_given(
+    files: &[(&str, &str)],
+    variables: &Variables,
+) -> Result<Config, ConfigError> {
     let root = PathBuf::from("cfg");
     let files: Vec<_> = files
         .iter()
         .map(|(path, text)| SourceFile::new(*path, text).with_root(&root))
         .collect();
-    load_sources(root, vec![files], &[&TestSection, &LabSection])
+    load_sources(root, vec![files], variables, &[&TestSection, &LabSection])
 }
 
 pub(super) fn load_str(text: &str) -> Result<Config, ConfigError> {

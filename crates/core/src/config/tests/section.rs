@@ -25,6 +25,9 @@ pub(in crate::config) struct TestSection;
 struct RawTestSettings {
     #[schemars(with = "Option<String>")]
     endpoint: Option<Spanned<String>>,
+    /// A credential: never from a variable.
+    #[allow(dead_code)]
+    secret: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -35,6 +38,8 @@ struct RawTestTable {
     size: Option<Spanned<i64>>,
     /// Controller mode on this cluster.
     ccm: Option<String>,
+    /// Text the spec holds, to see what a table's strings become.
+    label: Option<String>,
     #[serde(default)]
     #[allow(dead_code)]
     ports: Vec<RawTestPort>,
@@ -60,6 +65,10 @@ impl ConfigSection for TestSection {
 
     fn describe(&self, kind: ResourceKind) -> Option<&'static str> {
         (kind == ResourceKind::Cluster).then_some("a test cluster")
+    }
+
+    fn secret_keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[("secret", "the environment variable TEST_SECRET")]
     }
 
     fn parse_settings(&self, table: ValueDeserializer<'_>) -> Result<Raw, toml::de::Error> {
@@ -99,7 +108,10 @@ impl ConfigSection for TestSection {
             provider: raw.provider.clone(),
             location: table.location(),
             keys: KeyLocations::default(),
-            spec: ResourceSpec::new(size.unwrap_or(1)),
+            spec: match &raw.label {
+                Some(label) => ResourceSpec::new((size.unwrap_or(1), label.clone())),
+                None => ResourceSpec::new(size.unwrap_or(1)),
+            },
             depends_on: vec![],
             origin: Default::default(),
         }
@@ -257,7 +269,7 @@ fn a_section_s_values_and_rules_are_reported_where_they_are_written() {
         [
             "a.toml:5:8: -1 is not a size",
             "a.toml:8:8: too big",
-            "a.toml:11:1: unknown field `bogus`, expected one of `provider`, `size`, `ccm`, `ports`",
+            "a.toml:11:1: unknown field `bogus`, expected one of `provider`, `size`, `ccm`, `label`, `ports`",
         ]
     );
 }
