@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 
 use crate::support::{run, Project};
 
+/// The tests here watch the same checkout: one at a time, or each sees the other's lock files.
+static CHECKOUT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Every file under `dirs` (relative to `root`) with its contents.
 fn files(root: &Path, dirs: &[&str]) -> BTreeMap<PathBuf, Vec<u8>> {
     fn walk(root: &Path, dir: &Path, into: &mut BTreeMap<PathBuf, Vec<u8>>) {
@@ -49,6 +52,7 @@ fn changes(before: &BTreeMap<PathBuf, Vec<u8>>, after: &BTreeMap<PathBuf, Vec<u8
 
 #[test]
 fn validate_plan_and_drift_of_every_example_leave_the_checkout_as_it_was() {
+    let _alone = CHECKOUT.lock().unwrap_or_else(|p| p.into_inner());
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let watched = ["examples", "state"];
     // Every example: a directory of examples/ with a skyplan.toml (the README runs three).
@@ -78,5 +82,66 @@ fn validate_plan_and_drift_of_every_example_leave_the_checkout_as_it_was() {
                 args.join(" ")
             );
         }
+    }
+}
+
+/// The fleet example: each environment, the base and its layer, planned in place; a plan shows
+/// the base's three Services for it, named after it, with the layer's defaults.
+#[test]
+fn every_fleet_environment_plans_in_place_from_the_base_and_its_layer() {
+    let _alone = CHECKOUT.lock().unwrap_or_else(|p| p.into_inner());
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fleet = repo.join("examples/fleet");
+    let unused = Project::new();
+    for (env, zone, members) in [
+        ("staging", "lpg1", 2),
+        ("prod-lpg1", "lpg1", 4),
+        ("prod-rma1", "rma1", 4),
+    ] {
+        let layer = fleet.join("env").join(env);
+        let skyplan = |args: &[&str]| {
+            let before = files(repo, &["examples", "state"]);
+            let mut command = unused.command_with_config(&fleet.join("base"), &[]);
+            let out = run(command.arg("-c").arg(&layer).args(args));
+            let after = files(repo, &["examples", "state"]);
+            assert_eq!(
+                changes(&before, &after),
+                Vec::<String>::new(),
+                "{env} {args:?}"
+            );
+            out
+        };
+        let out = skyplan(&["plan", "--json"]);
+        assert_eq!(out.code, 0, "{env}: {out:?}");
+        let plan = out.json();
+        let changes = plan["changes"].as_array().expect("changes");
+        let addresses: Vec<&str> = (changes.iter())
+            .map(|c| c["address"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            addresses,
+            [
+                r#"load-balancer.service["api"]"#,
+                r#"load-balancer.service["grpc"]"#,
+                r#"load-balancer.service["web"]"#,
+            ],
+            "{env}"
+        );
+        let text = skyplan(&["plan"]).stdout;
+        assert!(
+            text.contains(&format!("create load balancer {env}-web")),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("create member 10.0.0.1").count(),
+            3 * members,
+            "{env}: {text}"
+        );
+        let shown = skyplan(&["config", "show"]).stdout;
+        assert!(
+            shown.contains(&format!("zone = \"{zone}\"")),
+            "{env}: {shown}"
+        );
+        assert_eq!(skyplan(&["validate"]).code, 0, "{env}");
     }
 }

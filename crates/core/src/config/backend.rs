@@ -73,10 +73,7 @@ const DEFAULT_LEASE_SECONDS: u32 = 15;
 /// Room for the Secrets' suffixes in a Kubernetes name and a label value (63 characters).
 const MAX_WORKSPACE_LEN: usize = 50;
 
-fn kubernetes(
-    raw: &Sourced<'_, RawKubernetesBackend>,
-    problems: &mut Problems,
-) -> Backend {
+fn kubernetes(raw: &Sourced<'_, RawKubernetesBackend>, problems: &mut Problems) -> Backend {
     let table = raw.get();
     let at = |span, message: String, help: &str| {
         Problem::at(raw.file, span, message).with_help(help.to_string())
@@ -134,10 +131,7 @@ fn kubernetes(
     let access = match in_cluster {
         true => KubernetesAccess::InCluster,
         false => KubernetesAccess::Kubeconfig {
-            path: table
-                .kubeconfig
-                .as_ref()
-                .map(|p| raw.file.path_value(p)),
+            path: table.kubeconfig.as_ref().map(|p| raw.file.path_value(p)),
             context: table.context.as_ref().map(|c| c.get_ref().clone()),
         },
     };

@@ -135,8 +135,12 @@ pub(super) fn verdict(change: &ChangeView) -> &'static str {
 }
 
 /// `Rollout: 3 waves of at most 2 disrupted (per zone); each change waits up to 300 s to be
-/// healthy.`, `… with no limit` without one, `…; no health gate.` without the gate.
+/// healthy.`, `… with no limit` without one, `…; no health gate.` without the gate; without
+/// waves, that there is nothing to roll out.
 pub(super) fn rollout_heading(rollout: &super::view::RolloutView) -> String {
+    if rollout.waves.is_empty() {
+        return "Rollout: no disruptive change, nothing to roll out.".to_string();
+    }
     let waves = super::counted(rollout.waves.len(), "wave");
     let limit = match rollout.max_disrupted {
         Some(n) => format!(" of at most {n} disrupted"),
@@ -163,6 +167,27 @@ mod tests {
             reason: reason.map(String::from),
             next_window: next.map(String::from),
         }
+    }
+
+    #[test]
+    fn a_rollout_without_waves_says_there_is_nothing_to_roll_out() {
+        let mut rollout = super::super::view::RolloutView {
+            max_disrupted: Some(1),
+            per: None,
+            health_timeout_s: Some(300),
+            waves: vec![],
+        };
+        let nothing = "Rollout: no disruptive change, nothing to roll out.";
+        assert_eq!(rollout_heading(&rollout), nothing);
+        rollout.waves.push(super::super::view::WaveView {
+            addresses: vec!["load-balancer.a".into()],
+            estimated_s: crate::model::Downtime::new(60, 120),
+            fits_window: true,
+        });
+        assert_eq!(
+            rollout_heading(&rollout),
+            "Rollout: 1 wave of at most 1 disrupted; each change waits up to 300 s to be healthy."
+        );
     }
 
     #[test]
