@@ -10,7 +10,6 @@ mod raw;
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::path::Path;
 
 use schemars::{json_schema, Schema, SchemaGenerator};
 use skyplan_core::config::section::{
@@ -51,7 +50,7 @@ impl ConfigSection for CloudscaleConfig {
         values::raw::<RawLoadBalancer>(table)
     }
 
-    fn settings(&self, _root: &Path, table: &Table<'_>, problems: &mut Problems) -> Opaque {
+    fn settings(&self, table: &Table<'_>, problems: &mut Problems) -> Opaque {
         Opaque::new(settings(table, problems))
     }
 

@@ -7,7 +7,6 @@ mod raw;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
-use std::path::Path;
 
 use schemars::SchemaGenerator;
 use serde_spanned::Spanned;
@@ -63,7 +62,7 @@ impl ConfigSection for CloudstackConfig {
         }
     }
 
-    fn settings(&self, _root: &Path, table: &Table<'_>, problems: &mut Problems) -> Opaque {
+    fn settings(&self, table: &Table<'_>, problems: &mut Problems) -> Opaque {
         Opaque::new(provider(table, problems))
     }
 

@@ -1,6 +1,8 @@
 //! The CloudStack section read through the whole config stage: clusters, load-balancer rules,
 //! the provider table, beside core's tables.
 
+use std::path::Path;
+
 use skyplan_core::config::{Config, ConfigError};
 
 use super::*;

@@ -39,7 +39,7 @@ pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problem
             backend: backend::backend(raw, problems),
         },
         providers: Providers {
-            sections: section_settings(&root, raw, problems),
+            sections: section_settings(raw, problems),
         },
         maintenance: raw.maintenance.as_ref().map(|m| maintenance(m, problems)),
         rollout: raw.rollout.as_ref().map(|r| rollout(r, problems)),
@@ -54,21 +54,19 @@ pub(super) fn resolve(root: PathBuf, raw: &RawConfig<'_>, problems: &mut Problem
 
 /// Each section's `[provider.NAME]`, resolved by its section.
 fn section_settings(
-    root: &Path,
     raw: &RawConfig<'_>,
     problems: &mut Problems,
 ) -> BTreeMap<&'static str, Opaque> {
     let mut settings = BTreeMap::new();
     for (&index, table) in &raw.section_settings {
         let section = raw.sections[index];
-        settings.insert(section.provider(), section.settings(root, table, problems));
+        settings.insert(section.provider(), section.settings(table, problems));
     }
     settings
 }
 
 /// Every resource, sorted by address.
 fn resources(config: &Config, raw: &RawConfig<'_>, problems: &mut Problems) -> Vec<Resource> {
-    let root = &config.root;
     // The bulk of a large config (thousands of load balancers): resolved on every core, each
     // with its own problems, by the section of its provider.
     let tables: Vec<_> = raw.section_resources.iter().collect();
@@ -76,7 +74,6 @@ fn resources(config: &Config, raw: &RawConfig<'_>, problems: &mut Problems) -> V
     let resolved = map_in_parallel(tables, RESOURCES_PER_THREAD, |((kind, key), resource)| {
         let section = raw.sections[resource.section];
         let context = Resolving {
-            root,
             settings: config.providers.sections.get(section.provider()),
         };
         let mut found = Problems::default();

@@ -163,7 +163,6 @@ fn resolve(
         .map_err(|e| e.message().to_string())?;
     let table = Table::new(&file, span, raw);
     let context = Resolving {
-        root: &config.root,
         settings: config.providers.sections.get(section.provider()),
     };
     let mut problems = Problems::default();

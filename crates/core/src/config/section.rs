@@ -12,7 +12,6 @@
 use std::any::Any;
 use std::fmt;
 use std::ops::Range;
-use std::path::Path;
 use std::sync::Arc;
 
 use schemars::{Schema, SchemaGenerator};
@@ -77,10 +76,9 @@ pub trait ConfigSection: Send + Sync {
     ) -> Result<Raw, toml::de::Error>;
 
     /// `[provider.NAME]` resolved: values checked (each bad one reported), defaults applied.
-    /// `root` is the config's directory (the first layer's); a path the table writes resolves
-    /// against its own file's directory instead ([`SourceFile::path_value`]), since layers may
-    /// lie in several.
-    fn settings(&self, _root: &Path, _table: &Table<'_>, _problems: &mut Problems) -> Opaque {
+    /// A path the table writes resolves against its own file's directory
+    /// ([`SourceFile::path_value`]), since layers may lie in several.
+    fn settings(&self, _table: &Table<'_>, _problems: &mut Problems) -> Opaque {
         Opaque::new(())
     }
 
@@ -122,9 +120,6 @@ pub trait ConfigSection: Send + Sync {
 
 /// What a section resolves a resource table with.
 pub struct Resolving<'a> {
-    /// The config's directory (the first layer's). A path the table writes resolves against
-    /// its own file's directory instead ([`SourceFile::path_value`]).
-    pub root: &'a Path,
     /// The provider's settings, when it has a `[provider.NAME]` table.
     pub settings: Option<&'a Opaque>,
 }

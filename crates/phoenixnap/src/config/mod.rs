@@ -5,8 +5,6 @@
 
 mod raw;
 
-use std::path::Path;
-
 use schemars::SchemaGenerator;
 use skyplan_core::config::section::{
     self, choice, endpoint, Checker, ConfigSection, Declared, Endpoint, Invalid, KeyLocations,
@@ -50,7 +48,7 @@ impl ConfigSection for PhoenixnapConfig {
         section::raw::<RawPnapLoadBalancer>(table)
     }
 
-    fn settings(&self, _root: &Path, table: &Table<'_>, problems: &mut Problems) -> Opaque {
+    fn settings(&self, table: &Table<'_>, problems: &mut Problems) -> Opaque {
         Opaque::new(settings(table, problems))
     }
 

@@ -3,7 +3,7 @@
 
 mod clusters;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use skyplan_core::config::{Config, ConfigError, SourceLocation};
 use skyplan_core::model::Impact;

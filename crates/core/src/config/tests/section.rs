@@ -4,7 +4,6 @@
 //! mode that can never converge, the schema.
 
 use std::ops::Range;
-use std::path::Path;
 
 use schemars::{JsonSchema, SchemaGenerator};
 use serde::Deserialize;
@@ -83,7 +82,7 @@ impl ConfigSection for TestSection {
         raw::<RawTestTable>(table)
     }
 
-    fn settings(&self, _root: &Path, table: &Table<'_>, _problems: &mut Problems) -> Opaque {
+    fn settings(&self, table: &Table<'_>, _problems: &mut Problems) -> Opaque {
         let settings: &RawTestSettings = table.get();
         Opaque::new(settings.endpoint.as_ref().map(|e| e.get_ref().clone()))
     }
