@@ -10,24 +10,13 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::api::Ref;
+use super::api::{LoadBalancer, Pool};
 use super::client::{CloudscaleClient, Error};
 use skyplan_core::provider::Health;
 use skyplan_core::state::ResourceState;
 
-#[derive(Debug, Clone, Deserialize)]
-struct LoadBalancer {
-    name: String,
-    status: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-struct Pool {
-    uuid: String,
-    name: String,
-    load_balancer: Ref,
-}
-
+/// A pool member as the gate reads it: `api::Member` leaves out `monitor_status`, which only
+/// the gate needs.
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct Member {
     name: String,
@@ -104,10 +93,11 @@ mod tests {
     use super::*;
 
     fn lb(status: &str) -> LoadBalancer {
-        LoadBalancer {
-            name: "web".into(),
-            status: status.into(),
-        }
+        serde_json::from_value(serde_json::json!({
+            "uuid": "lb-1", "name": "web", "flavor": {"slug": "lb-standard"},
+            "zone": {"slug": "lpg1"}, "status": status, "vip_addresses": [],
+        }))
+        .expect("a load balancer")
     }
 
     fn member(name: &str, monitor_status: &str) -> Member {
