@@ -9,6 +9,9 @@
 //! its diff, needs nothing of any provider, and is checked: the second plan must differ from
 //! the first only by what was ignored (and the consequences that went with it), or the plan
 //! fails saying which value cannot be kept — it never writes an ignored attribute silently.
+//! Where no config can say what the cloud has (a node policy: one label, a value per node),
+//! the provider plans with the ignored attributes left alone itself
+//! (`Provider::plan_keeping_ignored`), checked the same way.
 
 use std::collections::BTreeSet;
 
@@ -41,18 +44,23 @@ pub(crate) fn without_ignored(
     if ignored.is_empty() {
         return Ok((change, None));
     }
-    let spec = origin
-        .with_values(config, target.address, &live_values(&ignored))
-        .map_err(|why| cannot_keep(resource, &ignored, &why))?;
-    let kept_live = Resource {
-        spec,
-        ..resource.clone()
+    let planned = match provider.plan_keeping_ignored(target, refreshed, options) {
+        Some(planned) => planned?,
+        None => {
+            let spec = origin
+                .with_values(config, target.address, &live_values(&ignored))
+                .map_err(|why| cannot_keep(resource, &ignored, &why))?;
+            let kept_live = Resource {
+                spec,
+                ..resource.clone()
+            };
+            let again = Target {
+                resource: Some(&kept_live),
+                ..*target
+            };
+            provider.plan(&again, refreshed, options)?
+        }
     };
-    let again = Target {
-        resource: Some(&kept_live),
-        ..*target
-    };
-    let planned = provider.plan(&again, refreshed, options)?;
     check_again(resource, &ignored, &kept, &planned)?;
     let ignored = Ignored {
         address: target.address.clone(),

@@ -17,6 +17,7 @@ use super::connection::{ClusterConnection, Clusters};
 use super::embedded::EmbeddedClusters;
 use super::instances::{CloudInstance, CloudInstances};
 use super::metadata::{self, Cloud};
+use super::nodes::diff::nothing_left_alone;
 use super::nodes::impact::{rule, Change};
 use super::nodes::live::LiveNode;
 use super::nodes::{self, patch, PolicyInput};
@@ -169,7 +170,11 @@ impl KubernetesProvider {
                 .iter()
                 .filter(|t| t.address.kind == ResourceKind::Nodes)
                 .filter(|t| Self::cluster_of(t).as_ref() == Some(cluster))
-                .map(|t| nodes::plan(&self.policy_input(t, Some(live_nodes))))
+                .map(|t| {
+                    // As apply leaves them: what `ignore-changes` covers stays as it is.
+                    let ignored = |path: &str| ignored_by(t, path);
+                    nodes::plan(&self.policy_input(t, Some(live_nodes), &ignored))
+                })
                 .collect();
             let ops: Vec<super::ops::Op> = changes
                 .iter()
@@ -185,12 +190,14 @@ impl KubernetesProvider {
         &self,
         target: &Target<'a>,
         nodes: Option<&'a [LiveNode]>,
+        left_alone: &'a dyn Fn(&str) -> bool,
     ) -> PolicyInput<'a> {
         PolicyInput {
             address: target.address,
             desired: desired_policy(target),
             applied: applied_policy(target),
             nodes,
+            left_alone,
         }
     }
 
@@ -279,6 +286,11 @@ impl KubernetesProvider {
     }
 }
 
+/// Whether the target's `ignore-changes` covers the attribute at `path`.
+fn ignored_by(target: &Target<'_>, path: &str) -> bool {
+    target.resource.is_some_and(|r| r.origin.ignores(path))
+}
+
 fn desired_policy<'a>(target: &Target<'a>) -> Option<&'a NodePolicySpec> {
     target.resource?.spec.get()
 }
@@ -350,7 +362,8 @@ impl Provider for KubernetesProvider {
             ResourceKind::Cluster => Ok(plan_cluster(target)),
             ResourceKind::Nodes => {
                 let nodes = Live::of(refreshed)?.nodes_of(target);
-                Ok(nodes::plan(&self.policy_input(target, nodes)))
+                let input = self.policy_input(target, nodes, &nothing_left_alone);
+                Ok(nodes::plan(&input))
             }
             ResourceKind::LoadBalancer => Err(ProviderError::new(
                 target.address,
@@ -363,10 +376,31 @@ impl Provider for KubernetesProvider {
         let live = Live::of(refreshed)?;
         match target.address.kind {
             ResourceKind::Cluster => Ok(self.cluster_drift(target, live)),
-            _ => Ok(nodes::drift(
-                &self.policy_input(target, live.nodes_of(target)),
-            )),
+            _ => Ok(nodes::drift(&self.policy_input(
+                target,
+                live.nodes_of(target),
+                &nothing_left_alone,
+            ))),
         }
+    }
+
+    /// A node policy's ignored labels and taints differ from node to node, which no config
+    /// can write: the policy is planned leaving them as each node has them.
+    fn plan_keeping_ignored(
+        &self,
+        target: &Target,
+        refreshed: &Refreshed,
+        _options: &PlanOptions,
+    ) -> Option<Result<ResourceChange, ProviderError>> {
+        if target.address.kind != ResourceKind::Nodes {
+            return None;
+        }
+        let planned = Live::of(refreshed).map(|live| {
+            let ignored = |path: &str| ignored_by(target, path);
+            let input = self.policy_input(target, live.nodes_of(target), &ignored);
+            nodes::plan(&input)
+        });
+        Some(planned)
     }
 
     /// Nothing of the cluster is read: a cluster or a node policy is recorded as the config

@@ -232,3 +232,80 @@ fn sigterm_right_after_an_acknowledged_patch_keeps_it_in_the_world_file() {
     let text = world.to_string();
     assert!(text.contains("\"tier\":\"second\""), "{text}");
 }
+
+/// Sets a label on a node as someone else would, through the simulator's HTTP API.
+fn label_by_hand(sim: &KubeSim, node: &str, key: &str, value: &str) {
+    let url = format!("{}/api/v1/nodes/{node}", sim.url);
+    let patch = format!(r#"{{"metadata":{{"labels":{{"{key}":"{value}"}}}}}}"#);
+    let result = http::request("PATCH", &url)
+        .body("application/merge-patch+json", &patch)
+        .ok();
+    assert!(result.is_ok(), "{result:?}");
+}
+
+/// `ignore-changes = ["labels.tier"]`: each node keeps its own `tier` — planned for none,
+/// listed as ignored, written by no patch, no drift once others change it — while the policy's
+/// taint is applied as ever.
+#[test]
+fn an_ignored_label_is_left_as_each_node_has_it() {
+    let project = Project::new();
+    let sim = KubeSim::start(&project);
+    sim.write_kubeconfig(&project);
+    label_by_hand(&sim, "node-1", "tier", "api");
+    let config = policy(DEDICATED).replace(
+        "taints = [",
+        "ignore-changes = [\"labels.tier\"]\ntaints = [",
+    );
+    project.config(&config);
+
+    let plan = project.plan(&[]);
+    let change = web_change(&plan);
+    assert_eq!(
+        rows(change),
+        [
+            row("nodes.node-1.taints.dedicated:NoSchedule", "minimal"),
+            row("nodes.node-2.taints.dedicated:NoSchedule", "minimal"),
+        ]
+    );
+    assert_eq!(
+        change["operations"][0],
+        "patch node node-1: taints +dedicated=web:NoSchedule"
+    );
+    let ignored: Vec<(&str, &Value, &Value)> = (change["ignored"].as_array().unwrap().iter())
+        .map(|i| (i["path"].as_str().unwrap(), &i["before"], &i["after"]))
+        .collect();
+    assert_eq!(
+        ignored,
+        [
+            (
+                "nodes.node-1.labels.tier",
+                &Value::from("api"),
+                &Value::from("web")
+            ),
+            (
+                "nodes.node-2.labels.tier",
+                &Value::Null,
+                &Value::from("web")
+            ),
+        ]
+    );
+
+    let apply = project.apply(&[]);
+    assert_eq!(apply.code, 0, "{apply:?}");
+    assert!(
+        apply.stdout.contains("nodes.web: as predicted"),
+        "{apply:?}"
+    );
+    assert_eq!(sim.node("node-1")["metadata"]["labels"]["tier"], "api");
+    assert!(sim.node("node-2")["metadata"]["labels"]
+        .get("tier")
+        .is_none());
+    let out = project.run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(out.code, 0, "nothing left to plan: {out:?}");
+
+    label_by_hand(&sim, "node-2", "tier", "batch");
+    let out = project.run(&["drift"]);
+    assert_eq!(out.code, 0, "an ignored label is no drift: {out:?}");
+    let out = project.run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(out.code, 0, "nor a change: {out:?}");
+}

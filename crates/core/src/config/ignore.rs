@@ -20,6 +20,21 @@ pub struct IgnoredPath {
     pub path: String,
     /// Where the entry is written.
     pub location: SourceLocation,
+    /// For a kind planned per live object, the collection its attributes are under when the
+    /// path names an attribute of every object (`labels.tier` under `nodes`); `None` when it
+    /// is a whole attribute path.
+    pub on_each: Option<&'static str>,
+}
+
+impl IgnoredPath {
+    /// Whether the entry names the attribute at `path` or what contains it.
+    pub fn covers(&self, path: &str) -> bool {
+        match self.on_each {
+            None => covers(&self.path, path),
+            Some(collection) => on_some_object(collection, path)
+                .any(|below_object| covers(&self.path, below_object)),
+        }
+    }
 }
 
 /// The resource's `ignore-changes`, and the table it was resolved from.
@@ -41,7 +56,7 @@ impl Origin {
     /// it (`ports.http` covers `ports.http.algorithm`). The whole resource (an empty path: a
     /// creation or deletion) is never ignored.
     pub fn ignores(&self, path: &str) -> bool {
-        !path.is_empty() && (self.ignore_changes.iter()).any(|ignored| covers(&ignored.path, path))
+        !path.is_empty() && (self.ignore_changes.iter()).any(|ignored| ignored.covers(path))
     }
 
     /// The resource's spec with each `(path, value)` written into its table, resolved again by
@@ -73,6 +88,16 @@ impl Origin {
 fn covers(prefix: &str, path: &str) -> bool {
     path.strip_prefix(prefix)
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+}
+
+/// Each way of reading `path` as `COLLECTION.OBJECT.REST`, as REST: an object's name may hold
+/// dots (`ip-10-0-0-1.internal`), so every dot after the collection is a candidate.
+fn on_some_object<'p>(collection: &str, path: &'p str) -> impl Iterator<Item = &'p str> {
+    let objects = path
+        .strip_prefix(collection)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .unwrap_or_default();
+    (objects.match_indices('.')).map(move |(dot, _)| &objects[dot + 1..])
 }
 
 /// A resource table as written, with its section and the schema of its kind.
@@ -129,18 +154,38 @@ mod tests {
     #[test]
     fn the_whole_resource_is_never_ignored() {
         let origin = Origin {
-            ignore_changes: vec![IgnoredPath {
-                path: "zone".into(),
-                location: SourceLocation {
-                    file: Arc::from(std::path::Path::new("a.toml")),
-                    line: 1,
-                    column: 1,
-                },
-            }],
+            ignore_changes: vec![entry("zone", None)],
             table: None,
         };
         assert!(origin.ignores("zone"));
         assert!(!origin.ignores(""));
         assert!(!origin.ignores("zones"));
+    }
+
+    fn entry(path: &str, on_each: Option<&'static str>) -> IgnoredPath {
+        IgnoredPath {
+            path: path.into(),
+            location: SourceLocation {
+                file: Arc::from(std::path::Path::new("a.toml")),
+                line: 1,
+                column: 1,
+            },
+            on_each,
+        }
+    }
+
+    #[test]
+    fn a_path_on_each_object_covers_it_on_every_object_whatever_its_name() {
+        let label = entry("labels.tier", Some("nodes"));
+        assert!(label.covers("nodes.node-1.labels.tier"));
+        assert!(label.covers("nodes.ip-10-0-0-1.internal.labels.tier"));
+        assert!(!label.covers("nodes.node-1.labels.tiers"));
+        assert!(!label.covers("nodes.node-1.taints.tier:NoSchedule"));
+        assert!(!label.covers("labels.tier"), "only under the collection");
+        let taints = entry("taints", Some("nodes"));
+        assert!(taints.covers("nodes.node-2.taints.dedicated:NoSchedule"));
+        let one_node = entry("nodes.node-1.labels", None);
+        assert!(one_node.covers("nodes.node-1.labels.tier"));
+        assert!(!one_node.covers("nodes.node-2.labels.tier"));
     }
 }

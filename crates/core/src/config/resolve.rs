@@ -15,7 +15,7 @@ use super::parse::{RawConfig, SectionResource, Sourced};
 use super::raw::{RawMaintenance, RawRollout};
 use super::schema_path::{self, KindSchema};
 use super::section::ConfigSection;
-use super::section::{Opaque, Resolving};
+use super::section::{Opaque, PerObjectAttributes, Resolving};
 use super::types::{Config, Maintenance, Providers, Resource, Rollout, Settings};
 use super::values::{self, Invalid};
 use super::window::{Window, WINDOW_HELP};
@@ -122,18 +122,24 @@ fn origin(
 ) -> Origin {
     let file = raw.table.file;
     let mut ignore_changes = Vec::new();
+    let per_object = section.attributes_per_object(resource.address.kind);
     for path in &raw.ignore_changes {
-        // A node policy is planned per node (`nodes.NODE.labels.KEY`), and its apply patches
-        // each node whole from the policy: a path here could neither match its attributes nor
-        // keep a node's own value. Refused, rather than accepted and matched against nothing.
-        if resource.address.kind == ResourceKind::Nodes {
-            let message = format!(
-                "`ignore-changes` is not supported on node policies yet ({})",
-                resource.address
-            );
-            let help =
-                "it works on clusters and load balancers; a node policy's keys are all managed";
-            problems.push(Problem::at(file, path.span(), message).with_help(help));
+        if let Some(per_object) = per_object {
+            match per_object_path(&per_object, path.get_ref()) {
+                Ok(on_each) => ignore_changes.push(IgnoredPath {
+                    path: path.get_ref().clone(),
+                    location: file.location(&path.span()),
+                    on_each,
+                }),
+                Err(help) => {
+                    let message = format!(
+                        "`{}` is not an attribute of {}",
+                        path.get_ref(),
+                        resource.address
+                    );
+                    problems.push(Problem::at(file, path.span(), message).with_help(help));
+                }
+            }
             continue;
         }
         if schema_path::steps(schema, path.get_ref()).is_none() {
@@ -152,6 +158,7 @@ fn origin(
         ignore_changes.push(IgnoredPath {
             path: path.get_ref().clone(),
             location: file.location(&path.span()),
+            on_each: None,
         });
     }
     let table = TableSource {
@@ -161,6 +168,31 @@ fn origin(
         schema: schema.clone(),
     };
     Origin::new(ignore_changes, table)
+}
+
+/// An `ignore-changes` path of a kind planned per live object: `PATH` on every object (its
+/// collection returned) or `COLLECTION.OBJECT[.PATH]` on one (`None`: a whole attribute path).
+/// `Err` says how paths are spelled.
+fn per_object_path(
+    per_object: &PerObjectAttributes,
+    path: &str,
+) -> Result<Option<&'static str>, String> {
+    let collection = per_object.collection;
+    let Some(objects) = path.strip_prefix(collection) else {
+        return (per_object.check)(path).map(|()| Some(collection));
+    };
+    let Some(object_path) = objects.strip_prefix('.').filter(|o| !o.is_empty()) else {
+        return (per_object.check)(path).map(|()| Some(collection));
+    };
+    // One object: its name alone, or followed by a path below it (the name may hold dots).
+    let below_one = (object_path.match_indices('.'))
+        .any(|(dot, _)| (per_object.check)(&object_path[dot + 1..]).is_ok());
+    if below_one || (per_object.check)(object_path).is_err() {
+        return Ok(None);
+    }
+    Err(format!(
+        "`{collection}.{object_path}` would name an object called `{object_path}`; write `{object_path}` for every object"
+    ))
 }
 
 fn maintenance(raw: &Sourced<'_, RawMaintenance>, problems: &mut Problems) -> Maintenance {

@@ -114,8 +114,26 @@ pub trait ConfigSection: Send + Sync {
         None
     }
 
+    /// For a kind planned per live object rather than per key of its table (a node policy:
+    /// `nodes.NODE.labels.KEY`), how its attributes are named, which `ignore-changes` then
+    /// follows. `None`: the attributes are the table's keys, checked against its schema.
+    fn attributes_per_object(&self, _kind: ResourceKind) -> Option<PerObjectAttributes> {
+        None
+    }
+
     /// The JSON schema of its tables, generated with the config's generator.
     fn schema(&self, generator: &mut SchemaGenerator) -> SectionSchema;
+}
+
+/// The attributes of a kind planned per live object: `COLLECTION.OBJECT.PATH`
+/// (`nodes.node-1.labels.tier`). An `ignore-changes` entry names `PATH` on every object
+/// (`labels.tier`) or `COLLECTION.OBJECT[.PATH]` on one.
+#[derive(Clone, Copy)]
+pub struct PerObjectAttributes {
+    /// The first segment of every attribute path (`nodes`).
+    pub collection: &'static str,
+    /// Whether `PATH` names an attribute of one object; `Err` says how paths are spelled.
+    pub check: fn(&str) -> Result<(), String>,
 }
 
 /// What a section resolves a resource table with.

@@ -78,6 +78,19 @@ pub trait Provider: Send + Sync {
         options: &PlanOptions,
     ) -> Result<ResourceChange, ProviderError>;
 
+    /// [`Provider::plan`] with what the target's `ignore-changes` covers left as the cloud has
+    /// it, for a kind whose ignored values no config can write (a node policy: a label's value
+    /// differs from node to node). `None` (the default): core writes the cloud's values into
+    /// the resource's table and plans that. Either way core checks the result. Pure.
+    fn plan_keeping_ignored(
+        &self,
+        _target: &Target,
+        _refreshed: &Refreshed,
+        _options: &PlanOptions,
+    ) -> Option<Result<ResourceChange, ProviderError>> {
+        None
+    }
+
     /// What changed in the cloud behind skyplan's back, from the `refreshed` live state. Pure.
     fn drift(&self, target: &Target, refreshed: &Refreshed) -> Result<DriftCheck, ProviderError>;
 

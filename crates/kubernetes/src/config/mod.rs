@@ -11,8 +11,8 @@ use std::ops::Range;
 use schemars::SchemaGenerator;
 use serde_spanned::Spanned;
 use skyplan_core::config::section::{
-    self as values, Checker, ConfigSection, Declared, Invalid, Problem, Problems, Raw, Resolving,
-    Resource, ResourceSpec, SectionSchema, Table,
+    self as values, Checker, ConfigSection, Declared, Invalid, PerObjectAttributes, Problem,
+    Problems, Raw, Resolving, Resource, ResourceSpec, SectionSchema, Table,
 };
 use skyplan_core::model::{Address, ResourceKind};
 use toml::de::ValueDeserializer;
@@ -46,6 +46,14 @@ impl ConfigSection for KubernetesConfig {
 
     fn describe(&self, kind: ResourceKind) -> Option<&'static str> {
         (kind == ResourceKind::Cluster).then_some("an existing cluster skyplan connects to")
+    }
+
+    /// A node policy is planned per node: `nodes.NODE.labels.KEY`, `nodes.NODE.taints.ID`.
+    fn attributes_per_object(&self, kind: ResourceKind) -> Option<PerObjectAttributes> {
+        (kind == ResourceKind::Nodes).then_some(PerObjectAttributes {
+            collection: "nodes",
+            check: crate::nodes::diff::check_attribute_path,
+        })
     }
 
     fn parse_resource(

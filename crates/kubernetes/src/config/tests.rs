@@ -239,13 +239,44 @@ fn service_refs_are_namespace_and_name() {
 }
 
 #[test]
-fn ignore_changes_on_a_node_policy_is_refused_at_its_place() {
+fn ignore_changes_on_a_node_policy_names_each_nodes_attributes_or_one_nodes() {
+    let text = web(concat!(
+        "selector = \"a=b\"\nlabels = { tier = \"web\" }\n",
+        "ignore-changes = [\"labels.tier\", \"taints.dedicated:NoSchedule\", ",
+        "\"nodes.ip-10-0-0-1.internal\", \"nodes.node-1.labels\"]"
+    ));
+    let config = load_str(&text).unwrap();
+    let origin = &config.resources[1].origin;
+    let read: Vec<(&str, Option<&str>)> = (origin.ignore_changes.iter())
+        .map(|i| (i.path.as_str(), i.on_each))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            ("labels.tier", Some("nodes")),
+            ("taints.dedicated:NoSchedule", Some("nodes")),
+            ("nodes.ip-10-0-0-1.internal", None),
+            ("nodes.node-1.labels", None),
+        ]
+    );
+    assert!(origin.ignores("nodes.node-7.labels.tier"));
+    assert!(origin.ignores("nodes.ip-10-0-0-1.internal.taints.x:NoExecute"));
+    assert!(origin.ignores("nodes.node-1.labels.zone"));
+    assert!(!origin.ignores("nodes.node-2.labels.zone"));
+}
+
+#[test]
+fn an_ignore_changes_path_a_node_policy_has_not_is_refused_at_its_place() {
     let problems = errors(&web(
-        "selector = \"a=b\"\nlabels = { tier = \"web\" }\nignore-changes = [\"labels.tier\"]",
+        "selector = \"a=b\"\nignore-changes = [\"labels\", \"taints.dedicated\", \"colour\", \"nodes.labels.tier\"]",
     ));
     assert_eq!(
         problems,
-        ["a.toml:8:19: `ignore-changes` is not supported on node policies yet (nodes.web)"]
+        [
+            "a.toml:7:29: `taints.dedicated` is not an attribute of nodes.web",
+            "a.toml:7:49: `colour` is not an attribute of nodes.web",
+            "a.toml:7:59: `nodes.labels.tier` is not an attribute of nodes.web",
+        ]
     );
 }
 

@@ -19,6 +19,31 @@ pub struct Wanted<'a> {
     pub taints: &'a [TaintSpec],
     pub before_labels: Option<&'a BTreeMap<String, String>>,
     pub before_taints: Option<&'a [TaintSpec]>,
+    /// The attributes (`nodes.NODE.labels.KEY`) left as each node has them: neither changed
+    /// nor held to the plan (`ignore-changes`).
+    pub left_alone: &'a dyn Fn(&str) -> bool,
+}
+
+/// Leaves every attribute to the policy.
+pub fn nothing_left_alone(_: &str) -> bool {
+    false
+}
+
+/// Whether `path` names attributes of one node, as the plan spells them below
+/// `nodes.NODE.`: `labels`, `labels.KEY`, `taints`, `taints.KEY:EFFECT`.
+pub fn check_attribute_path(path: &str) -> Result<(), String> {
+    let well_formed = match path.split_once('.') {
+        None => path == "labels" || path == "taints",
+        Some(("labels", key)) => !key.is_empty(),
+        Some(("taints", id)) => id
+            .rsplit_once(':')
+            .is_some_and(|(key, effect)| !key.is_empty() && TaintEffect::parse(effect).is_some()),
+        Some(_) => false,
+    };
+    if well_formed {
+        return Ok(());
+    }
+    Err("a node policy's attributes are each node's `labels.KEY` and `taints.KEY:EFFECT` (as the plan spells them: `nodes.NODE.labels.KEY`); write `labels.tier` or `taints.dedicated:NoSchedule` for every node, `nodes.NODE.labels.tier` for one".into())
 }
 
 /// The changes on one node, and the patch (empty when the node already conforms).
@@ -28,9 +53,10 @@ pub fn diff_node(wanted: &Wanted<'_>, node: &LiveNode) -> (Vec<AttributeChange>,
         node: node.name.clone(),
         ..Op::default()
     };
+    let left_alone = |path: &str| (wanted.left_alone)(&node_path(node, path));
     for (key, value) in wanted.labels {
         let current = node.labels.get(key);
-        if current != Some(value) {
+        if current != Some(value) && !left_alone(&label_path(key)) {
             let before = current.map_or(Value::Null, |v| json!(v));
             changes.push(change(
                 node,
@@ -47,8 +73,8 @@ pub fn diff_node(wanted: &Wanted<'_>, node: &LiveNode) -> (Vec<AttributeChange>,
         let Some(current) = node.labels.get(key) else {
             continue;
         };
-        if !wanted.labels.contains_key(key) {
-            let path = label_path(key);
+        let path = label_path(key);
+        if !wanted.labels.contains_key(key) && !left_alone(&path) {
             changes.push(change(
                 node,
                 path,
@@ -62,7 +88,7 @@ pub fn diff_node(wanted: &Wanted<'_>, node: &LiveNode) -> (Vec<AttributeChange>,
     }
     for taint in wanted.taints {
         let current = node.taint(&taint.key, taint.effect);
-        if current == Some(taint) {
+        if current == Some(taint) || left_alone(&taint_path(&taint.id())) {
             continue;
         }
         let (kind, note) = match (taint.effect, current) {
@@ -83,7 +109,7 @@ pub fn diff_node(wanted: &Wanted<'_>, node: &LiveNode) -> (Vec<AttributeChange>,
         let Some(current) = node.taint(&old.key, old.effect) else {
             continue;
         };
-        if listed {
+        if listed || left_alone(&taint_path(&old.id())) {
             continue;
         }
         let kind = match old.effect {
@@ -109,19 +135,28 @@ pub fn diff_node(wanted: &Wanted<'_>, node: &LiveNode) -> (Vec<AttributeChange>,
 
 /// Every label and taint the policy manages on `node` — those it lists and those it set
 /// before — as the node holds them now: what apply checks is unchanged before it writes.
+/// A key left alone is not managed: its changes by others do not stop the patch.
 fn managed_keys(wanted: &Wanted<'_>, node: &LiveNode) -> ManagedKeys {
+    let managed = |path: String| !(wanted.left_alone)(&node_path(node, &path));
     let labels = wanted
         .labels
         .keys()
         .chain(wanted.before_labels.into_iter().flat_map(|l| l.keys()))
+        .filter(|key| managed(label_path(key)))
         .cloned();
     let taints = wanted
         .taints
         .iter()
         .chain(wanted.before_taints.into_iter().flatten())
         .map(TaintSpec::id)
+        .filter(|id| managed(taint_path(id)))
         .collect();
     ManagedKeys::read(labels, taints, node)
+}
+
+/// An attribute's path in the plan: `nodes.NODE.` and its path on the node.
+fn node_path(node: &LiveNode, path: &str) -> String {
+    format!("nodes.{}.{path}", node.name)
 }
 
 fn label_path(key: &str) -> String {
@@ -151,7 +186,7 @@ fn change(
 ) -> AttributeChange {
     let row = rule(kind);
     AttributeChange {
-        path: format!("nodes.{}.{path}", node.name),
+        path: node_path(node, &path),
         before,
         after,
         impact: row.impact,
@@ -206,6 +241,7 @@ mod tests {
             taints: &wanted_taints,
             before_labels: None,
             before_taints: None,
+            left_alone: &nothing_left_alone,
         };
         let (changes, op) = diff_node(&wanted, &node(&[("other", "x")], vec![]));
         let rows: Vec<(&str, Impact)> = changes
@@ -236,6 +272,7 @@ mod tests {
             taints: &wanted_taints,
             before_labels: Some(&wanted_labels),
             before_taints: Some(&wanted_taints),
+            left_alone: &nothing_left_alone,
         };
         let live = node(&[("tier", "web")], wanted_taints.to_vec());
         let (changes, op) = diff_node(&wanted, &live);
@@ -256,6 +293,7 @@ mod tests {
             taints: &[],
             before_labels: Some(&before_labels),
             before_taints: Some(&before_taints),
+            left_alone: &nothing_left_alone,
         };
         let live = node(
             &[("tier", "web"), ("old", "1"), ("theirs", "y")],
@@ -295,6 +333,7 @@ mod tests {
             taints: &wanted_taints,
             before_labels: None,
             before_taints: None,
+            left_alone: &nothing_left_alone,
         };
         let live = node(
             &[],

@@ -10,7 +10,7 @@ pub mod verify;
 
 use std::collections::BTreeMap;
 
-use diff::{diff_node, Wanted};
+use diff::{diff_node, nothing_left_alone, Wanted};
 use impact::{rule, Change};
 use live::{selected, LiveNode};
 
@@ -26,6 +26,8 @@ pub struct PolicyInput<'a> {
     pub desired: Option<&'a NodePolicySpec>,
     pub applied: Option<NodePolicySpec>,
     pub nodes: Option<&'a [LiveNode]>,
+    /// The attributes the plan leaves as each node has them (see [`Wanted::left_alone`]).
+    pub left_alone: &'a dyn Fn(&str) -> bool,
 }
 
 pub fn plan(input: &PolicyInput<'_>) -> ResourceChange {
@@ -41,6 +43,7 @@ pub fn plan(input: &PolicyInput<'_>) -> ResourceChange {
         taints: input.desired.map_or(&[], |d| &d.taints),
         before_labels: input.applied.as_ref().map(|a| &a.labels),
         before_taints: input.applied.as_ref().map(|a| a.taints.as_slice()),
+        left_alone: input.left_alone,
     };
     let Some(nodes) = input.nodes else {
         return unknown_nodes(change, input);
@@ -122,6 +125,7 @@ pub fn drift(input: &PolicyInput<'_>) -> DriftCheck {
         taints: &applied.taints,
         before_labels: None,
         before_taints: None,
+        left_alone: &nothing_left_alone,
     };
     let (attributes, _) = diff_selected(&wanted, applied, input.nodes.unwrap_or_default());
     DriftCheck::Compared(attributes)
@@ -180,6 +184,7 @@ mod tests {
             desired: Some(&desired),
             applied: None,
             nodes: Some(&nodes),
+            left_alone: &nothing_left_alone,
         };
         let change = plan(&input);
         assert_eq!(change.action, Action::Create);
@@ -214,6 +219,7 @@ mod tests {
             desired: None,
             applied: Some(applied),
             nodes: Some(&nodes),
+            left_alone: &nothing_left_alone,
         };
         let change = plan(&input);
         assert_eq!(change.action, Action::Delete);
@@ -239,6 +245,7 @@ mod tests {
             desired: Some(&desired),
             applied: None,
             nodes: None,
+            left_alone: &nothing_left_alone,
         };
         let change = plan(&input);
         assert_eq!(change.action, Action::Create);
@@ -264,6 +271,7 @@ mod tests {
             desired: None,
             applied: Some(applied),
             nodes: Some(&nodes),
+            left_alone: &nothing_left_alone,
         };
         let DriftCheck::Compared(changes) = drift(&input) else {
             panic!("compared")

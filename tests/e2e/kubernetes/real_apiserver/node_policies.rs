@@ -338,6 +338,55 @@ fn a_kubectl_edit_of_a_managed_taint_is_drift() {
     );
 }
 
+/// `ignore-changes = ["labels.team"]`: a label each node's owner sets is neither planned nor
+/// written — kubectl's value stays, a node without it does not get the config's — nor drift,
+/// while the policy's taint is applied; the patches hold only the taint.
+#[test]
+#[ignore = "needs kube-apiserver and kubectl: SKYPLAN_TEST_KUBECONFIG (.ci/run starts one)"]
+fn an_ignored_label_is_left_as_kubectl_set_it_on_each_node() {
+    let cluster = RealCluster::get();
+    let nodes = three_nodes(&cluster);
+    cluster.kubectl_ok(&["label", "node", &nodes[0], "team=api"]);
+    let policy = policy(&cluster, "team = \"web\"", &dedicated("web")).replace(
+        "taints = [",
+        "ignore-changes = [\"labels.team\"]\ntaints = [",
+    );
+    let project = cluster.project(&policy);
+
+    let plan = project.plan(&[]);
+    let web = change(&plan, "nodes.web");
+    let paths: Vec<&str> = (web["attributes"].as_array().unwrap().iter())
+        .map(|a| a["path"].as_str().unwrap())
+        .collect();
+    assert!(paths.iter().all(|p| p.contains(".taints.")), "{web:#}");
+    let ignored = web["ignored"].as_array().unwrap();
+    assert_eq!(ignored.len(), 3, "{web:#}");
+    assert_eq!(
+        ignored[0]["path"],
+        format!("nodes.{}.labels.team", nodes[0])
+    );
+    assert_eq!(ignored[0]["before"], "api");
+
+    let apply = project.apply(&[]);
+    assert_eq!(apply.code, 0, "{apply:?}");
+    assert!(
+        apply.stdout.contains("nodes.web: as predicted"),
+        "{apply:?}"
+    );
+    assert_eq!(cluster.node(&nodes[0])["metadata"]["labels"]["team"], "api");
+    for node in &nodes[1..] {
+        let labels = &cluster.node(node)["metadata"]["labels"];
+        assert!(labels.get("team").is_none(), "{labels}");
+        assert_eq!(cluster.taints(node), ["dedicated=web:NoSchedule"]);
+    }
+    let again = project.run(&["plan", "--detailed-exitcode"]);
+    assert_eq!(again.code, 0, "nothing left to plan: {again:?}");
+
+    cluster.kubectl_ok(&["label", "node", &nodes[1], "team=batch"]);
+    let out = project.run(&["drift", "--format", "json"]);
+    assert_eq!(out.code, 0, "an ignored label is no drift: {out:?}");
+}
+
 /// The attribute paths a drift report lists for `address`.
 fn drifted(report: &Value, address: &str) -> Vec<String> {
     let resources = report["resources"].as_array().cloned().unwrap_or_default();
