@@ -10,10 +10,10 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 
 use crate::config::{Config, SourceLocation};
-use crate::model::Address;
+use crate::model::{Address, Impact};
 use crate::parallel::map_in_parallel;
 use crate::plan::file::StateRef;
-use crate::plan::{Plan, ResourceChange};
+use crate::plan::{Action, Plan, ResourceChange};
 use crate::provider::{
     DriftCheck, ErrorKind, PlanOptions, Provider, ProviderError, Refreshed, Target,
 };
@@ -161,6 +161,10 @@ pub struct DriftOutcome {
     pub provider: String,
     pub location: Option<SourceLocation>,
     pub check: DriftCheck,
+    /// For a resource never applied, what a plan would do with it now (the cloud may already
+    /// hold an object it adopts and changes): its action and class, as `plan` says them.
+    /// `None` when it was applied, or its plan fails (the plan reports why).
+    pub first_apply: Option<(Action, Impact)>,
 }
 
 pub struct Workspace {
@@ -423,14 +427,17 @@ impl Workspace {
         for (name, targets) in by_provider {
             let refreshed = refreshes.of(name)?;
             for target in targets {
+                let provider = self.providers[name].as_ref();
+                let mut first_apply = None;
                 let check = match (target.resource, target.prior) {
                     // Configured but never applied: nothing skyplan made to compare, and never
-                    // "in sync" (whatever the cloud happens to hold).
-                    (Some(_), None) => DriftCheck::NotApplied,
-                    _ => drift_without_ignored(
-                        target.resource,
-                        self.providers[name].drift(target, refreshed)?,
-                    ),
+                    // "in sync" (whatever the cloud happens to hold). What applying it does is
+                    // read as `plan` reads it, so drift never says less than plan.
+                    (Some(_), None) => {
+                        first_apply = self.first_apply(provider, target, refreshed);
+                        DriftCheck::NotApplied
+                    }
+                    _ => drift_without_ignored(target.resource, provider.drift(target, refreshed)?),
                 };
                 // Gone from the config with nothing to compare: the plan's business (a
                 // removal), not drift.
@@ -442,11 +449,29 @@ impl Workspace {
                     provider: name.clone(),
                     location: target.resource.map(|r| r.location.clone()),
                     check,
+                    first_apply,
                 });
             }
         }
         outcomes.sort_by(|a, b| a.address.cmp(&b.address));
         Ok(outcomes)
+    }
+
+    /// The action and class of the plan of a target never applied, with its `ignore-changes`.
+    fn first_apply(
+        &self,
+        provider: &dyn Provider,
+        target: &Target<'_>,
+        refreshed: &Refreshed,
+    ) -> Option<(Action, Impact)> {
+        let options = PlanOptions::default();
+        let change = (provider.plan(target, refreshed, &options))
+            .and_then(|change| {
+                without_ignored(&self.config, provider, target, refreshed, &options, change)
+            })
+            .ok()?
+            .0;
+        Some((change.action, change.impact()))
     }
 
     /// Takes the cloud object `id` under management as `address` (which the config declares):

@@ -8,6 +8,8 @@ use super::super::repository::RepositoryPaths;
 use super::super::{colour, exit};
 use super::plan::style;
 use super::{load, open, ConfigSource};
+use crate::model::Impact;
+use crate::plan::Action;
 use crate::provider::DriftCheck;
 use crate::render::{
     render_drift_github, render_drift_json, render_drift_junit, render_drift_markdown,
@@ -47,6 +49,28 @@ pub(super) async fn drift(
     })
 }
 
+/// What applying a resource never applied does, as the whole resource's item: the cloud may
+/// already hold an object apply takes over (and changes, or is refused to change).
+fn first_apply((action, impact): (Action, Impact)) -> DriftItem {
+    let reason = match (action, impact) {
+        (Action::Update | Action::Replace, Impact::Forbidden) => {
+            "the cloud already has it, and changing it as configured is forbidden: apply holds it back (`skyplan plan` says why)"
+        }
+        (Action::Create, _) => "apply creates it",
+        (Action::NoOp, _) => "the cloud already has it as configured: apply records it in the state",
+        (Action::Update, _) => "the cloud already has it: apply takes it over and changes it in place",
+        (Action::Replace, _) => "the cloud already has it: apply replaces it",
+        (Action::Delete, _) => "apply deletes it",
+    };
+    DriftItem {
+        path: String::new(),
+        expected: serde_json::Value::Null,
+        actual: serde_json::Value::Null,
+        impact,
+        reason: reason.to_string(),
+    }
+}
+
 /// The report of every resource in the config or the state, located in the config where it
 /// still is, by its path in the repository (what GitHub annotations resolve).
 fn drift_report(outcomes: Vec<DriftOutcome>, paths: &RepositoryPaths) -> DriftReport {
@@ -54,7 +78,10 @@ fn drift_report(outcomes: Vec<DriftOutcome>, paths: &RepositoryPaths) -> DriftRe
         .into_iter()
         .map(|outcome| {
             let (status, items) = match outcome.check {
-                DriftCheck::NotApplied => (DriftStatus::NotApplied, vec![]),
+                DriftCheck::NotApplied => {
+                    let items = outcome.first_apply.map(first_apply).into_iter().collect();
+                    (DriftStatus::NotApplied, items)
+                }
                 DriftCheck::Missing => (DriftStatus::Missing, vec![]),
                 DriftCheck::Compared(attributes) => {
                     let items: Vec<DriftItem> = attributes

@@ -143,7 +143,9 @@ fn text(plan: &Plan, config: &Config) -> String {
             (None, None, DriftedStatus::Missing) => {
                 "left in the state: a plan creates it again".to_string()
             }
-            (None, None, _) => "left: not in the state, apply creates it".to_string(),
+            (None, None, _) => {
+                "left: never applied, `skyplan plan` shows what apply does".to_string()
+            }
         };
         out.push_str(&format!("{}: {outcome}\n", drifted.address));
     }

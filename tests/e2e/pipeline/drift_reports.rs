@@ -175,3 +175,42 @@ fn a_configured_resource_never_applied_is_reported_as_not_applied() {
         "{github:?}"
     );
 }
+
+/// A resource never applied whose object the cloud already holds: drift says what applying it
+/// does with the class `plan` gives — here a forbidden flavor change, never "none".
+#[test]
+fn a_never_applied_resource_drifts_with_the_class_plan_gives_it() {
+    let project = crate::support::Project::new();
+    let web = |flavor: &str| {
+        format!(
+            "[provider.cloudscale]\nendpoint = \"embedded\"\n\n\
+             [load-balancer.web]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\nflavor = \"{flavor}\"\n\
+             members = [\"10.0.0.11\"]\n\n\
+             [[load-balancer.web.ports]]\nname = \"http\"\nport = 80\nnode-port = 30080\n"
+        )
+    };
+    project.config(&web("lb-standard"));
+    project.apply_ok();
+    let forgot = project.run(&["state", "rm", "load-balancer.web"]);
+    assert_eq!(forgot.code, 0, "{forgot:?}");
+    project.config(&web("lb-large"));
+
+    let plan = project.plan(&[]);
+    let planned = &plan["changes"][0];
+    assert_eq!(planned["impact"], "forbidden", "{plan:#}");
+    let json = project.run(&["drift", "--format", "json"]);
+    assert_eq!(json.code, 2, "{json:?}");
+    let report = json.json();
+    let resource = &report["resources"][0];
+    assert_eq!(resource["status"], "not-applied", "{report:#}");
+    assert_eq!(resource["impact"], planned["impact"], "{report:#}");
+    let text = project.run(&["drift"]);
+    assert!(
+        text.stdout
+            .contains("not applied: in the config but never applied; restoring it is forbidden")
+            && text
+                .stdout
+                .contains("changing it as configured is forbidden"),
+        "{text:?}"
+    );
+}

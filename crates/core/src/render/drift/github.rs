@@ -44,8 +44,10 @@ pub fn render_drift_github(report: &DriftReport) -> String {
 
 fn message(resource: &DriftResource, item: &DriftItem) -> String {
     match resource.status {
-        DriftStatus::Missing => format!("{}: {}", resource.verdict(), item.one_line()),
-        DriftStatus::Drifted | DriftStatus::InSync | DriftStatus::NotApplied => item.one_line(),
+        DriftStatus::Missing | DriftStatus::NotApplied => {
+            format!("{}: {}", resource.verdict(), item.one_line())
+        }
+        DriftStatus::Drifted | DriftStatus::InSync => item.one_line(),
     }
 }
 

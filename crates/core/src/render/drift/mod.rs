@@ -124,9 +124,7 @@ impl DriftResource {
                 n => format!("{n} attributes drifted"),
             },
             DriftStatus::Missing => "missing: deleted outside skyplan".to_string(),
-            DriftStatus::NotApplied => {
-                "not applied: in the config but never applied (apply makes it)".to_string()
-            }
+            DriftStatus::NotApplied => "not applied: in the config but never applied".to_string(),
         }
     }
 }
