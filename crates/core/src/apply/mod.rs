@@ -39,7 +39,7 @@ pub enum ApplyError {
     Refused(Vec<String>),
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
-    #[error("{} of {} resources failed: {}{}", .failed.len(), .total, summarize(.failed), stopped(*.not_started))]
+    #[error("{} of {} failed: {}{}", .failed.len(), crate::render::counted(*.total, "resource"), summarize(.failed), stopped(*.not_started))]
     Failed {
         failed: Vec<ProviderError>,
         total: usize,

@@ -64,7 +64,7 @@ pub fn window_duration(change: &ResourceChange, durations: &Durations) -> (Durat
         ),
         None => (
             estimated_duration(change),
-            format!("it may take up to {}", change.downtime()),
+            format!("it may take {}", change.downtime()),
         ),
     }
 }

@@ -51,7 +51,7 @@ fn inside_a_window_they_run_if_they_fit() {
     let held = check(&pools(), "2026-11-28T03:59:00Z", &Durations::default()).expect("held");
     assert_eq!(
         held.why,
-        "it may take up to 60-120 s and would outlast the open window"
+        "it may take 60-120 s and would outlast the open window"
     );
     assert_eq!(
         held.opens.as_ref().unwrap().at.to_string(),
