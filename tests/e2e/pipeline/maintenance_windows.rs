@@ -138,6 +138,15 @@ fn the_plan_says_which_changes_wait_for_which_window() {
             .contains("! apply will hold back 1 of 2 changes (load-balancer.web) and do the rest."),
         "{text:?}"
     );
+    let api = text
+        .stdout
+        .split("load-balancer.api")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        api.contains("    ✓ apply may do it now (the maintenance policy allows it)"),
+        "each change of the text plan says whether apply may do it now: {text:?}"
+    );
 
     // Inside the window, nothing waits.
     let inside = project.plan(&["--now", SATURDAY_0230]);

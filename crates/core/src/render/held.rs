@@ -60,10 +60,14 @@ impl PlanView {
     }
 }
 
-/// The line under a change apply holds back.
+/// The line under a change apply holds back; under one the maintenance policy lets apply do
+/// now, that it may (so each change of a plan with windows says which it is).
 pub(super) fn held_line(change: &ChangeView) -> Option<String> {
-    let reason = change.held_back.as_ref()?;
-    Some(format!("    ! held back: {reason}"))
+    if let Some(reason) = &change.held_back {
+        return Some(format!("    ! held back: {reason}"));
+    }
+    let now = change.window.as_ref().is_some_and(|w| w.now);
+    now.then(|| "    ✓ apply may do it now (the maintenance policy allows it)".to_string())
 }
 
 /// The plan's last line when apply holds something back.
