@@ -131,8 +131,21 @@ fn print(plan: &Plan, text: Option<String>, json: bool) -> Result<(), Report> {
 
 /// The drift as `skyplan drift` shows it, then what apply records of each resource.
 fn text(plan: &Plan, config: &Config) -> String {
+    // Every resource of the plan, so the summary counts those in sync as `skyplan drift` does.
+    let drifted: Vec<DriftResource> = plan.drift.iter().map(|d| resource(d, config)).collect();
+    let in_sync = (plan.changes.iter())
+        .filter(|c| !plan.drift.iter().any(|d| d.address == c.address))
+        .map(|c| DriftResource {
+            address: c.address.to_string(),
+            provider: c.provider.clone(),
+            file: std::path::PathBuf::new(),
+            line: 1,
+            column: 1,
+            status: DriftStatus::InSync,
+            items: Vec::new(),
+        });
     let report = DriftReport {
-        resources: plan.drift.iter().map(|d| resource(d, config)).collect(),
+        resources: drifted.into_iter().chain(in_sync).collect(),
         unmanaged: None,
     };
     let mut out = render_drift_text(&report, style());

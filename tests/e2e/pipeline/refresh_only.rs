@@ -64,6 +64,12 @@ fn refresh_only_plans_no_change_and_lists_the_drift() {
     );
     assert!(
         text.stdout
+            .contains("Drift: 1 drifted, 0 missing, 0 not applied, 1 in sync;"),
+        "counted as `skyplan drift` counts: {}",
+        text.stdout
+    );
+    assert!(
+        text.stdout
             .contains("allowed-cidrs: expected [], actual [\"0.0.0.0/0\"]"),
         "{}",
         text.stdout

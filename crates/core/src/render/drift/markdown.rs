@@ -44,10 +44,13 @@ fn render_resource(out: &mut String, resource: &DriftResource) {
     );
     let _ = writeln!(
         out,
-        "Provider {}, defined at {}; restoring it is **{}**.\n",
+        "Provider {}, defined at {}; {}.\n",
         code(&resource.provider),
         code(&resource.location()),
-        resource.impact()
+        match resource.class_unknown() {
+            true => text(super::PLAN_SAYS),
+            false => format!("restoring it is **{}**", resource.impact()),
+        }
     );
     let (whole, attributes): (Vec<&DriftItem>, Vec<&DriftItem>) =
         resource.items.iter().partition(|i| i.is_whole_resource());

@@ -110,6 +110,13 @@ impl DriftResource {
             .unwrap_or_default()
     }
 
+    /// A resource never applied whose plan is not known here (a refresh-only plan reads
+    /// none): the report says where to read what applying it does, never a class it might not
+    /// have.
+    pub(super) fn class_unknown(&self) -> bool {
+        self.status == DriftStatus::NotApplied && self.items.is_empty()
+    }
+
     /// `file:line:column`, the way compilers and editors point at a place.
     fn location(&self) -> String {
         format!("{}:{}:{}", self.file.display(), self.line, self.column)
@@ -152,6 +159,10 @@ impl DriftItem {
     }
 }
 
+/// What the report says instead of a class it does not know (see
+/// [`DriftResource::class_unknown`]).
+const PLAN_SAYS: &str = "`skyplan plan` says what applying it does";
+
 /// The one-sentence summary every format ends or starts with.
 fn summary(report: &DriftReport) -> String {
     let total = report.resources.len();
@@ -170,13 +181,32 @@ fn summary(report: &DriftReport) -> String {
             super::counted(total, "resource")
         );
     }
+    let unknown = report
+        .resources
+        .iter()
+        .filter(|r| r.class_unknown())
+        .count();
+    let restoring = match unknown {
+        0 => format!("restoring the configuration is {}", report.impact()),
+        1 if report.drifted().all(DriftResource::class_unknown) => PLAN_SAYS.to_string(),
+        _ if report.drifted().all(DriftResource::class_unknown) => {
+            "`skyplan plan` says what applying them does".to_string()
+        }
+        1 => format!(
+            "restoring the rest is {}; `skyplan plan` says what applying the resource never applied does",
+            report.impact()
+        ),
+        n => format!(
+            "restoring the rest is {}; `skyplan plan` says what applying the {n} resources never applied does",
+            report.impact()
+        ),
+    };
     format!(
-        "Drift: {} drifted, {} missing, {} not applied, {} in sync{unmanaged}; restoring the configuration is {}.",
+        "Drift: {} drifted, {} missing, {} not applied, {} in sync{unmanaged}; {restoring}.",
         report.count(DriftStatus::Drifted),
         report.count(DriftStatus::Missing),
         report.count(DriftStatus::NotApplied),
         report.count(DriftStatus::InSync),
-        report.impact()
     )
 }
 

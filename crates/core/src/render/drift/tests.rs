@@ -127,7 +127,7 @@ fn a_resource_never_applied_is_drift_counted_on_its_own() {
     let text = render_drift_text(&report, Style::Plain);
     assert!(!text.contains("No drift"), "{text}");
     assert!(
-        text.ends_with("Drift: 0 drifted, 0 missing, 1 not applied, 1 in sync; restoring the configuration is none.\n"),
+        text.ends_with("Drift: 0 drifted, 0 missing, 1 not applied, 1 in sync; `skyplan plan` says what applying it does.\n"),
         "{text}"
     );
     assert!(text.contains("+ load-balancer.cart"), "{text}");

@@ -39,15 +39,23 @@ fn render_resource(out: &mut String, paint: &Painter, resource: &DriftResource) 
     let header = paint.paint(Ansi::new().bold(), format!("{symbol} {}", resource.address));
     let _ = writeln!(
         out,
-        "{header} {}: {}; restoring it is {}",
+        "{header} {}: {}; {}",
         paint.dim(format!("({})", resource.location())),
         resource.verdict(),
-        paint.impact(resource.impact())
+        restoring(paint, resource)
     );
     for item in &resource.items {
         render_item(out, paint, item);
     }
     out.push('\n');
+}
+
+/// `restoring it is CLASS` with the class painted, or the words for a class not known here.
+fn restoring(paint: &Painter, resource: &DriftResource) -> String {
+    match resource.class_unknown() {
+        true => super::PLAN_SAYS.to_string(),
+        false => format!("restoring it is {}", paint.impact(resource.impact())),
+    }
 }
 
 fn render_item(out: &mut String, paint: &Painter, item: &DriftItem) {
