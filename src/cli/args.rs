@@ -35,17 +35,18 @@ pub struct Cli {
         value_name = "PATH"
     )]
     pub config: Vec<PathBuf>,
-    #[command(flatten)]
-    pub variables: VariableArgs,
     /// More detail on stderr (-v: info, -vv: debug).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    #[command(flatten)]
+    pub variables: VariableArgs,
     #[command(subcommand)]
     pub command: Command,
 }
 
 /// Values for the config's `[variables]`, on every command that reads the config.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Config variables")]
 pub struct VariableArgs {
     /// A variable's value, NAME=VALUE (repeatable): wins over --var-file, SKYPLAN_VAR_NAME and
     /// the config's [variables].
