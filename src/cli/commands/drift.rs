@@ -13,7 +13,7 @@ use crate::plan::Action;
 use crate::provider::DriftCheck;
 use crate::render::{
     render_drift_github, render_drift_json, render_drift_junit, render_drift_markdown,
-    render_drift_text, DriftItem, DriftReport, DriftResource, DriftStatus,
+    render_drift_text, DriftItem, DriftReport, DriftResource, DriftStatus, Places,
 };
 use crate::workspace::DriftOutcome;
 
@@ -30,6 +30,11 @@ pub(super) async fn drift(
         false => workspace.drift().await.map(|o| (o, None)),
     };
     let paths = RepositoryPaths::for_config(&workspace.config.root);
+    // Only the GitHub format points at keys: a large config's positions are not copied else.
+    let places = match format {
+        DriftFormat::Github => Places::from_config(&workspace.config, |file| paths.relative(file)),
+        _ => Places::default(),
+    };
     workspace.close().await.reported()?;
     let (outcomes, found) = checked.reported()?;
     let mut report = drift_report(outcomes, &paths);
@@ -39,7 +44,7 @@ pub(super) async fn drift(
         DriftFormat::Json => render_drift_json(&report),
         DriftFormat::Markdown => render_drift_markdown(&report),
         DriftFormat::Junit => render_drift_junit(&report),
-        DriftFormat::Github => render_drift_github(&report),
+        DriftFormat::Github => render_drift_github(&report, &places),
     };
     colour::print(text);
     Ok(if report.has_drift() {

@@ -86,7 +86,7 @@ fn drift_made_through_the_api_is_reported_in_every_format() {
     );
     assert!(
         web_line.contains("skyplan.toml,line=4,col=1"),
-        "points at [load-balancer.web]: {web_line}"
+        "allowed-cidrs is not written (a default): at [load-balancer.web]: {web_line}"
     );
     assert!(
         github

@@ -218,9 +218,9 @@ fn github_annotations_point_at_the_config_lines_from_the_repository_root() {
         assert!(
             port.starts_with(&format!(
                 "::warning file=examples/quickstart/skyplan.toml,line={},col=1,",
-                line_of("[load-balancer.store]")
+                line_of("name = \"web\"")
             )),
-            "pool-recreate, at the table header: {port}"
+            "pool-recreate, at the port's name: {port}"
         );
         let docs = lines.iter().find(|l| l.contains("::name:")).unwrap();
         assert!(docs.starts_with("::notice "), "{docs}");
@@ -228,6 +228,53 @@ fn github_annotations_point_at_the_config_lines_from_the_repository_root() {
             .last()
             .unwrap()
             .starts_with("::notice title=skyplan plan::Plan: "));
+    }
+}
+
+/// Each attribute's annotation sits on the key that sets it in
+/// examples/quickstart/skyplan.toml, at the key's column: nested in an inline table, in an
+/// element of `[[…ports]]`, in a node policy (planned per node); a list, a key of its own.
+#[test]
+fn github_annotations_point_at_each_attributes_own_key() {
+    let project = quickstart(true);
+    let out = run_in(&project, "", QUICKSTART, &["plan", "--format", "github"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let place = |title: &str, path: &str| {
+        let needle = format!("title={title} ");
+        let line = (out.stdout.lines())
+            .find(|l| l.contains(&needle) && l.contains(&format!("::{path}: ")))
+            .unwrap_or_else(|| panic!("no {path} of {title} in {}", out.stdout));
+        let (_, at) = line.split_once(",line=").unwrap();
+        let (line, rest) = at.split_once(",col=").unwrap();
+        let column = rest.split(',').next().unwrap();
+        (
+            line.parse::<usize>().unwrap(),
+            column.parse::<usize>().unwrap(),
+        )
+    };
+    let expected = [
+        ("load-balancer.hello", "floating-ips", (31, 1)),
+        ("load-balancer.hello", "allowed-cidrs", (32, 1)),
+        (
+            "load-balancer.hello",
+            "timeouts.member-connect-ms",
+            (33, 14),
+        ),
+        ("load-balancer.hello", "ports.http.name", (36, 1)),
+        ("load-balancer.docs", "name", (42, 1)),
+        ("load-balancer.docs", "health-monitor.delay-s", (45, 20)),
+        ("load-balancer.shop", "flavor", (55, 1)),
+        ("load-balancer.store", "ports.web.name", (86, 1)),
+        ("nodes.web", "nodes.node-1.labels.tier", (92, 12)),
+        ("nodes.web", "nodes.node-3.labels.tier", (92, 12)),
+        (
+            "nodes.web",
+            "nodes.node-2.taints.dedicated:NoSchedule",
+            (93, 1),
+        ),
+    ];
+    for (title, path, at) in expected {
+        assert_eq!(place(title, path), at, "{title} {path}");
     }
 }
 

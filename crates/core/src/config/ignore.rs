@@ -12,6 +12,7 @@ use super::rewrite;
 use super::schema_path::{self, KindSchema, Step};
 use super::section::ConfigSection;
 use super::types::{Config, ResourceSpec, SourceLocation};
+use super::written::WrittenKeys;
 use crate::model::Address;
 
 /// One `ignore-changes` entry: an attribute path as the JSON plan spells it.
@@ -82,6 +83,47 @@ impl Origin {
         let table = self.table.as_ref()?;
         schema_path::steps(&table.schema, path).map(|steps| Step::written_at(&steps))
     }
+
+    /// Where the attribute at `path` (as the plan spells it) is written, spelled as
+    /// [`written_keys`](Self::written_keys) spells keys; for a kind planned per object, below
+    /// the object (`labels.tier` for `nodes.node-1.labels.tier`).
+    pub fn written_key(&self, path: &str) -> Option<String> {
+        match self.table.as_ref()?.on_each {
+            None => self.written_at(path),
+            Some(collection) => on_some_object(collection, path).find_map(|b| self.written_at(b)),
+        }
+    }
+
+    /// Every key of the table of `address` as the file writes it, with where; none for a table
+    /// reuse made (for-each, defaults, variables), whose keys the file does not write there.
+    pub fn written_keys(
+        &self,
+        address: &Address,
+        files: &mut WrittenKeys,
+    ) -> Vec<(String, SourceLocation)> {
+        match self.table.as_deref() {
+            Some(table) if table.written.is_none() => {
+                files.of(&table.file, address.kind.as_str(), &address.name)
+            }
+            _ => vec![],
+        }
+    }
+}
+
+#[cfg(test)]
+impl Origin {
+    /// The origin of a table written in `text` (file `a.toml`) with the kind's `schema`, for
+    /// tests outside the config stage.
+    pub(crate) fn of_text(text: &str, schema: KindSchema, on_each: Option<&'static str>) -> Origin {
+        let table = TableSource {
+            section: &super::tests::TestSection,
+            file: super::files::SourceFile::new("a.toml", text),
+            written: None,
+            schema: Arc::new(schema),
+            on_each,
+        };
+        Origin::new(vec![], table)
+    }
 }
 
 /// Whether `prefix` names `path` or what contains it.
@@ -108,6 +150,8 @@ pub(super) struct TableSource {
     /// file writes.
     pub written: Option<toml::Table>,
     pub schema: Arc<KindSchema>,
+    /// For a kind planned per live object, the collection its attributes are under (`nodes`).
+    pub on_each: Option<&'static str>,
 }
 
 impl TableSource {

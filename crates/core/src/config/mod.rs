@@ -35,18 +35,22 @@ mod validate;
 mod values;
 mod variables;
 mod window;
+mod written;
 
 use std::path::{Path, PathBuf};
 
 pub use diagnostics::{ConfigError, Problem};
 pub use ignore::{IgnoredPath, Origin};
 pub use schema::json_schema;
+#[cfg(test)]
+pub(crate) use schema_path::KindSchema;
 pub use section::ConfigSection;
 pub use show::show;
 pub use types::*;
 pub use values::duration as parse_duration;
 pub use variables::Variables;
 pub use window::Window;
+pub use written::WrittenKeys;
 
 use diagnostics::Problems;
 use files::SourceFile;

@@ -166,6 +166,7 @@ fn origin(
         file: file.clone(),
         written: raw.written.clone(),
         schema: schema.clone(),
+        on_each: per_object.map(|per_object| per_object.collection),
     };
     Origin::new(ignore_changes, table)
 }

@@ -105,15 +105,19 @@ fn write(table: &mut toml::Table, steps: &[Step], value: &Value) -> Result<(), S
     }
 }
 
-/// Whether an element of an array of tables is the one the plan names `name`: by its `name`,
-/// else (unnamed) by its `port`, as the providers key their ports.
+/// Whether an element of an array of tables is the one the plan names `name`.
 fn named(element: &toml::Table, name: &str) -> bool {
-    match element.get("name").and_then(toml::Value::as_str) {
-        Some(own) if !own.is_empty() => own == name,
-        _ => element
-            .get("port")
-            .and_then(toml::Value::as_integer)
-            .is_some_and(|port| port.to_string() == name),
+    let own = element.get("name").and_then(toml::Value::as_str);
+    let port = element.get("port").and_then(toml::Value::as_integer);
+    element_name(own, port).is_some_and(|own| own == name)
+}
+
+/// The name the plan gives an element of an array of tables: its `name`, else (unnamed) its
+/// `port`, as the providers key their ports.
+pub(super) fn element_name(name: Option<&str>, port: Option<i64>) -> Option<String> {
+    match name {
+        Some(own) if !own.is_empty() => Some(own.to_string()),
+        _ => port.map(|port| port.to_string()),
     }
 }
 

@@ -76,6 +76,13 @@ pub fn steps(schema: &KindSchema, path: &str) -> Option<Vec<Step>> {
 }
 
 impl KindSchema {
+    /// A kind's schema as schemars writes one: `root`, and the `definitions` it refers to.
+    #[cfg(test)]
+    pub(crate) fn from_json(root: Value, definitions: Value) -> KindSchema {
+        let definitions = definitions.as_object().cloned().unwrap_or_default();
+        KindSchema { root, definitions }
+    }
+
     /// The keys a table of the kind may have (any of its alternatives), for messages.
     pub fn keys(&self) -> Vec<&str> {
         let mut keys: Vec<&str> = (self.alternatives(&self.root).into_iter())

@@ -50,6 +50,7 @@ pub(super) fn places() -> Places {
             .iter()
             .map(|(k, line)| (k.to_string(), at(*line)))
             .collect(),
+        origin: Default::default(),
     };
     Places(BTreeMap::from([
         ("load-balancer.api".to_string(), resource(1, &[])),

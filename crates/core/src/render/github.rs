@@ -1,7 +1,7 @@
 //! The plan as GitHub Actions workflow commands: one annotation per changed attribute, on the
-//! config line that changes it (its key where the config recorded it, else the resource's
-//! table header), so the pull request's "Files changed" view shows each change's class where
-//! it is made. A resource the config no longer has (a deletion) is annotated without a file.
+//! config key that changes it (an inherited key where the holder writes it; for a default, the
+//! nearest key around it, else the resource's table header), so the pull request's "Files
+//! changed" view shows each change's class where it is made. A resource the config no longer has (a deletion) is annotated without a file.
 //!
 //! The level is the class: `::error` for `forbidden` (apply holds it back), `::warning` for
 //! `pool-recreate` (downtime), `::notice` for the rest. A last notice without a file carries

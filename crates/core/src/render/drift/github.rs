@@ -1,6 +1,7 @@
 //! The drift report as GitHub Actions workflow commands: one annotation per drifted item,
-//! pointing at the resource's table in the config, so the run's summary and the file view
-//! show the drift where the resource is defined.
+//! pointing at the key that sets the item in the config (as the plan's annotations do, with
+//! the config's [`Places`]), else at the resource's table, so the run's summary and the file
+//! view show the drift where it is configured.
 //!
 //! The level says how urgent restoring is, not whether the job fails (the exit code does):
 //! - `::error` for a missing resource and for an item whose restoration is `pool-recreate` or
@@ -17,16 +18,31 @@ use super::{DriftItem, DriftReport, DriftResource, DriftStatus};
 use crate::model::Impact;
 use crate::render::discovery::one_line;
 use crate::render::escape::{workflow_data as data, workflow_property as property};
+use crate::render::places::{Place, Places};
 
-pub fn render_drift_github(report: &DriftReport) -> String {
+pub fn render_drift_github(report: &DriftReport, places: &Places) -> String {
     let mut out = String::new();
     for resource in report.drifted() {
         if resource.items.is_empty() {
             // Nothing more specific to point at: the resource itself is the finding.
-            annotate(&mut out, resource, resource.impact(), &resource.verdict());
+            let place = places.of_resource(&resource.address);
+            annotate(
+                &mut out,
+                resource,
+                place,
+                resource.impact(),
+                &resource.verdict(),
+            );
         }
         for item in &resource.items {
-            annotate(&mut out, resource, item.impact, &message(resource, item));
+            let place = places.of_attribute(&resource.address, &item.path);
+            annotate(
+                &mut out,
+                resource,
+                place,
+                item.impact,
+                &message(resource, item),
+            );
         }
     }
     // Nothing in the config to point at: a warning on the run, titled by the object.
@@ -51,20 +67,31 @@ fn message(resource: &DriftResource, item: &DriftItem) -> String {
     }
 }
 
-fn annotate(out: &mut String, resource: &DriftResource, impact: Impact, message: &str) {
+/// One annotation at `place`, else (no places taken) at the resource's table as the report
+/// has it.
+fn annotate(
+    out: &mut String,
+    resource: &DriftResource,
+    place: Option<&Place>,
+    impact: Impact,
+    message: &str,
+) {
     let level = if resource.status == DriftStatus::Missing || impact >= Impact::PoolRecreate {
         "error"
     } else {
         "warning"
     };
-    let file = resource.file.display().to_string();
+    let (file, line, column) = match place {
+        Some(place) => (&place.file, place.line, place.column),
+        None => (&resource.file, resource.line, resource.column),
+    };
     let title = format!("drift: {}", resource.address);
     let _ = writeln!(
         out,
         "::{level} file={},line={},col={},title={}::{}",
-        property(&file),
-        resource.line,
-        resource.column,
+        property(&file.display().to_string()),
+        line,
+        column,
         property(&title),
         data(message)
     );

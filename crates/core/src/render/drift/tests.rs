@@ -9,7 +9,7 @@ use quick_xml::{Reader, XmlVersion};
 use serde_json::{json, Value};
 
 use super::*;
-use crate::render::Style;
+use crate::render::{Place, Places, ResourcePlaces, Style};
 
 /// Every character some format must escape: XML `<&"'>`, Markdown `|` and backticks,
 /// workflow commands `%`, `:`, `,` and line breaks.
@@ -139,7 +139,7 @@ fn a_resource_never_applied_is_drift_counted_on_its_own() {
     assert!(!markdown.contains("no drift"), "{markdown}");
     let (elements, _) = parse_xml(&render_drift_junit(&report));
     assert_eq!(elements[1].attribute("failures"), "1");
-    let github = render_drift_github(&report);
+    let github = render_drift_github(&report, &Places::default());
     assert_eq!(github.lines().count(), 1, "{github}");
     assert!(
         github.starts_with("::warning ") && github.contains("not applied"),
@@ -291,12 +291,12 @@ fn junit_without_drift_has_no_failures() {
 
 #[test]
 fn github_report() {
-    insta::assert_snapshot!(render_drift_github(&report()));
+    insta::assert_snapshot!(render_drift_github(&report(), &Places::default()));
 }
 
 #[test]
 fn github_annotations_are_one_command_each() {
-    let commands = render_drift_github(&report());
+    let commands = render_drift_github(&report(), &Places::default());
     let lines: Vec<&str> = commands.lines().collect();
     // One per drifted item: cart never applied, the missing shop, three attributes of web.
     assert_eq!(lines.len(), 5);
@@ -305,12 +305,38 @@ fn github_annotations_are_one_command_each() {
         .all(|l| l.starts_with("::error ") || l.starts_with("::warning ")));
     assert!(lines[0].starts_with("::warning file=infra/skyplan.toml,line=30,col=1,"));
     assert!(lines[1].starts_with("::error file=infra/shop%3A a%2Cb.toml,line=3,col=5,"));
-    assert!(render_drift_github(&in_sync_report()).is_empty());
+    assert!(render_drift_github(&in_sync_report(), &Places::default()).is_empty());
+}
+
+#[test]
+fn github_annotations_point_at_the_key_where_the_config_has_it() {
+    let at = |line| Place {
+        file: PathBuf::from("infra/skyplan.toml"),
+        line,
+        column: 1,
+    };
+    let web = ResourcePlaces {
+        table: Some(at(30)),
+        keys: [("allowed-cidrs".to_string(), at(33))].into(),
+        origin: Default::default(),
+    };
+    let places = Places([("load-balancer.web".to_string(), web)].into());
+    let commands = render_drift_github(&report(), &places);
+    let line = |needle: &str| commands.lines().find(|l| l.contains(needle)).unwrap();
+    assert!(line("::allowed-cidrs").contains("file=infra/skyplan.toml,line=33,col=1,"));
+    assert!(
+        line("::ports.http.algorithm").contains(",line=30,col=1,"),
+        "else the table"
+    );
+    assert!(
+        line("load-balancer.shop").contains("file=infra/shop%3A a%2Cb.toml,line=3,col=5,"),
+        "a resource without places: where the report has it"
+    );
 }
 
 #[test]
 fn github_level_follows_the_class_of_restoring() {
-    let commands = render_drift_github(&report());
+    let commands = render_drift_github(&report(), &Places::default());
     let level = |needle: &str| {
         let line = commands.lines().find(|l| l.contains(needle)).unwrap();
         line.split_once(' ').unwrap().0.to_string()
@@ -387,7 +413,7 @@ fn an_unmanaged_object_is_drift_in_every_format() {
     let junit = render_drift_junit(&report);
     assert!(junit.contains(r#"tests="2" failures="1""#), "{junit}");
     assert!(junit.contains("unmanaged load-balancer.by-hand"), "{junit}");
-    let github = render_drift_github(&report);
+    let github = render_drift_github(&report, &Places::default());
     assert!(
         github.starts_with("::warning title=unmanaged%3A load-balancer by-hand::"),
         "{github}"
