@@ -11,7 +11,7 @@ use std::path::Path;
 use base64::Engine;
 use serde_json::{json, Value};
 
-use crate::kubernetes::real_apiserver::{unwrapped, RealCluster};
+use crate::kubernetes::real_apiserver::{drift_status, unwrapped, RealCluster};
 use crate::support::{Output, Project};
 
 /// A pod's view of the cluster: the service account's files and the service's address.
@@ -104,15 +104,16 @@ fn a_pods_service_account_plans_applies_and_checks_drift_with_its_state_in_the_p
     let lease = cluster.object(&["lease", "skyplan-lock-default", "-n", &namespace]);
     assert!(lease["spec"]["holderIdentity"].is_null(), "{lease:#}");
 
-    let clean = pod.run(&project, &["drift"]);
-    assert_eq!(clean.code, 0, "{clean:?}");
+    let clean = pod.run(&project, &["drift", "--format", "json"]);
+    assert_eq!(drift_status(&clean, "nodes.web"), "in-sync", "{clean:?}");
     cluster.kubectl_ok(&["label", "node", &node, "tier=changed", "--overwrite"]);
-    let drift = pod.run(&project, &["drift"]);
+    let drift = pod.run(&project, &["drift", "--format", "json"]);
+    assert_eq!(drift.code, 2, "{drift:?}");
     assert_eq!(
-        drift.code, 2,
+        drift_status(&drift, "nodes.web"),
+        "drifted",
         "a label changed with kubectl is drift: {drift:?}"
     );
-    assert!(drift.stdout.contains("nodes.web"), "{drift:?}");
 }
 
 #[test]

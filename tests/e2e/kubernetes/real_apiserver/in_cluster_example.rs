@@ -10,7 +10,7 @@ use std::process::Stdio;
 use serde_json::json;
 
 use crate::kubernetes::real_apiserver::in_cluster::Pod;
-use crate::kubernetes::real_apiserver::RealCluster;
+use crate::kubernetes::real_apiserver::{drift_status, RealCluster};
 use crate::support::Project;
 
 fn example() -> &'static Path {
@@ -82,7 +82,11 @@ fn the_examples_config_applies_and_finds_no_drift_as_its_service_account() {
     assert_eq!(valid.code, 0, "{valid:?}");
     let apply = pod.run(&project, &["apply", "--auto-approve"]);
     assert_eq!(apply.code, 0, "{apply:?}");
-    let drift = pod.run(&project, &["drift", "--format", "text"]);
-    assert_eq!(drift.code, 0, "{drift:?}");
+    let drift = pod.run(&project, &["drift", "--format", "json"]);
+    assert_eq!(
+        drift_status(&drift, "nodes.workers"),
+        "in-sync",
+        "{drift:?}"
+    );
     cluster.object(&["secret", "skyplan-state-nightly", "-n", &namespace]);
 }

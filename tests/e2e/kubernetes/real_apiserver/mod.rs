@@ -260,6 +260,20 @@ pub fn managers(object: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The status `drift --format json` gives `address` (`in-sync`, `drifted`…): the shared server
+/// holds other tests' nodes, uninitialised at times, which make any cluster drift — so a test
+/// reads only its own resource's entry, not the exit code.
+pub fn drift_status(out: &Output, address: &str) -> String {
+    assert!(matches!(out.code, 0 | 2), "{out:?}");
+    let report = out.json();
+    let resources = report["resources"].as_array().cloned().unwrap_or_default();
+    let entry = resources.iter().find(|r| r["address"] == address);
+    let status = entry.and_then(|r| r["status"].as_str());
+    status
+        .unwrap_or_else(|| panic!("no {address} in {report:#}"))
+        .to_string()
+}
+
 /// skyplan's report with miette's line wrapping and frame undone: one line per message.
 pub fn unwrapped(text: &str) -> String {
     let lines = text
