@@ -23,6 +23,7 @@ pub mod plan_formats;
 pub mod postgres;
 pub mod refresh_only;
 pub mod reuse_defaults;
+pub mod reuse_errors;
 pub mod reuse_for_each;
 pub mod reuse_variables;
 pub mod rollout;
