@@ -322,6 +322,37 @@ mod tests {
     }
 
     #[test]
+    fn what_is_left_alone_is_neither_changed_nor_checked_before_the_patch() {
+        let wanted_labels = labels(&[("tier", "web"), ("team", "web")]);
+        let wanted_taints = [taint("dedicated", Some("web"), TaintEffect::NoSchedule)];
+        let left_alone = |path: &str| path == "nodes.node-1.labels.team";
+        let wanted = Wanted {
+            labels: &wanted_labels,
+            taints: &wanted_taints,
+            before_labels: Some(&wanted_labels),
+            before_taints: None,
+            left_alone: &left_alone,
+        };
+        let live = node(&[("team", "api")], vec![]);
+        let (changes, op) = diff_node(&wanted, &live);
+        let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "nodes.node-1.labels.tier",
+                "nodes.node-1.taints.dedicated:NoSchedule"
+            ]
+        );
+        assert_eq!(
+            op.to_string(),
+            "patch node node-1: labels +tier=web, taints +dedicated=web:NoSchedule"
+        );
+        let read = op.read.expect("the keys read before the patch");
+        let managed: Vec<&str> = read.labels.keys().map(String::as_str).collect();
+        assert_eq!(managed, ["tier"], "team is not checked before the patch");
+    }
+
+    #[test]
     fn a_taint_value_change_is_classed_by_its_effect() {
         let wanted_taints = [
             taint("dedicated", Some("api"), TaintEffect::NoSchedule),
