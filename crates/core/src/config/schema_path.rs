@@ -123,6 +123,17 @@ impl KindSchema {
         }
     }
 
+    /// Whether no alternative of `schema` is a table or an array: nothing below its values.
+    fn is_scalar(&self, schema: &Value) -> bool {
+        self.alternatives(schema).iter().all(|choice| {
+            choice.get("properties").is_none()
+                && !matches!(
+                    choice.get("type").and_then(Value::as_str),
+                    Some("object" | "array")
+                )
+        })
+    }
+
     /// `segments` within a table of schema `table`; `holder` is the table whose array holds it
     /// when it is an element.
     fn in_table(
@@ -143,10 +154,14 @@ impl KindSchema {
                     return Some(prepend(Step::Key(first.to_string()), steps));
                 }
             }
-            // A map (labels): any key.
+            // A map (labels): any key — one holding dots too (`app.kubernetes.io/name`), when
+            // its values are no tables a path could go on into.
             if let Some(values) = choice.get("additionalProperties").filter(|v| v.is_object()) {
                 if let Some(steps) = self.in_value(values, rest, choice) {
                     return Some(prepend(Step::Key(first.to_string()), steps));
+                }
+                if self.is_scalar(values) {
+                    return Some(vec![Step::Key(segments.join("."))]);
                 }
             }
         }

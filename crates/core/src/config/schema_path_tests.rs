@@ -44,6 +44,11 @@ fn paths_of_the_table_are_found_through_references_and_choices() {
         steps(&schema, "labels.tier"),
         Some(vec![key("labels"), key("tier")])
     );
+    assert_eq!(
+        steps(&schema, "labels.app.kubernetes.io/name"),
+        Some(vec![key("labels"), key("app.kubernetes.io/name")]),
+        "a map's key may hold dots"
+    );
     for missing in [
         "allowed-cidr",
         "timeouts.client",

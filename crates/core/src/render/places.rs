@@ -183,7 +183,7 @@ port = 80
 port = 443
 
 [nodes.web]
-labels = { tier = "web" }
+labels = { tier = "web", "app.kubernetes.io/name" = "web" }
 taints = [{ key = "dedicated", value = "web", effect = "NoSchedule" }]
 "#;
 
@@ -261,6 +261,8 @@ taints = [{ key = "dedicated", value = "web", effect = "NoSchedule" }]
         assert_eq!(at("lb", "ports.443.port"), (12, 1), "an unnamed element's");
         assert_eq!(at("lb", "ports.http.algorithm"), (3, 1), "an inherited key");
         assert_eq!(at("nodes", "nodes.node-1.labels.tier"), (15, 12), "a label");
+        let named = "nodes.node-1.labels.app.kubernetes.io/name";
+        assert_eq!(at("nodes", named), (15, 26), "a label whose key holds dots");
         let dotted = "nodes.ip-10-0-0-1.internal.taints.dedicated:NoSchedule";
         assert_eq!(at("nodes", dotted), (16, 1), "a taint: the list");
     }
