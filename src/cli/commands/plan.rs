@@ -14,7 +14,7 @@ use crate::apply::window::MaintenancePolicy;
 use crate::apply::window_check::WindowCheck;
 use crate::model::Address;
 use crate::plan::file::{PlanFile, PlanRequest};
-use crate::plan::Plan;
+use crate::plan::{Action, Plan};
 use crate::provider::PlanOptions;
 use crate::render::{render_text, PlanView, Style};
 use crate::workspace::{Planned, Workspace};
@@ -101,6 +101,11 @@ pub(super) fn outlook(
     };
     let (holds, waves) =
         crate::apply::hold_back_rolled_out(workspace, plan, excluded, &window, rollout);
+    for address in excluded_without_change(plan, excluded) {
+        eprintln!(
+            "note: {address} is excluded with --exclude, but its plan has no change: nothing is held back for it"
+        );
+    }
     let mut view = PlanView::measured(plan, durations)
         .with_holds(&holds)
         .with_windows(plan, &window);
@@ -108,6 +113,16 @@ pub(super) fn outlook(
         view = view.with_rollout(waves);
     }
     Ok((view, holds))
+}
+
+/// The excluded resources whose plan has nothing to do: an exclusion that holds nothing back
+/// is said, not silently taken.
+fn excluded_without_change<'a>(plan: &'a Plan, excluded: &'a [Address]) -> Vec<&'a Address> {
+    let unchanged = |address: &Address| {
+        (plan.changes.iter())
+            .any(|c| &c.address == address && c.action == Action::NoOp && c.moved_from.is_none())
+    };
+    excluded.iter().filter(|a| unchanged(a)).collect()
 }
 
 pub(super) fn style() -> Style {

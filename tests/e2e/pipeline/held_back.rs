@@ -257,3 +257,23 @@ fn a_saved_plan_holds_back_what_it_excluded() {
     assert!(api_grew(&project));
     assert!(project.world().named("load_balancers", "new").is_none());
 }
+
+/// Excluding a resource whose plan has nothing to do holds nothing back, and says so.
+#[test]
+fn excluding_a_resource_without_a_change_is_said() {
+    let project = Project::new();
+    project.config(&config("lpg1", "\"10.0.0.21\""));
+    project.apply_ok();
+    project.config(&config("lpg1", "\"10.0.0.21\", \"10.0.0.22\""));
+    let out = project.run(&["plan", "--exclude", "load-balancer.web"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains(
+            "note: load-balancer.web is excluded with --exclude, but its plan has no change: nothing is held back for it"
+        ),
+        "{out:?}"
+    );
+    let apply = project.run(&["apply", "--auto-approve", "--exclude", "load-balancer.web"]);
+    assert_eq!(apply.code, 0, "nothing held back: {apply:?}");
+    assert!(api_grew(&project), "the rest is applied");
+}
