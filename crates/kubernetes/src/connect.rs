@@ -11,7 +11,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use super::connection::ClusterConnection;
 use super::embedded::EmbeddedClusters;
-use super::kubeconfig::{check_context, read_kubeconfig};
+use super::kubeconfig::{check_context, chosen};
 use crate::spec::KubeAccess;
 use skyplan_core::model::{Address, Secret};
 use skyplan_core::provider::http::with_causes;
@@ -29,12 +29,8 @@ pub async fn connect(
     let config_error = |message: String| error(message).kind(ErrorKind::Config);
     let (config, embedded) = match access {
         KubeAccess::Kubeconfig { path, context } => {
-            let (kubeconfig, origin) = read_kubeconfig(path.as_deref()).map_err(config_error)?;
-            check_context(&kubeconfig, context.as_deref(), &origin).map_err(config_error)?;
-            let options = KubeConfigOptions {
-                context: context.clone(),
-                ..KubeConfigOptions::default()
-            };
+            let (kubeconfig, options, _) =
+                chosen(path.as_deref(), context.as_deref()).map_err(config_error)?;
             let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
                 .await
                 .map_err(|e| {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use kube::config::Kubeconfig;
+use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use skyplan_core::provider::http::with_causes;
 
@@ -27,6 +27,21 @@ pub fn read_kubeconfig(path: Option<&Path>) -> Result<(Kubeconfig, String), Stri
             with_causes(&e)
         )),
     }
+}
+
+/// The kubeconfig (see [`read_kubeconfig`]) with its `context` checked to be there, the
+/// options that load that context, and where the kubeconfig came from.
+pub fn chosen(
+    path: Option<&Path>,
+    context: Option<&str>,
+) -> Result<(Kubeconfig, KubeConfigOptions, String), String> {
+    let (kubeconfig, origin) = read_kubeconfig(path)?;
+    check_context(&kubeconfig, context, &origin)?;
+    let options = KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..KubeConfigOptions::default()
+    };
+    Ok((kubeconfig, options, origin))
 }
 
 /// The context to use (`wanted`, else the current one) must be in the kubeconfig: kube's own

@@ -9,6 +9,7 @@ use super::diagnostics::{Problem, Problems};
 use super::parse::{RawConfig, Sourced};
 use super::raw::{RawKubernetesBackend, RawPostgres};
 use super::types::{Backend, KubernetesAccess, KubernetesBackend, PostgresBackend};
+use super::values::is_dns_label;
 
 /// The environment variable that gives the URL when the file does not.
 pub const PG_URL_ENV: &str = "SKYPLAN_PG_URL";
@@ -141,18 +142,6 @@ fn kubernetes(raw: &Sourced<'_, RawKubernetesBackend>, problems: &mut Problems) 
         access,
         lease_seconds,
     })
-}
-
-/// Lower-case letters, digits and '-', not at either end, at most `max` long.
-fn is_dns_label(text: &str, max: usize) -> bool {
-    let bytes = text.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= max
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-        && !text.starts_with('-')
-        && !text.ends_with('-')
 }
 
 /// What is wrong with a connection URL from the file, if anything; never quotes it.

@@ -24,8 +24,8 @@ pub use super::files::SourceFile;
 pub use super::schema::{choice as choice_schema, port as port_schema};
 pub use super::types::{Endpoint, KeyLocations, Resource, ResourceSpec, SourceLocation};
 pub use super::validate::once;
-pub use super::values::expand_path;
 pub use super::values::{choice, cidr, endpoint, ip_address, port, uuid, Choice, Invalid};
+pub use super::values::{expand_path, is_dns_label};
 use crate::model::ResourceKind;
 
 use super::parse::RawConfig;

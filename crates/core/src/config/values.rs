@@ -119,6 +119,19 @@ pub fn uuid(text: &str) -> Result<String, Invalid> {
         })
 }
 
+/// A DNS label, as Kubernetes names namespaces and parts of object names: lower-case letters,
+/// digits and '-', not at either end, at most `max` long (63 for a namespace).
+pub fn is_dns_label(text: &str, max: usize) -> bool {
+    let bytes = text.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= max
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && !text.starts_with('-')
+        && !text.ends_with('-')
+}
+
 /// `~/…` is the home directory; a relative path is relative to the config.
 pub fn expand_path(root: &std::path::Path, text: &str) -> std::path::PathBuf {
     match (text.strip_prefix("~/"), std::env::var_os("HOME")) {

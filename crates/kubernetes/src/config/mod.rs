@@ -324,7 +324,7 @@ pub fn service_ref(text: &str) -> Result<(String, String), Invalid> {
         return Err(Invalid::new(format!("`{text}` is not namespace/name")).help(help));
     };
     for part in [namespace, name] {
-        if !is_dns_label(part) {
+        if !values::is_dns_label(part, 63) {
             return Err(Invalid::new(format!(
                 "`{part}` is not a valid Kubernetes name (lower-case letters, digits and '-', at most 63)"
             ))
@@ -332,17 +332,6 @@ pub fn service_ref(text: &str) -> Result<(String, String), Invalid> {
         }
     }
     Ok((namespace.to_string(), name.to_string()))
-}
-
-fn is_dns_label(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-        && bytes[0] != b'-'
-        && bytes[bytes.len() - 1] != b'-'
 }
 
 #[cfg(test)]

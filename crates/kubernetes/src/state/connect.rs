@@ -2,14 +2,13 @@
 //! account; and the namespace, from the config or (in a pod) the service account's.
 
 use http::header::{HeaderValue, USER_AGENT};
-use kube::config::KubeConfigOptions;
 use kube::Client;
 
 use skyplan_core::config::KubernetesAccess;
 use skyplan_core::provider::http::with_causes;
 
 use crate::incluster::in_cluster;
-use crate::kubeconfig::{check_context, read_kubeconfig};
+use crate::kubeconfig::chosen;
 
 /// A connected client, the namespace it works in and the server, for messages.
 pub(super) struct Connected {
@@ -29,12 +28,7 @@ pub(super) async fn connect(
             (pod.config, Some(pod.namespace))
         }
         KubernetesAccess::Kubeconfig { path, context } => {
-            let (kubeconfig, origin) = read_kubeconfig(path.as_deref())?;
-            check_context(&kubeconfig, context.as_deref(), &origin)?;
-            let options = KubeConfigOptions {
-                context: context.clone(),
-                ..KubeConfigOptions::default()
-            };
+            let (kubeconfig, options, origin) = chosen(path.as_deref(), context.as_deref())?;
             let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
                 .await
                 .map_err(|e| format!("{origin}: {}", with_causes(&e)))?;
