@@ -45,7 +45,7 @@ pub fn pg_url() -> String {
 pub fn real_kubeconfig() -> String {
     env(
         "SKYPLAN_TEST_KUBECONFIG",
-        "a kubeconfig reaching a real kube-apiserver (v1.28.4, ../shared/tools/kube-apiserver)",
+        "a kubeconfig reaching a real kube-apiserver (v1.37.2, built from Go modules by .ci/kube-apiserver.sh)",
     )
 }
 

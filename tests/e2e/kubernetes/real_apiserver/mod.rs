@@ -1,4 +1,4 @@
-//! The real kube-apiserver (v1.28.4, `../shared/tools/kube-apiserver/`) the `kubernetes::real_apiserver` tests
+//! The real kube-apiserver (v1.37.2, built from Go modules by `.ci/kube-apiserver.sh`) the `kubernetes::real_apiserver` tests
 //! share: `.ci/run` starts one and sets SKYPLAN_TEST_KUBECONFIG. Nothing reconciles in it — no
 //! kubelets, no controllers — so a test makes the Nodes it needs, under names of its own (the
 //! tests run side by side against one server), and deletes them when it ends. kubectl, an
