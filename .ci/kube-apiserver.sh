@@ -90,6 +90,7 @@ kube_free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# X.509 v3 throughout (an -extfile makes openssl write v3): rustls refuses v1 certificates.
 kube_certificates() {
   local dir="$1"
   (
@@ -103,8 +104,9 @@ kube_certificates() {
         -extfile server.ext -out server.crt 2>/dev/null &&
       openssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=skyplan-admin" \
         -keyout admin.key -out admin.csr 2>/dev/null &&
+      printf 'extendedKeyUsage=clientAuth\n' >admin.ext &&
       openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
-        -out admin.crt 2>/dev/null &&
+        -extfile admin.ext -out admin.crt 2>/dev/null &&
       openssl genrsa -out sa.key 2048 2>/dev/null &&
       openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
   )

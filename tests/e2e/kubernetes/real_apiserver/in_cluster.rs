@@ -53,6 +53,46 @@ impl Pod {
         }
     }
 
+    /// What an apply as this pod needs beyond what the example's drift RBAC grants: patching
+    /// nodes, and writing the state's Secrets and its Lease in the pod's namespace. The server
+    /// authorises with RBAC, so without a grant the service account may do nothing.
+    pub fn grant_apply(cluster: &RealCluster, namespace: &str) -> Grant {
+        let name = format!("{namespace}-apply");
+        let account = format!("--serviceaccount={namespace}:skyplan");
+        cluster.kubectl_ok(&[
+            "create",
+            "clusterrole",
+            &name,
+            "--verb=get,list,patch",
+            "--resource=nodes,services",
+        ]);
+        cluster.kubectl_ok(&[
+            "create",
+            "clusterrolebinding",
+            &name,
+            &format!("--clusterrole={name}"),
+            &account,
+        ]);
+        let state = [
+            "--verb=get,list,create,update,patch,delete",
+            "--resource=secrets,leases.coordination.k8s.io",
+        ];
+        cluster.kubectl_ok(&["create", "role", &name, "-n", namespace, state[0], state[1]]);
+        cluster.kubectl_ok(&[
+            "create",
+            "rolebinding",
+            &name,
+            "-n",
+            namespace,
+            &format!("--role={name}"),
+            &account,
+        ]);
+        Grant {
+            name,
+            namespace: namespace.to_string(),
+        }
+    }
+
     /// `project`'s skyplan run as in the pod: the service account's environment, no kubeconfig.
     pub fn run(&self, project: &Project, args: &[&str]) -> Output {
         let mut command = project.command(args);
@@ -63,6 +103,26 @@ impl Pod {
             .env_remove("KUBECONFIG")
             .env("HOME", project.path());
         crate::support::run(&mut command)
+    }
+}
+
+/// An RBAC grant of the test's own; `revoke` takes it back (the cluster-scoped half outlives
+/// the test's namespace otherwise).
+pub struct Grant {
+    name: String,
+    namespace: String,
+}
+
+impl Grant {
+    pub fn revoke(&self, cluster: &RealCluster) {
+        cluster.kubectl_ok(&["delete", "clusterrolebinding,clusterrole", &self.name]);
+        cluster.kubectl_ok(&[
+            "delete",
+            "rolebinding,role",
+            &self.name,
+            "-n",
+            &self.namespace,
+        ]);
     }
 }
 
@@ -83,6 +143,7 @@ fn a_pods_service_account_plans_applies_and_checks_drift_with_its_state_in_the_p
     let namespace = cluster.namespace("pod");
     let node = cluster.ready_node("node-1", json!({}), "10.9.1.1");
     let pod = Pod::of_service_account(&cluster, &namespace);
+    let grant = Pod::grant_apply(&cluster, &namespace);
     let project = Project::new();
     project.config(&format!("{IN_CLUSTER}{}", policy(&cluster, "web")));
 
@@ -114,6 +175,7 @@ fn a_pods_service_account_plans_applies_and_checks_drift_with_its_state_in_the_p
         "drifted",
         "a label changed with kubectl is drift: {drift:?}"
     );
+    grant.revoke(&cluster);
 }
 
 #[test]

@@ -25,7 +25,7 @@ pub fn prepare_create(
 ) -> Result<(), Errors> {
     match kind {
         Kind::Namespace => namespace::prepare(object),
-        Kind::Node => node::prepare_create(object),
+        Kind::Node => node::prepare_create(world, object),
         Kind::Service => service::prepare_create(world, key, object),
     }
 }
@@ -39,7 +39,7 @@ pub fn prepare_update(
 ) -> Result<(), Errors> {
     match kind {
         Kind::Namespace => Ok(()),
-        Kind::Node => node::prepare_update(old, object),
+        Kind::Node => node::prepare_update(world, old, object),
         Kind::Service => service::prepare_update(world, key, old, object),
     }
 }

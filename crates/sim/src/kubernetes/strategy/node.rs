@@ -8,18 +8,19 @@ use serde_json::{json, Value};
 
 use super::names::{self, NameRule};
 use crate::kubernetes::status::FieldError;
+use crate::kubernetes::world::World;
 
 type Errors = Vec<FieldError>;
 
 const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
-pub fn prepare_create(node: &mut Value) -> Result<(), Errors> {
+pub fn prepare_create(world: &World, node: &mut Value) -> Result<(), Errors> {
     if !node["spec"].is_object() {
         node["spec"] = json!({});
     }
     add_not_ready_taint(node);
     let mut errors = names::validate(node, NameRule::Dns1123Subdomain);
-    errors.extend(validate_taints(node));
+    errors.extend(validate_taints(world, node));
     result(errors)
 }
 
@@ -45,8 +46,8 @@ fn add_not_ready_taint(node: &mut Value) {
     }
 }
 
-pub fn prepare_update(old: &Value, node: &mut Value) -> Result<(), Errors> {
-    let mut errors = validate_taints(node);
+pub fn prepare_update(world: &World, old: &Value, node: &mut Value) -> Result<(), Errors> {
+    let mut errors = validate_taints(world, node);
     let old_id = old["spec"]["providerID"].as_str().unwrap_or("");
     let new_id = node["spec"]["providerID"].as_str().unwrap_or("");
     if !old_id.is_empty() && old_id != new_id {
@@ -58,9 +59,10 @@ pub fn prepare_update(old: &Value, node: &mut Value) -> Result<(), Errors> {
     result(errors)
 }
 
-/// `validateNodeTaints` as kube-apiserver v1.28.4 answers it: the paths say `metadata.taints`
-/// (the server's own quirk), keys are qualified names, a duplicate is shown as the Go struct.
-fn validate_taints(node: &Value) -> Errors {
+/// `validateNodeTaints` as kube-apiserver answers it (compared with v1.28.4 and v1.37.2): the
+/// paths say `metadata.taints` (the server's own quirk), keys are qualified names, a duplicate
+/// is shown as the internal Go struct (see `shown_taint`).
+fn validate_taints(world: &World, node: &Value) -> Errors {
     let mut errors = Vec::new();
     let taints = node["spec"]["taints"]
         .as_array()
@@ -81,14 +83,27 @@ fn validate_taints(node: &Value) -> Errors {
         }
         if !seen.insert((key.to_owned(), effect.to_owned())) {
             let value = taint["value"].as_str().unwrap_or("");
-            let shown = format!(
-                "core.Taint{{Key:{key:?}, Value:{value:?}, Effect:{effect:?}, TimeAdded:<nil>}}"
-            );
+            let shown = shown_taint(world.version, key, value, effect);
             let detail = "taints must be unique by key and effect pair";
             errors.push(FieldError::duplicate_struct(field, shown, detail));
         }
     }
     errors
+}
+
+/// The first version whose field errors show a struct as JSON (apimachinery v0.34's
+/// `Error.ErrorBody` tries `json.Marshal` before `%#v`).
+const JSON_VALUES_SINCE: (u32, u32) = (1, 34);
+
+/// A duplicate taint as the server shows it: the internal `core.Taint`, which has no JSON
+/// tags, so its JSON keeps the Go field names; before v1.34 it is Go's `%#v`.
+fn shown_taint(version: Option<(u32, u32)>, key: &str, value: &str, effect: &str) -> String {
+    if version.is_none_or(|version| version >= JSON_VALUES_SINCE) {
+        // In the struct's field order, as Go marshals it (a `json!` map would sort the keys).
+        let (key, value, effect) = (json!(key), json!(value), json!(effect));
+        return format!(r#"{{"Key":{key},"Value":{value},"Effect":{effect},"TimeAdded":null}}"#);
+    }
+    format!("core.Taint{{Key:{key:?}, Value:{value:?}, Effect:{effect:?}, TimeAdded:<nil>}}")
 }
 
 const NAME_PART: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', \
@@ -133,7 +148,11 @@ mod tests {
             {"key": "a", "effect": "NoSchedule"},
             {"key": "a", "effect": "NoSchedule"},
             {"key": "", "effect": "Sometimes"}]}});
-        let errors = prepare_create(&mut node).unwrap_err();
+        let v1_28 = World {
+            version: Some((1, 28)),
+            ..World::default()
+        };
+        let errors = prepare_create(&v1_28, &mut node).unwrap_err();
         let shown: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
         // As kube-apiserver v1.28.4 words them (its paths say `metadata.taints`).
         assert_eq!(
@@ -152,31 +171,51 @@ mod tests {
         assert_eq!(qualified_name("k", "-x").len(), 1);
     }
 
+    /// As kube-apiserver v1.37.2 shows a duplicate: the internal struct as JSON.
+    #[test]
+    fn from_v1_34_a_duplicate_taint_is_shown_as_json() {
+        let mut node = json!({"metadata": {"name": "n"}, "spec": {"taints": [
+            {"key": "a", "value": "x", "effect": "NoSchedule"},
+            {"key": "a", "effect": "NoSchedule"}]}});
+        let v1_37 = World {
+            version: Some((1, 37)),
+            ..World::default()
+        };
+        let errors = prepare_create(&v1_37, &mut node).unwrap_err();
+        assert_eq!(
+            errors[0].to_string(),
+            "metadata.taints[1]: Duplicate value: {\"Key\":\"a\",\"Value\":\"\",\
+             \"Effect\":\"NoSchedule\",\"TimeAdded\":null}: taints must be unique by key and \
+             effect pair"
+        );
+        assert!(shown_taint(Some((1, 33)), "a", "", "NoSchedule").starts_with("core.Taint{"));
+    }
+
     /// As kube-apiserver v1.28.4 answers `kubectl create` of these Nodes.
     #[test]
     fn admission_appends_the_not_ready_taint_even_to_a_ready_node() {
         let mut ready = json!({"metadata": {"name": "n"},
             "spec": {"taints": [{"key": "a", "effect": "NoExecute"}]},
             "status": {"conditions": [{"type": "Ready", "status": "True"}]}});
-        prepare_create(&mut ready).unwrap();
+        prepare_create(&World::default(), &mut ready).unwrap();
         assert_eq!(
             ready["spec"]["taints"],
             json!([{"key": "a", "effect": "NoExecute"},
                    {"key": NOT_READY_TAINT, "effect": "NoSchedule"}])
         );
         let mut bare = json!({"metadata": {"name": "n"}});
-        prepare_create(&mut bare).unwrap();
+        prepare_create(&World::default(), &mut bare).unwrap();
         assert_eq!(
             bare["spec"]["taints"],
             json!([{"key": NOT_READY_TAINT, "effect": "NoSchedule"}])
         );
         let other_effect = json!([{"key": NOT_READY_TAINT, "effect": "NoExecute"}]);
         let mut node = json!({"metadata": {"name": "n"}, "spec": {"taints": other_effect}});
-        prepare_create(&mut node).unwrap();
+        prepare_create(&World::default(), &mut node).unwrap();
         assert_eq!(node["spec"]["taints"].as_array().unwrap().len(), 2);
         let with_value = json!([{"key": NOT_READY_TAINT, "value": "x", "effect": "NoSchedule"}]);
         let mut node = json!({"metadata": {"name": "n"}, "spec": {"taints": with_value.clone()}});
-        prepare_create(&mut node).unwrap();
+        prepare_create(&World::default(), &mut node).unwrap();
         assert_eq!(
             node["spec"]["taints"], with_value,
             "one with a value counts"
@@ -187,11 +226,11 @@ mod tests {
     fn provider_id_may_be_set_once_but_not_changed() {
         let unset = json!({"metadata": {"name": "n"}, "spec": {}});
         let mut set = json!({"metadata": {"name": "n"}, "spec": {"providerID": "cloudscale://a"}});
-        assert!(prepare_update(&unset, &mut set.clone()).is_ok());
+        assert!(prepare_update(&World::default(), &unset, &mut set.clone()).is_ok());
         let mut changed =
             json!({"metadata": {"name": "n"}, "spec": {"providerID": "cloudscale://b"}});
-        let errors = prepare_update(&set, &mut changed).unwrap_err();
+        let errors = prepare_update(&World::default(), &set, &mut changed).unwrap_err();
         assert_eq!(errors[0].field, "spec.providerID");
-        assert!(prepare_update(&set.clone(), &mut set).is_ok());
+        assert!(prepare_update(&World::default(), &set.clone(), &mut set).is_ok());
     }
 }
