@@ -8,6 +8,7 @@ mod floating_ips;
 mod listeners;
 mod load_balancers;
 mod members;
+mod monitor_http;
 mod monitors;
 mod networks;
 mod pools;

@@ -5,6 +5,7 @@ mod faults;
 mod floating_ips;
 mod health;
 mod load_balancers;
+mod monitors;
 mod persistence;
 mod requests;
 mod servers;
