@@ -144,7 +144,7 @@ pub enum ListenerProtocol {
 pub struct Listener {
     pub uuid: Uuid,
     pub load_balancer: Uuid,
-    /// `None` once the pool is deleted: the real API keeps such listeners.
+    /// `None` for a listener created without a pool (deleting a pool deletes its listeners).
     pub pool: Option<Uuid>,
     pub name: String,
     pub protocol: ListenerProtocol,
