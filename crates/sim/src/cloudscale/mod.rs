@@ -6,8 +6,8 @@
 //! Codemap: `server` starts and stops it; `routes` holds one file per collection; `world` is
 //! the data and its file format (`index` its lookups for the list endpoints, `address_book`
 //! the taken addresses), `inventory` what a fresh account holds, `persist` the file
-//! writes; `api` the wire conventions (errors, bodies, lookups), `refs` nested references,
-//! `filter` tag filters, `health` members' `monitor_status`, `auth` the bearer token, `stats`
+//! writes; `api` the wire conventions (errors, bodies, lookups), `refs` nested references
+//! (`origin` the base URL their `href`s start with), `filter` tag filters, `health` members' `monitor_status`, `auth` the bearer token, `stats`
 //! the request counters, `faults` the faults injected on purpose.
 
 mod address_book;
@@ -18,6 +18,7 @@ mod filter;
 mod health;
 mod index;
 mod inventory;
+mod origin;
 mod persist;
 mod recreate;
 mod refs;

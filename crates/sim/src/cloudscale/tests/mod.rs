@@ -4,6 +4,7 @@
 mod faults;
 mod floating_ips;
 mod health;
+mod hrefs;
 mod load_balancers;
 mod monitors;
 mod persistence;
