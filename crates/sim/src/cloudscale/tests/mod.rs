@@ -9,6 +9,7 @@ mod load_balancers;
 mod monitors;
 mod persistence;
 mod requests;
+mod server_groups;
 mod servers;
 mod sub_objects;
 
