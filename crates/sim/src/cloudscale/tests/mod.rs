@@ -3,6 +3,8 @@
 
 mod faults;
 mod floating_ips;
+mod go_sdk_schema;
+mod go_structs;
 mod health;
 mod hrefs;
 mod load_balancers;
