@@ -84,7 +84,8 @@ def check_floating_ips(c, api):
     c.equal("default floating IPs", [f["network"] for f in listed], DEFAULT_FLOATING_IPS)
     first = listed[0]
     c.equal("floating IP href", first["href"], f"{API_URL}/floating-ips/5.102.150.123")
-    c.equal("floating IP type and region", (first["type"], first["region"]), ("regional", {"slug": "lpg"}))
+    c.equal("floating IP type and region", (first["type"], first["region"]),
+            ("regional", {"slug": "lpg", "zones": [{"slug": "lpg1"}]}))
 
     v4 = api.floating_ip.create(ip_version=4, reverse_ptr="web.example.com", tags={"team": "a"})
     network = ipaddress.ip_network(v4["network"])

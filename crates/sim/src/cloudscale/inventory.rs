@@ -78,15 +78,25 @@ pub fn public_subnet_of(address: IpAddr) -> Uuid {
         .map_or(PUBLIC_SUBNET_UUID, |(uuid, _)| *uuid)
 }
 
-/// Host number `n` of the public subnets taken one after the other (network and broadcast
-/// addresses left out); `None` past the last. Constant time, so allocation can keep a cursor.
+/// The gateway of a public subnet: its last host, which is never handed out. (The first
+/// host, where the real cloud has it, went to the first load balancer in every world so far.)
+pub fn public_gateway(subnet: Uuid) -> Option<IpAddr> {
+    let IpNet::V4(net) = public_subnet_cidr(subnet)? else {
+        return None;
+    };
+    Some(IpAddr::V4((u32::from(net.broadcast()) - 1).into()))
+}
+
+/// Host number `n` of the public subnets taken one after the other (network, gateway and
+/// broadcast addresses left out); `None` past the last. Constant time, so allocation can keep
+/// a cursor.
 pub fn public_host(n: u32) -> Option<IpAddr> {
     let mut n = n;
     for (_, cidr) in PUBLIC_SUBNETS {
         let IpNet::V4(net) = cidr.parse::<IpNet>().expect("constant CIDR") else {
             continue;
         };
-        let hosts = (1u32 << (32 - net.prefix_len())) - 2;
+        let hosts = (1u32 << (32 - net.prefix_len())) - 3;
         if n < hosts {
             return Some(IpAddr::V4((u32::from(net.network()) + 1 + n).into()));
         }
@@ -179,6 +189,7 @@ pub fn default_world(now: Timestamp) -> World {
         servers: vec![],
         networks: vec![network],
         subnets: vec![subnet],
+        server_groups: vec![],
         index: Default::default(),
         used_addresses: None,
         unhealthy_pools: Default::default(),
@@ -210,13 +221,13 @@ mod tests {
     #[test]
     fn public_hosts_run_through_both_public_subnets() {
         assert_eq!(public_host(0), Some("5.102.144.1".parse().unwrap()));
-        assert_eq!(public_host(1021), Some("5.102.147.254".parse().unwrap()));
-        assert_eq!(public_host(1022), Some("198.18.0.1".parse().unwrap()));
+        assert_eq!(public_host(1020), Some("5.102.147.253".parse().unwrap()));
+        assert_eq!(public_host(1021), Some("198.18.0.1".parse().unwrap()));
         assert_eq!(
-            public_host(1022 + 131_069),
-            Some("198.19.255.254".parse().unwrap())
+            public_host(1021 + 131_068),
+            Some("198.19.255.253".parse().unwrap())
         );
-        assert_eq!(public_host(1022 + 131_070), None);
+        assert_eq!(public_host(1021 + 131_069), None);
         let second = public_host(5000).unwrap();
         assert_eq!(public_subnet_of(second), PUBLIC_SUBNET_2_UUID);
         assert!(public_subnet_cidr(PUBLIC_SUBNET_2_UUID)
@@ -226,6 +237,21 @@ mod tests {
             public_subnet_of(public_host(7).unwrap()),
             PUBLIC_SUBNET_UUID
         );
+    }
+
+    #[test]
+    fn a_public_gateway_is_the_last_host_and_never_handed_out() {
+        let gateway = public_gateway(PUBLIC_SUBNET_UUID).unwrap();
+        assert_eq!(gateway, "5.102.147.254".parse::<IpAddr>().unwrap());
+        assert_eq!(
+            public_gateway(PUBLIC_SUBNET_2_UUID),
+            Some("198.19.255.254".parse().unwrap())
+        );
+        assert!((0..1021 + 131_069).all(|n| {
+            let host = public_host(n).unwrap();
+            host != gateway && Some(host) != public_gateway(PUBLIC_SUBNET_2_UUID)
+        }));
+        assert_eq!(public_gateway(DEFAULT_SUBNET_UUID), None);
     }
 
     #[test]

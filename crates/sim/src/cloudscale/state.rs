@@ -1,6 +1,6 @@
-//! The shared state behind every route: the world under a lock, the server's base URL, the
-//! settle time, the request counters, the fault injector, and the signal that tells the writer
-//! the world changed.
+//! The shared state behind every route: the world under a lock, the server's base URL (for
+//! requests that name no host, see `origin`), the settle time, the request counters, the
+//! fault injector, and the signal that tells the writer the world changed.
 
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use super::api::ApiResult;
 use super::faults::{Faults, Injector, Recreate};
+use super::origin::Origin;
 use super::persist;
 use super::stats::RequestStats;
 use super::world::World;
@@ -32,8 +33,8 @@ struct Inner {
     dirty: Notify,
 }
 
-/// What rendering and mutating need besides the world: where the server lives and what time
-/// the request is handled at.
+/// What rendering and mutating need besides the world: where the client reached the server
+/// and what time the request is handled at.
 pub struct Ctx {
     pub base: String,
     pub now: Timestamp,
@@ -95,23 +96,27 @@ impl Sim {
         }))
     }
 
-    pub fn read<T>(&self, f: impl FnOnce(&World, &Ctx) -> T) -> T {
-        f(&self.reading(), &self.ctx())
+    pub fn read<T>(&self, origin: &Origin, f: impl FnOnce(&World, &Ctx) -> T) -> T {
+        f(&self.reading(), &self.ctx(origin))
     }
 
     /// A read that looks up many objects by UUID (a list): the world's index is built first,
     /// unless the world has not changed since it last was.
-    pub fn read_indexed<T>(&self, f: impl FnOnce(&World, &Ctx) -> T) -> T {
-        f(self.reading().indexed(), &self.ctx())
+    pub fn read_indexed<T>(&self, origin: &Origin, f: impl FnOnce(&World, &Ctx) -> T) -> T {
+        f(self.reading().indexed(), &self.ctx(origin))
     }
 
     /// Runs a mutation; a successful one wakes the writer. A failing one must not have changed
     /// the world (handlers validate before they mutate). The index is dropped first, so the
     /// mutation's own lookups search the world as it is.
-    pub fn write<T>(&self, f: impl FnOnce(&mut World, &Ctx) -> ApiResult<T>) -> ApiResult<T> {
+    pub fn write<T>(
+        &self,
+        origin: &Origin,
+        f: impl FnOnce(&mut World, &Ctx) -> ApiResult<T>,
+    ) -> ApiResult<T> {
         let mut world = self.writing();
         world.unindex();
-        let result = f(&mut world, &self.ctx());
+        let result = f(&mut world, &self.ctx(origin));
         drop(world);
         if result.is_ok() {
             self.0.dirty.notify_one();
@@ -156,10 +161,10 @@ impl Sim {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn ctx(&self) -> Ctx {
+    fn ctx(&self, origin: &Origin) -> Ctx {
         let now = Timestamp::now();
         Ctx {
-            base: self.0.base.clone(),
+            base: origin.base_or(&self.0.base),
             now: now.round(Unit::Microsecond).unwrap_or(now),
             settle: self.0.settle,
             recreate_on_patch: self.0.recreate_on_patch,

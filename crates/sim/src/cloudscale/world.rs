@@ -47,6 +47,8 @@ pub struct World {
     pub networks: Vec<Network>,
     #[serde(default)]
     pub subnets: Vec<Subnet>,
+    #[serde(default)]
+    pub server_groups: Vec<ServerGroup>,
     /// Lookups for the list endpoints; emptied by every change (see `Sim::write`).
     #[serde(skip)]
     pub index: OnceLock<Arc<Index>>,
@@ -144,7 +146,7 @@ pub enum ListenerProtocol {
 pub struct Listener {
     pub uuid: Uuid,
     pub load_balancer: Uuid,
-    /// `None` once the pool is deleted: the real API keeps such listeners.
+    /// `None` for a listener created without a pool (deleting a pool deletes its listeners).
     pub pool: Option<Uuid>,
     pub name: String,
     pub protocol: ListenerProtocol,
@@ -250,10 +252,34 @@ pub struct Server {
     pub image: Option<String>,
     pub zone: String,
     pub interfaces: Vec<Interface>,
+    /// The root volume first; empty in worlds written before volumes were kept (see
+    /// `server_view`).
+    #[serde(default)]
+    pub volumes: Vec<Volume>,
+    /// The server groups it was created in.
+    #[serde(default)]
+    pub server_groups: Vec<Uuid>,
     #[serde(default)]
     pub tags: Tags,
     #[serde(default, with = "timestamp")]
     pub created_at: Timestamp,
+}
+
+/// A volume attached to a server, in attachment order (`/dev/vda`, `/dev/vdb`, …).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Volume {
+    pub uuid: Uuid,
+    /// `ssd` or `bulk`.
+    #[serde(rename = "type")]
+    pub kind: VolumeType,
+    pub size_gb: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VolumeType {
+    Ssd,
+    Bulk,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -296,6 +322,19 @@ pub struct Subnet {
     pub created_at: Timestamp,
 }
 
+/// Servers placed apart from each other (`anti-affinity`, the one type there is): on
+/// different hosts, so that one host failing takes at most one of them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServerGroup {
+    pub uuid: Uuid,
+    pub name: String,
+    pub zone: String,
+    #[serde(default)]
+    pub tags: Tags,
+    #[serde(default, with = "timestamp")]
+    pub created_at: Timestamp,
+}
+
 /// Objects the API addresses by UUID.
 pub trait Keyed {
     fn uuid(&self) -> Uuid;
@@ -312,7 +351,8 @@ keyed!(
     HealthMonitor,
     Server,
     Network,
-    Subnet
+    Subnet,
+    ServerGroup
 );
 
 /// Objects with tags, which list endpoints filter on.
@@ -332,7 +372,8 @@ tagged!(
     FloatingIp,
     Server,
     Network,
-    Subnet
+    Subnet,
+    ServerGroup
 );
 
 pub fn find<T: Keyed>(items: &[T], uuid: Uuid) -> Option<&T> {

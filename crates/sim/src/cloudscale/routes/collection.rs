@@ -18,6 +18,7 @@ use super::listing;
 use crate::cloudscale::api::{created, parse_create, parse_patch, ApiError, ApiResult};
 use crate::cloudscale::faults::Recreate;
 use crate::cloudscale::filter::TagFilter;
+use crate::cloudscale::origin::Origin;
 use crate::cloudscale::state::{Ctx, Sim};
 use crate::cloudscale::world::{Keyed, Tagged, World};
 
@@ -88,17 +89,22 @@ fn position<C: Collection>(world: &World, raw: &str) -> ApiResult<usize> {
         .ok_or_else(ApiError::not_found)
 }
 
-async fn list<C: Collection>(State(sim): State<Sim>, filter: TagFilter) -> Json<Vec<Value>> {
-    sim.read_indexed(|world, ctx| {
+async fn list<C: Collection>(
+    State(sim): State<Sim>,
+    origin: Origin,
+    filter: TagFilter,
+) -> Json<Vec<Value>> {
+    sim.read_indexed(&origin, |world, ctx| {
         listing(C::items(world), &filter, |item| C::render(world, ctx, item))
     })
 }
 
 async fn show<C: Collection>(
     State(sim): State<Sim>,
+    origin: Origin,
     Path(key): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    sim.read(|world, ctx| {
+    sim.read(&origin, |world, ctx| {
         let index = position::<C>(world, &key)?;
         Ok(Json(C::render(world, ctx, &C::items(world)[index])))
     })
@@ -106,10 +112,11 @@ async fn show<C: Collection>(
 
 async fn create<C: Collection>(
     State(sim): State<Sim>,
+    origin: Origin,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let request: C::Create = parse_create(&body)?;
-    sim.write(|world, ctx| {
+    sim.write(&origin, |world, ctx| {
         let item = C::build(world, ctx, request)?;
         let object = C::render(world, ctx, &item);
         C::items_mut(world).push(item);
@@ -119,11 +126,12 @@ async fn create<C: Collection>(
 
 async fn update<C: Collection>(
     State(sim): State<Sim>,
+    origin: Origin,
     Path(key): Path<String>,
     body: Bytes,
 ) -> ApiResult<StatusCode> {
     let patch: C::Patch = parse_patch(&body, C::CREATE_ONLY)?;
-    sim.write(|world, ctx| {
+    sim.write(&origin, |world, ctx| {
         let index = position::<C>(world, &key)?;
         C::update(world, ctx, index, patch)?;
         let pool = C::pool_of(&C::items(world)[index]);
@@ -138,9 +146,10 @@ async fn update<C: Collection>(
 
 async fn remove<C: Collection>(
     State(sim): State<Sim>,
+    origin: Origin,
     Path(key): Path<String>,
 ) -> ApiResult<StatusCode> {
-    sim.write(|world, ctx| {
+    sim.write(&origin, |world, ctx| {
         let index = position::<C>(world, &key)?;
         let removed = C::items_mut(world).remove(index);
         C::removed(world, ctx, &removed);

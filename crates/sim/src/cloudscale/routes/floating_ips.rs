@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::assign;
 use super::collection::{Collection, PathKey};
+use super::regions;
 use crate::cloudscale::api::{nullable, ApiError, ApiResult};
 use crate::cloudscale::inventory::{self, ZONES};
 use crate::cloudscale::refs;
@@ -45,7 +46,7 @@ impl Collection for FloatingIps {
             "server": refs::optional(floating_ip.server, |s| refs::server(world, ctx, s)),
             "load_balancer": refs::optional(floating_ip.load_balancer, |lb| refs::load_balancer(world, ctx, lb)),
             "type": floating_ip.kind,
-            "region": floating_ip.region.as_ref().map(|slug| json!({"slug": slug})),
+            "region": floating_ip.region.as_deref().map(regions::region),
             "reverse_ptr": floating_ip.reverse_ptr,
             "tags": floating_ip.tags,
             "created_at": floating_ip.created_at.to_string(),

@@ -1,5 +1,6 @@
 //! `/v1/load-balancers/listeners`: a listener belongs to a load balancer and usually points at
-//! one of its pools; only its name, allowed CIDRs, timeouts and tags change in place.
+//! one of its pools; only its name, allowed CIDRs, timeouts and tags change in place. A load
+//! balancer takes each protocol and port once.
 
 use std::num::NonZeroU16;
 
@@ -61,6 +62,12 @@ impl Collection for Listeners {
 
     fn build(world: &mut World, ctx: &Ctx, request: CreateListener) -> ApiResult<Listener> {
         let load_balancer = owning_lb(world, &request)?;
+        port_is_free(
+            world,
+            load_balancer,
+            request.protocol,
+            request.protocol_port.get(),
+        )?;
         world.mark_changing(load_balancer, ctx.settled_at());
         Ok(Listener {
             uuid: Uuid::new_v4(),
@@ -173,4 +180,27 @@ fn owning_lb(world: &World, request: &CreateListener) -> ApiResult<Uuid> {
             .ok_or_else(|| ApiError::unknown("load_balancer", named)),
         (None, None) => Err(ApiError::bad_request("pool: This field is required.")),
     }
+}
+
+/// A second listener on a port the load balancer already listens on is refused. The real
+/// API's answer is not documented, but such a listener could not work (one VIP cannot take a
+/// port twice) and the CCM never asks for one: it deletes a listener before it creates
+/// another on the same port. Per protocol, since TCP and UDP ports are apart: the CCM's DNS
+/// example serves `tcp/53` and `udp/53` from one load balancer.
+fn port_is_free(world: &World, lb: Uuid, protocol: ListenerProtocol, port: u16) -> ApiResult<()> {
+    let taken = world.listeners.iter().any(|listener| {
+        listener.load_balancer == lb
+            && listener.protocol == protocol
+            && listener.protocol_port == port
+    });
+    if !taken {
+        return Ok(());
+    }
+    let protocol = match protocol {
+        ListenerProtocol::Tcp => "tcp",
+        ListenerProtocol::Udp => "udp",
+    };
+    Err(ApiError::bad_request(format!(
+        "protocol_port: the load balancer already has a {protocol} listener on port {port}."
+    )))
 }

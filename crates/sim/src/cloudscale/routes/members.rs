@@ -18,6 +18,7 @@ use crate::cloudscale::api::{
     created, lookup, parse_create, parse_patch, path_uuid, ApiError, ApiResult,
 };
 use crate::cloudscale::filter::TagFilter;
+use crate::cloudscale::origin::Origin;
 use crate::cloudscale::refs;
 use crate::cloudscale::state::{Ctx, Sim};
 use crate::cloudscale::world::{find, Member, Tags, World};
@@ -94,10 +95,11 @@ fn member_index(world: &World, raw_pool: &str, raw_member: &str) -> ApiResult<us
 
 async fn list(
     State(sim): State<Sim>,
+    origin: Origin,
     Path(pool): Path<String>,
     filter: TagFilter,
 ) -> ApiResult<Json<Vec<Value>>> {
-    sim.read_indexed(|world, ctx| {
+    sim.read_indexed(&origin, |world, ctx| {
         let pool = world
             .pool(path_uuid(&pool)?)
             .ok_or_else(ApiError::not_found)?;
@@ -110,9 +112,10 @@ async fn list(
 
 async fn show(
     State(sim): State<Sim>,
+    origin: Origin,
     Path((pool, member)): Path<(String, String)>,
 ) -> ApiResult<Json<Value>> {
-    sim.read(|world, ctx| {
+    sim.read(&origin, |world, ctx| {
         let index = member_index(world, &pool, &member)?;
         Ok(Json(render(world, ctx, &world.members[index])))
     })
@@ -120,10 +123,11 @@ async fn show(
 
 async fn create(
     State(sim): State<Sim>,
+    origin: Origin,
     Path(pool): Path<String>,
     body: Bytes,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    sim.write(|world, ctx| {
+    sim.write(&origin, |world, ctx| {
         let pool = lookup(&world.pools, &pool)?;
         let (pool, lb) = (pool.uuid, pool.load_balancer);
         let request: CreateMember = parse_create(&body)?;
@@ -157,11 +161,12 @@ async fn create(
 
 async fn update(
     State(sim): State<Sim>,
+    origin: Origin,
     Path((pool, member)): Path<(String, String)>,
     body: Bytes,
 ) -> ApiResult<StatusCode> {
     let patch: UpdateMember = parse_patch(&body, CREATE_ONLY)?;
-    sim.write(|world, ctx| {
+    sim.write(&origin, |world, ctx| {
         let index = member_index(world, &pool, &member)?;
         let member = &mut world.members[index];
         assign(&mut member.name, patch.name);
@@ -178,9 +183,10 @@ async fn update(
 
 async fn remove(
     State(sim): State<Sim>,
+    origin: Origin,
     Path((pool, member)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
-    sim.write(|world, ctx| {
+    sim.write(&origin, |world, ctx| {
         let index = member_index(world, &pool, &member)?;
         let member = world.members.remove(index);
         if let Some(lb) = world.pool_lb(member.pool) {

@@ -8,11 +8,14 @@ mod floating_ips;
 mod listeners;
 mod load_balancers;
 mod members;
+mod monitor_http;
 mod monitors;
 mod networks;
 mod pools;
 mod regions;
 mod server_actions;
+mod server_groups;
+mod server_view;
 mod servers;
 mod subnets;
 
@@ -35,6 +38,7 @@ pub fn api() -> Router<Sim> {
         .merge(collection::routes::<floating_ips::FloatingIps>())
         .merge(collection::routes::<servers::Servers>())
         .merge(server_actions::routes())
+        .merge(collection::routes::<server_groups::ServerGroups>())
         .merge(collection::routes::<networks::Networks>())
         .merge(collection::routes::<subnets::Subnets>())
         .merge(regions::routes())

@@ -1,5 +1,6 @@
 //! `/v1/load-balancers/health-monitors`: one monitor per pool; `http` exists only for the
-//! `http` and `https` types, and its version cannot change in place.
+//! `http` and `https` types (`monitor_http` has the rules), and its version cannot change in
+//! place.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -7,10 +8,11 @@ use uuid::Uuid;
 
 use super::assign;
 use super::collection::Collection;
-use crate::cloudscale::api::{nullable, ApiError, ApiResult};
+use super::monitor_http::{CreateHttp, UpdateHttp};
+use crate::cloudscale::api::{ApiError, ApiResult};
 use crate::cloudscale::refs;
 use crate::cloudscale::state::Ctx;
-use crate::cloudscale::world::{HealthMonitor, HttpCheck, HttpVersion, MonitorType, Tags, World};
+use crate::cloudscale::world::{HealthMonitor, MonitorType, Tags, World};
 
 pub struct Monitors;
 
@@ -62,15 +64,7 @@ impl Collection for Monitors {
                 "pool: this pool already has a health monitor.",
             ));
         }
-        let http = match (request.kind.checks_http(), request.http) {
-            (true, http) => Some(http.unwrap_or_default().into_check()),
-            (false, None) => None,
-            (false, Some(_)) => {
-                return Err(ApiError::bad_request(
-                    "http: only http and https monitors have HTTP settings.",
-                ))
-            }
-        };
+        let http = CreateHttp::check_for(request.kind, request.http)?;
         world.mark_changing(lb, ctx.settled_at());
         ctx.pool_changed(world, request.pool, lb);
         Ok(HealthMonitor {
@@ -141,28 +135,6 @@ fn three() -> u32 {
     3
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct CreateHttp {
-    expected_codes: Option<Vec<String>>,
-    method: Option<String>,
-    url_path: Option<String>,
-    version: Option<HttpVersion>,
-    host: Option<String>,
-}
-
-impl CreateHttp {
-    fn into_check(self) -> HttpCheck {
-        HttpCheck {
-            expected_codes: self.expected_codes.unwrap_or_else(|| vec!["200".into()]),
-            method: self.method.unwrap_or_else(|| "GET".into()),
-            url_path: self.url_path.unwrap_or_else(|| "/".into()),
-            version: self.version.unwrap_or(HttpVersion::V1_1),
-            host: self.host,
-        }
-    }
-}
-
 #[derive(Debug, Deserialize)]
 pub struct UpdateMonitor {
     delay_s: Option<u32>,
@@ -173,22 +145,10 @@ pub struct UpdateMonitor {
     tags: Option<Tags>,
 }
 
-#[derive(Debug, Deserialize)]
-pub struct UpdateHttp {
-    expected_codes: Option<Vec<String>>,
-    method: Option<String>,
-    url_path: Option<String>,
-    #[serde(default, deserialize_with = "nullable")]
-    host: Option<Option<String>>,
-}
-
 impl UpdateMonitor {
     fn apply(self, monitor: &mut HealthMonitor) -> ApiResult<()> {
         if let Some(http) = self.http {
-            let check = monitor.http.as_mut().ok_or_else(|| {
-                ApiError::bad_request("http: only http and https monitors have HTTP settings.")
-            })?;
-            http.apply(check);
+            http.apply(monitor.http.as_mut())?;
         }
         assign(&mut monitor.delay_s, self.delay_s);
         assign(&mut monitor.timeout_s, self.timeout_s);
@@ -196,14 +156,5 @@ impl UpdateMonitor {
         assign(&mut monitor.down_threshold, self.down_threshold);
         assign(&mut monitor.tags, self.tags);
         Ok(())
-    }
-}
-
-impl UpdateHttp {
-    fn apply(self, check: &mut HttpCheck) {
-        assign(&mut check.expected_codes, self.expected_codes);
-        assign(&mut check.method, self.method);
-        assign(&mut check.url_path, self.url_path);
-        assign(&mut check.host, self.host);
     }
 }

@@ -1,5 +1,12 @@
-//! `/v1/load-balancers/pools`: deleting a pool takes its members and monitor with it; the
-//! listeners that pointed at it stay, with `pool: null`.
+//! `/v1/load-balancers/pools`: deleting a pool takes its members, its monitor and the
+//! listeners that point at it with it.
+//!
+//! The cascade to listeners is what the cloudscale CCM (1.3.0) relies on: to recreate a pool
+//! (a changed algorithm or pool protocol, a renamed port: the README's "considerable impact")
+//! it deletes the pool's members and the pool, never its listener or monitor, and in the next
+//! pass creates the new pool's listener on the same port. A listener left behind with
+//! `pool: null` would be one the CCM never deletes (it files such listeners apart, as "free
+//! floating") and would hold the port the new one needs.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -91,15 +98,13 @@ pub struct CreatePool {
     tags: Tags,
 }
 
-/// Removes a pool with its members and monitor, and detaches the listeners pointing at it.
+/// Removes a pool with its members, its monitor and the listeners pointing at it.
 pub fn remove_pool(world: &mut World, pool: Uuid) {
     world.members.retain(|member| member.pool != pool);
     world.health_monitors.retain(|monitor| monitor.pool != pool);
-    for listener in &mut world.listeners {
-        if listener.pool == Some(pool) {
-            listener.pool = None;
-        }
-    }
+    world
+        .listeners
+        .retain(|listener| listener.pool != Some(pool));
     world.pools.retain(|p| p.uuid != pool);
     world.unhealthy_pools.remove(&pool);
 }

@@ -19,17 +19,17 @@ async fn list() -> Json<Vec<Value>> {
 fn regions() -> Vec<Value> {
     let mut slugs: Vec<&str> = ZONES.iter().map(|zone| region_of(zone)).collect();
     slugs.dedup();
-    slugs
-        .into_iter()
-        .map(|region| {
-            let zones: Vec<Value> = ZONES
-                .iter()
-                .filter(|zone| region_of(zone) == region)
-                .map(|zone| json!({"slug": zone}))
-                .collect();
-            json!({"slug": region, "zones": zones})
-        })
-        .collect()
+    slugs.into_iter().map(region).collect()
+}
+
+/// A region with its zones, as `/regions` lists it and floating IPs show it.
+pub fn region(slug: &str) -> Value {
+    let zones: Vec<Value> = ZONES
+        .iter()
+        .filter(|zone| region_of(zone) == slug)
+        .map(|zone| json!({"slug": zone}))
+        .collect();
+    json!({"slug": slug, "zones": zones})
 }
 
 #[cfg(test)]

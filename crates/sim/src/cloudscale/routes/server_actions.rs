@@ -7,6 +7,7 @@ use axum::routing::post;
 use axum::Router;
 
 use crate::cloudscale::api::{lookup_mut, ApiResult};
+use crate::cloudscale::origin::Origin;
 use crate::cloudscale::state::Sim;
 
 pub fn routes() -> Router<Sim> {
@@ -30,7 +31,8 @@ async fn reboot(State(sim): State<Sim>, Path(uuid): Path<String>) -> ApiResult<S
 }
 
 fn set_status(sim: &Sim, uuid: &str, status: &str) -> ApiResult<StatusCode> {
-    sim.write(|world, _| {
+    // Nothing is rendered, so no href needs the request's origin.
+    sim.write(&Origin::default(), |world, _| {
         lookup_mut(&mut world.servers, uuid)?.status = status.to_owned();
         Ok(StatusCode::NO_CONTENT)
     })

@@ -1,22 +1,27 @@
 //! `/v1/servers`: enough of a server for Kubernetes nodes to be looked up and floating IPs to
-//! be assigned: name, status, flavor, image, zone, interfaces with addresses. Servers start
-//! `running`; `server_actions` starts and stops them.
+//! be assigned: name, status, flavor, image, zone, volumes, interfaces with addresses
+//! (`server_view` renders them). Servers start `running`; `server_actions` starts and stops
+//! them.
 
 use std::net::IpAddr;
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use uuid::Uuid;
 
 use super::addresses;
 use super::assign;
 use super::collection::Collection;
+use super::server_groups;
+use super::server_view::{self, ROOT_VOLUME_GB};
 use crate::cloudscale::address_book::UsedAddresses;
 use crate::cloudscale::api::{ApiError, ApiResult};
+use crate::cloudscale::catalog;
 use crate::cloudscale::inventory::{self, ZONES};
-use crate::cloudscale::refs;
 use crate::cloudscale::state::Ctx;
-use crate::cloudscale::world::{find, Interface, InterfaceAddress, Server, Tags, World};
+use crate::cloudscale::world::{
+    find, Interface, InterfaceAddress, Server, Tags, Volume, VolumeType, World,
+};
 
 pub struct Servers;
 
@@ -38,18 +43,7 @@ impl Collection for Servers {
     }
 
     fn render(world: &World, ctx: &Ctx, server: &Server) -> Value {
-        json!({
-            "href": ctx.href(format!("servers/{}", server.uuid)),
-            "uuid": server.uuid,
-            "name": server.name,
-            "status": server.status,
-            "flavor": {"slug": server.flavor, "name": server.flavor},
-            "image": server.image.as_ref().map(|slug| json!({"slug": slug, "name": slug})),
-            "zone": {"slug": server.zone},
-            "interfaces": render_interfaces(world, ctx, server),
-            "tags": server.tags,
-            "created_at": server.created_at.to_string(),
-        })
+        server_view::render(world, ctx, server)
     }
 
     fn build(world: &mut World, ctx: &Ctx, mut request: CreateServer) -> ApiResult<Server> {
@@ -57,6 +51,9 @@ impl Collection for Servers {
         if !inventory::is_zone(&zone) {
             return Err(ApiError::unknown("zone", &zone));
         }
+        known_flavor(&request.flavor)?;
+        let volumes = requested_volumes(&request)?;
+        let groups = server_groups::joined(world, &zone, &request.server_groups)?;
         let mut used = world.take_used_addresses();
         let interfaces = requested_interfaces(world, &mut request, &mut used)?;
         world.keep_used_addresses(used);
@@ -68,6 +65,8 @@ impl Collection for Servers {
             image: Some(request.image),
             zone,
             interfaces,
+            volumes,
+            server_groups: groups,
             tags: request.tags,
             created_at: ctx.now,
         })
@@ -82,6 +81,7 @@ impl Collection for Servers {
         };
         let server = &mut world.servers[index];
         if let Some(flavor) = patch.flavor {
+            known_flavor(&flavor)?;
             if server.status != "stopped" {
                 return Err(ApiError::bad_request(
                     "flavor: the server must be stopped to change its flavor.",
@@ -111,7 +111,7 @@ impl Collection for Servers {
     }
 }
 
-/// Fields the simulator has no use for (ssh_keys, volume sizes, use_ipv6…) are accepted and
+/// Fields the simulator has no use for (ssh_keys, use_ipv6, user_data…) are accepted and
 /// ignored. Without `interfaces`, `use_public_network` (default true) decides the public one.
 #[derive(Debug, Deserialize)]
 pub struct CreateServer {
@@ -119,6 +119,15 @@ pub struct CreateServer {
     flavor: String,
     image: String,
     zone: Option<String>,
+    /// The root volume's size.
+    volume_size_gb: Option<u32>,
+    /// A bulk volume besides the root volume.
+    bulk_volume_size_gb: Option<u32>,
+    /// More volumes besides the root volume.
+    #[serde(default)]
+    volumes: Vec<VolumeRequest>,
+    #[serde(default)]
+    server_groups: Vec<Uuid>,
     interfaces: Option<Vec<InterfaceRequest>>,
     #[serde(default = "yes")]
     use_public_network: bool,
@@ -130,6 +139,17 @@ pub struct CreateServer {
 
 fn yes() -> bool {
     true
+}
+
+#[derive(Debug, Deserialize)]
+pub struct VolumeRequest {
+    size_gb: u32,
+    #[serde(rename = "type", default = "ssd")]
+    kind: VolumeType,
+}
+
+fn ssd() -> VolumeType {
+    VolumeType::Ssd
 }
 
 /// Flavor and interfaces changes are whole operations on the machine; the real API takes
@@ -155,33 +175,34 @@ pub struct AddressRequest {
     address: Option<IpAddr>,
 }
 
-fn render_interfaces(world: &World, ctx: &Ctx, server: &Server) -> Vec<Value> {
-    server
-        .interfaces
-        .iter()
-        .map(|interface| {
-            let addresses: Vec<Value> = interface
-                .addresses
-                .iter()
-                .map(|a| {
-                    let subnet = refs::subnet(world, ctx, a.subnet);
-                    let prefix_length = subnet["cidr"]
-                        .as_str()
-                        .and_then(|c| c.split_once('/'))
-                        .map(|(_, p)| p.to_owned());
-                    json!({
-                        "version": if a.address.is_ipv4() { 4 } else { 6 },
-                        "address": a.address,
-                        "prefix_length": prefix_length.and_then(|p| p.parse::<u8>().ok()),
-                        "subnet": subnet,
-                    })
-                })
-                .collect();
-            json!({
-                "type": if interface.network.is_some() { "private" } else { "public" },
-                "network": refs::optional(interface.network, |n| refs::network(world, ctx, n)),
-                "addresses": addresses,
-            })
+/// The server's flavor must be one the cloud has: one the catalogue can read.
+fn known_flavor(slug: &str) -> ApiResult<()> {
+    match catalog::flavor(slug) {
+        Some(_) => Ok(()),
+        None => Err(ApiError::unknown("flavor", slug)),
+    }
+}
+
+/// The root volume, then the bulk volume and the further volumes asked for.
+fn requested_volumes(request: &CreateServer) -> ApiResult<Vec<Volume>> {
+    let root = (
+        VolumeType::Ssd,
+        request.volume_size_gb.unwrap_or(ROOT_VOLUME_GB),
+    );
+    let bulk = request.bulk_volume_size_gb.map(|gb| (VolumeType::Bulk, gb));
+    let more = request.volumes.iter().map(|v| (v.kind, v.size_gb));
+    std::iter::once(root)
+        .chain(bulk)
+        .chain(more)
+        .map(|(kind, size_gb)| match size_gb {
+            0 => Err(ApiError::bad_request(
+                "volumes: a volume needs a size of 1 GB or more.",
+            )),
+            size_gb => Ok(Volume {
+                uuid: Uuid::new_v4(),
+                kind,
+                size_gb,
+            }),
         })
         .collect()
 }

@@ -9,7 +9,10 @@ async fn a_fresh_world_has_unassigned_floating_ips_that_can_be_assigned() {
     let (_, list) = h.get("/floating-ips").await;
     assert_eq!(list[0]["network"], "5.102.150.123/32");
     assert_eq!(list[0]["load_balancer"], Value::Null);
-    assert_eq!(list[0]["region"], json!({"slug": "lpg"}));
+    assert_eq!(
+        list[0]["region"],
+        json!({"slug": "lpg", "zones": [{"slug": "lpg1"}]})
+    );
     let lb = h.create_lb("web", json!({})).await;
     let path = "/floating-ips/5.102.150.123";
     assert_eq!(

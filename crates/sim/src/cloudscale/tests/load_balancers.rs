@@ -163,8 +163,9 @@ async fn lists_filter_on_tag_values_and_tag_presence() {
     assert!(names(h.get("/load-balancers?tag:env=dev").await.1).is_empty());
 }
 
-/// The first /22 holds 1,022 public addresses; the account goes on past it into the second
-/// public subnet, and a deleted load balancer's address is handed out again first.
+/// The first /22 holds 1,021 public addresses (its last host is the gateway); the account goes
+/// on past it into the second public subnet, and a deleted load balancer's address is handed
+/// out again first.
 #[tokio::test]
 async fn public_addresses_go_on_past_the_first_subnet_and_are_reused() {
     let h = Harness::start().await;
@@ -180,7 +181,7 @@ async fn public_addresses_go_on_past_the_first_subnet_and_are_reused() {
         last = lb;
     }
     let vip = &last["vip_addresses"][0];
-    assert_eq!(vip["address"], "198.18.0.3");
+    assert_eq!(vip["address"], "198.18.0.4");
     assert_eq!(vip["subnet"]["cidr"], "198.18.0.0/15");
     let listed = h.get("/load-balancers").await.1;
     let second = listed[1].clone();

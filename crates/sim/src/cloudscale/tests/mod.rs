@@ -3,10 +3,15 @@
 
 mod faults;
 mod floating_ips;
+mod go_sdk_schema;
+mod go_structs;
 mod health;
+mod hrefs;
 mod load_balancers;
+mod monitors;
 mod persistence;
 mod requests;
+mod server_groups;
 mod servers;
 mod sub_objects;
 

@@ -106,3 +106,70 @@ async fn interfaces_can_be_replaced_keeping_the_addresses_still_asked_for() {
         DEFAULT_NETWORK_UUID.to_string()
     );
 }
+
+#[tokio::test]
+async fn a_server_shows_its_flavor_image_volumes_keys_and_address_details() {
+    let h = Harness::start().await;
+    let extra = json!({"volume_size_gb": 50, "bulk_volume_size_gb": 100,
+        "interfaces": [{"network": "public"}, {"network": DEFAULT_NETWORK_UUID}]});
+    let server = create_server(&h, extra).await;
+    let flavor = json!({"slug": "flex-4-2", "name": "Flex-4-2", "vcpu_count": 2, "memory_gb": 4});
+    assert_eq!(server["flavor"], flavor);
+    let image = json!({"slug": "debian-12", "name": "Debian 12", "operating_system": "Debian",
+        "default_username": "debian"});
+    assert_eq!(server["image"], image);
+    let volumes = server["volumes"].as_array().unwrap();
+    let shape: Vec<(&Value, &Value, &Value)> = volumes
+        .iter()
+        .map(|v| (&v["type"], &v["device_path"], &v["size_gb"]))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            (&json!("ssd"), &json!("/dev/vda"), &json!(50)),
+            (&json!("bulk"), &json!("/dev/vdb"), &json!(100))
+        ]
+    );
+    assert!(server["ssh_host_keys"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("ssh-ed25519 AAAA"));
+    assert_eq!(
+        (&server["server_groups"], &server["anti_affinity_with"]),
+        (&json!([]), &json!([]))
+    );
+    let public = &server["interfaces"][0]["addresses"][0];
+    let dashed = public["address"].as_str().unwrap().replace('.', "-");
+    assert_eq!(
+        public["reverse_ptr"],
+        format!("{dashed}.cust.cloudscale.ch")
+    );
+    assert_eq!(public["gateway"], "5.102.147.254");
+    let private = &server["interfaces"][1]["addresses"][0];
+    assert_eq!(
+        (&private["gateway"], &private["reverse_ptr"]),
+        (&Value::Null, &Value::Null)
+    );
+    assert_eq!(
+        h.get(&format!("/servers/{}", uuid(&server))).await.1,
+        server,
+        "read back"
+    );
+}
+
+#[tokio::test]
+async fn a_flavor_the_cloud_does_not_have_is_refused() {
+    let h = Harness::start().await;
+    let body = json!({"name": "x", "flavor": "huge", "image": "debian-12"});
+    let (status, error) = h.post("/servers", body).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        error["detail"].as_str().unwrap().contains("flavor"),
+        "{error}"
+    );
+    let server = create_server(&h, json!({})).await;
+    let path = format!("/servers/{}", uuid(&server));
+    h.post(&format!("{path}/stop"), json!({})).await;
+    let (status, _) = h.patch(&path, json!({"flavor": "huge"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}

@@ -178,9 +178,14 @@ async fn create_only_fields_of_sub_objects_are_refused_in_a_patch() {
 }
 
 #[tokio::test]
-async fn deleting_a_pool_takes_members_and_monitor_and_detaches_listeners() {
+async fn deleting_a_pool_takes_its_members_monitor_and_listeners() {
     let h = Harness::start().await;
-    let (_, pool) = full_lb(&h).await;
+    let (lb, pool) = full_lb(&h).await;
+    let unbound = json!({"name": "tcp/81", "load_balancer": uuid(&lb), "protocol_port": 81});
+    assert_eq!(
+        h.post("/load-balancers/listeners", unbound).await.0,
+        StatusCode::CREATED
+    );
     let pool_path = format!("/load-balancers/pools/{}", uuid(&pool));
     assert_eq!(h.delete(&pool_path).await, StatusCode::NO_CONTENT);
     assert_eq!(h.get(&pool_path).await.0, StatusCode::NOT_FOUND);
@@ -190,7 +195,50 @@ async fn deleting_a_pool_takes_members_and_monitor_and_detaches_listeners() {
     );
     assert_eq!(h.get("/load-balancers/health-monitors").await.1, json!([]));
     let (_, listeners) = h.get("/load-balancers/listeners").await;
-    assert_eq!(listeners[0]["pool"], Value::Null);
+    let names: Vec<&Value> = listeners
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| &l["name"])
+        .collect();
+    assert_eq!(
+        names,
+        [&json!("tcp/81")],
+        "only the listener without a pool stays"
+    );
+}
+
+/// The CCM's pool recreation: members and pool deleted, then a new pool and its listener on
+/// the same port.
+#[tokio::test]
+async fn a_recreated_pool_gets_its_listener_port_back() {
+    let h = Harness::start().await;
+    let (lb, pool) = full_lb(&h).await;
+    let again = json!({"name": "tcp/80", "load_balancer": uuid(&lb), "protocol": "tcp", "protocol_port": 80});
+    let (status, error) = h.post("/load-balancers/listeners", again.clone()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "port 80 is taken: {error}");
+    assert!(
+        error["detail"].as_str().unwrap().contains("protocol_port"),
+        "{error}"
+    );
+    let udp = json!({"name": "udp/80", "load_balancer": uuid(&lb), "protocol": "udp", "protocol_port": 80});
+    assert_eq!(
+        h.post("/load-balancers/listeners", udp).await.0,
+        StatusCode::CREATED
+    );
+    h.delete(&format!("/load-balancers/pools/{}", uuid(&pool)))
+        .await;
+    let new_pool = h.create_pool(&lb).await;
+    let mut again = again;
+    again["pool"] = new_pool["uuid"].clone();
+    let (status, listener) = h.post("/load-balancers/listeners", again).await;
+    assert_eq!(status, StatusCode::CREATED, "{listener}");
+    let other = h.create_lb("api", json!({})).await;
+    let elsewhere = json!({"name": "tcp/80", "load_balancer": uuid(&other), "protocol_port": 80});
+    assert_eq!(
+        h.post("/load-balancers/listeners", elsewhere).await.0,
+        StatusCode::CREATED
+    );
 }
 
 #[tokio::test]
