@@ -26,6 +26,17 @@ pub fn server(world: &World, ctx: &Ctx, uuid: Uuid) -> Value {
     })
 }
 
+/// A server as a server group and `anti_affinity_with` list it: `{href, uuid}`, no name.
+pub fn server_stub(ctx: &Ctx, uuid: Uuid) -> Value {
+    json!({"href": ctx.href(format!("servers/{uuid}")), "uuid": uuid})
+}
+
+pub fn server_group(world: &World, ctx: &Ctx, uuid: Uuid) -> Value {
+    find(&world.server_groups, uuid).map_or(Value::Null, |group| {
+        json!({"href": ctx.href(format!("server-groups/{uuid}")), "uuid": uuid, "name": group.name})
+    })
+}
+
 pub fn network(world: &World, ctx: &Ctx, uuid: Uuid) -> Value {
     find(&world.networks, uuid).map_or(Value::Null, |network| {
         json!({"href": ctx.href(format!("networks/{uuid}")), "uuid": uuid, "name": network.name})

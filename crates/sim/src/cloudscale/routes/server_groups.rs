@@ -10,6 +10,7 @@ use super::collection::Collection;
 use super::NameAndTags;
 use crate::cloudscale::api::{ApiError, ApiResult};
 use crate::cloudscale::inventory::{self, ZONES};
+use crate::cloudscale::refs;
 use crate::cloudscale::state::Ctx;
 use crate::cloudscale::world::{find, Server, ServerGroup, Tags, World};
 
@@ -37,7 +38,7 @@ impl Collection for ServerGroups {
 
     fn render(world: &World, ctx: &Ctx, group: &ServerGroup) -> Value {
         let servers: Vec<Value> = members(world, group.uuid)
-            .map(|server| server_stub(ctx, server))
+            .map(|server| refs::server_stub(ctx, server.uuid))
             .collect();
         json!({
             "href": ctx.href(format!("server-groups/{}", group.uuid)),
@@ -105,10 +106,6 @@ fn members(world: &World, group: Uuid) -> impl Iterator<Item = &Server> {
         .filter(move |server| server.server_groups.contains(&group))
 }
 
-fn server_stub(ctx: &Ctx, server: &Server) -> Value {
-    json!({"href": ctx.href(format!("servers/{}", server.uuid)), "uuid": server.uuid})
-}
-
 /// The groups a new server in `zone` asks to join: each must exist, in the same zone.
 pub fn joined(world: &World, zone: &str, requested: &[Uuid]) -> ApiResult<Vec<Uuid>> {
     requested
@@ -126,21 +123,22 @@ pub fn joined(world: &World, zone: &str, requested: &[Uuid]) -> ApiResult<Vec<Uu
 
 /// A server's groups as `{href, uuid, name}`, and the servers they keep it apart from.
 pub fn of_server(world: &World, ctx: &Ctx, server: &Server) -> (Vec<Value>, Vec<Value>) {
-    let groups: Vec<&ServerGroup> = server
+    let groups: Vec<Uuid> = server
         .server_groups
         .iter()
-        .filter_map(|&uuid| find(&world.server_groups, uuid))
+        .copied()
+        .filter(|&uuid| find(&world.server_groups, uuid).is_some())
         .collect();
     let stubs = groups
         .iter()
-        .map(|g| json!({"href": ctx.href(format!("server-groups/{}", g.uuid)), "uuid": g.uuid, "name": g.name}))
+        .map(|&uuid| refs::server_group(world, ctx, uuid))
         .collect();
     let apart = world
         .servers
         .iter()
         .filter(|other| other.uuid != server.uuid)
-        .filter(|other| groups.iter().any(|g| other.server_groups.contains(&g.uuid)))
-        .map(|other| server_stub(ctx, other))
+        .filter(|other| groups.iter().any(|g| other.server_groups.contains(g)))
+        .map(|other| refs::server_stub(ctx, other.uuid))
         .collect();
     (stubs, apart)
 }
