@@ -16,7 +16,7 @@ use skyplan_cloudstack::client::{CloudstackClient, Credentials, Secret};
 use skyplan_sim::cloudstack as sim;
 
 use crate::support::http;
-use crate::support::{Output, Project, BINARY};
+use crate::support::{binary, Output, Project};
 
 /// The keys `sim serve` accepts without `--api-key`/`--secret-key`.
 pub const API_KEY: &str = "skyplan-sim-cloudstack-api-key";
@@ -41,7 +41,7 @@ impl CsSimServer {
             true => &[],
             false => &["--job-ms", "50"],
         };
-        let mut child = Command::new(BINARY)
+        let mut child = Command::new(binary())
             .args(["sim", "serve", "--provider", "cloudstack"])
             .args(["--listen", "127.0.0.1:0"])
             .args(job_ms)

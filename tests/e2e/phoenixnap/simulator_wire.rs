@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::support::http;
-use crate::support::{terminate, BINARY};
+use crate::support::{binary, terminate};
 
 const CLIENT_ID: &str = "skyplan-sim-pnap-client";
 const CLIENT_SECRET: &str = "skyplan-sim-pnap-secret";
@@ -43,7 +43,7 @@ impl PnapServer {
     }
 
     fn spawn(world: &Path, options: &[&str], env: Option<(&str, &str)>) -> PnapServer {
-        let mut command = Command::new(BINARY);
+        let mut command = Command::new(binary());
         command.env_remove("SKYPLAN_SIM_PNAP_TOKEN_TTL_S");
         if let Some((key, value)) = env {
             command.env(key, value);

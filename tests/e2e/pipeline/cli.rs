@@ -39,7 +39,7 @@ fn skyplan_config_is_the_default_config() {
     project.config(VALID);
     let elsewhere = tempfile::tempdir().unwrap();
     let validate = |config: Option<&str>| {
-        let mut command = std::process::Command::new(crate::support::BINARY);
+        let mut command = std::process::Command::new(crate::support::binary());
         command
             .current_dir(elsewhere.path())
             .env("NO_COLOR", "1")

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crate::support::{self, Project, BINARY};
+use crate::support::{self, binary, Project};
 
 const VALID: &str = "[provider.cloudscale]\nendpoint = \"embedded\"\n\n\
     [load-balancer.web]\nprovider = \"cloudscale\"\nzone = \"lpg1\"\nmembers = [\"10.0.0.11\"]\n\n\
@@ -106,7 +106,7 @@ fn the_saved_plan_hint_prints_a_command_that_works_from_anywhere() {
         "{args:?}"
     );
     let elsewhere = tempfile::tempdir().unwrap();
-    let mut apply = Command::new(BINARY);
+    let mut apply = Command::new(binary());
     apply
         .current_dir(elsewhere.path())
         .env("NO_COLOR", "1")
@@ -119,7 +119,7 @@ fn the_saved_plan_hint_prints_a_command_that_works_from_anywhere() {
 #[test]
 fn the_saved_plan_hint_has_no_c_for_the_default_config() {
     let project = beside_other_tools();
-    let mut plan = Command::new(BINARY);
+    let mut plan = Command::new(binary());
     plan.current_dir(project.path())
         .env("NO_COLOR", "1")
         .env_remove("SKYPLAN_CONFIG")

@@ -5,6 +5,7 @@ pub mod http;
 pub mod kube_sim;
 pub mod needs;
 pub mod node_health;
+pub mod pools;
 pub mod served;
 
 use std::io::{BufRead, BufReader};
@@ -14,7 +15,15 @@ use std::process::{Child, Command, Stdio};
 use serde_json::Value;
 use tempfile::TempDir;
 
-pub const BINARY: &str = env!("CARGO_BIN_EXE_skyplan");
+/// The `skyplan` under test: this build's, or the one `SKYPLAN_E2E_BINARY` names — so a new
+/// test can be run against an older build (a fix's test is seen to fail without the fix).
+pub fn binary() -> &'static str {
+    static BINARY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        std::env::var("SKYPLAN_E2E_BINARY")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_skyplan").to_string())
+    });
+    &BINARY
+}
 
 /// The simulator's default token, accepted by `sim serve` without `--token`.
 pub const SIM_TOKEN: &str = "skyplan-sim-cloudscale-token";
@@ -89,7 +98,7 @@ impl Project {
     }
 
     pub fn command_with_config(&self, config: &Path, args: &[&str]) -> Command {
-        let mut command = Command::new(BINARY);
+        let mut command = Command::new(binary());
         command
             .arg("-c")
             .arg(config)
@@ -186,7 +195,7 @@ impl World {
 
 /// `skyplan sim serve --provider P --listen 127.0.0.1:0 --world W`, to be started by [`serving`].
 pub fn sim_serve(provider: &str, world: &Path) -> Command {
-    let mut command = Command::new(BINARY);
+    let mut command = Command::new(binary());
     command
         .args([
             "sim",

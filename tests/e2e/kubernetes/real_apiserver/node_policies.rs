@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::kubernetes::real_apiserver::{drift_status, unwrapped, RealCluster};
-use crate::support::{Project, BINARY};
+use crate::support::{binary, Project};
 
 /// A policy over this test's nodes `node-*`.
 fn policy(cluster: &RealCluster, labels: &str, taints: &str) -> String {
@@ -159,7 +159,8 @@ fn a_node_changed_at_the_prompt_is_refused() {
     let cluster = RealCluster::get();
     let (nodes, project) = nodes_at_blue(&cluster);
     let command = format!(
-        "{BINARY} -c {} apply --lock-timeout 30s",
+        "{} -c {} apply --lock-timeout 30s",
+        binary(),
         project.path().display()
     );
     let mut apply = Command::new("script")
