@@ -155,10 +155,11 @@ fn a_dependency_held_back_does_not_hold_what_it_does_not_precede() {
 fn a_delete_held_back_keeps_what_its_resource_depends_on() {
     // The load balancer's removal is refused, so the cluster it runs on cannot go either,
     // even though --allow-delete names the cluster.
+    // Inside the window: a named removal waits for one (see the window tests).
     let holds = hold(
         &[deleted(lab(), true), deleted(lb("edge"), false)],
         &[],
-        FRIDAY_NOON,
+        SATURDAY_0300,
     );
     assert_eq!(
         held(&holds),
@@ -184,7 +185,7 @@ fn a_dependency_delete_held_back_lets_its_dependents_go() {
     let holds = hold(
         &[deleted(lab(), false), deleted(lb("edge"), true)],
         &[],
-        FRIDAY_NOON,
+        SATURDAY_0300,
     );
     assert_eq!(holds.held.len(), 1);
     assert_eq!(holds.held[0].address, lab());
@@ -244,4 +245,17 @@ fn the_window_holds_back_what_it_does_not_allow_and_its_dependents() {
     // Without a [maintenance] table, nothing waits either.
     let unrestricted = hold_with(&plan, &[], &MaintenancePolicy::unrestricted(), FRIDAY_NOON);
     assert!(unrestricted.held.is_empty());
+}
+
+#[test]
+fn a_named_removal_outside_the_window_is_held_back_by_the_window() {
+    let holds = hold(&[deleted(lb("edge"), true)], &[], FRIDAY_NOON);
+    assert_eq!(
+        held(&holds),
+        [(
+            "load-balancer.edge".to_string(),
+            "forbidden, named with --allow-delete: a removal is done only inside a maintenance window; next window opens Sat 2026-11-28 02:00 Europe/Zurich (in 14 hours)"
+                .to_string()
+        )]
+    );
 }

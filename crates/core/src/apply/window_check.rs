@@ -8,6 +8,7 @@ use std::time::Duration;
 use jiff::{Timestamp, Zoned};
 
 use super::window::MaintenancePolicy;
+use crate::model::Impact;
 use crate::plan::durations::{seconds, Durations};
 use crate::plan::{Action, ResourceChange};
 
@@ -70,15 +71,19 @@ pub fn window_duration(change: &ResourceChange, durations: &Durations) -> (Durat
 }
 
 impl WindowCheck<'_> {
-    /// `None` when apply may perform `change` now: a no-op, a change named with `--replace` or
-    /// `--allow-delete`, or one within the class allowed now that (when it needs the open
-    /// window) ends before the window closes. Otherwise why not, and when.
+    /// `None` when apply may perform `change` now: a no-op, or one within the class allowed
+    /// now that (when it needs the open window) ends before the window closes — a forbidden
+    /// change named with `--replace` or `--allow-delete` only inside a window it fits in.
+    /// Otherwise why not, and when.
     pub fn check(&self, change: &ResourceChange) -> Option<WindowHold> {
-        if change.action == Action::NoOp || change.requested {
+        if change.action == Action::NoOp {
             return None;
         }
         let (policy, now) = (self.policy, self.now);
         let impact = change.impact();
+        if impact == Impact::Forbidden && change.requested {
+            return self.check_named(change);
+        }
         let allowed = policy.allowed_at(now);
         if impact > policy.inside_window() {
             return Some(WindowHold {
@@ -102,6 +107,39 @@ impl WindowCheck<'_> {
         };
         Some(WindowHold {
             why,
+            opens: policy.next_opening(now).map(|at| Opening {
+                at,
+                described: policy.describe_next(now),
+            }),
+        })
+    }
+}
+
+impl WindowCheck<'_> {
+    /// A forbidden change named on the command line: naming it lifts *forbidden*, not the
+    /// window. It is the most disruptive change there is, so it waits for an open window
+    /// (whatever class that window allows) and must fit in it; without a `[maintenance]`
+    /// table it may run at once.
+    fn check_named(&self, change: &ResourceChange) -> Option<WindowHold> {
+        let (policy, now) = (self.policy, self.now);
+        let (flag, what) = match change.action {
+            Action::Delete => ("--allow-delete", "a removal"),
+            _ => ("--replace", "a replacement"),
+        };
+        let why = if policy.open_window(now).is_none() {
+            if !policy.has_windows() {
+                return None;
+            }
+            format!("{what} is done only inside a maintenance window")
+        } else {
+            let (needs, how_long) = window_duration(change, self.durations);
+            if policy.fits(now, needs) {
+                return None;
+            }
+            format!("{how_long} and would outlast the open window")
+        };
+        Some(WindowHold {
+            why: format!("forbidden, named with {flag}: {why}"),
             opens: policy.next_opening(now).map(|at| Opening {
                 at,
                 described: policy.describe_next(now),

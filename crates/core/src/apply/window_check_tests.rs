@@ -102,10 +102,41 @@ fn no_window_allows_a_forbidden_change_unless_it_was_named() {
     );
     forbidden.requested = true;
     assert_eq!(
-        check(&forbidden, "2026-11-27T11:00:00Z", &Durations::default()),
+        check(&forbidden, "2026-11-28T02:00:00Z", &Durations::default()),
         None,
-        "--replace names it: apply does it now"
+        "--replace names it: apply does it inside the window"
     );
+}
+
+/// Naming a forbidden change lifts *forbidden*, not the window: it waits for one, and must fit.
+#[test]
+fn a_named_forbidden_change_waits_for_an_open_window_it_fits_in() {
+    let mut named = change("zone", Impact::Forbidden, Downtime::new(60, 120));
+    named.requested = true;
+    let friday = check(&named, "2026-11-27T11:00:00Z", &Durations::default()).expect("held");
+    assert_eq!(
+        friday.to_string(),
+        "forbidden, named with --replace: a replacement is done only inside a maintenance window; next window opens Sat 2026-11-28 02:00 Europe/Zurich (in 14 hours)"
+    );
+    let last_minute = check(&named, "2026-11-28T03:59:00Z", &Durations::default()).expect("held");
+    assert_eq!(
+        last_minute.why,
+        "forbidden, named with --replace: it may take 60-120 s and would outlast the open window"
+    );
+    named.action = Action::Delete;
+    let removal = check(&named, "2026-11-27T11:00:00Z", &Durations::default()).expect("held");
+    assert!(
+        removal
+            .why
+            .starts_with("forbidden, named with --allow-delete: a removal is done only inside"),
+        "{removal}"
+    );
+    let unrestricted = WindowCheck {
+        policy: &MaintenancePolicy::unrestricted(),
+        now: at("2026-11-27T11:00:00Z"),
+        durations: &Durations::default(),
+    };
+    assert_eq!(unrestricted.check(&named), None, "without windows, at once");
 }
 
 #[test]
