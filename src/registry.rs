@@ -19,7 +19,7 @@ use skyplan_cloudstack::spec::{
     CloudstackClusterSpec, CloudstackEndpoint, CloudstackLoadBalancerSpec, CloudstackSettings,
 };
 use skyplan_kubernetes::connection::ClusterConnection;
-use skyplan_kubernetes::spec::NodePolicySpec;
+use skyplan_kubernetes::spec::{KubeAccess, KubernetesClusterSpec, NodePolicySpec};
 use skyplan_kubernetes::{ClusterCloud, KubernetesProvider};
 use skyplan_phoenixnap::spec::PhoenixnapSettings;
 use skyplan_phoenixnap::PhoenixnapProvider;
@@ -131,6 +131,26 @@ async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
         providers.insert(cloud.name().to_string(), cloud);
     }
     Ok(providers)
+}
+
+/// Whether everything the config reaches is a simulator skyplan starts itself (`endpoint =
+/// "embedded"` for each cloud, `endpoint = "embedded"` for each Kubernetes cluster): only then
+/// may `apply --now` pretend a time, since apply changes nothing real whatever time it takes.
+pub fn only_embedded(config: &Config) -> bool {
+    let providers = &config.providers;
+    let cloudscale = providers
+        .get::<CloudscaleSettings>(skyplan_cloudscale::diff::PROVIDER)
+        .is_none_or(|s| matches!(s.endpoint, Endpoint::Embedded));
+    let cloudstack = providers
+        .get::<CloudstackSettings>(skyplan_cloudstack::PROVIDER)
+        .is_none_or(|s| matches!(s.endpoint, CloudstackEndpoint::Embedded));
+    let phoenixnap = providers
+        .get::<PhoenixnapSettings>(skyplan_phoenixnap::diff::PROVIDER)
+        .is_none_or(|s| matches!(s.endpoint, Endpoint::Embedded));
+    let clusters = (config.resources.iter())
+        .filter_map(|r| r.spec.get::<KubernetesClusterSpec>())
+        .all(|cluster| cluster.access == KubeAccess::Embedded);
+    cloudscale && cloudstack && phoenixnap && clusters
 }
 
 /// The CKS clusters node policies and controller-mode load balancers are about, connected through the kubeconfig CloudStack

@@ -355,7 +355,8 @@ pub struct ApplyArgs {
     #[arg(long, default_value_t = 10)]
     pub parallelism: usize,
     /// Take this instant (RFC 3339, e.g. 2026-11-28T02:30:00+01:00) as the current time for
-    /// the maintenance windows.
+    /// the maintenance windows. More than a minute off the clock only when every cloud and
+    /// cluster is embedded: a real cloud is changed at the real time (`plan --now` previews).
     #[arg(long, value_name = "RFC3339")]
     pub now: Option<jiff::Timestamp>,
     /// Print the outcome as one JSON document on stdout (the plan, what was applied, and each

@@ -14,24 +14,61 @@ use super::super::{colour, exit};
 use super::plan::{make_plan, outlook, print_plan};
 use super::{load, open, ConfigSource};
 use crate::apply::hold::{Held, HeldReason};
-use crate::apply::window::MaintenancePolicy;
+use crate::apply::window::{time_until, MaintenancePolicy};
 use crate::apply::window_check::WindowCheck;
 use crate::apply::{ApplyReport, Halt};
+use crate::config::Config;
 use crate::model::Address;
 use crate::plan::file::PlanFile;
 use crate::plan::{Action, Plan};
 use crate::render::{counted, PlanView};
 use crate::workspace::{Planned, Workspace};
+use jiff::tz::TimeZone;
 
 pub(super) async fn apply(source: &ConfigSource, args: ApplyArgs) -> Result<u8, Report> {
     if args.refresh_only {
         return super::refresh_only::apply(source, args).await;
     }
     let config = load(source)?;
+    refuse_a_pretended_time(args.now, &config)?;
     let mut workspace = open(config, "apply", &args.locking).await?;
     let result = apply_in(&mut workspace, &args).await;
     workspace.close().await.reported()?;
     result
+}
+
+/// How far `--now` may be from the clock on a real cloud: the time a command line takes to
+/// type, not a day of the week.
+const PRETENDED_TIME_TOLERANCE: jiff::SignedDuration = jiff::SignedDuration::from_secs(60);
+
+/// `--now` makes the maintenance windows judge by a pretended time, but apply changes the cloud
+/// at the real one: on a real cloud that would do on a Monday what only Saturday's window
+/// allows. So apply takes it only where everything is embedded (simulated); `plan` and `show`
+/// keep it, to preview another time.
+fn refuse_a_pretended_time(now: Option<jiff::Timestamp>, config: &Config) -> Result<(), Report> {
+    let Some(now) = now else {
+        return Ok(());
+    };
+    let clock = jiff::Timestamp::now();
+    if now.duration_since(clock).abs() <= PRETENDED_TIME_TOLERANCE
+        || crate::registry::only_embedded(config)
+    {
+        return Ok(());
+    }
+    Err(miette!(
+        help = format!(
+            "to see what apply would do then, run {}; apply without --now holds back what the window does not allow yet",
+            skyplan(&format!("plan --now {now}"))
+        ),
+        "--now {now} is {} from the clock: apply changes a real cloud at the real time, so it takes --now only when every cloud and cluster is embedded",
+        apart(now, clock)
+    ))
+}
+
+/// `4 days 3 hours`: between two instants, either way round.
+fn apart(a: jiff::Timestamp, b: jiff::Timestamp) -> String {
+    let (from, to) = (a.min(b), a.max(b));
+    time_until(&from.to_zoned(TimeZone::UTC), &to.to_zoned(TimeZone::UTC))
 }
 
 async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Report> {
@@ -219,7 +256,7 @@ fn held_back_outcome(
             .iter()
             .any(|h| matches!(h.reason, HeldReason::Window(_)));
     let help = if waiting {
-        "run apply again inside a maintenance window (or with --now to see what it would do)"
+        "run apply again inside a maintenance window (`skyplan plan --now RFC3339` shows what it would do then)"
     } else {
         "name a forbidden change with --replace ADDR (--allow-delete ADDR for a removal) to do it anyway"
     };

@@ -68,12 +68,7 @@ fn apply_changes_the_algorithm_and_leaves_the_cidrs_set_by_hand() {
     );
 
     // The pool is recreated with its listener: the listener comes back with the cloud's CIDRs.
-    let out = cloud.skyplan(&[
-        "apply",
-        "--auto-approve",
-        "--now",
-        "2026-11-28T02:30:00+01:00",
-    ]);
+    let out = cloud.skyplan(&["apply", "--auto-approve"]);
     assert_eq!(out.code, 0, "{out:?}");
     let pool = cloud.sim.list("/load-balancers/pools").remove(0);
     assert_eq!(pool["algorithm"], "source_ip");

@@ -170,3 +170,86 @@ fn without_a_maintenance_table_the_plan_has_no_window_entries() {
     assert!(web.get("window").is_none(), "{plan:#}");
     assert!(web.get("held_back").is_none(), "{plan:#}");
 }
+
+/// The maintenance config with web's flavor changed: a forbidden change (the load balancer is
+/// destroyed and made again), done only when named with `--replace load-balancer.web`.
+fn larger_web(project: &Project) {
+    let text = config("round_robin", "\"10.0.0.21\"").replace(
+        "[load-balancer.web]\n",
+        "[load-balancer.web]\nflavor = \"lb-large\"\n",
+    );
+    project.config(&text);
+}
+
+fn web_flavor(project: &Project) -> serde_json::Value {
+    project.world().named("load_balancers", "web").unwrap()["flavor"].clone()
+}
+
+/// `--replace` lifts *forbidden*; the window still decides *when*: outside a window the named
+/// replacement is held back like any disruptive change, and the plan says so beforehand.
+#[test]
+fn a_replacement_named_with_replace_waits_for_a_window() {
+    let project = applied();
+    larger_web(&project);
+    let replace = ["--replace", "load-balancer.web"];
+
+    let text = project.run(&["plan", "--now", FRIDAY_NOON, replace[0], replace[1]]);
+    assert!(
+        !text.stdout.contains("✓ apply may do it now"),
+        "outside a window the plan must not promise the replacement: {text:?}"
+    );
+    assert!(
+        text.stdout.contains(
+            "! held back: forbidden, named with --replace: a replacement is done only inside a maintenance window; next window opens Sat 2026-11-28 02:00 Europe/Zurich"
+        ),
+        "{text:?}"
+    );
+
+    let out = project.apply(&["--now", FRIDAY_NOON, replace[0], replace[1]]);
+    assert_eq!(
+        out.code, 1,
+        "nothing else to do, so nothing applied: {out:?}"
+    );
+    assert!(
+        out.stderr
+            .contains("held back: load-balancer.web (forbidden)"),
+        "{out:?}"
+    );
+    assert_eq!(web_flavor(&project), "lb-standard", "web was not replaced");
+
+    let inside = project.apply(&["--now", SATURDAY_0230, replace[0], replace[1]]);
+    assert_eq!(inside.code, 0, "inside the window it is done: {inside:?}");
+    assert_eq!(web_flavor(&project), "lb-large");
+}
+
+/// `--now` pretends a time for the windows, but apply changes the cloud at the real one: on a
+/// cloud skyplan does not embed, apply refuses a `--now` off the clock before any request that
+/// changes something, and says how to preview that time instead; `plan --now` keeps it.
+#[test]
+fn apply_refuses_a_pretended_time_on_a_cloud_that_is_not_embedded() {
+    let cloud = crate::support::served::ServedCloud::start();
+    let maintenance = config("round_robin", "\"10.0.0.21\"");
+    let resources = &maintenance[maintenance.find("[maintenance]").unwrap()..];
+    cloud.configure(resources);
+
+    let plan = cloud.skyplan(&["plan", "--json", "--now", SATURDAY_0230]);
+    assert_eq!(plan.code, 0, "plan keeps --now: {plan:?}");
+
+    let out = cloud.skyplan(&["apply", "--auto-approve", "--now", SATURDAY_0230]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.contains("--now 2026-11-28T01:30:00Z is ")
+            && out
+                .stderr
+                .contains("from the clock: apply changes a real cloud at the real time"),
+        "the error names the flag: {out:?}"
+    );
+    assert!(
+        out.stderr.contains(" plan --now 2026-11-28T01:30:00Z"),
+        "and the way out: {out:?}"
+    );
+    assert!(
+        cloud.sim.list("/load-balancers").is_empty(),
+        "nothing was created"
+    );
+}

@@ -240,7 +240,9 @@ fn merge(sorted: Vec<OpenWindow>) -> Vec<OpenWindow> {
 
 /// `4 days 3 hours`, `2 hours 15 minutes`, `less than a minute`: minutes are left out once the
 /// wait is a day or more.
-fn time_until(from: &Zoned, to: &Zoned) -> String {
+/// How far apart two instants are, in words (`4 days 3 hours`, `12 minutes`): to the minute,
+/// or to the hour once whole days are between them.
+pub fn time_until(from: &Zoned, to: &Zoned) -> String {
     let whole_days = from
         .until((Unit::Day, to))
         .is_ok_and(|span| span.get_days() > 0);
