@@ -499,18 +499,31 @@ impl Diff {
                 "",
             );
         }
-        for name in stale {
-            self.ops.push(Op::DeleteMember {
-                pool: new.pool.name.clone(),
-                member: name.clone(),
-            });
+        self.member_ops(new, &stale, &fresh);
+    }
+
+    /// Make before break: new members first, then those changed under their own name (each
+    /// deleted and at once created again: two members cannot share a name), then the old ones
+    /// go — so a pool never serves from no member while another could serve (swapped members,
+    /// a node port changed). The CCM orders its own way in controller mode (`ccm::order`).
+    fn member_ops(&mut self, new: &PoolSet, stale: &[&String], fresh: &[&String]) {
+        let pool = &new.pool.name;
+        let create = |name: &String| Op::CreateMember {
+            pool: pool.clone(),
+            member: new.members[name].clone(),
+        };
+        let delete = |name: &String| Op::DeleteMember {
+            pool: pool.clone(),
+            member: name.clone(),
+        };
+        let (changed, added): (Vec<&String>, Vec<&String>) =
+            fresh.iter().partition(|name| stale.contains(name));
+        self.ops.extend(added.into_iter().map(create));
+        for name in &changed {
+            self.ops.extend([delete(name), create(name)]);
         }
-        for name in fresh {
-            self.ops.push(Op::CreateMember {
-                pool: new.pool.name.clone(),
-                member: new.members[name].clone(),
-            });
-        }
+        let removed = stale.iter().filter(|name| !changed.contains(name));
+        self.ops.extend(removed.copied().map(delete));
     }
 
     fn listener(&mut self, old: &PoolSet, new: &PoolSet, key: &str) {

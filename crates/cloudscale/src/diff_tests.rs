@@ -279,17 +279,41 @@ fn algorithm_and_pool_protocol_recreate_the_pool_once() {
 }
 
 #[test]
-fn node_port_recreates_every_member() {
+fn node_port_recreates_every_member_the_new_ones_first() {
     let change = plan(|s| s.ports[0].node_port = 31080);
     assert_class(&change, Impact::Minimal, "ports.http.node-port");
     assert_eq!(
         ops(&change),
         [
-            "delete member 10.0.0.11:30080",
-            "delete member 10.0.0.12:30080",
             "create member 10.0.0.11:31080",
-            "create member 10.0.0.12:31080"
+            "create member 10.0.0.12:31080",
+            "delete member 10.0.0.11:30080",
+            "delete member 10.0.0.12:30080"
         ]
+    );
+}
+
+#[test]
+fn a_member_changed_under_its_own_name_is_deleted_and_created_again_at_once() {
+    let change = plan(|s| {
+        s.members = vec!["10.0.0.11".into(), "10.0.0.13".into()];
+        s.traffic_policy = crate::spec::TrafficPolicy::Local;
+        s.health_check_node_port = Some(32000);
+    });
+    let ops = ops(&change);
+    let at = |op: &str| {
+        ops.iter()
+            .position(|o| o == op)
+            .unwrap_or_else(|| panic!("no {op} in {ops:?}"))
+    };
+    assert!(
+        at("create member 10.0.0.13:30080") < at("delete member 10.0.0.12:30080"),
+        "{ops:?}"
+    );
+    assert_eq!(
+        at("delete member 10.0.0.11:30080") + 1,
+        at("create member 10.0.0.11:30080"),
+        "{ops:?}"
     );
 }
 
