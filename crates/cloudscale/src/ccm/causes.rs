@@ -20,6 +20,9 @@ pub const ALLOCATED: &str = "allocated by the apiserver";
 pub struct Predicted {
     pub change: Change,
     pub attribute: AttributeChange,
+    /// What this case adds to its row's general wording, said on the attribute it comes under
+    /// (`port 80 serves nothing for about 6 s: …`, `emptied`).
+    pub note: Option<String>,
 }
 
 /// The config key that sets a Service field: `service.annotations.k8s.cloudscale.ch/
@@ -166,6 +169,7 @@ pub fn attributes(
             None => alone.push(AttributeChange {
                 before: known(&effect.attribute.path, effect.attribute.before.clone()),
                 after: known(&effect.attribute.path, effect.attribute.after.clone()),
+                reason: noted(effect.attribute.reason.clone(), [&effect]),
                 ..effect.attribute
             }),
         }
@@ -215,6 +219,7 @@ fn cause(
         }
     };
     let all: Vec<&AttributeChange> = same.iter().chain(&listed).map(|e| &e.attribute).collect();
+    let reason = noted(reason, same.iter().chain(&listed));
     AttributeChange {
         path: key,
         before: field.before.clone(),
@@ -225,6 +230,20 @@ fn cause(
         group,
         effects: listed.into_iter().map(|e| effect(e.attribute)).collect(),
     }
+}
+
+/// `reason` with the notes of `effects`, each said once.
+fn noted<'p>(reason: String, effects: impl IntoIterator<Item = &'p Predicted>) -> String {
+    let mut notes: Vec<&str> = Vec::new();
+    for note in effects.into_iter().filter_map(|e| e.note.as_deref()) {
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    std::iter::once(reason.as_str())
+        .chain(notes)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Effects on one object overlap (one disruption), effects on different objects add up — as

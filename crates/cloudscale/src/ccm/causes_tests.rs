@@ -27,6 +27,7 @@ fn predicted(change: Change, path: &str, before: Value, after: Value, object: &s
             group: object.into(),
             effects: vec![],
         },
+        note: None,
     }
 }
 

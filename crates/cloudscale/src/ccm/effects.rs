@@ -49,6 +49,7 @@ pub fn port_effects(
                 group: attribute.group.clone(),
                 effects: Vec::new(),
             },
+            note: None,
         }
     };
     let everything = "its members, health monitor and listener";

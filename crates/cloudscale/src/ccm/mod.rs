@@ -8,6 +8,7 @@ pub mod annotations;
 pub mod apply;
 pub mod causes;
 pub mod effects;
+pub mod emptied;
 pub mod impact;
 pub mod order;
 pub mod plan;

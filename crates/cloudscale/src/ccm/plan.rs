@@ -16,6 +16,7 @@ use super::super::ops::Op;
 use super::super::servers::ServerObject;
 use super::causes::{attributes, Predicted};
 use super::effects::port_effects;
+use super::emptied::{emptied_pools, say_emptied};
 use super::impact::{from_direct, rule, Change};
 use super::order::controller_order;
 use super::predict::{find_ccm_lb, node_ports_free, predicted_spec, Found, UNKNOWN_PORT};
@@ -78,6 +79,12 @@ pub fn plan(input: &CcmInput) -> Result<ResourceChange, String> {
             Some(effects) => out.predicted.extend(effects),
             None => out.reclassify(attribute, change),
         }
+    }
+    if !pending {
+        let ports = (desired.pools.iter())
+            .filter_map(|(pool, set)| Some((pool.clone(), set.listener.as_ref()?.protocol_port)))
+            .collect();
+        say_emptied(&mut out.predicted, &emptied_pools(live_lb, &ops), &ports);
     }
     out.actions.extend(
         controller_order(&ops)
@@ -251,6 +258,7 @@ impl Outcome {
                 group: object.to_string(),
                 effects: Vec::new(),
             },
+            note: None,
         });
     }
 
@@ -264,6 +272,7 @@ impl Outcome {
                 downtime: rule.downtime,
                 ..attribute
             },
+            note: None,
         });
     }
 

@@ -224,6 +224,13 @@ fn a_configured_node_port_recreates_the_members_and_keeps_the_pool() {
     assert!(!operations(&change).iter().any(|o| o.contains("pool tcp")));
     let row = &change.attributes[0];
     assert!(row.reason.contains("member key"), "{}", row.reason);
+    // The CCM deletes every member, pauses 5 s, then creates: port 80 serves nothing meanwhile.
+    let said = format!("{row:?}");
+    assert!(
+        said.contains("port 80 serves nothing for about 6 s: the CCM deletes all 3 of its members (0.5 s apart), waits 5 s, then creates the new ones"),
+        "{said}"
+    );
+    assert!(change.downtime().min >= 5, "{:?}", change.downtime());
 
     let same = plan_of(|s| s.ports[0].node_port = 31080);
     assert_eq!(same.action, Action::NoOp, "{:?}", same.attributes);
@@ -330,6 +337,11 @@ fn a_new_node_is_a_member_added_and_a_missing_server_fails_the_plan() {
     assert_eq!(change.impact(), Impact::Minimal);
     assert!(has(&change, "controller: create member 10.0.0.14:31080"));
     assert!(!has(&change, "patch service default/shop"));
+    assert!(
+        !format!("{:?}", change.attributes).contains("serves nothing"),
+        "a member added empties nothing"
+    );
+    assert_eq!(change.downtime().min, 0);
 
     world.servers.pop();
     let error = try_plan_in(&world, |_| {}).unwrap_err();

@@ -16,6 +16,18 @@ fn local_traffic_policy_recreates_members_and_monitor_but_keeps_the_pool() {
         .assert_not_predicted("delete pool");
     let reasons = row.change["attributes"].to_string();
     assert!(reasons.contains("README"), "{reasons}");
+    // Every member's key changes: the CCM deletes them all, pauses 5 s, then creates the new
+    // ones — the plan says the port serves nothing for that time and its downtime covers it.
+    assert!(
+        reasons
+            .contains("port 80 serves nothing for about 6 s: the CCM deletes all 3 of its members"),
+        "{reasons}"
+    );
+    assert!(
+        row.change["estimated_downtime_s"]["min"].as_u64() >= Some(5),
+        "{:#}",
+        row.change
+    );
     let pool = row.before.uuid("pools", "tcp/http");
     let monitor = row.before.monitor_uuid();
     let members = row.before.member_uuids();

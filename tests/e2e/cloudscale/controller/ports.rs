@@ -163,6 +163,15 @@ fn a_node_port_set_in_the_config_recreates_every_member_and_keeps_the_pool() {
         .assert_not_predicted("listener");
     let reasons = row.change["attributes"].to_string();
     assert!(reasons.contains("member key"), "{reasons}");
+    assert!(
+        reasons.contains("port 80 serves nothing for about 6 s"),
+        "the CCM breaks before it makes, and the plan says for how long: {reasons}"
+    );
+    assert_eq!(
+        row.change["estimated_downtime_s"]["min"], 5,
+        "{:#}",
+        row.change
+    );
     let pool = row.before.uuid("pools", "tcp/http");
     let (members, listener) = (
         row.before.member_uuids(),
