@@ -13,5 +13,7 @@ pub mod direct_mode_service_members;
 pub mod flaky_api;
 pub mod kill_recovery;
 pub mod lifecycle;
+pub mod make_before_break;
+pub mod no_empty_pool;
 pub mod simulator_clients;
 pub mod throttling;
