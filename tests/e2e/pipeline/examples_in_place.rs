@@ -145,3 +145,53 @@ fn every_fleet_environment_plans_in_place_from_the_base_and_its_layer() {
         assert_eq!(skyplan(&["validate"]).code, 0, "{env}");
     }
 }
+
+/// `dir` under `from` copied under `to`, recursively.
+fn copy_tree(from: &Path, to: &Path, dir: &str) {
+    for (path, bytes) in files(from, &[dir]) {
+        let target = to.join(&path);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(target, bytes).unwrap();
+    }
+}
+
+fn git(repo: &Path, args: &[&str]) {
+    let out = run(std::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args));
+    assert_eq!(out.code, 0, "git {args:?}: {out:?}");
+}
+
+/// The README's promise: after applying an example, `git checkout state/` puts it back — the
+/// next plan is the first one again. A copy of the checkout's examples, state and .gitignore
+/// in a fresh repository, each example applied and checked out again.
+#[test]
+fn git_checkout_of_state_puts_every_example_back_after_an_apply() {
+    crate::support::needs::program("git", &["--version"]);
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let copy = Project::new();
+    for dir in ["examples", "state"] {
+        copy_tree(repo, copy.path(), dir);
+    }
+    std::fs::copy(repo.join(".gitignore"), copy.path().join(".gitignore")).unwrap();
+    git(copy.path(), &["init", "-q"]);
+    git(copy.path(), &["add", "-A"]);
+    git(copy.path(), &["commit", "-q", "-m", "checkout"]);
+    let saturday = "2026-11-28T02:30:00+01:00";
+    for example in ["quickstart", "cloudstack", "phoenixnap"] {
+        let config = copy.path().join("examples").join(example);
+        let skyplan = |args: &[&str]| run(&mut copy.command_with_config(&config, args));
+        let first = skyplan(&["plan", "--now", saturday]);
+        assert_eq!(first.code, 0, "{example}: {first:?}");
+        let applied = skyplan(&["apply", "--auto-approve", "--now", saturday]);
+        assert!(matches!(applied.code, 0 | 4), "{example}: {applied:?}");
+        git(copy.path(), &["checkout", "state/"]);
+        let again = skyplan(&["plan", "--now", saturday]);
+        assert_eq!(
+            again.stdout, first.stdout,
+            "{example}: after `git checkout state/` the plan is the first one again"
+        );
+    }
+}
