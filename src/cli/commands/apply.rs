@@ -141,12 +141,18 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
             true => "Apply complete",
             false => "Apply stopped",
         };
-        println!(
-            "{outcome}: {}{recorded}, {}, {}.",
-            counted(changed, "change"),
-            counted(report.operations, "operation"),
-            counted(workspace.request_count() as usize, "API request")
-        );
+        // Nothing done and something held back: the error below says nothing was applied,
+        // and "Apply complete" before it would say the opposite.
+        let did_nothing = report.applied.is_empty() && plan.moves().count() == 0;
+        let waiting = !holds.held.is_empty() || !report.left.is_empty();
+        if !(did_nothing && waiting && report.halts.is_empty()) {
+            println!(
+                "{outcome}: {}{recorded}, {}, {}.",
+                counted(changed, "change"),
+                counted(report.operations, "operation"),
+                counted(workspace.request_count() as usize, "API request")
+            );
+        }
         print_verification(&report);
     }
     if !report.halts.is_empty() {

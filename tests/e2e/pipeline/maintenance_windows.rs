@@ -91,6 +91,10 @@ fn when_only_the_disruptive_change_is_left_nothing_is_applied_and_apply_fails() 
             .contains("nothing was applied: the one change was held back"),
         "{out:?}"
     );
+    assert!(
+        !out.stdout.contains("Apply complete"),
+        "nothing applied is not an apply complete: {out:?}"
+    );
 }
 
 /// The plan at `--now` says per change what apply would do then: the same decision apply takes.
