@@ -5,22 +5,42 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use super::exit;
 use crate::config::{Rollout, RolloutPer};
 use crate::model::{Address, Impact, Secret};
 
 /// What `skyplan --help` and the man page say about the environment.
-const ENVIRONMENT: &str = "Environment:
+macro_rules! environment {
+    () => {
+        "Environment:
   SKYPLAN_CONFIG   the config when -c is not given (one file or directory)
   SKYPLAN_VAR_NAME the value of the config's variable NAME (exact case), under --var-file and --var
   SKYPLAN_LOG      a tracing filter for stderr, e.g. skyplan=debug (overrides -v)
-  NO_COLOR         no colour on any stream; CLICOLOR_FORCE=1: colour even into a pipe";
+  NO_COLOR         no colour on any stream; CLICOLOR_FORCE=1: colour even into a pipe"
+    };
+}
+
+/// What `skyplan --help` and the man page say after the options: the environment and every
+/// exit code, by command (each command's own in `exit.rs`).
+const AFTER_HELP: &str = concat!(
+    environment!(),
+    "
+
+Exit status:
+  0  success (plan --detailed-exitcode: no changes; drift: no drift)
+  1  an error (bad config or flags, an API failure), or apply refused or applied nothing
+  2  plan --detailed-exitcode: the plan has changes; drift: drift found
+  3  plan --fail-on CLASS: a change at or above CLASS
+  4  apply: applied, but some changes were held back (each listed with why)
+  5  apply: a rollout stopped by a health gate (or by a change that did more than planned)"
+);
 
 #[derive(Debug, Parser)]
 #[command(
     name = "skyplan",
     version,
     about = "Plan Kubernetes cloud infrastructure changes and know their real impact before applying them",
-    after_long_help = ENVIRONMENT
+    after_long_help = AFTER_HELP
 )]
 pub struct Cli {
     /// A config file, or a directory whose skyplan *.toml files are merged. Repeatable, for
@@ -71,10 +91,13 @@ pub enum Command {
     /// Parse and check the config; nothing is sent anywhere.
     Validate,
     /// Refresh the live state, diff it with the config and show each change's impact.
+    #[command(after_long_help = exit::PLAN_STATUS)]
     Plan(PlanArgs),
     /// Plan, then carry the plan out.
+    #[command(after_long_help = exit::APPLY_STATUS)]
     Apply(ApplyArgs),
     /// Report what changed in the cloud outside skyplan: exit 0 none, 2 drift, 1 error.
+    #[command(after_long_help = exit::DRIFT_STATUS)]
     Drift {
         /// How to report: text for a terminal, json (format 1.2), markdown for a pull
         /// request or a job summary, junit for CI test reports, github for annotations.
@@ -142,9 +165,9 @@ pub enum Command {
     },
     /// Print the manual page (roff), e.g. `skyplan man | man -l -`, or a command's page.
     Man {
-        /// The command whose page to print, e.g. `plan` (default: skyplan's own page, which
-        /// lists the commands).
-        command: Option<String>,
+        /// The command whose page to print, e.g. `plan` or `state rm` (default: skyplan's own
+        /// page, which lists the commands).
+        command: Vec<String>,
     },
     /// The cloud simulators.
     #[command(subcommand)]

@@ -13,3 +13,28 @@ pub const HELD_BACK: u8 = 4;
 /// `apply` with a rollout: a change failed its health gate or did more than the plan said, and
 /// the rollout stopped; the report names it, what was unhealthy and what was not started.
 pub const STOPPED_BY_GATE: u8 = 5;
+
+/// `skyplan plan`'s exit status.
+pub const PLAN_STATUS: &str = "Exit status:
+  0  success (with --detailed-exitcode: no changes)
+  1  an error
+  2  with --detailed-exitcode: the plan has changes
+  3  with --fail-on CLASS: a change at or above CLASS";
+
+/// `skyplan apply`'s exit status.
+pub const APPLY_STATUS: &str = "Exit status:
+  0  success: everything planned was applied
+  1  an error, apply refused, or nothing applied (every change held back)
+  4  applied, but some changes were held back (each listed with why)
+  5  a rollout stopped by a health gate (or by a change that did more than planned)";
+
+/// `skyplan drift`'s exit status.
+pub const DRIFT_STATUS: &str = "Exit status:
+  0  no drift
+  1  an error
+  2  drift found";
+
+/// Every other command's exit status.
+pub const OTHER_STATUS: &str = "Exit status:
+  0  success
+  1  an error";

@@ -84,7 +84,7 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
         } => kubeconfig::kubeconfig(source, &cluster, output, &locking).await,
         Command::Sim(SimCommand::Serve(args)) => sim::sim_serve(*args).await,
         Command::Completions { shell } => manual::completions(shell),
-        Command::Man { command } => manual::man(command.as_deref()),
+        Command::Man { command } => manual::man(&command),
     }
 }
 

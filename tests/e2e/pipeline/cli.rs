@@ -119,6 +119,60 @@ fn completions_and_man_pages() {
     );
 }
 
+/// Exit codes 2-5 are not only in the README: `--help` and every man page have an EXIT
+/// STATUS, each command's own, and a subcommand of a subcommand has its page.
+#[test]
+fn help_and_man_pages_say_the_exit_status() {
+    let project = Project::new();
+    let help = project.run(&["--help"]);
+    assert!(
+        help.stdout.contains("Exit status:")
+            && help
+                .stdout
+                .contains("  4  apply: applied, but some changes were held back"),
+        "{}",
+        help.stdout
+    );
+    let apply = project.run(&["apply", "--help"]);
+    assert!(
+        apply
+            .stdout
+            .contains("  5  a rollout stopped by a health gate"),
+        "{}",
+        apply.stdout
+    );
+    let plan = project.run(&["plan", "--help"]);
+    assert!(
+        plan.stdout
+            .contains("  3  with --fail-on CLASS: a change at or above CLASS"),
+        "{}",
+        plan.stdout
+    );
+    let page = project.run(&["man"]).stdout;
+    assert!(
+        page.contains(".SH \"EXIT STATUS\"\n.TP\n\\fB0\\fR"),
+        "{page}"
+    );
+    assert!(page.contains(".SH \"ENVIRONMENT\""), "{page}");
+    let drift = project.run(&["man", "drift"]).stdout;
+    assert!(drift.contains(".TP\n\\fB2\\fR\ndrift found"), "{drift}");
+    let state_rm = project.run(&["man", "state", "rm"]);
+    assert_eq!(state_rm.code, 0, "{state_rm:?}");
+    assert!(
+        state_rm.stdout.contains(".TH skyplan-state-rm 1")
+            && state_rm.stdout.contains(".SH \"EXIT STATUS\""),
+        "{}",
+        state_rm.stdout
+    );
+    let unknown = project.run(&["man", "state", "rn"]);
+    assert!(
+        unknown
+            .stderr
+            .contains("`rn` is not a skyplan state command: one of"),
+        "{unknown:?}"
+    );
+}
+
 /// Each malformed config exits 1, names file:line:col and sends nothing (no world appears).
 #[test]
 fn malformed_configs_exit_1_with_the_position() {
