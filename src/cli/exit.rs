@@ -1,7 +1,7 @@
 //! Exit codes (contract.md), in one place.
 
 pub const SUCCESS: u8 = 0;
-/// An error, or apply refused.
+/// An error, or apply refused or interrupted (Ctrl-C: what was not started is listed).
 pub const ERROR: u8 = 1;
 /// `plan --detailed-exitcode`: the plan has changes.
 pub const CHANGES: u8 = 2;

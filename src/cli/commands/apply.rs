@@ -12,8 +12,9 @@ use super::super::progress::{progress_for_stderr, Progress};
 use super::super::report::Reported;
 use super::super::{colour, exit};
 use super::plan::{make_plan, outlook, print_plan};
-use super::{load, open, ConfigSource};
+use super::{apply_interrupt, load, open, ConfigSource};
 use crate::apply::hold::{Held, HeldReason};
+use crate::apply::interrupt::Interrupt;
 use crate::apply::window::MaintenancePolicy;
 use crate::apply::window_check::WindowCheck;
 use crate::apply::{ApplyReport, Halt};
@@ -73,6 +74,9 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         window.check(change).is_none()
     };
     let progress: std::sync::Arc<dyn Progress> = progress_for_stderr().into();
+    // From here a Ctrl-C interrupts the run (before, nothing was started: it ends skyplan).
+    let interrupt = std::sync::Arc::new(Interrupt::default());
+    let listening = apply_interrupt::listen(interrupt.clone())?;
     let result = crate::apply::run(
         workspace,
         runnable,
@@ -80,9 +84,11 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         args.parallelism,
         rollout.as_ref(),
         &admit,
+        &interrupt,
         progress.clone(),
     )
     .await;
+    drop(listening);
     progress.finish();
     let report = result.reported()?;
     if args.json {
@@ -100,9 +106,12 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         // (saved with it, whatever else was done): each counted apart, so the count matches
         // the plan's.
         let recorded = in_the_state(report.applied.len() - changed, plan.moves().count());
-        let outcome = match report.halts.is_empty() {
-            true => "Apply complete",
-            false => "Apply stopped",
+        let outcome = if !report.interrupted.is_empty() {
+            "Apply interrupted"
+        } else if !report.halts.is_empty() {
+            "Apply stopped"
+        } else {
+            "Apply complete"
         };
         println!(
             "{outcome}: {}{recorded}, {}, {}.",
@@ -114,6 +123,9 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
     }
     if !report.halts.is_empty() {
         return Ok(rollout_stopped(&holds.held, &report));
+    }
+    if !report.interrupted.is_empty() {
+        return Ok(interrupted(&holds.held, &report));
     }
     let under: Vec<String> = report
         .under_predicted()
@@ -145,6 +157,22 @@ fn rollout_stopped(held: &[Held], report: &ApplyReport) -> u8 {
     exit::STOPPED_BY_GATE
 }
 
+/// After an interrupt: what was applied and what was not started, on stderr; exit 1. The state
+/// records what was applied, so the next apply makes a new plan of what is left.
+fn interrupted(held: &[Held], report: &ApplyReport) -> u8 {
+    print_untouched(held, report);
+    let applied = match report.applied.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", report.applied.join(", ")),
+    };
+    colour::eprintln(format_args!(
+        "Interrupted: {} applied{applied}, {} not started, each listed above; the state records what was applied. Run apply again for the rest.",
+        counted(report.applied.len(), "resource"),
+        held.len() + report.not_started.len() + report.left.len() + report.interrupted.len()
+    ));
+    exit::ERROR
+}
+
 /// Each change apply did not make, with why, on stderr.
 fn print_untouched(held: &[Held], report: &ApplyReport) {
     for held in held {
@@ -161,6 +189,11 @@ fn print_untouched(held: &[Held], report: &ApplyReport) {
     for address in &report.left {
         colour::eprintln(format_args!(
             "left for later: {address}: the maintenance window closed before it could start"
+        ));
+    }
+    for address in &report.interrupted {
+        colour::eprintln(format_args!(
+            "not started: {address}: apply was interrupted before it"
         ));
     }
 }
@@ -292,6 +325,7 @@ fn apply_json(
         "left": report.left,
         "rollout_stopped": halts,
         "not_started": report.not_started,
+        "interrupted": report.interrupted,
         "operations": report.operations,
         "requests": requests,
         "verification": verification,

@@ -3,6 +3,7 @@
 
 mod adopt;
 mod apply;
+mod apply_interrupt;
 mod config_show;
 mod discover;
 mod drift;

@@ -4,6 +4,7 @@
 
 pub mod gate;
 pub mod hold;
+pub mod interrupt;
 pub mod progress;
 pub mod rollout;
 mod runner;
@@ -39,13 +40,23 @@ pub enum ApplyError {
     Refused(Vec<String>),
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
-    #[error("{} of {} failed: {}{}", .failed.len(), crate::render::counted(*.total, "resource"), summarize(.failed), stopped(*.not_started))]
+    #[error("{} of {} failed: {}{}{}", .failed.len(), crate::render::counted(*.total, "resource"), summarize(.failed), stopped(*.not_started), interrupted_too(*.interrupted))]
     Failed {
         failed: Vec<ProviderError>,
         total: usize,
         /// Not started because a failure stopped the rollout.
         not_started: usize,
+        /// Not started because apply was interrupted.
+        interrupted: usize,
     },
+}
+
+/// What an interrupt left undone beside a failure.
+fn interrupted_too(not_started: usize) -> String {
+    match not_started {
+        0 => String::new(),
+        n => format!(" (apply was interrupted: {n} not started)"),
+    }
 }
 
 /// What a failure that stopped the rollout left undone.
@@ -79,6 +90,8 @@ pub struct ApplyReport {
     pub halts: Vec<Halt>,
     /// Not started because the rollout stopped.
     pub not_started: Vec<String>,
+    /// Not started because apply was interrupted ([`interrupt::Interrupt`]).
+    pub interrupted: Vec<String>,
 }
 
 /// Why a rollout stopped starting changes.
@@ -209,6 +222,11 @@ const SAVE_INTERVAL: Duration = Duration::from_secs(1);
 /// With a rollout, disruptive changes run in its waves, each change gated on its health (see
 /// [`gate`]); a change that fails its gate, does more than predicted or fails stops the
 /// rollout: what is in flight finishes, nothing new starts ([`ApplyReport::not_started`]).
+///
+/// Once `interrupt` is asked, likewise: the changes in flight finish whole, no other starts
+/// ([`ApplyReport::interrupted`]), and the state is saved and the journal finished as at any
+/// end — the run ended, nothing is left to recover.
+#[allow(clippy::too_many_arguments)] // each is one thing the caller decides; a struct of them would only rename them
 pub async fn run(
     workspace: &mut Workspace,
     plan: &Plan,
@@ -216,6 +234,7 @@ pub async fn run(
     parallelism: usize,
     rollout: Option<&crate::config::Rollout>,
     admit: &(dyn Fn(&ResourceChange) -> bool + Sync),
+    interrupt: &interrupt::Interrupt,
     progress: Arc<dyn Progress>,
 ) -> Result<ApplyReport, ApplyError> {
     let refused = refusals(plan);
@@ -255,6 +274,7 @@ pub async fn run(
         timings: &timings,
         admit,
         rollout,
+        interrupt,
         halted: AtomicBool::new(false),
         window_closed: AtomicBool::new(false),
     };
@@ -278,6 +298,7 @@ pub async fn run(
             match tally.what_it_follows(first) {
                 Some(Untouched::Failed) => tally.failed_first(change),
                 Some(untouched) => tally.untouched(change, untouched),
+                None if runner.interrupted() => tally.untouched(change, Untouched::Interrupted),
                 None if runner.halted() => tally.untouched(change, Untouched::NotStarted),
                 None => runnable.push(change),
             }
@@ -312,6 +333,7 @@ pub async fn run(
             failed,
             total,
             not_started: report.not_started.len(),
+            interrupted: report.interrupted.len(),
         })
     }
 }
