@@ -104,6 +104,11 @@ pub enum Command {
         /// Print it as JSON: the JSON plan of the contract, or the whole state.
         #[arg(long)]
         json: bool,
+        /// Show the saved plan as `apply PLANFILE` would run it at this instant (RFC 3339;
+        /// default: now): what the plan held back stays held back, and the maintenance window
+        /// is checked again at that time.
+        #[arg(long, value_name = "RFC3339", requires = "plan_file")]
+        now: Option<jiff::Timestamp>,
     },
     /// Print the dependency graph of the configured objects.
     Graph {

@@ -3,6 +3,7 @@
 //! rest, verify, and list what was held back: exit 4 when some was applied and some held.
 
 use crate::invocation::skyplan;
+use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 
 use miette::{miette, IntoDiagnostic, Report};
@@ -17,9 +18,9 @@ use crate::apply::hold::{Held, HeldReason};
 use crate::apply::interrupt::Interrupt;
 use crate::apply::window::MaintenancePolicy;
 use crate::apply::window_check::WindowCheck;
+use crate::apply::{saved, Dependencies};
 use crate::apply::{ApplyReport, Halt};
-use crate::model::Address;
-use crate::plan::file::PlanFile;
+use crate::plan::file::{PlanFile, PlanRequest, SavedOutlook};
 use crate::plan::{Action, Plan};
 use crate::render::{counted, PlanView};
 use crate::workspace::{Planned, Workspace};
@@ -36,20 +37,28 @@ pub(super) async fn apply(source: &ConfigSource, args: ApplyArgs) -> Result<u8, 
 }
 
 async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Report> {
-    let (Planned { plan, refreshes }, approved, excluded) = match &args.plan_file {
+    let (Planned { plan, refreshes }, approved, excluded, earlier) = match &args.plan_file {
         Some(file) => {
-            let (planned, excluded) = saved_plan(workspace, file, &args.selection).await?;
-            (planned, true, excluded)
+            let (planned, request, decided) = saved_plan(workspace, file, &args.selection).await?;
+            (planned, true, request.exclude, saved::held_then(&decided))
         }
         None => (
             make_plan(workspace, &args.selection).await?,
             args.auto_approve,
             args.selection.exclude.clone(),
+            BTreeMap::new(),
         ),
     };
     let started = args.now.unwrap_or_else(jiff::Timestamp::now);
     let rollout = args.rollout.over(workspace.config.rollout.as_ref());
-    let (view, holds) = outlook(workspace, &plan, &excluded, started, rollout.as_ref())?;
+    let (view, holds) = outlook(
+        Dependencies::of(workspace),
+        &plan,
+        &excluded,
+        &earlier,
+        started,
+        rollout.as_ref(),
+    )?;
     if !args.json {
         print_plan(&view);
     }
@@ -347,12 +356,13 @@ fn halt_json(halt: &Halt) -> serde_json::Value {
 }
 
 /// A saved plan, if it is still exactly the plan for this state, config and cloud, with the
-/// refresh that showed it. It was reviewed when it was made, so applying it asks nothing more.
+/// refresh that showed it, what it was asked for and the window decisions it was printed with.
+/// It was reviewed when it was made, so applying it asks nothing more.
 async fn saved_plan(
     workspace: &Workspace,
     file: &std::path::Path,
     selection: &Selection,
-) -> Result<(Planned, Vec<Address>), Report> {
+) -> Result<(Planned, PlanRequest, SavedOutlook), Report> {
     if !(selection.targets.is_empty()
         && selection.replace.is_empty()
         && selection.allow_delete.is_empty()
@@ -378,7 +388,7 @@ async fn saved_plan(
         plan: saved.plan,
         refreshes: fresh.refreshes,
     };
-    Ok((planned, saved.request.exclude))
+    Ok((planned, saved.request, saved.outlook))
 }
 
 /// Asks on the terminal; without one, refuses rather than guessing.
