@@ -76,8 +76,8 @@ pub enum Command {
     ///
     /// Ctrl-C (or SIGTERM) while changes run: no new change starts, the ones in flight finish
     /// whole, the state records what was done, and apply lists what was not started and exits
-    /// 1. A second Ctrl-C stops at once; the journal records what was in flight, and the next
-    /// plan or apply recovers from it.
+    /// with 1. A second Ctrl-C stops at once; the journal records what was in flight, and the
+    /// next plan or apply recovers from it.
     Apply(ApplyArgs),
     /// Report what changed in the cloud outside skyplan: exit 0 none, 2 drift, 1 error.
     Drift {
