@@ -94,6 +94,11 @@ pub enum Command {
     #[command(after_long_help = exit::PLAN_STATUS)]
     Plan(PlanArgs),
     /// Plan, then carry the plan out.
+    ///
+    /// Ctrl-C (or SIGTERM) while changes run: no new change starts, the ones in flight finish
+    /// whole, the state records what was done, and apply lists what was not started and exits
+    /// with 1. A second Ctrl-C stops at once; the journal records what was in flight, and the
+    /// next plan or apply recovers from it.
     #[command(after_long_help = exit::APPLY_STATUS)]
     Apply(ApplyArgs),
     /// Report what changed in the cloud outside skyplan: exit 0 none, 2 drift, 1 error.
@@ -122,6 +127,11 @@ pub enum Command {
         /// Print it as JSON: the JSON plan of the contract, or the whole state.
         #[arg(long)]
         json: bool,
+        /// Show the saved plan as `apply PLANFILE` would run it at this instant (RFC 3339;
+        /// default: now): what the plan held back stays held back, and the maintenance window
+        /// is checked again at that time.
+        #[arg(long, value_name = "RFC3339", requires = "plan_file")]
+        now: Option<jiff::Timestamp>,
     },
     /// Print the dependency graph of the configured objects.
     Graph {

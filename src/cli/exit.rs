@@ -1,7 +1,7 @@
 //! Exit codes (contract.md), in one place.
 
 pub const SUCCESS: u8 = 0;
-/// An error, or apply refused.
+/// An error, or apply refused or interrupted (Ctrl-C: what was not started is listed).
 pub const ERROR: u8 = 1;
 /// `plan --detailed-exitcode`: the plan has changes.
 pub const CHANGES: u8 = 2;
@@ -24,7 +24,7 @@ pub const PLAN_STATUS: &str = "Exit status:
 /// `skyplan apply`'s exit status.
 pub const APPLY_STATUS: &str = "Exit status:
   0  success: everything planned was applied
-  1  an error, apply refused, or nothing applied (every change held back)
+  1  an error, apply refused, nothing applied (every change held back), or interrupted
   4  applied, but some changes were held back (each listed with why)
   5  a rollout stopped by a health gate (or by a change that did more than planned)";
 

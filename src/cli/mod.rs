@@ -9,6 +9,7 @@ pub mod exit;
 mod progress;
 mod report;
 mod repository;
+mod signals;
 
 use std::io::IsTerminal;
 

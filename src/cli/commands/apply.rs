@@ -3,6 +3,7 @@
 //! rest, verify, and list what was held back: exit 4 when some was applied and some held.
 
 use crate::invocation::skyplan;
+use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 
 use miette::{miette, IntoDiagnostic, Report};
@@ -12,14 +13,15 @@ use super::super::progress::{progress_for_stderr, Progress};
 use super::super::report::Reported;
 use super::super::{colour, exit};
 use super::plan::{make_plan, outlook, print_plan};
-use super::{load, open, ConfigSource};
+use super::{apply_interrupt, load, open, ConfigSource};
 use crate::apply::hold::{Held, HeldReason};
+use crate::apply::interrupt::Interrupt;
 use crate::apply::window::{time_until, MaintenancePolicy};
 use crate::apply::window_check::WindowCheck;
+use crate::apply::{saved, Dependencies};
 use crate::apply::{ApplyReport, Halt};
 use crate::config::Config;
-use crate::model::Address;
-use crate::plan::file::PlanFile;
+use crate::plan::file::{PlanFile, PlanRequest, SavedOutlook};
 use crate::plan::{Action, Plan};
 use crate::render::{counted, PlanView};
 use crate::workspace::{Planned, Workspace};
@@ -72,20 +74,28 @@ fn apart(a: jiff::Timestamp, b: jiff::Timestamp) -> String {
 }
 
 async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Report> {
-    let (Planned { plan, refreshes }, approved, excluded) = match &args.plan_file {
+    let (Planned { plan, refreshes }, approved, excluded, earlier) = match &args.plan_file {
         Some(file) => {
-            let (planned, excluded) = saved_plan(workspace, file, &args.selection).await?;
-            (planned, true, excluded)
+            let (planned, request, decided) = saved_plan(workspace, file, &args.selection).await?;
+            (planned, true, request.exclude, saved::held_then(&decided))
         }
         None => (
             make_plan(workspace, &args.selection).await?,
             args.auto_approve,
             args.selection.exclude.clone(),
+            BTreeMap::new(),
         ),
     };
     let started = args.now.unwrap_or_else(jiff::Timestamp::now);
     let rollout = args.rollout.over(workspace.config.rollout.as_ref());
-    let (view, holds) = outlook(workspace, &plan, &excluded, started, rollout.as_ref())?;
+    let (view, holds) = outlook(
+        Dependencies::of(workspace),
+        &plan,
+        &excluded,
+        &earlier,
+        started,
+        rollout.as_ref(),
+    )?;
     if !args.json {
         print_plan(&view);
     }
@@ -110,6 +120,9 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         window.check(change).is_none()
     };
     let progress: std::sync::Arc<dyn Progress> = progress_for_stderr().into();
+    // From here a Ctrl-C interrupts the run (before, nothing was started: it ends skyplan).
+    let interrupt = std::sync::Arc::new(Interrupt::default());
+    let listening = apply_interrupt::listen(interrupt.clone())?;
     let result = crate::apply::run(
         workspace,
         runnable,
@@ -117,9 +130,11 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         args.parallelism,
         rollout.as_ref(),
         &admit,
+        &interrupt,
         progress.clone(),
     )
     .await;
+    drop(listening);
     progress.finish();
     let report = result.reported()?;
     if args.json {
@@ -137,15 +152,18 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
         // (saved with it, whatever else was done): each counted apart, so the count matches
         // the plan's.
         let recorded = in_the_state(report.applied.len() - changed, plan.moves().count());
-        let outcome = match report.halts.is_empty() {
-            true => "Apply complete",
-            false => "Apply stopped",
+        let outcome = if !report.interrupted.is_empty() {
+            "Apply interrupted"
+        } else if !report.halts.is_empty() {
+            "Apply stopped"
+        } else {
+            "Apply complete"
         };
         // Nothing done and something held back: the error below says nothing was applied,
         // and "Apply complete" before it would say the opposite.
         let did_nothing = report.applied.is_empty() && plan.moves().count() == 0;
         let waiting = !holds.held.is_empty() || !report.left.is_empty();
-        if !(did_nothing && waiting && report.halts.is_empty()) {
+        if !(did_nothing && waiting && report.halts.is_empty() && report.interrupted.is_empty()) {
             println!(
                 "{outcome}: {}{recorded}, {}, {}.",
                 counted(changed, "change"),
@@ -157,6 +175,9 @@ async fn apply_in(workspace: &mut Workspace, args: &ApplyArgs) -> Result<u8, Rep
     }
     if !report.halts.is_empty() {
         return Ok(rollout_stopped(&holds.held, &report));
+    }
+    if !report.interrupted.is_empty() {
+        return Ok(interrupted(&holds.held, &report));
     }
     let under: Vec<String> = report
         .under_predicted()
@@ -188,6 +209,22 @@ fn rollout_stopped(held: &[Held], report: &ApplyReport) -> u8 {
     exit::STOPPED_BY_GATE
 }
 
+/// After an interrupt: what was applied and what was not started, on stderr; exit 1. The state
+/// records what was applied, so the next apply makes a new plan of what is left.
+fn interrupted(held: &[Held], report: &ApplyReport) -> u8 {
+    print_untouched(held, report);
+    let applied = match report.applied.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", report.applied.join(", ")),
+    };
+    colour::eprintln(format_args!(
+        "Interrupted: {} applied{applied}, {} not started, each listed above; the state records what was applied. Run apply again for the rest.",
+        counted(report.applied.len(), "resource"),
+        held.len() + report.not_started.len() + report.left.len() + report.interrupted.len()
+    ));
+    exit::ERROR
+}
+
 /// Each change apply did not make, with why, on stderr.
 fn print_untouched(held: &[Held], report: &ApplyReport) {
     for held in held {
@@ -204,6 +241,11 @@ fn print_untouched(held: &[Held], report: &ApplyReport) {
     for address in &report.left {
         colour::eprintln(format_args!(
             "left for later: {address}: the maintenance window closed before it could start"
+        ));
+    }
+    for address in &report.interrupted {
+        colour::eprintln(format_args!(
+            "not started: {address}: apply was interrupted before it"
         ));
     }
 }
@@ -335,6 +377,7 @@ fn apply_json(
         "left": report.left,
         "rollout_stopped": halts,
         "not_started": report.not_started,
+        "interrupted": report.interrupted,
         "operations": report.operations,
         "requests": requests,
         "verification": verification,
@@ -356,12 +399,13 @@ fn halt_json(halt: &Halt) -> serde_json::Value {
 }
 
 /// A saved plan, if it is still exactly the plan for this state, config and cloud, with the
-/// refresh that showed it. It was reviewed when it was made, so applying it asks nothing more.
+/// refresh that showed it, what it was asked for and the window decisions it was printed with.
+/// It was reviewed when it was made, so applying it asks nothing more.
 async fn saved_plan(
     workspace: &Workspace,
     file: &std::path::Path,
     selection: &Selection,
-) -> Result<(Planned, Vec<Address>), Report> {
+) -> Result<(Planned, PlanRequest, SavedOutlook), Report> {
     if !(selection.targets.is_empty()
         && selection.replace.is_empty()
         && selection.allow_delete.is_empty()
@@ -387,7 +431,7 @@ async fn saved_plan(
         plan: saved.plan,
         refreshes: fresh.refreshes,
     };
-    Ok((planned, saved.request.exclude))
+    Ok((planned, saved.request, saved.outlook))
 }
 
 /// Asks on the terminal; without one, refuses rather than guessing.

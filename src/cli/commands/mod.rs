@@ -3,6 +3,7 @@
 
 mod adopt;
 mod apply;
+mod apply_interrupt;
 mod config_show;
 mod discover;
 mod drift;
@@ -65,7 +66,11 @@ pub async fn run(cli: Cli) -> Result<u8, Report> {
             locking,
         } => drift::drift(source, format, unmanaged, &locking).await,
         Command::Discover(args) => discover::discover(source, &args).await,
-        Command::Show { plan_file, json } => state::show(source, plan_file.as_deref(), json),
+        Command::Show {
+            plan_file,
+            json,
+            now,
+        } => state::show(source, plan_file.as_deref(), json, now),
         Command::Schema => state::schema(),
         Command::State(StateCommand::Rm { address }) => state::state_rm(source, &address).await,
         Command::State(StateCommand::Mv { from, to }) => state::state_mv(source, &from, &to).await,

@@ -9,9 +9,12 @@ use super::super::report::{workspace_report, Reported};
 use super::super::{colour, exit};
 use super::plan_formats::{print_plan_as, Surroundings};
 use super::{load, open, ConfigSource};
-use crate::apply::hold::HoldBack;
+use std::collections::BTreeMap;
+
+use crate::apply::hold::{HeldReason, HoldBack};
 use crate::apply::window::MaintenancePolicy;
 use crate::apply::window_check::WindowCheck;
+use crate::apply::{saved, Dependencies};
 use crate::model::Address;
 use crate::plan::file::{PlanFile, PlanRequest};
 use crate::plan::{Action, Plan};
@@ -85,22 +88,23 @@ fn plan_error(error: crate::workspace::WorkspaceError) -> Report {
 /// maintenance window, or after one of those) and, per change, what the window allows. Plan
 /// and apply both show this, so they can never disagree.
 pub(super) fn outlook(
-    workspace: &Workspace,
+    dependencies: Dependencies<'_>,
     plan: &Plan,
     excluded: &[Address],
+    earlier: &BTreeMap<Address, HeldReason>,
     now: jiff::Timestamp,
     rollout: Option<&crate::config::Rollout>,
 ) -> Result<(PlanView, HoldBack), Report> {
-    let policy =
-        MaintenancePolicy::from_config(workspace.config.maintenance.as_ref()).into_diagnostic()?;
-    let durations = &workspace.state.durations;
+    let maintenance = dependencies.config.maintenance.as_ref();
+    let policy = MaintenancePolicy::from_config(maintenance).into_diagnostic()?;
+    let durations = &dependencies.state.durations;
     let window = WindowCheck {
         policy: &policy,
         now,
         durations,
     };
     let (holds, waves) =
-        crate::apply::hold_back_rolled_out(workspace, plan, excluded, &window, rollout);
+        crate::apply::hold_back_rolled_out(dependencies, plan, excluded, &window, rollout, earlier);
     for address in excluded_without_change(plan, excluded) {
         eprintln!(
             "note: {address} is excluded with --exclude, but its plan has no change: nothing is held back for it"
@@ -171,6 +175,16 @@ async fn plan_in(workspace: &mut Workspace, args: &PlanArgs) -> Result<(Plan, Pl
         workspace.save_new_state().reported()?;
     }
     let plan = make_plan(workspace, &args.selection).await?.plan;
+    let now = args.now.unwrap_or_else(jiff::Timestamp::now);
+    let rollout = args.rollout.over(workspace.config.rollout.as_ref());
+    let (view, holds) = outlook(
+        Dependencies::of(workspace),
+        &plan,
+        &args.selection.exclude,
+        &BTreeMap::new(),
+        now,
+        rollout.as_ref(),
+    )?;
     if let Some(out) = &args.out {
         let request = PlanRequest {
             targets: args.selection.targets.clone(),
@@ -178,19 +192,12 @@ async fn plan_in(workspace: &mut Workspace, args: &PlanArgs) -> Result<(Plan, Pl
             allow_delete: args.selection.allow_delete.clone(),
             exclude: args.selection.exclude.clone(),
         };
-        PlanFile::new(plan.clone(), request, workspace.state_ref())
+        // With the decisions just printed: applied, the file holds back no less.
+        let decided = saved::outlook_of(&holds, now);
+        PlanFile::new(plan.clone(), request, workspace.state_ref(), decided)
             .write(out)
             .into_diagnostic()?;
     }
-    let now = args.now.unwrap_or_else(jiff::Timestamp::now);
-    let rollout = args.rollout.over(workspace.config.rollout.as_ref());
-    let (view, _) = outlook(
-        workspace,
-        &plan,
-        &args.selection.exclude,
-        now,
-        rollout.as_ref(),
-    )?;
     Ok((plan, view))
 }
 

@@ -4,6 +4,7 @@ use miette::{IntoDiagnostic, Report};
 
 use super::super::args::{SimProvider, SimServeArgs};
 use super::super::exit;
+use super::super::signals::StopSignals;
 
 /// `--kubeconfig` and its companions: the cluster a served cloud's CCM reconciles.
 fn cluster_access(args: &SimServeArgs) -> Option<skyplan_sim::controllers::ClusterAccess> {
@@ -29,43 +30,6 @@ fn announced(
         cluster.kubeconfig.display()
     );
     Ok(ccm)
-}
-
-/// SIGINT and SIGTERM, listened for from before a served simulator announces its URL: a client
-/// may signal as soon as it has read the URL, and a signal before the listener would end the
-/// process at once, without writing the world file.
-struct StopSignals {
-    #[cfg(unix)]
-    interrupt: tokio::signal::unix::Signal,
-    #[cfg(unix)]
-    terminate: tokio::signal::unix::Signal,
-}
-
-impl StopSignals {
-    fn listen() -> Result<StopSignals, Report> {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{signal, SignalKind};
-            Ok(StopSignals {
-                interrupt: signal(SignalKind::interrupt()).into_diagnostic()?,
-                terminate: signal(SignalKind::terminate()).into_diagnostic()?,
-            })
-        }
-        #[cfg(not(unix))]
-        Ok(StopSignals {})
-    }
-
-    /// Resolves on the first SIGINT or SIGTERM.
-    async fn wait(mut self) -> Result<(), Report> {
-        #[cfg(unix)]
-        tokio::select! {
-            _ = self.interrupt.recv() => {}
-            _ = self.terminate.recv() => {}
-        }
-        #[cfg(not(unix))]
-        tokio::signal::ctrl_c().await.into_diagnostic()?;
-        Ok(())
-    }
 }
 
 /// Serves until SIGINT or SIGTERM, then stops the CCM before the caller stops the cloud: a

@@ -7,8 +7,9 @@ use miette::{miette, IntoDiagnostic, Report};
 use super::super::args::{ImportArgs, Locking, MigrateTarget, StateCommand};
 use super::super::exit;
 use super::super::report::Reported;
-use super::plan::print_plan;
+use super::plan::{outlook, print_plan};
 use super::{load, open_as_stored, ConfigSource};
+use crate::apply::{saved, Dependencies};
 use crate::config;
 use crate::plan::file::PlanFile;
 use crate::render::{counted, PlanView};
@@ -18,6 +19,7 @@ pub(super) fn show(
     source: &ConfigSource,
     plan_file: Option<&std::path::Path>,
     json: bool,
+    now: Option<jiff::Timestamp>,
 ) -> Result<u8, Report> {
     let Some(file) = plan_file else {
         if json {
@@ -31,13 +33,47 @@ pub(super) fn show(
         print_durations(&state.durations);
         return Ok(exit::SUCCESS);
     };
-    let view = PlanView::new(&PlanFile::read(file).into_diagnostic()?.plan);
+    let view = saved_view(source, file, now)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&view).into_diagnostic()?);
     } else {
         print_plan(&view);
     }
     Ok(exit::SUCCESS)
+}
+
+/// A saved plan as `apply PLANFILE` would run it at `now` (the clock by default): by the
+/// same decision, against the config and the stored state — what the plan held back when it
+/// was made stays held back, and the window is checked again at `now`.
+fn saved_view(
+    source: &ConfigSource,
+    file: &std::path::Path,
+    now: Option<jiff::Timestamp>,
+) -> Result<PlanView, Report> {
+    let saved = PlanFile::read(file).into_diagnostic()?;
+    let config = load(source)?;
+    let state = stored_state(&config)?;
+    let now = now.unwrap_or_else(jiff::Timestamp::now);
+    if config.maintenance.is_some() {
+        eprintln!(
+            "note: the plan's window decisions were taken for {}; shown as `{}` would run it at {now}: what the plan held back stays held back, and the window is checked again.",
+            saved.outlook.decided_at,
+            skyplan(&format!("apply {}", file.display())),
+        );
+    }
+    let dependencies = Dependencies {
+        config: &config,
+        state: &state,
+    };
+    let (view, _) = outlook(
+        dependencies,
+        &saved.plan,
+        &saved.request.exclude,
+        &saved::held_then(&saved.outlook),
+        now,
+        config.rollout.as_ref(),
+    )?;
+    Ok(view)
 }
 
 pub(super) fn schema() -> Result<u8, Report> {
@@ -51,7 +87,11 @@ pub(super) fn schema() -> Result<u8, Report> {
 
 /// The state as stored (an empty one when there is none yet), read without the lock.
 fn load_state(source: &ConfigSource) -> Result<crate::state::State, Report> {
-    let config = load(source)?;
+    stored_state(&load(source)?)
+}
+
+/// The state `config` keeps (an empty one when there is none yet), read without the lock.
+fn stored_state(config: &config::Config) -> Result<crate::state::State, Report> {
     Ok(crate::registry::open_state(&config.settings)
         .into_diagnostic()?
         .load()

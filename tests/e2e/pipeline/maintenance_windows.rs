@@ -257,3 +257,150 @@ fn apply_refuses_a_pretended_time_on_a_cloud_that_is_not_embedded() {
         "nothing was created"
     );
 }
+
+/// `plan --out` at `now`, its JSON output, and the saved file as JSON.
+fn saved_plan(project: &Project, now: &str) -> (serde_json::Value, serde_json::Value) {
+    let file = project.path().join("plan.json");
+    let out = project.run(&[
+        "plan",
+        "--json",
+        "--now",
+        now,
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let saved = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    (out.json(), saved)
+}
+
+fn plan_file(project: &Project) -> String {
+    project.path().join("plan.json").display().to_string()
+}
+
+/// Each change's address with what apply would do with it: its `window` entry and why it is
+/// held back.
+fn decisions(plan: &serde_json::Value) -> Vec<(String, serde_json::Value, serde_json::Value)> {
+    (plan["changes"].as_array().unwrap().iter())
+        .map(|c| {
+            let held = c.get("held_back").cloned().unwrap_or_default();
+            let window = c.get("window").cloned().unwrap_or_default();
+            (c["address"].as_str().unwrap().to_string(), window, held)
+        })
+        .collect()
+}
+
+/// A saved plan keeps the window decisions `plan --out` printed; `show` prints them, and
+/// `apply PLANFILE` at the time it was planned holds back exactly those.
+#[test]
+fn a_saved_plan_keeps_its_window_decisions_and_show_and_apply_agree_with_them() {
+    let project = applied();
+    let (printed, saved) = saved_plan(&project, FRIDAY_NOON);
+    assert_eq!(
+        saved["outlook"]["decided_at"], "2026-11-27T11:00:00Z",
+        "the file says for when its window decisions were taken: {saved:#}"
+    );
+    let held: Vec<&str> = (saved["outlook"]["held"].as_array())
+        .map(|held| {
+            held.iter()
+                .map(|h| h["address"].as_str().unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(held, ["load-balancer.web"], "{saved:#}");
+
+    let shown = project.run(&["show", &plan_file(&project), "--json", "--now", FRIDAY_NOON]);
+    assert_eq!(shown.code, 0, "{shown:?}");
+    assert_eq!(
+        decisions(&shown.json()),
+        decisions(&printed),
+        "show says what plan --out printed"
+    );
+    let text = project.run(&["show", &plan_file(&project), "--now", FRIDAY_NOON]);
+    assert!(
+        text.stdout
+            .contains("! apply will hold back 1 of 2 changes (load-balancer.web) and do the rest."),
+        "{text:?}"
+    );
+
+    let out = project.run(&["apply", &plan_file(&project), "--now", FRIDAY_NOON]);
+    assert_eq!(
+        out.code, 4,
+        "the minimal change applied, web held back: {out:?}"
+    );
+    assert!(
+        out.stderr.contains(
+            "held back: load-balancer.web (pool-recreate): pool-recreate is above what apply may do now (minimal)"
+        ),
+        "{out:?}"
+    );
+    assert!(out.stderr.contains("held back 1,"), "{out:?}");
+    assert_eq!(algorithm(&project), "round_robin");
+}
+
+/// Planned outside the window, applied inside it: apply does no more than the reviewed plan
+/// said it would — what it held back stays held back, to be planned again.
+#[test]
+fn what_a_saved_plan_held_back_stays_held_back_when_it_is_applied_in_a_window() {
+    let project = applied();
+    saved_plan(&project, FRIDAY_NOON);
+    let out = project.run(&["apply", &plan_file(&project), "--now", SATURDAY_0230]);
+    assert_eq!(out.code, 4, "{out:?}");
+    assert!(
+        out.stderr.contains(
+            "held back: load-balancer.web (pool-recreate): held back when the plan was made"
+        ),
+        "{out:?}"
+    );
+    assert_eq!(
+        algorithm(&project),
+        "round_robin",
+        "the pool was not recreated"
+    );
+
+    let shown = project.run(&[
+        "show",
+        &plan_file(&project),
+        "--json",
+        "--now",
+        SATURDAY_0230,
+    ]);
+    assert_eq!(shown.code, 0, "{shown:?}");
+    let web = decisions(&shown.json())
+        .into_iter()
+        .find(|(address, ..)| address == "load-balancer.web")
+        .unwrap();
+    assert!(
+        web.2
+            .as_str()
+            .unwrap_or_default()
+            .contains("held back when the plan was made"),
+        "show says what apply would do then: {shown:?}"
+    );
+}
+
+/// Planned inside the window, applied once it has closed: the window is checked again when
+/// apply runs, and `show` at that time says the same.
+#[test]
+fn a_saved_plan_applied_after_its_window_closed_holds_back_what_the_window_no_longer_allows() {
+    let project = applied();
+    let (printed, _) = saved_plan(&project, SATURDAY_0230);
+    assert!(decisions(&printed)
+        .iter()
+        .all(|(_, _, held)| held.is_null()));
+    let shown = project.run(&["show", &plan_file(&project), "--json", "--now", FRIDAY_NOON]);
+    assert_eq!(shown.code, 0, "{shown:?}");
+    let held: Vec<String> = (decisions(&shown.json()).into_iter())
+        .filter(|(_, _, held)| !held.is_null())
+        .map(|(address, ..)| address)
+        .collect();
+    assert_eq!(held, ["load-balancer.web"], "{shown:?}");
+
+    let out = project.run(&["apply", &plan_file(&project), "--now", FRIDAY_NOON]);
+    assert_eq!(out.code, 4, "{out:?}");
+    assert!(
+        out.stderr.contains("held back: load-balancer.web (pool-recreate): pool-recreate is above what apply may do now (minimal)"),
+        "{out:?}"
+    );
+    assert_eq!(algorithm(&project), "round_robin");
+}

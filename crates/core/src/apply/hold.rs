@@ -30,6 +30,9 @@ pub enum HeldReason {
     /// A delete that must wait for this dependent's delete, which is held back (a cluster is
     /// deleted only once its load balancers are gone).
     NeededBy(Address),
+    /// Held back, for this reason, when the saved plan being applied was made: apply does no
+    /// more than the plan said it would, even where the window would now allow it.
+    Saved(String),
 }
 
 impl fmt::Display for HeldReason {
@@ -52,6 +55,10 @@ impl fmt::Display for HeldReason {
             HeldReason::NeededBy(held) => {
                 write!(f, "{held} depends on it and is held back, so it stays")
             }
+            HeldReason::Saved(reason) => write!(
+                f,
+                "held back when the plan was made ({reason}); plan again to apply it"
+            ),
         }
     }
 }
@@ -132,7 +139,8 @@ pub fn hold_back(
 }
 
 /// [`hold_back`], with more changes refused on their own: `more` (the rollout's waves that do
-/// not fit the window), each with its reason, unless refused already for another.
+/// not fit the window, what a saved plan held back when it was made), each with its reason,
+/// unless refused already for another.
 pub fn hold_back_with(
     plan: &Plan,
     excluded: &[Address],

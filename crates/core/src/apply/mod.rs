@@ -4,9 +4,11 @@
 
 pub mod gate;
 pub mod hold;
+pub mod interrupt;
 pub mod progress;
 pub mod rollout;
 mod runner;
+pub mod saved;
 #[cfg(test)]
 pub(crate) mod test_changes;
 mod timing;
@@ -39,13 +41,23 @@ pub enum ApplyError {
     Refused(Vec<String>),
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
-    #[error("{} of {} failed: {}{}", .failed.len(), crate::render::counted(*.total, "resource"), summarize(.failed), stopped(*.not_started))]
+    #[error("{} of {} failed: {}{}{}", .failed.len(), crate::render::counted(*.total, "resource"), summarize(.failed), stopped(*.not_started), interrupted_too(*.interrupted))]
     Failed {
         failed: Vec<ProviderError>,
         total: usize,
         /// Not started because a failure stopped the rollout.
         not_started: usize,
+        /// Not started because apply was interrupted.
+        interrupted: usize,
     },
+}
+
+/// What an interrupt left undone beside a failure.
+fn interrupted_too(not_started: usize) -> String {
+    match not_started {
+        0 => String::new(),
+        n => format!(" (apply was interrupted: {n} not started)"),
+    }
 }
 
 /// What a failure that stopped the rollout left undone.
@@ -79,6 +91,8 @@ pub struct ApplyReport {
     pub halts: Vec<Halt>,
     /// Not started because the rollout stopped.
     pub not_started: Vec<String>,
+    /// Not started because apply was interrupted ([`interrupt::Interrupt`]).
+    pub interrupted: Vec<String>,
 }
 
 /// Why a rollout stopped starting changes.
@@ -143,6 +157,52 @@ fn refusals(plan: &Plan) -> Vec<String> {
         .collect()
 }
 
+/// What apply orders a resource after, read from a config and a state: a workspace's, or the
+/// stored ones where no workspace is opened (`show PLANFILE`).
+#[derive(Clone, Copy)]
+pub struct Dependencies<'a> {
+    pub config: &'a crate::config::Config,
+    pub state: &'a State,
+}
+
+impl<'a> Dependencies<'a> {
+    pub fn of(workspace: &'a Workspace) -> Dependencies<'a> {
+        Dependencies {
+            config: &workspace.config,
+            state: &workspace.state,
+        }
+    }
+
+    /// What the resource needs applied first: from the config, or from the state once the
+    /// config no longer declares it.
+    fn declared(&self, address: &crate::model::Address) -> Vec<crate::model::Address> {
+        match self.config.resource(address) {
+            Some(resource) => resource.depends_on.clone(),
+            None => (self.state.resources.get(address))
+                .map(|entry| entry.depends_on.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// What must be applied before the resource: its dependencies, and the node policies it
+    /// followed when last applied. A node policy removed from the config still changes the
+    /// nodes (it takes back its labels and taints), and a load balancer's members follow the
+    /// nodes, so the load balancer (or its controller) must see the nodes after that change,
+    /// not before.
+    fn order(&self, address: &crate::model::Address) -> Vec<crate::model::Address> {
+        let mut needs = self.declared(address);
+        let followed = (self.state.resources.get(address))
+            .map(|entry| entry.depends_on.clone())
+            .unwrap_or_default();
+        for policy in followed {
+            if policy.kind == crate::model::ResourceKind::Nodes && !needs.contains(&policy) {
+                needs.push(policy);
+            }
+        }
+        needs
+    }
+}
+
 /// What apply holds back of `plan` in this workspace (see [`hold::hold_back`]): by the
 /// dependencies apply orders by, so that what is held back is exactly what could not run.
 pub fn hold_back(
@@ -156,34 +216,38 @@ pub fn hold_back(
     })
 }
 
-/// [`hold_back`], and with a rollout its waves (see [`rollout`]): the first wave that does not
-/// fit the window when it would start is held back with every later wave (and what must
-/// follow them). The waves are those of the changes apply would run without them.
+/// What apply holds back (see [`hold::hold_back`]), and with a rollout its waves (see
+/// [`rollout`]): the first wave that does not fit the window when it would start is held back
+/// with every later wave (and what must follow them). The waves are those of the changes apply
+/// would run without them. `earlier`: what a saved plan held back when it was made
+/// ([`saved::held_then`]), held back again whatever the window says now; empty for a plan
+/// made now.
 pub fn hold_back_rolled_out(
-    workspace: &Workspace,
+    dependencies: Dependencies<'_>,
     plan: &Plan,
     excluded: &[crate::model::Address],
     window: &window_check::WindowCheck,
     rollout: Option<&crate::config::Rollout>,
+    earlier: &std::collections::BTreeMap<crate::model::Address, hold::HeldReason>,
 ) -> (hold::HoldBack, Option<rollout::RolloutPlan>) {
-    let holds = hold_back(workspace, plan, excluded, window);
+    let order = |address: &crate::model::Address| dependencies.order(address);
+    let holds = hold::hold_back_with(plan, excluded, window, earlier, order);
     let Some(rollout) = rollout else {
         return (holds, None);
     };
-    let order = |address: &crate::model::Address| order_dependencies(workspace, address);
     let waves = rollout::plan_rollout(&holds.runnable.changes, rollout, window, order);
     let Some(first) = waves.first_unfit() else {
         return (holds, Some(waves));
     };
     let count = waves.waves.len();
-    let mut more = std::collections::BTreeMap::new();
+    let mut more = earlier.clone();
     for (i, wave) in waves.waves.iter().enumerate().skip(first) {
         for address in &wave.addresses {
             let reason = hold::HeldReason::Rollout {
                 wave: i + 1,
                 waves: count,
             };
-            more.insert(address.clone(), reason);
+            more.entry(address.clone()).or_insert(reason);
         }
     }
     let holds = hold::hold_back_with(plan, excluded, window, &more, order);
@@ -209,6 +273,11 @@ const SAVE_INTERVAL: Duration = Duration::from_secs(1);
 /// With a rollout, disruptive changes run in its waves, each change gated on its health (see
 /// [`gate`]); a change that fails its gate, does more than predicted or fails stops the
 /// rollout: what is in flight finishes, nothing new starts ([`ApplyReport::not_started`]).
+///
+/// Once `interrupt` is asked, likewise: the changes in flight finish whole, no other starts
+/// ([`ApplyReport::interrupted`]), and the state is saved and the journal finished as at any
+/// end — the run ended, nothing is left to recover.
+#[allow(clippy::too_many_arguments)] // each is one thing the caller decides; a struct of them would only rename them
 pub async fn run(
     workspace: &mut Workspace,
     plan: &Plan,
@@ -216,6 +285,7 @@ pub async fn run(
     parallelism: usize,
     rollout: Option<&crate::config::Rollout>,
     admit: &(dyn Fn(&ResourceChange) -> bool + Sync),
+    interrupt: &interrupt::Interrupt,
     progress: Arc<dyn Progress>,
 ) -> Result<ApplyReport, ApplyError> {
     let refused = refusals(plan);
@@ -255,6 +325,7 @@ pub async fn run(
         timings: &timings,
         admit,
         rollout,
+        interrupt,
         halted: AtomicBool::new(false),
         window_closed: AtomicBool::new(false),
     };
@@ -278,6 +349,7 @@ pub async fn run(
             match tally.what_it_follows(first) {
                 Some(Untouched::Failed) => tally.failed_first(change),
                 Some(untouched) => tally.untouched(change, untouched),
+                None if runner.interrupted() => tally.untouched(change, Untouched::Interrupted),
                 None if runner.halted() => tally.untouched(change, Untouched::NotStarted),
                 None => runnable.push(change),
             }
@@ -312,6 +384,7 @@ pub async fn run(
             failed,
             total,
             not_started: report.not_started.len(),
+            interrupted: report.interrupted.len(),
         })
     }
 }
@@ -358,44 +431,20 @@ fn batches<'a>(
     batches
 }
 
-/// What the resource needs applied first: from the config, or from the state once the config
-/// no longer declares it.
+/// What the resource needs applied first (see [`Dependencies::declared`]).
 fn dependencies(
     workspace: &Workspace,
     address: &crate::model::Address,
 ) -> Vec<crate::model::Address> {
-    match workspace.config.resource(address) {
-        Some(resource) => resource.depends_on.clone(),
-        None => workspace
-            .state
-            .resources
-            .get(address)
-            .map(|entry| entry.depends_on.clone())
-            .unwrap_or_default(),
-    }
+    Dependencies::of(workspace).declared(address)
 }
 
-/// What must be applied before the resource: its dependencies, and the node policies it
-/// followed when last applied. A node policy removed from the config still changes the nodes
-/// (it takes back its labels and taints), and a load balancer's members follow the nodes, so
-/// the load balancer (or its controller) must see the nodes after that change, not before.
+/// What must be applied before the resource (see [`Dependencies::order`]).
 fn order_dependencies(
     workspace: &Workspace,
     address: &crate::model::Address,
 ) -> Vec<crate::model::Address> {
-    let mut needs = dependencies(workspace, address);
-    let followed = workspace
-        .state
-        .resources
-        .get(address)
-        .map(|entry| entry.depends_on.clone())
-        .unwrap_or_default();
-    for policy in followed {
-        if policy.kind == crate::model::ResourceKind::Nodes && !needs.contains(&policy) {
-            needs.push(policy);
-        }
-    }
-    needs
+    Dependencies::of(workspace).order(address)
 }
 
 /// Turns journal entries into operation events: started at the intent, finished at the outcome

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::gate::{wait_until_healthy, Gate};
+use super::interrupt::Interrupt;
 use super::progress::{Event, Progress};
 use super::rollout::is_disruptive;
 use super::timing::Timings;
@@ -27,6 +28,8 @@ pub(super) enum Outcome {
     NotAdmitted,
     /// The rollout had stopped before it could start.
     NotStarted,
+    /// Apply was interrupted before it could start.
+    Interrupted,
     Ran {
         result: Result<Applied, ProviderError>,
         /// Why it stopped the rollout, if it did (boxed: most changes do not).
@@ -41,6 +44,8 @@ pub(super) enum Untouched {
     Left,
     /// The rollout stopped before it could start.
     NotStarted,
+    /// Apply was interrupted before it could start.
+    Interrupted,
     /// It failed, or something it must follow did.
     Failed,
 }
@@ -53,6 +58,8 @@ pub(super) struct Runner<'a> {
     pub timings: &'a Timings,
     pub admit: &'a (dyn Fn(&ResourceChange) -> bool + Sync),
     pub rollout: Option<&'a Rollout>,
+    /// Asked (on Ctrl-C) to start nothing new; read before each change and wave starts.
+    pub interrupt: &'a Interrupt,
     /// Set by the first change that stops the rollout; read before each change starts.
     pub halted: AtomicBool,
     /// Set once a wave could not start within the window: every later wave is left too.
@@ -64,11 +71,18 @@ impl Runner<'_> {
         self.halted.load(Ordering::SeqCst)
     }
 
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.asked()
+    }
+
     /// Why a wave that did not start is untouched.
     pub fn untouched_as(&self) -> Untouched {
-        match self.halted() {
-            true => Untouched::NotStarted,
-            false => Untouched::Left,
+        if self.interrupted() {
+            Untouched::Interrupted
+        } else if self.halted() {
+            Untouched::NotStarted
+        } else {
+            Untouched::Left
         }
     }
 
@@ -78,7 +92,15 @@ impl Runner<'_> {
         let pause = self.rollout.map(|r| r.pause).unwrap_or_default();
         let going = !self.halted() && !self.window_closed.load(Ordering::SeqCst);
         if number > 1 && going {
-            tokio::time::sleep(pause).await;
+            // An interrupt ends the pause: the next wave will not start anyway.
+            tokio::select! {
+                () = tokio::time::sleep(pause) => {}
+                () = self.interrupt.wait() => {}
+            }
+        }
+        if self.interrupted() {
+            tracing::info!("wave {number} of {count}: not started, apply was interrupted");
+            return false;
         }
         if self.halted() {
             tracing::info!("wave {number} of {count}: not started, the rollout stopped");
@@ -97,6 +119,11 @@ impl Runner<'_> {
     /// Applies one change, unless the rollout stopped or the window closed first; in a
     /// rollout, then holds it to the plan and gates it on its health.
     pub async fn run_one(&self, change: &ResourceChange) -> Outcome {
+        // Checked here, as the change would start, not when it was queued: with parallelism,
+        // changes queued before the interrupt are still waiting for a slot.
+        if self.interrupted() {
+            return Outcome::Interrupted;
+        }
         if self.halted() {
             return Outcome::NotStarted;
         }
@@ -209,6 +236,7 @@ impl Tally {
         match why {
             Untouched::Left => self.report.left.push(address),
             Untouched::NotStarted => self.report.not_started.push(address),
+            Untouched::Interrupted => self.report.interrupted.push(address),
             Untouched::Failed => unreachable!("a failure is recorded with its error"),
         }
     }
@@ -223,9 +251,10 @@ impl Tally {
         journal: &Journal,
     ) -> Result<(), ApplyError> {
         let (result, halt) = match outcome {
-            Outcome::NotAdmitted | Outcome::NotStarted => {
+            Outcome::NotAdmitted | Outcome::NotStarted | Outcome::Interrupted => {
                 let why = match outcome {
                     Outcome::NotAdmitted => Untouched::Left,
+                    Outcome::Interrupted => Untouched::Interrupted,
                     _ => Untouched::NotStarted,
                 };
                 self.untouched(change, why);
@@ -276,5 +305,50 @@ impl Tally {
         self.report.applied.push(change.address.to_string());
         self.report.operations += change.operations.len();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::test_changes::change;
+    use crate::model::{Downtime, Impact};
+
+    fn minimal(name: &str) -> ResourceChange {
+        change(name, Impact::Minimal, Downtime::new(0, 5))
+    }
+
+    #[test]
+    fn what_an_interrupt_kept_from_starting_is_reported_as_interrupted() {
+        let mut tally = Tally::new(State::default());
+        let (a, b) = (minimal("a"), minimal("b"));
+        tally.untouched(&a, Untouched::Interrupted);
+        tally.untouched(&b, Untouched::NotStarted);
+        assert_eq!(tally.report.interrupted, ["load-balancer.a"]);
+        assert_eq!(tally.report.not_started, ["load-balancer.b"]);
+        assert!(tally.report.applied.is_empty());
+    }
+
+    /// A change that must follow an interrupted one is interrupted too — but a failure among
+    /// what it follows is the worse, and said as such.
+    #[test]
+    fn a_change_after_an_interrupted_one_is_interrupted_unless_one_before_it_failed() {
+        let mut tally = Tally::new(State::default());
+        let (left, interrupted, stopped) = (minimal("left"), minimal("cut"), minimal("stopped"));
+        tally.untouched(&left, Untouched::Left);
+        tally.untouched(&interrupted, Untouched::Interrupted);
+        tally.untouched(&stopped, Untouched::NotStarted);
+        let follows = [&left.address, &interrupted.address, &stopped.address];
+        assert_eq!(
+            tally.what_it_follows(follows.into_iter()),
+            Some(Untouched::Interrupted)
+        );
+        tally.failed_first(&minimal("failed"));
+        let failed = minimal("failed").address;
+        let follows = [&interrupted.address, &failed];
+        assert_eq!(
+            tally.what_it_follows(follows.into_iter()),
+            Some(Untouched::Failed)
+        );
     }
 }

@@ -9,8 +9,9 @@ use sha2::{Digest, Sha256};
 use super::Plan;
 use crate::model::Address;
 
-/// 2: an operation is `{kind, summary, payload}`, opaque to the pipeline.
-pub const FORMAT_VERSION: u32 = 2;
+/// 2: an operation is `{kind, summary, payload}`, opaque to the pipeline. 3: the window
+/// decisions the plan was printed with (`outlook`).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Read before the rest, so that a plan file of another format is refused as such.
 #[derive(Deserialize)]
@@ -38,6 +39,23 @@ pub struct StateRef {
     pub content_hash: String,
 }
 
+/// What `plan --out` printed apply would hold back, and for when: the changes held back then
+/// stay held back when the file is applied (apply does no more than the reviewed plan said it
+/// would), and the maintenance window is checked again for the rest when apply runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedOutlook {
+    /// The instant the decisions were taken for (RFC 3339): `plan --now`, or the clock.
+    pub decided_at: String,
+    /// Each change held back then, in the plan's order, with why.
+    pub held: Vec<SavedHold>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedHold {
+    pub address: Address,
+    pub reason: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanFile {
     pub format_version: u32,
@@ -46,6 +64,7 @@ pub struct PlanFile {
     pub state: StateRef,
     pub request: PlanRequest,
     pub plan: Plan,
+    pub outlook: SavedOutlook,
     /// SHA-256 (hex) of the file's canonical JSON — this field set to "", keys sorted, no
     /// whitespace — so a file edited by hand, or damaged, no longer matches.
     pub checksum: String,
@@ -92,7 +111,12 @@ pub enum PlanFileError {
 }
 
 impl PlanFile {
-    pub fn new(plan: Plan, request: PlanRequest, state: StateRef) -> PlanFile {
+    pub fn new(
+        plan: Plan,
+        request: PlanRequest,
+        state: StateRef,
+        outlook: SavedOutlook,
+    ) -> PlanFile {
         let mut file = PlanFile {
             format_version: FORMAT_VERSION,
             skyplan_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -100,6 +124,7 @@ impl PlanFile {
             state,
             request,
             plan,
+            outlook,
             checksum: String::new(),
         };
         file.checksum = file.compute_checksum();
@@ -202,9 +227,19 @@ mod tests {
         }
     }
 
+    fn outlook() -> SavedOutlook {
+        SavedOutlook {
+            decided_at: "2026-11-27T11:00:00Z".into(),
+            held: vec![SavedHold {
+                address: "load-balancer.x".parse().unwrap(),
+                reason: "pool-recreate is above what apply may do now (minimal)".into(),
+            }],
+        }
+    }
+
     fn saved(dir: &Path) -> std::path::PathBuf {
         let path = dir.join("plan.json");
-        PlanFile::new(Plan::default(), PlanRequest::default(), state())
+        PlanFile::new(Plan::default(), PlanRequest::default(), state(), outlook())
             .write(&path)
             .unwrap();
         path
@@ -216,6 +251,22 @@ mod tests {
         let file = PlanFile::read(&saved(dir.path())).unwrap();
         file.check_state(&state()).unwrap();
         file.check_fresh(&Plan::default()).unwrap();
+        assert_eq!(file.outlook, outlook(), "the window decisions are kept");
+    }
+
+    /// A change held back when the plan was made cannot be let through by editing the file.
+    #[test]
+    fn a_window_decision_taken_out_of_the_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = saved(dir.path());
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        json["outlook"]["held"] = serde_json::json!([]);
+        std::fs::write(&path, json.to_string()).unwrap();
+        assert!(matches!(
+            PlanFile::read(&path),
+            Err(PlanFileError::Tampered { .. })
+        ));
     }
 
     #[test]
@@ -279,7 +330,7 @@ mod tests {
                 &serde_json::json!({"zone": "lpg1", "ports": [80]}),
             )),
         ));
-        let written = PlanFile::new(plan.clone(), PlanRequest::default(), state());
+        let written = PlanFile::new(plan.clone(), PlanRequest::default(), state(), outlook());
         written.write(&path).unwrap();
         assert!(std::fs::read_to_string(&path)
             .unwrap()
@@ -297,7 +348,7 @@ mod tests {
             exclude: vec!["load-balancer.x".parse().unwrap()],
             ..PlanRequest::default()
         };
-        PlanFile::new(Plan::default(), request.clone(), state())
+        PlanFile::new(Plan::default(), request.clone(), state(), outlook())
             .write(&path)
             .unwrap();
         assert_eq!(PlanFile::read(&path).unwrap().request, request);

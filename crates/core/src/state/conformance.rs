@@ -12,7 +12,7 @@ use serde_json::json;
 use super::journal::Phase;
 use super::{ResourceState, State, StateBackend, StateError};
 use crate::model::{Address, ResourceKind};
-use crate::plan::file::{PlanFile, PlanFileError, PlanRequest, StateRef};
+use crate::plan::file::{PlanFile, PlanFileError, PlanRequest, SavedOutlook, StateRef};
 use crate::plan::Plan;
 
 /// One shared store; `open` gives another handle on it.
@@ -127,7 +127,12 @@ pub fn a_saved_plan_is_checked_against_the_stored_state(fixture: &dyn Fixture) {
         serial: s.serial,
         content_hash: s.content_hash(),
     };
-    let file = PlanFile::new(Plan::default(), PlanRequest::default(), state_ref(&state));
+    let file = PlanFile::new(
+        Plan::default(),
+        PlanRequest::default(),
+        state_ref(&state),
+        SavedOutlook::default(),
+    );
     let loaded = applier.load().unwrap().unwrap();
     file.check_state(&state_ref(&loaded)).unwrap();
     let mut changed = loaded;
