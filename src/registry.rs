@@ -137,20 +137,35 @@ async fn connect_all(config: &Config) -> Result<Providers, ProviderError> {
 /// "embedded"` for each cloud, `endpoint = "embedded"` for each Kubernetes cluster): only then
 /// may `apply --now` pretend a time, since apply changes nothing real whatever time it takes.
 pub fn only_embedded(config: &Config) -> bool {
-    let providers = &config.providers;
-    let cloudscale = providers
-        .get::<CloudscaleSettings>(skyplan_cloudscale::diff::PROVIDER)
-        .is_none_or(|s| matches!(s.endpoint, Endpoint::Embedded));
-    let cloudstack = providers
-        .get::<CloudstackSettings>(skyplan_cloudstack::PROVIDER)
-        .is_none_or(|s| matches!(s.endpoint, CloudstackEndpoint::Embedded));
-    let phoenixnap = providers
-        .get::<PhoenixnapSettings>(skyplan_phoenixnap::diff::PROVIDER)
-        .is_none_or(|s| matches!(s.endpoint, Endpoint::Embedded));
+    let clouds = [
+        skyplan_cloudscale::diff::PROVIDER,
+        skyplan_cloudstack::PROVIDER,
+        skyplan_phoenixnap::diff::PROVIDER,
+    ];
     let clusters = (config.resources.iter())
         .filter_map(|r| r.spec.get::<KubernetesClusterSpec>())
         .all(|cluster| cluster.access == KubeAccess::Embedded);
-    cloudscale && cloudstack && phoenixnap && clusters
+    clouds.iter().all(|cloud| {
+        config.providers.sections.get(cloud).is_none() || embedded_cloud(config, cloud)
+    }) && clusters
+}
+
+/// Whether the config has cloud `provider`'s table with `endpoint = "embedded"`: a simulator
+/// that runs only while a skyplan command does.
+pub fn embedded_cloud(config: &Config, provider: &str) -> bool {
+    let providers = &config.providers;
+    match provider {
+        skyplan_cloudscale::diff::PROVIDER => providers
+            .get::<CloudscaleSettings>(provider)
+            .is_some_and(|s| matches!(s.endpoint, Endpoint::Embedded)),
+        skyplan_cloudstack::PROVIDER => providers
+            .get::<CloudstackSettings>(provider)
+            .is_some_and(|s| matches!(s.endpoint, CloudstackEndpoint::Embedded)),
+        skyplan_phoenixnap::diff::PROVIDER => providers
+            .get::<PhoenixnapSettings>(provider)
+            .is_some_and(|s| matches!(s.endpoint, Endpoint::Embedded)),
+        _ => false,
+    }
 }
 
 /// The CKS clusters node policies and controller-mode load balancers are about, connected through the kubeconfig CloudStack

@@ -527,6 +527,10 @@ pub struct SimServeArgs {
     /// PhoenixNAP: how long attaching or detaching an IP block takes, in milliseconds.
     #[arg(long, env = "SKYPLAN_SIM_PNAP_TRANSITION_MS", default_value_t = 300)]
     pub transition_ms: u64,
+    /// Kubernetes: write a kubeconfig for the served cluster to this file (0600; context
+    /// `sim`), for kubectl or a `[cluster]` table's `kubeconfig`, once the server listens.
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig_out: Option<PathBuf>,
     /// Kubernetes: the version `/version` and the kubelets report, MAJOR.MINOR.
     #[arg(long, default_value = "1.33", value_parser = parse_kube_version)]
     pub kube_version: (u32, u32),

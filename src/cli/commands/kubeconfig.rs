@@ -3,8 +3,8 @@
 use miette::{IntoDiagnostic, Report};
 
 use super::super::args::Locking;
-use super::super::exit;
 use super::super::report::Reported;
+use super::super::{colour, exit};
 use super::{load, open, ConfigSource};
 
 pub(super) async fn kubeconfig(
@@ -16,6 +16,9 @@ pub(super) async fn kubeconfig(
     let name = cluster.strip_prefix("cluster.").unwrap_or(cluster);
     let address = crate::model::Address::new(crate::model::ResourceKind::Cluster, name);
     let config = load(source)?;
+    let embedded = (config.resources.iter())
+        .find(|r| r.address == address)
+        .is_some_and(|r| crate::registry::embedded_cloud(&config, &r.provider));
     let workspace = open(config, "kubeconfig", locking).await?;
     let result = workspace.kubeconfig(&address).await.reported();
     workspace.close().await.reported()?;
@@ -27,11 +30,16 @@ pub(super) async fn kubeconfig(
     }
     write_private(&output, kubeconfig.expose()).into_diagnostic()?;
     println!("Wrote the kubeconfig of {address} to {}.", output.display());
+    if embedded {
+        colour::eprintln(format_args!(
+            "note: {address} is on an embedded cloud, whose cluster API servers run only while a skyplan command does: this kubeconfig reaches it only then (`skyplan sim serve` keeps a simulated cloud running)"
+        ));
+    }
     Ok(exit::SUCCESS)
 }
 
 /// Writes a file only its owner can read: a kubeconfig holds cluster credentials.
-fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+pub(super) fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut file = std::fs::OpenOptions::new()

@@ -155,6 +155,10 @@ pub(super) async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
                 ..sim::KubeSimOptions::new(args.world.clone())
             };
             let handle = sim::spawn(options).await.into_diagnostic()?;
+            if let Some(path) = &args.kubeconfig_out {
+                super::kubeconfig::write_private(path, &served_kubeconfig(&handle.url()))
+                    .map_err(|e| miette::miette!("cannot write {}: {e}", path.display()))?;
+            }
             eprintln!(
                 "kubernetes simulator listening on {} (world {})",
                 handle.url(),
@@ -165,4 +169,15 @@ pub(super) async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
         }
     }
     Ok(exit::SUCCESS)
+}
+
+/// A kubeconfig whose one context, `sim`, reaches the served Kubernetes simulator (which asks
+/// no credentials).
+fn served_kubeconfig(url: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\ncurrent-context: sim\n\
+         clusters:\n- name: sim\n  cluster:\n    server: {url}\n\
+         users:\n- name: sim\n  user: {{}}\n\
+         contexts:\n- name: sim\n  context:\n    cluster: sim\n    user: sim\n"
+    )
 }

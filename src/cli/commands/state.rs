@@ -26,6 +26,13 @@ pub(super) fn show(
             return state(source, StateCommand::Json);
         }
         let state = load_state(source)?;
+        if state.resources.is_empty() && state.mismatches.is_empty() {
+            println!(
+                "No state: nothing has been applied or imported yet ({} shows what apply would do).",
+                crate::invocation::skyplan("plan")
+            );
+            return Ok(exit::SUCCESS);
+        }
         for address in state.resources.keys() {
             println!("{address}");
         }

@@ -343,6 +343,12 @@ fn cs_kubeconfig_is_written_to_a_private_file_never_printed() {
         "{written}"
     );
     assert!(!out.stdout.contains(written.trim()), "not printed");
+    assert!(
+        out.stderr.contains(
+            "note: cluster.lab is on an embedded cloud, whose cluster API servers run only while a skyplan command does"
+        ),
+        "the embedded cluster's kubeconfig works only while skyplan runs, and the user is told: {out:?}"
+    );
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&path).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);

@@ -433,3 +433,17 @@ fn validate_refuses_controller_mode_that_cannot_reach_the_embedded_cloud() {
         "the ways out: {out:?}"
     );
 }
+
+/// `show` before anything was applied says there is no state, rather than printing nothing.
+#[test]
+fn show_with_no_state_says_so() {
+    let project = Project::new();
+    project.config("[provider.cloudscale]\nendpoint = \"embedded\"\n");
+    let out = project.run(&["show"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout
+            .starts_with("No state: nothing has been applied or imported yet"),
+        "{out:?}"
+    );
+}

@@ -21,3 +21,26 @@ fn sigterm_right_after_the_announcement_ends_every_simulator_cleanly() {
         }
     }
 }
+
+/// `sim serve --provider kubernetes --kubeconfig-out FILE` writes a private kubeconfig for the
+/// served cluster, which a `[cluster]` table then reaches skyplan's way.
+#[test]
+fn a_served_kubernetes_simulator_writes_its_kubeconfig() {
+    let project = crate::support::Project::new();
+    let kubeconfig = project.path().join("sim.kubeconfig");
+    let mut command = sim_serve("kubernetes", &project.path().join("kube.json"));
+    command.arg("--kubeconfig-out").arg(&kubeconfig);
+    let (mut child, url) = serving(&mut command);
+    let written = std::fs::read_to_string(&kubeconfig).expect("the kubeconfig is written");
+    assert!(written.contains(&format!("server: {url}")), "{written}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&kubeconfig).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "a kubeconfig is private");
+    project.config(&format!(
+        "[cluster.sim]\nprovider = \"kubernetes\"\nkubeconfig = \"{}\"\n",
+        kubeconfig.display()
+    ));
+    let plan = project.run(&["plan"]);
+    terminate(&mut child);
+    assert_eq!(plan.code, 0, "the cluster is reached with it: {plan:?}");
+}
