@@ -447,3 +447,18 @@ fn show_with_no_state_says_so() {
         "{out:?}"
     );
 }
+
+/// A mistyped key gets the key it meant, not serde's list of every key the table takes.
+#[test]
+fn a_mistyped_key_gets_a_did_you_mean() {
+    let project = Project::new();
+    project.config(&VALID.replace("members =", "membrs ="));
+    let out = project.run(&["validate"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stderr.contains("unknown key `membrs`"), "{out:?}");
+    assert!(out.stderr.contains("did you mean `members`?"), "{out:?}");
+    assert!(
+        !out.stderr.contains("expected one of"),
+        "no list of names: {out:?}"
+    );
+}

@@ -55,7 +55,7 @@ fn a_file_mixing_other_tables_with_skyplan_s_is_an_error_at_the_table() {
     );
     let out = project.run(&["validate"]);
     assert_eq!(out.code, 1, "{out:?}");
-    assert!(out.stderr.contains("unknown field `package`"), "{out:?}");
+    assert!(out.stderr.contains("unknown key `package`"), "{out:?}");
     assert!(out.stderr.contains("typo.toml:1:2"), "{out:?}");
 }
 
@@ -78,7 +78,7 @@ fn a_file_named_with_c_is_always_read() {
     let cargo = project.path().join("Cargo.toml");
     let out = support::run(&mut project.command_with_config(&cargo, &["validate"]));
     assert_eq!(out.code, 1, "{out:?}");
-    assert!(out.stderr.contains("unknown field `package`"), "{out:?}");
+    assert!(out.stderr.contains("unknown key `package`"), "{out:?}");
 }
 
 /// The command between the backticks of the saved-plan hint, as arguments after `skyplan`.

@@ -210,11 +210,20 @@ impl Problems {
     }
 
     /// Turns a TOML syntax or shape error into a problem; toml errors carry their span.
+    /// An unknown key or value gets the one meant, not serde's list (`unknown_key`).
     pub fn push_toml(&mut self, file: &SourceFile, error: &toml::de::Error) {
         let message = error.message().trim_end().to_string();
-        self.push(match error.span() {
+        let (message, help) = match super::unknown_key::reword(&message) {
+            Some((message, help)) => (message, Some(help)),
+            None => (message, None),
+        };
+        let problem = match error.span() {
             Some(span) => Problem::at(file, span, message),
             None => Problem::in_file(&file.path, message),
+        };
+        self.push(match help {
+            Some(help) => problem.with_help(help),
+            None => problem,
         });
     }
 }

@@ -31,6 +31,7 @@ mod schema_path;
 pub mod section;
 mod show;
 mod types;
+mod unknown_key;
 mod validate;
 mod values;
 mod variables;

@@ -220,7 +220,7 @@ fn a_move_entry_with_an_unknown_key_is_refused_and_the_others_still_read() {
     let lines = errors(&text);
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert_eq!(lines[0], "a.toml:7:6: load-balancer.a is moved to itself");
-    assert!(lines[1].contains("unknown field `into`"), "{lines:?}");
+    assert!(lines[1].contains("unknown key `into`"), "{lines:?}");
 }
 
 #[test]

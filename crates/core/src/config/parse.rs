@@ -859,7 +859,7 @@ mod tests {
         assert_eq!(problems, parsed(false, &text).1);
         let line = text.lines().position(|l| l == "bogus = 1").unwrap() + 1;
         assert!(
-            problems[0].starts_with(&format!("a.toml:{line}:1: unknown field `bogus`")),
+            problems[0].starts_with(&format!("a.toml:{line}:1: unknown key `bogus`")),
             "{problems:?}"
         );
     }

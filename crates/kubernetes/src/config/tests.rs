@@ -154,7 +154,7 @@ fn a_kubernetes_cluster_has_its_own_keys() {
     let lines = errors(text);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(
-        lines[0].starts_with("a.toml:3:1: unknown field `workers`"),
+        lines[0].starts_with("a.toml:3:1: unknown key `workers`"),
         "{lines:?}"
     );
 }

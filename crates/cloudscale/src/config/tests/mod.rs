@@ -221,13 +221,10 @@ fn a_directory_of_files_is_merged() {
 }
 
 #[test]
-fn unknown_keys_name_the_allowed_ones() {
+fn an_unknown_key_is_named_at_its_place() {
     let lines = errors(&(lb("zoen = \"lpg1\"") + PROVIDER));
     assert_eq!(lines.len(), 1);
-    assert!(
-        lines[0].starts_with("a.toml:4:1: unknown field `zoen`, expected one of `provider`"),
-        "{lines:?}"
-    );
+    assert!(lines[0] == "a.toml:4:1: unknown key `zoen`", "{lines:?}");
 }
 
 #[test]
@@ -254,11 +251,7 @@ fn every_bad_resource_is_reported_not_just_the_first() {
         lines,
         [
             "a.toml:6:13: `fastest` is not a valid algorithm",
-            "a.toml:13:1: unknown field `bogus`, expected one of `provider`, `name`, `flavor`, \
-             `zone`, `vip-addresses`, `floating-ips`, `algorithm`, `pool-protocol`, \
-             `listener-protocol`, `allowed-cidrs`, `allowed-subnets`, `timeouts`, \
-             `health-monitor`, `traffic-policy`, `health-check-node-port`, `force-hostname`, \
-             `ip-mode`, `members`, `cluster`, `service`, `mode`, `node-selector`, `ports`",
+            "a.toml:13:1: unknown key `bogus`",
         ]
     );
 }

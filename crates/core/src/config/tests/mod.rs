@@ -68,7 +68,7 @@ fn rollout_values_are_checked_at_their_keys() {
     );
     let unknown = errors("[rollout]\nmax-disruptd = 2\n");
     assert!(
-        unknown[0].starts_with("a.toml:2:1: unknown field `max-disruptd`"),
+        unknown[0].starts_with("a.toml:2:1: unknown key `max-disruptd`"),
         "{unknown:?}"
     );
 }

@@ -268,7 +268,7 @@ fn a_section_s_values_and_rules_are_reported_where_they_are_written() {
         [
             "a.toml:5:8: -1 is not a size",
             "a.toml:8:8: too big",
-            "a.toml:11:1: unknown field `bogus`, expected one of `provider`, `size`, `ccm`, `label`, `ports`",
+            "a.toml:11:1: unknown key `bogus`",
         ]
     );
 }
