@@ -9,6 +9,7 @@ use clap::ValueEnum;
 
 use super::super::args::{ApplyArgs, PlanArgs, PlanFormat, Selection};
 use super::super::report::Reported;
+use super::super::repository::RepositoryPaths;
 use super::super::{colour, exit};
 use super::apply::confirm;
 use super::plan::style;
@@ -132,7 +133,11 @@ fn print(plan: &Plan, text: Option<String>, json: bool) -> Result<(), Report> {
 /// The drift as `skyplan drift` shows it, then what apply records of each resource.
 fn text(plan: &Plan, config: &Config) -> String {
     // Every resource of the plan, so the summary counts those in sync as `skyplan drift` does.
-    let drifted: Vec<DriftResource> = plan.drift.iter().map(|d| resource(d, config)).collect();
+    // Files named as `drift` names them (from the repository root), so both spell a place one way.
+    let paths = RepositoryPaths::for_config(&config.root);
+    let drifted: Vec<DriftResource> = (plan.drift.iter())
+        .map(|d| resource(d, config, &paths))
+        .collect();
     let in_sync = (plan.changes.iter())
         .filter(|c| !plan.drift.iter().any(|d| d.address == c.address))
         .map(|c| DriftResource {
@@ -195,15 +200,10 @@ fn text(plan: &Plan, config: &Config) -> String {
     out
 }
 
-fn resource(drifted: &Drifted, config: &Config) -> DriftResource {
-    let cwd = std::env::current_dir().unwrap_or_default();
+fn resource(drifted: &Drifted, config: &Config, paths: &RepositoryPaths) -> DriftResource {
     let location = config.resource(&drifted.address).map(|r| &r.location);
     let (file, line, column) = match location {
-        Some(at) => (
-            at.file.strip_prefix(&cwd).unwrap_or(&at.file).to_path_buf(),
-            at.line,
-            at.column,
-        ),
+        Some(at) => (paths.relative(&at.file), at.line, at.column),
         None => (std::path::PathBuf::new(), 1, 1),
     };
     let status = match drifted.status {

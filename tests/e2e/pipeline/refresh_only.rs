@@ -146,3 +146,28 @@ fn a_resource_gone_from_the_cloud_is_said_so_and_left() {
     let drift = cloud.skyplan(&["drift"]);
     assert_eq!(drift.code, 2, "still missing: {drift:?}");
 }
+
+/// `drift` and `plan --refresh-only` show the same difference, and name its place in the config
+/// the same way: one spelling of a path in every message.
+#[test]
+fn drift_and_refresh_only_name_the_config_place_alike() {
+    let cloud = ServedCloud::two_applied();
+    open_web_to_the_world(&cloud);
+    // Run where the config is, with no -c, as a user does: the config is `./skyplan.toml`.
+    let heading = |args: &[&str]| {
+        let mut command = std::process::Command::new(crate::support::binary());
+        command
+            .current_dir(cloud.project.path())
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env("CLOUDSCALE_API_TOKEN", SIM_TOKEN);
+        let out = crate::support::run(&mut command);
+        (out.stdout.lines())
+            .find(|line| line.starts_with("~ load-balancer.web"))
+            .unwrap_or_else(|| panic!("no load-balancer.web in {out:?}"))
+            .to_string()
+    };
+    let drift = heading(&["drift"]);
+    assert!(drift.contains("skyplan.toml:"), "{drift}");
+    assert_eq!(heading(&["plan", "--refresh-only"]), drift);
+}
