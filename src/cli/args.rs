@@ -115,8 +115,9 @@ pub enum Command {
     #[command(subcommand)]
     Config(ConfigCommand),
     /// Take existing cloud objects under management: `import load-balancer.web <uuid>` for
-    /// one the config declares, or `import --generate-config adopted.toml --all` to write the
-    /// config of every unmanaged object and record them in the state.
+    /// one the config declares (recorded as the cloud holds it: drift finds nothing, the next
+    /// plan shows where the config differs), or `import --generate-config adopted.toml --all`
+    /// to write the config of every unmanaged object and record them in the state.
     Import(ImportArgs),
     /// Write a managed cluster's kubeconfig to a file (to the terminal only with `-o -`).
     Kubeconfig {

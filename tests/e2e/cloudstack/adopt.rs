@@ -387,3 +387,48 @@ fn cs_a_load_balancer_whose_state_was_lost_is_skyplans_and_what_the_config_canno
     assert_eq!(out.code, 0, "{out:?}\n{adopted}");
     sim.terminate();
 }
+
+#[test]
+fn cs_import_records_what_the_cloud_holds_so_drift_is_quiet_and_the_plan_shows_the_config() {
+    let project = CsProject::new();
+    let sim = CsSimServer::start(&project.project.path().join("cloudstack.json"));
+    let network = id_named(&list(&sim, "listNetworks", "network"), "name", "k8s-net");
+    let vms = list(&sim, "listVirtualMachines", "virtualmachine");
+    let web_1 = id_named(&vms, "name", "web-1");
+    // Made by hand with round robin; the config asks for source.
+    let address = rules_by_hand(
+        &sim,
+        &network,
+        &[("web-tcp-80", 80, 30080)],
+        &[web_1],
+        "0.0.0.0/0",
+    );
+    project.config_served(
+        &sim.base_url,
+        &format!(
+            "[load-balancer.web]\nprovider = \"cloudstack\"\nnetwork = \"k8s-net\"\npublic-ip = \"{address}\"\n\
+             members = [\"web-1\"]\nalgorithm = \"source\"\n\n\
+             [[load-balancer.web.ports]]\nport = 80\nnode-port = 30080\n"
+        ),
+    );
+
+    let out = project.run(&["import", "load-balancer.web", &address]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let out = project.run(&["drift"]);
+    assert_eq!(
+        out.code, 0,
+        "nothing changed behind skyplan's back since the import: {out:?}"
+    );
+    let plan = project.plan(&[]);
+    let web = crate::cloudstack::support::change(&plan, "load-balancer.web");
+    assert!(
+        crate::cloudstack::support::paths(web)
+            .iter()
+            .any(|p| p.ends_with("algorithm")),
+        "the config's algorithm is a change: {web:#}"
+    );
+    project.apply_ok();
+    let out = project.run(&["drift"]);
+    assert_eq!(out.code, 0, "drift is quiet once applied: {out:?}");
+    sim.terminate();
+}
