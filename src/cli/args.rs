@@ -182,7 +182,8 @@ pub struct ImportArgs {
     #[arg(value_name = "ADDR ID | ADDR=ID")]
     pub objects: Vec<String>,
     /// Write the config that adopts the objects to this new file inside the config
-    /// directory (never overwritten) and record them in the state: the next plan is empty.
+    /// directory (never overwritten) and record them in the state: the next plan changes
+    /// nothing but the `skyplan.address` tags it adds (impact none).
     #[arg(long, value_name = "FILE")]
     pub generate_config: Option<PathBuf>,
     /// With --generate-config: adopt every object `skyplan discover` lists.
@@ -407,7 +408,9 @@ pub enum StateCommand {
         address: Address,
     },
     /// Forget a resource: skyplan stops managing it and the cloud object stays. Remove it from
-    /// the config too, or the next plan adopts it again by its ownership tag.
+    /// the config too, or the next plan adopts it again: by its `skyplan.address` tag (an
+    /// imported cloudscale load balancer gets it from the first apply after the import), or
+    /// through the Service a controller made it for.
     Rm {
         /// The resource, e.g. `load-balancer.web`.
         #[arg(value_name = "ADDR")]

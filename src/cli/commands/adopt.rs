@@ -320,7 +320,7 @@ fn report(file: &Path, adopted: &[Unmanaged], refusals: &[Refusal]) {
     }
     if !adopted.is_empty() {
         println!(
-            "Wrote {} to {} and recorded {} in the state; `{}` shows no changes for them.",
+            "Wrote {} to {} and recorded {} in the state; `{}` shows no changes for them but the skyplan.address tags apply adds (impact none).",
             crate::render::counted(adopted.len(), "resource"),
             file.display(),
             if adopted.len() == 1 { "it" } else { "them" },

@@ -2,8 +2,8 @@
 //! API (one by hand, one skyplan made before its state was lost) and one the cloudscale CCM
 //! made for a LoadBalancer Service, in a served cloud whose simulated CCM reconciles a served
 //! cluster (`sim serve --provider cloudscale --kubeconfig`), as in production. `discover` lists
-//! them with who made each, `import --generate-config --all` adopts them, and then nothing is
-//! left to plan or to apply: no write reaches the cloud or the cluster.
+//! them with who made each, `import --generate-config --all` adopts them, and then the only
+//! write left is the `skyplan.address` tag of the one made by hand (impact none).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
@@ -359,8 +359,30 @@ fn an_estate_made_without_skyplan_is_discovered_adopted_and_then_left_alone() {
         assert!(state.stdout.contains(address), "{state:?}");
     }
 
-    let out = estate.skyplan(&["plan", "--detailed-exitcode"]);
-    assert_eq!(out.code, 0, "nothing to plan once adopted: {out:?}");
+    // Once adopted, the plan has only the skyplan.address tag of the one made by hand to add
+    // (impact none); the one skyplan made has it, the CCM's is found by its Service.
+    let plan = estate.skyplan(&["plan", "--json"]).json();
+    let pending: Vec<(&Value, &Value, Vec<&Value>)> = (plan["changes"].as_array().unwrap())
+        .iter()
+        .filter(|c| c["action"] != "no-op")
+        .map(|c| {
+            let paths = c["attributes"].as_array().unwrap();
+            (
+                &c["address"],
+                &c["impact"],
+                paths.iter().map(|a| &a["path"]).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pending,
+        [(
+            &json!("load-balancer.legacy-web"),
+            &json!("none"),
+            vec![&json!("tags.skyplan.address")]
+        )],
+        "{plan:#}"
+    );
     let again = estate.skyplan(&["discover"]);
     assert!(again.stdout.contains("Nothing unmanaged"), "{again:?}");
 
@@ -371,9 +393,19 @@ fn an_estate_made_without_skyplan_is_discovered_adopted_and_then_left_alone() {
     let cloud = requests(&estate.cloud.root());
     assert_eq!(
         writes(&cloud),
-        Vec::<String>::new(),
-        "the cloud was written: {cloud:#}"
+        ["PATCH /v1/load-balancers/{uuid}"],
+        "the cloud was written more than the tag: {cloud:#}"
     );
+    assert_eq!(cloud["by_route"]["PATCH /v1/load-balancers/{uuid}"], 1);
+    let legacy = estate
+        .cloud
+        .call("GET", &format!("/load-balancers/{}", estate.legacy), None);
+    assert_eq!(
+        legacy["tags"],
+        json!({"skyplan.address": "load-balancer.legacy-web"})
+    );
+    let out = estate.skyplan(&["plan", "--detailed-exitcode"]);
+    assert_eq!(out.code, 0, "nothing left to plan: {out:?}");
     assert!(
         cloud["total"].as_u64().unwrap() > 0,
         "the apply read the cloud: {cloud:#}"

@@ -1,6 +1,8 @@
 //! `skyplan import ADDR ID` of a load balancer made by hand, against a served cloud: the state
 //! records what the cloud holds (so drift is quiet and the plan shows the config's differences
-//! as changes).
+//! as changes), and the import is followed by the `skyplan.address` tag, an impact-`none` write
+//! the plan shows and apply performs, so that a lost state adopts the load balancer again
+//! instead of creating a second one.
 
 use serde_json::{json, Value};
 
@@ -74,6 +76,15 @@ fn change_of<'a>(plan: &'a Value, address: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {address} in {plan:#}"))
 }
 
+fn paths(change: &Value) -> Vec<&str> {
+    change["attributes"]
+        .as_array()
+        .expect("attributes")
+        .iter()
+        .map(|a| a["path"].as_str().unwrap())
+        .collect()
+}
+
 #[test]
 fn import_records_what_the_cloud_holds_so_drift_is_quiet_and_the_plan_shows_the_config() {
     let cloud = ServedCloud::start();
@@ -117,4 +128,57 @@ fn an_import_whose_config_matches_the_cloud_drifts_nothing_after_a_no_op_apply()
     cloud.apply_ok();
     let out = cloud.skyplan(&["drift"]);
     assert_eq!(out.code, 0, "{out:?}");
+}
+
+#[test]
+fn an_imported_load_balancer_is_tagged_by_the_next_apply_so_a_lost_state_adopts_it() {
+    let cloud = ServedCloud::start();
+    let uuid = made_by_hand(&cloud, "web", "source_ip", &["10.0.0.11"]);
+    cloud.configure(&web_config("algorithm = \"source_ip\"\n"));
+    let out = cloud.skyplan(&["import", "load-balancer.web", &uuid]);
+    assert_eq!(out.code, 0, "{out:?}");
+
+    let plan = cloud.skyplan(&["plan", "--json"]).json();
+    let web = change_of(&plan, "load-balancer.web");
+    assert_eq!(
+        (&web["action"], &web["impact"]),
+        (&json!("update"), &json!("none")),
+        "the tag is an in-place write without impact: {plan:#}"
+    );
+    assert_eq!(paths(web), ["tags.skyplan.address"], "{web:#}");
+    let tag = &web["attributes"][0];
+    assert_eq!(
+        (&tag["before"], &tag["after"]),
+        (&Value::Null, &json!("load-balancer.web"))
+    );
+
+    cloud.sim.reset_requests();
+    cloud.apply_ok();
+    let requests = cloud.sim.requests();
+    let writes: Vec<&String> = (requests["by_route"].as_object().unwrap().keys())
+        .filter(|route| !route.starts_with("GET"))
+        .collect();
+    assert!(
+        matches!(writes.as_slice(), [one] if one.starts_with("PATCH /v1/load-balancers/{")),
+        "only the load balancer's tags are written: {requests:#}"
+    );
+    let lb: Value =
+        serde_json::from_str(&cloud.call("GET", &format!("/load-balancers/{uuid}"), None)).unwrap();
+    assert_eq!(lb["tags"], json!({"skyplan.address": "load-balancer.web"}));
+    let out = cloud.skyplan(&["plan", "--detailed-exitcode"]);
+    assert_eq!(out.code, 0, "tagged once: {out:?}");
+
+    // The state is lost: the next plan finds the load balancer by its tag.
+    let out = cloud.skyplan(&["state", "rm", "load-balancer.web"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let plan = cloud.skyplan(&["plan", "--json"]).json();
+    assert_eq!(
+        change_of(&plan, "load-balancer.web")["action"],
+        "no-op",
+        "adopted by its tag, not created again: {plan:#}"
+    );
+    cloud.apply_ok();
+    let all: Vec<Value> =
+        serde_json::from_str(&cloud.call("GET", "/load-balancers", None)).unwrap();
+    assert_eq!(all.len(), 1, "no duplicate: {all:#?}");
 }
