@@ -117,7 +117,7 @@ pub enum Command {
     /// Take existing cloud objects under management: `import load-balancer.web <uuid>` for
     /// one the config declares (recorded as the cloud holds it: drift finds nothing, the next
     /// plan shows where the config differs), or `import --generate-config adopted.toml --all`
-    /// to write the config of every unmanaged object and record them in the state.
+    /// to write the config of every importable object and record them in the state.
     Import(ImportArgs),
     /// Write a managed cluster's kubeconfig to a file (to the terminal only with `-o -`).
     Kubeconfig {
@@ -186,7 +186,7 @@ pub struct ImportArgs {
     /// nothing but the `skyplan.address` tags it adds (impact none).
     #[arg(long, value_name = "FILE")]
     pub generate_config: Option<PathBuf>,
-    /// With --generate-config: adopt every object `skyplan discover` lists.
+    /// With --generate-config: adopt every object `skyplan discover` lists as importable.
     #[arg(long, requires = "generate_config", conflicts_with = "objects")]
     pub all: bool,
     #[command(flatten)]

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::import_by_id::{made_by_hand, made_by_hand_naming};
 use crate::support::kube_sim::KubeSim;
 use crate::support::served::ServedCloud;
 use crate::support::{create_server, http, run, sim_serve, Output, Project, SIM_TOKEN};
@@ -449,4 +450,60 @@ fn a_load_balancer_the_config_cannot_say_is_refused_and_the_others_adopted() {
         "{out:?}"
     );
     assert!(!file.exists(), "nothing to write: {out:?}");
+}
+
+#[test]
+fn discover_and_import_share_one_judgement_and_discover_says_why_not() {
+    let cloud = ServedCloud::start();
+    cloud.configure("");
+    let plain = made_by_hand(&cloud, "plain", "round_robin", &["10.0.0.21"]);
+    // Members named otherwise than skyplan and the CCM name them: a plan would recreate them.
+    let odd = made_by_hand_naming(&cloud, "odd", "round_robin", &["10.0.0.31"], |address| {
+        format!("m-{address}")
+    });
+
+    let listed = cloud.skyplan(&["discover", "--format", "json"]).json();
+    let found = listed["unmanaged"].as_array().expect("unmanaged objects");
+    let by_id = |uuid: &str| {
+        (found.iter())
+            .find(|o| o["id"] == uuid)
+            .unwrap_or_else(|| panic!("{uuid} not in {listed:#}"))
+    };
+    assert_eq!(by_id(&plain)["importable"], true, "{listed:#}");
+    assert!(by_id(&plain)["why_not_importable"].is_null(), "{listed:#}");
+    let refused = by_id(&odd);
+    assert_eq!(refused["importable"], false, "{listed:#}");
+    let why = refused["why_not_importable"]
+        .as_str()
+        .unwrap_or_else(|| panic!("discover says why not: {refused:#}"));
+    assert!(
+        why.starts_with("ports.http.members: member m-10.0.0.31 of pool tcp/http is not named as skyplan and the CCM name members"),
+        "{why}"
+    );
+    let text = cloud.skyplan(&["discover"]);
+    assert_eq!(text.code, 0, "{text:?}");
+    assert!(
+        text.stdout
+            .contains(&format!("    not importable: {why}\n")),
+        "{text:?}"
+    );
+
+    let file = cloud.project.path().join("adopted.toml");
+    let out = cloud.skyplan(&[
+        "import",
+        "--generate-config",
+        file.to_str().unwrap(),
+        "--all",
+    ]);
+    // What discover listed importable is adopted; the other is refused for the reason discover
+    // gave.
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains(&format!("load-balancer odd (cloudscale {odd}): {why}")),
+        "{out:?}"
+    );
+    let state = cloud.skyplan(&["state", "list"]);
+    assert!(state.stdout.contains("load-balancer.plain"), "{state:?}");
+    assert!(!state.stdout.contains("load-balancer.odd"), "{state:?}");
 }

@@ -69,7 +69,20 @@ pub struct Unmanaged {
     pub summary: String,
     /// Whether `import --generate-config` can adopt it on its own (a Kubernetes Service with no
     /// cloud object yet cannot: the cloud's provider manages it, once its controller made one).
+    /// What a provider offers is then judged by its generation: a refused one is not.
     pub importable: bool,
+    /// Why not, when it is not importable: what its provider's generation refused
+    /// (`attribute: reason`), or why there is nothing to adopt on its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why_not_importable: Option<String>,
+}
+
+impl Unmanaged {
+    /// Not importable, for the reason `why`: listed so, and refused by an import that names it.
+    pub fn refuse(&mut self, why: impl Into<String>) {
+        self.importable = false;
+        self.why_not_importable = Some(why.into());
+    }
 }
 
 /// What one provider's discovery found.
@@ -198,6 +211,7 @@ mod tests {
             address: Address::new(ResourceKind::LoadBalancer, name),
             summary: String::new(),
             importable,
+            why_not_importable: (!importable).then(|| "a Service".to_string()),
         }
     }
 
