@@ -18,7 +18,8 @@ use std::collections::BTreeMap;
 use super::{DriftOutcome, Refreshes, TargetsByProvider, Workspace, WorkspaceError};
 use crate::parallel::map_in_parallel;
 use crate::provider::discover::{
-    assign_addresses, fold_services, Adopting, Discovered, Generated, Unmanaged,
+    assign_addresses, fold_services, refuse_as_generated, Adopting, Discovered, Generated,
+    Unmanaged,
 };
 use crate::provider::{ProviderError, Target};
 use crate::state::ResourceState;
@@ -95,17 +96,7 @@ impl Workspace {
     ) -> Result<Survey, WorkspaceError> {
         let offered: Vec<Unmanaged> = objects.iter().filter(|o| o.importable).cloned().collect();
         let generation = self.generate(offered, deep).await?;
-        for (judged, generated) in &generation.results {
-            let Generated::Refused { attribute, reason } = generated else {
-                continue;
-            };
-            let listed = objects
-                .iter_mut()
-                .find(|o| o.provider == judged.provider && o.id == judged.id);
-            if let Some(listed) = listed {
-                listed.refuse(format!("{attribute}: {reason}"));
-            }
-        }
+        refuse_as_generated(&mut objects, &generation.results);
         Ok(Survey {
             objects,
             generation,
