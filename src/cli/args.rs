@@ -411,8 +411,7 @@ pub enum StateCommand {
     /// the config too, or the next plan adopts it again: by its `skyplan.address` tag (an
     /// imported cloudscale load balancer gets it from the first apply after the import), by
     /// the public IP its config names (CloudStack), or through the Service a controller made
-    /// it for. A CloudStack load balancer imported with `public-ip = "auto"` is not found
-    /// again: the next plan would give it a new address.
+    /// it for (import refuses a CloudStack `public-ip = "auto"` nothing would find again).
     Rm {
         /// The resource, e.g. `load-balancer.web`.
         #[arg(value_name = "ADDR")]
