@@ -148,8 +148,9 @@ pub enum Command {
     #[command(subcommand)]
     Config(ConfigCommand),
     /// Take existing cloud objects under management: `import load-balancer.web <uuid>` for
-    /// one the config declares, or `import --generate-config adopted.toml --all` to write the
-    /// config of every unmanaged object and record them in the state.
+    /// one the config declares (recorded as the cloud holds it: drift finds nothing, the next
+    /// plan shows where the config differs), or `import --generate-config adopted.toml --all`
+    /// to write the config of every importable object and record them in the state.
     Import(ImportArgs),
     /// Write a managed cluster's kubeconfig to a file (to the terminal only with `-o -`).
     Kubeconfig {
@@ -214,10 +215,11 @@ pub struct ImportArgs {
     #[arg(value_name = "ADDR ID | ADDR=ID")]
     pub objects: Vec<String>,
     /// Write the config that adopts the objects to this new file inside the config
-    /// directory (never overwritten) and record them in the state: the next plan is empty.
+    /// directory (never overwritten) and record them in the state: the next plan changes
+    /// nothing but the `skyplan.address` tags it adds (impact none).
     #[arg(long, value_name = "FILE")]
     pub generate_config: Option<PathBuf>,
-    /// With --generate-config: adopt every object `skyplan discover` lists.
+    /// With --generate-config: adopt every object `skyplan discover` lists as importable.
     #[arg(long, requires = "generate_config", conflicts_with = "objects")]
     pub all: bool,
     #[command(flatten)]
@@ -440,7 +442,10 @@ pub enum StateCommand {
         address: Address,
     },
     /// Forget a resource: skyplan stops managing it and the cloud object stays. Remove it from
-    /// the config too, or the next plan adopts it again by its ownership tag.
+    /// the config too, or the next plan adopts it again: by its `skyplan.address` tag (an
+    /// imported cloudscale load balancer gets it from the first apply after the import), by
+    /// the public IP its config names (CloudStack), or through the Service a controller made
+    /// it for (import refuses a CloudStack `public-ip = "auto"` nothing would find again).
     Rm {
         /// The resource, e.g. `load-balancer.web`.
         #[arg(value_name = "ADDR")]

@@ -256,6 +256,12 @@ pub struct Rename<'a> {
     pub name: &'a str,
 }
 
+/// PATCH /load-balancers/<uuid> {tags}: the whole map, as the API replaces it.
+#[derive(Debug, Serialize)]
+pub struct Retag<'a> {
+    pub tags: &'a Tags,
+}
+
 #[derive(Debug, Serialize)]
 pub struct AssignFloatingIp<'a> {
     pub load_balancer: &'a str,

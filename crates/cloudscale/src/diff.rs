@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::impact::{rule, Change};
-use super::objects::{LbObjects, ListenerObject, MonitorObject, PoolSet};
+use super::objects::{LbObjects, ListenerObject, MonitorObject, PoolSet, OWNER_TAG};
 use super::ops::Op;
 use super::order::order_operations;
 use crate::spec::{CloudscaleLoadBalancerSpec, VipAddress};
@@ -28,6 +28,11 @@ pub struct DiffInput<'a> {
     pub live: Option<&'a LbObjects>,
     pub replace: bool,
     pub allow_delete: bool,
+    /// Whether a live load balancer without skyplan's `skyplan.address` tag (one imported) is
+    /// to be tagged: a plan in direct mode. Not drift (the tag is skyplan's bookkeeping, which
+    /// an import leaves to the next apply), not the CCM's load balancer (found by its Service,
+    /// never written by skyplan), not a generated config's check (the tag is the import's).
+    pub tag: bool,
 }
 
 pub fn diff(input: &DiffInput) -> ResourceChange {
@@ -72,6 +77,9 @@ pub fn diff_classified(input: &DiffInput) -> (ResourceChange, Vec<Change>, Vec<O
             Action::Replace
         }
         (Some((spec, desired)), Some(live)) => {
+            if input.tag {
+                diff.tag(desired, live);
+            }
             diff.update(spec, desired, live, input.prior);
             if diff.attributes.is_empty() {
                 Action::NoOp
@@ -235,6 +243,29 @@ impl Diff {
         if let Some(prior) = prior {
             self.status_only(spec, prior);
         }
+    }
+
+    /// A load balancer without the `skyplan.address` tag gets it, beside the tags it has.
+    /// Only a missing tag: one naming another address is the tag of a move (`state mv`,
+    /// `[[moved]]`), left as it is, since the state's IDs find the load balancer.
+    fn tag(&mut self, desired: &LbObjects, live: &LbObjects) {
+        let Some(owner) = desired.lb.tags.get(OWNER_TAG) else {
+            return;
+        };
+        if live.lb.tags.get(OWNER_TAG).is_some() {
+            return;
+        }
+        self.note(
+            Change::LbTagged,
+            &format!("tags.{OWNER_TAG}"),
+            Value::Null,
+            json!(owner),
+            "load balancer",
+            "",
+        );
+        let mut tags = live.lb.tags.clone();
+        tags.insert(OWNER_TAG.to_string(), owner.clone());
+        self.ops.push(Op::TagLb { tags });
     }
 
     /// Flavor, zone and VIP addresses cannot change: shown, never turned into operations.

@@ -361,6 +361,7 @@ fn apply_op(live: &mut Option<LbObjects>, op: &Op) -> Result<(), String> {
             *live = None;
         }
         (Op::RenameLb { name }, Some(objects)) => objects.lb.name = name.clone(),
+        (Op::TagLb { tags }, Some(objects)) => objects.lb.tags = tags.clone(),
         (Op::AssignFloatingIp { network }, Some(objects)) => {
             objects.floating_ips.insert(network.clone());
         }
@@ -572,6 +573,7 @@ pub(crate) fn plan(
         live,
         replace,
         allow_delete: false,
+        tag: true,
     })
 }
 

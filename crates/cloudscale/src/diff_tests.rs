@@ -61,6 +61,7 @@ fn plan_from(
         live: live.as_ref(),
         replace,
         allow_delete: false,
+        tag: true,
     })
 }
 
@@ -88,6 +89,61 @@ fn lb_name_is_none() {
     let change = plan(|s| s.name = "renamed".into());
     assert_class(&change, Impact::None, "name");
     assert_eq!(ops(&change), ["rename load balancer to renamed"]);
+}
+
+#[test]
+fn an_untagged_load_balancer_is_tagged_in_place_keeping_its_tags_with_impact_none() {
+    let spec = base();
+    let mut live = desired_objects(&address(), &spec, &subnets()).unwrap();
+    live.lb.tags = [("team".to_string(), "edge".to_string())].into();
+    let desired = desired_objects(&address(), &spec, &subnets()).unwrap();
+    let address = address();
+    let input = |tag| DiffInput {
+        address: &address,
+        desired: Some((&spec, &desired)),
+        prior: Some(&spec),
+        live: Some(&live),
+        replace: false,
+        allow_delete: false,
+        tag,
+    };
+    let change = diff(&input(true));
+    assert_eq!(change.action, Action::Update);
+    assert_class(&change, Impact::None, "tags.skyplan.address");
+    assert_eq!(change.attributes[0].before, serde_json::Value::Null);
+    assert_eq!(change.attributes[0].after, "load-balancer.hello");
+    assert_eq!(
+        ops(&change),
+        ["tag load balancer skyplan.address=load-balancer.hello"]
+    );
+    let tagged = crate::ops::Op::of(&change.operations[0]);
+    let Some(crate::ops::Op::TagLb { tags }) = tagged else {
+        panic!("{tagged:?}");
+    };
+    assert_eq!(tags.get("team").map(String::as_str), Some("edge"));
+    assert_eq!(
+        diff(&input(false)).action,
+        Action::NoOp,
+        "drift and the CCM's load balancer are never tagged"
+    );
+}
+
+#[test]
+fn a_tag_naming_another_address_is_left_as_a_move_left_it() {
+    let spec = base();
+    let mut live = desired_objects(&address(), &spec, &subnets()).unwrap();
+    live.lb.tags = [(OWNER_TAG.to_string(), "load-balancer.old".to_string())].into();
+    let desired = desired_objects(&address(), &spec, &subnets()).unwrap();
+    let change = diff(&DiffInput {
+        address: &address(),
+        desired: Some((&spec, &desired)),
+        prior: Some(&spec),
+        live: Some(&live),
+        replace: false,
+        allow_delete: false,
+        tag: true,
+    });
+    assert_eq!(change.action, Action::NoOp, "{change:#?}");
 }
 
 #[test]
@@ -395,6 +451,7 @@ fn removal_is_forbidden_unless_allowed() {
         live: Some(Box::leak(Box::new(live.clone()))),
         replace: false,
         allow_delete,
+        tag: true,
     };
     let refused = diff(&input(false));
     assert!(refused.is_refused());

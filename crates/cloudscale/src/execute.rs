@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::api::{
     AssignFloatingIp, CreateHealthMonitor, CreateListener, CreateLoadBalancer, CreateMember,
-    CreatePool, Rename, UpdateHealthMonitor, UpdateListener,
+    CreatePool, Rename, Retag, UpdateHealthMonitor, UpdateListener,
 };
 use super::client::{CloudscaleClient, Error};
 use super::objects::OWNER_TAG;
@@ -135,6 +135,10 @@ pub async fn execute(client: &CloudscaleClient, ids: &mut LbIds, op: &Op) -> Res
         Op::RenameLb { name } => {
             let path = format!("{LOAD_BALANCERS}/{}", ids.lb()?);
             client.patch(&path, &Rename { name }).await
+        }
+        Op::TagLb { tags } => {
+            let path = format!("{LOAD_BALANCERS}/{}", ids.lb()?);
+            client.patch(&path, &Retag { tags }).await
         }
         Op::DeleteLb { .. } => {
             delete_if_present(client, &format!("{LOAD_BALANCERS}/{}", ids.lb()?)).await?;
@@ -681,6 +685,29 @@ mod tests {
         assert!(writes[2].2.get("protocol_port").is_none());
         assert_eq!(writes[3].1, "/floating-ips/5.102.150.123");
         assert_eq!(writes[3].2, json!({"load_balancer": "lb-1"}));
+        assert_eq!(ids, live_ids());
+    }
+
+    #[tokio::test]
+    async fn tagging_patches_the_whole_tag_map_of_the_load_balancer() {
+        let (client, fake) = serve(Fake::default()).await;
+        let mut ids = live_ids();
+        let mut tags = crate::objects::Tags::default();
+        tags.insert("team".into(), "edge".into());
+        tags.insert(OWNER_TAG.into(), "load-balancer.web".into());
+        execute(&client, &mut ids, &Op::TagLb { tags })
+            .await
+            .unwrap();
+        let writes = writes(&fake);
+        assert_eq!(writes.len(), 1, "{writes:?}");
+        assert_eq!(
+            (&writes[0].0, writes[0].1.as_str()),
+            (&Method::PATCH, "/load-balancers/lb-1")
+        );
+        assert_eq!(
+            writes[0].2,
+            json!({"tags": {"team": "edge", OWNER_TAG: "load-balancer.web"}})
+        );
         assert_eq!(ids, live_ids());
     }
 

@@ -8,6 +8,7 @@ use skyplan_core::provider::impact_table::Row;
 skyplan_core::provider::impact_table::changes!(
     LbCreated,
     LbRenamed,
+    LbTagged,
     ListenerTimeouts,
     ListenerRenamed,
     StatusOnly,
@@ -56,6 +57,7 @@ use Impact::{Forbidden, Minimal, None as NoImpact, PoolRecreate};
 pub const RULES: &[Row<Change>] = &[
     Row { change: LbCreated, what: "load balancer added", happens: "a new load balancer is created with its pools, members, monitors and listeners; nothing that serves traffic today is touched", impact: NoImpact, downtime: Downtime::ZERO },
     Row { change: LbRenamed, what: "LB name", happens: "the load balancer is renamed in place (PATCH)", impact: NoImpact, downtime: Downtime::ZERO },
+    Row { change: LbTagged, what: "skyplan.address tag missing (an imported load balancer)", happens: "the tag is added to the load balancer's tags in place (PATCH), the others kept, so that a lost state finds it by the tag instead of creating another", impact: NoImpact, downtime: Downtime::ZERO },
     Row { change: ListenerTimeouts, what: "listener timeouts (client-data, member-connect, member-data)", happens: "the listener's timeouts are changed in place (PATCH listener)", impact: NoImpact, downtime: Downtime::ZERO },
     Row { change: ListenerRenamed, what: "listener name", happens: "the listener is renamed in place (PATCH listener)", impact: NoImpact, downtime: Downtime::ZERO },
     Row { change: StatusOnly, what: "hostname reported in status, IP mode", happens: "no cloud call: only what the Service status reports changes", impact: NoImpact, downtime: Downtime::ZERO },

@@ -20,6 +20,13 @@ pub enum Op {
     RenameLb {
         name: String,
     },
+    /// PATCH /load-balancers/<uuid> {tags}: the live tags with [`OWNER_TAG`] added (the API
+    /// replaces the whole map).
+    ///
+    /// [`OWNER_TAG`]: super::objects::OWNER_TAG
+    TagLb {
+        tags: super::objects::Tags,
+    },
     /// DELETE /load-balancers/<uuid> (the API removes everything under it).
     DeleteLb {
         name: String,
@@ -96,6 +103,12 @@ impl fmt::Display for Op {
         match self {
             Op::CreateLb { lb } => write!(f, "create load balancer {}", lb.name),
             Op::RenameLb { name } => write!(f, "rename load balancer to {name}"),
+            Op::TagLb { tags } => {
+                let owner = tags
+                    .get(super::objects::OWNER_TAG)
+                    .map_or("", String::as_str);
+                write!(f, "tag load balancer {}={owner}", super::objects::OWNER_TAG)
+            }
             Op::DeleteLb { name } => write!(f, "delete load balancer {name}"),
             Op::CreatePool { pool } => write!(f, "create pool {}", pool.name),
             Op::DeletePool { pool } => write!(f, "delete pool {pool}"),

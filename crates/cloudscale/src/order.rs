@@ -39,6 +39,7 @@ impl Keys<'_> {
         match op {
             Op::CreateLb { .. } => (self.lb(), None, Action::Create),
             Op::RenameLb { .. } => (self.lb(), None, Action::Update),
+            Op::TagLb { .. } => (self.key("tags", self.0.name.clone()), lb, Action::Update),
             Op::DeleteLb { .. } => (self.lb(), None, Action::Delete),
             Op::CreatePool { pool } => (self.pool(&pool.name), lb, Action::Create),
             Op::DeletePool { pool } => (self.pool(pool), lb, Action::Delete),

@@ -748,6 +748,7 @@ impl CloudscaleProvider {
             live: found,
             replace: options.replace.contains(address),
             allow_delete: options.allow_delete.contains(address),
+            tag: purpose == Purpose::Plan,
         }))
     }
 }

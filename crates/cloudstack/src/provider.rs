@@ -724,7 +724,8 @@ impl Provider for CloudstackProvider {
                 live: inventory,
                 replace: false,
                 allow_delete: false,
-            })?,
+            })
+            .map_err(|e| locate(e, resource))?,
             (_, Some(spec)) => import_cluster(address, spec, target.prior, inventory)?,
             _ => {
                 let message = "import needs the resource in the config and an ID";

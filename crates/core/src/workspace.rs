@@ -25,6 +25,8 @@ use crate::state::{
 mod adopt;
 #[path = "workspace_ignore.rs"]
 mod ignore;
+#[path = "workspace_import.rs"]
+mod import;
 #[path = "workspace_refresh_only.rs"]
 mod refresh_only;
 
@@ -475,7 +477,8 @@ impl Workspace {
     }
 
     /// Takes the cloud object `id` under management as `address` (which the config declares):
-    /// records it in the state, so the next plan compares it with the config.
+    /// records it in the state as the cloud holds it (`workspace_import.rs`), so drift finds
+    /// nothing and the next plan shows where the config differs.
     pub async fn import(&mut self, address: &Address, id: &str) -> Result<(), WorkspaceError> {
         let resource = self.config.resource(address).ok_or_else(|| {
             ProviderError::new(
@@ -505,7 +508,7 @@ impl Workspace {
             prior: Some(&claimed),
         };
         let refreshed = provider.refresh(std::slice::from_ref(&target)).await?;
-        let entry = provider.import(&target, &refreshed)?;
+        let entry = import::imported(&self.config, provider, &target, &refreshed)?;
         self.state.resources.insert(address.clone(), entry);
         self.store.save(&mut self.state)?;
         Ok(())

@@ -5,30 +5,41 @@
 //! cloudscale reads every pool's members) is surveyed once; the others twice: the collections,
 //! to discover, then with the adopted objects as targets (read as an import reads them), to
 //! generate and import from.
+//!
+//! Discovery and import share one judgement: what `discover` lists as importable is what its
+//! provider's `generate` writes a config for, so each listing (`discover`, `drift --unmanaged`,
+//! `import --generate-config`) generates for every object its provider offers and lists a
+//! refused one as not importable, with the refusal as the reason. That costs discovery what
+//! generating costs — the reads an import needs (a pool's members, a rule's instances) — and
+//! spares the user an object listed as importable that the import then refuses.
 
 use std::collections::BTreeMap;
 
 use super::{DriftOutcome, Refreshes, TargetsByProvider, Workspace, WorkspaceError};
 use crate::parallel::map_in_parallel;
 use crate::provider::discover::{
-    assign_addresses, fold_services, Adopting, Discovered, Generated, Unmanaged,
+    assign_addresses, fold_services, refuse_as_generated, Adopting, Discovered, Generated,
+    Unmanaged,
 };
 use crate::provider::{ProviderError, Target};
 use crate::state::ResourceState;
 
-/// What the configured providers hold that no resource manages, and the surveys deep enough
-/// to adopt it from.
+/// What the configured providers hold that no resource manages, each judged by its
+/// provider's generation, and that generation.
 #[derive(Debug)]
 pub struct Survey {
     pub objects: Vec<Unmanaged>,
-    pub deep: Refreshes,
+    /// The config of each object its provider offered (`importable` before the judgement),
+    /// under the address it is listed with; the refused ones are listed not importable.
+    pub generation: Generation,
 }
 
 /// One object picked for adoption and what its provider wrote for it.
 #[derive(Debug)]
 pub struct Generation {
     pub results: Vec<(Unmanaged, Generated)>,
-    /// The survey the config was generated from: the imports are read from it too.
+    /// The survey the config was generated from: the imports are read from it too, and a
+    /// generation again under other addresses (`Workspace::generate_from`).
     pub refreshes: Refreshes,
 }
 
@@ -49,25 +60,18 @@ impl Workspace {
     /// each other). Every configured provider is surveyed, so that a Service bound by one
     /// provider's resource is not listed by another's.
     pub async fn discover(&self) -> Result<Vec<Unmanaged>, WorkspaceError> {
-        Ok(self.survey_and_discover(false).await?.objects)
+        Ok(self.discover_to_adopt().await?.objects)
     }
 
-    /// [`Workspace::discover`], keeping the surveys of the providers that survey deep enough
-    /// to adopt from ([`crate::provider::Provider::survey_deep`]), for [`Workspace::generate`].
+    /// [`Workspace::discover`] with the generation it judged the objects by, for
+    /// `import --generate-config`: read from the surveys of the providers that survey deep
+    /// enough to adopt from ([`crate::provider::Provider::survey_deep`]), else from one more
+    /// survey with the objects among the targets.
     pub async fn discover_to_adopt(&self) -> Result<Survey, WorkspaceError> {
-        self.survey_and_discover(true).await
-    }
-
-    async fn survey_and_discover(&self, deep: bool) -> Result<Survey, WorkspaceError> {
         let by_provider = self.every_provider_targets()?;
         let surveys = by_provider.iter().map(|(name, targets)| async move {
             let provider = self.providers[name].as_ref();
-            let deep_survey = if deep {
-                provider.survey_deep(targets)
-            } else {
-                None
-            };
-            let (surveyed, kept) = match deep_survey {
+            let (surveyed, kept) = match provider.survey_deep(targets) {
                 Some(survey) => (survey.await?, true),
                 None => (provider.survey(targets).await?, false),
             };
@@ -78,9 +82,24 @@ impl Workspace {
             .await?
             .into_iter()
             .unzip();
+        let deep = Refreshes(kept.into_iter().flatten().collect());
+        self.judged(self.unmanaged(found), deep).await
+    }
+
+    /// `objects` with each one its provider offers generated (from `deep` where its provider
+    /// surveyed deep enough): one the generation refuses is not importable, the refusal saying
+    /// why.
+    async fn judged(
+        &self,
+        mut objects: Vec<Unmanaged>,
+        deep: Refreshes,
+    ) -> Result<Survey, WorkspaceError> {
+        let offered: Vec<Unmanaged> = objects.iter().filter(|o| o.importable).cloned().collect();
+        let generation = self.generate(offered, deep).await?;
+        refuse_as_generated(&mut objects, &generation.results);
         Ok(Survey {
-            objects: self.unmanaged(found),
-            deep: Refreshes(kept.into_iter().flatten().collect()),
+            objects,
+            generation,
         })
     }
 
@@ -97,7 +116,11 @@ impl Workspace {
             self.providers[name].discover(targets, surveyed)
         });
         let found = found.collect::<Result<Vec<_>, _>>()?;
-        Ok((outcomes, self.unmanaged(found)))
+        drop(by_provider);
+        // Judged as `discover` judges them: the objects offered are surveyed once more, as
+        // their import would read them (nothing more when nothing is unmanaged).
+        let judged = self.judged(self.unmanaged(found), Refreshes::default());
+        Ok((outcomes, judged.await?.objects))
     }
 
     /// The objects the providers found, each Service once, each with an address of its own.
@@ -110,16 +133,12 @@ impl Workspace {
     /// The config for each of `picks` (objects `discover` listed, under the address each is to
     /// get): read from `deep` where its provider surveyed deep enough, else from one more
     /// survey per provider with them among its targets. Generated on every core.
-    pub async fn generate(
+    async fn generate(
         &self,
         picks: Vec<Unmanaged>,
         deep: Refreshes,
     ) -> Result<Generation, WorkspaceError> {
         let entries: Vec<ResourceState> = picks.iter().map(claimed).collect();
-        let mut adopting = Adopting::default();
-        for object in &picks {
-            adopting.insert(&object.provider, &object.id, object.address.clone());
-        }
         let resurveyed = picks.iter().map(|o| &o.provider);
         let resurveyed = resurveyed.filter(|p| !deep.0.contains_key(*p));
         let mut by_provider = self.targets_of_providers(resurveyed)?;
@@ -142,6 +161,25 @@ impl Workspace {
             "surveyed with the picked objects"
         );
         refreshes.0.extend(deep.into_inner());
+        let results = self.generate_from(&picks, &refreshes)?;
+        Ok(Generation {
+            results: picks.into_iter().zip(results).collect(),
+            refreshes,
+        })
+    }
+
+    /// The config for each of `picks` from `refreshes`, a survey that read each of them (a
+    /// [`Generation`]'s): under the addresses they have now, each naming the others'. Pure,
+    /// on every core.
+    pub fn generate_from(
+        &self,
+        picks: &[Unmanaged],
+        refreshes: &Refreshes,
+    ) -> Result<Vec<Generated>, WorkspaceError> {
+        let mut adopting = Adopting::default();
+        for object in picks {
+            adopting.insert(&object.provider, &object.id, object.address.clone());
+        }
         let generate = |object: &Unmanaged| {
             let provider = self.provider_named(&object.provider, &object.address)?;
             let entry = claimed(object);
@@ -154,11 +192,7 @@ impl Workspace {
             Ok::<_, WorkspaceError>(provider.generate(&target, surveyed, &adopting)?)
         };
         let results = map_in_parallel(picks.iter().collect(), 64, generate);
-        let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-        Ok(Generation {
-            results: picks.into_iter().zip(results).collect(),
-            refreshes,
-        })
+        results.into_iter().collect()
     }
 
     /// Records each adopted object in the state (not saved: [`Workspace::save_state`]) as its

@@ -64,10 +64,14 @@ pub fn unmanaged_services(
                 address: Address::new(ResourceKind::LoadBalancer, name),
                 summary: summary(service),
                 importable: false,
+                why_not_importable: Some(NO_CLOUD_OBJECT.to_string()),
             })
         })
         .collect()
 }
+
+/// Why a Service is listed not importable.
+const NO_CLOUD_OBJECT: &str = "a Service no cloud object serves yet: its cloud's provider adopts the load balancer its controller makes for it";
 
 fn is_load_balancer(service: &Service) -> bool {
     service.spec.as_ref().and_then(|s| s.type_.as_deref()) == Some(LOAD_BALANCER)

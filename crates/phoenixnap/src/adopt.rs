@@ -75,6 +75,10 @@ fn tie<'a>(block: &'a IpBlock, clusters: &'a [SurveyedCluster]) -> Option<Tie<'a
 
 /// Being released: the CCM (or skyplan, as it does) tagged it `delete=true`; the CCM's reaper
 /// detaches and deletes it.
+/// Why a block being released is listed not importable.
+const RELEASED: &str =
+    "being released (tagged delete=true): the CCM's reaper detaches and deletes it";
+
 fn released(block: &IpBlock) -> bool {
     !ccm::is_active(block)
 }
@@ -173,6 +177,7 @@ fn unmanaged(
         address: Address::new(ResourceKind::LoadBalancer, proposed),
         summary: summary(block, tie.as_ref(), inventory),
         importable: !released(block),
+        why_not_importable: released(block).then(|| RELEASED.to_string()),
     }
 }
 

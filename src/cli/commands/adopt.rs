@@ -124,22 +124,37 @@ async fn adopt_in(
     let started = std::time::Instant::now();
     let Survey {
         objects: found,
-        deep,
+        generation,
     } = workspace.discover_to_adopt().await.reported()?;
     tracing::info!(
         ms = started.elapsed().as_millis(),
         objects = found.len(),
-        "discovered"
+        "discovered and generated"
     );
-    let (picks, mut refusals) = pick(workspace, found, selection)?;
-    if picks.is_empty() {
+    let Generation {
+        results: judged,
+        refreshes,
+    } = generation;
+    let offered = Offered::of(&judged);
+    let (results, mut refusals) = match selection {
+        // As discover judged them: each generated under the address it is listed with.
+        Selection::All => {
+            left_alone(&found, &offered);
+            (judged, vec![])
+        }
+        Selection::Pairs(pairs) => {
+            let (picks, refusals) = pick(workspace, found, &offered, pairs)?;
+            let generated = workspace.generate_from(&picks, &refreshes).reported()?;
+            tracing::info!(
+                ms = started.elapsed().as_millis(),
+                "generated under the addresses asked for"
+            );
+            (picks.into_iter().zip(generated).collect(), refusals)
+        }
+    };
+    if results.is_empty() {
         return Ok((vec![], refusals));
     }
-    let Generation { results, refreshes } = workspace.generate(picks, deep).await.reported()?;
-    tracing::info!(
-        ms = started.elapsed().as_millis(),
-        "surveyed again and generated"
-    );
     let mut adopted = Vec::new();
     let mut planned_as = Vec::new();
     let mut text = String::from(HEADER);
@@ -212,64 +227,81 @@ const HEADER: &str = "\
 # state: planned as it is, it changes nothing. It is yours to edit from here.
 ";
 
-/// The objects to adopt, each under its address, and the ones refused before any config is
-/// written.
+/// Says which objects `--all` leaves because there is nothing to adopt on their own (a
+/// Service its cloud's object will serve; those `offered` does not hold): not refusals,
+/// nothing is wrong with them. Those their provider's generation refused are refusals.
+fn left_alone(found: &[Unmanaged], offered: &Offered) {
+    let left: Vec<&Unmanaged> = found.iter().filter(|o| !offered.holds(o)).collect();
+    if left.is_empty() {
+        return;
+    }
+    let names: Vec<String> = left.iter().map(|o| o.address.to_string()).collect();
+    eprintln!(
+        "Left as they are: {} that cannot be adopted on {} own ({}); `{}` says what each is.",
+        crate::render::counted(left.len(), "object"),
+        if left.len() == 1 { "its" } else { "their" },
+        names.join(", "),
+        skyplan("discover")
+    );
+}
+
+/// The objects their providers offered for adoption: those discover's judgement generated a
+/// config for, or refused.
+struct Offered(std::collections::BTreeSet<(String, String)>);
+
+impl Offered {
+    fn of(judged: &[(Unmanaged, Generated)]) -> Offered {
+        let keys = judged
+            .iter()
+            .map(|(o, _)| (o.provider.clone(), o.id.clone()));
+        Offered(keys.collect())
+    }
+
+    fn holds(&self, object: &Unmanaged) -> bool {
+        self.0
+            .contains(&(object.provider.clone(), object.id.clone()))
+    }
+}
+
+/// The objects the pairs name, each under its address, and the ones refused before any config
+/// is written (nothing of them to adopt on their own, as discover says).
 fn pick(
     workspace: &Workspace,
-    found: Vec<Unmanaged>,
-    selection: Selection,
+    mut found: Vec<Unmanaged>,
+    offered: &Offered,
+    pairs: Vec<(Address, String)>,
 ) -> Result<(Vec<Unmanaged>, Vec<Refusal>), Report> {
     let mut refusals = Vec::new();
-    let mut picks = Vec::new();
-    match selection {
-        Selection::All => {
-            let (importable, left): (Vec<_>, Vec<_>) =
-                found.into_iter().partition(|o| o.importable);
-            picks = importable;
-            if !left.is_empty() {
-                // Not refusals: nothing is wrong with them, there is nothing to adopt on its own.
-                let names: Vec<String> = left.iter().map(|o| o.address.to_string()).collect();
-                eprintln!(
-                    "Left as they are: {} that cannot be adopted on {} own ({}); `{}` says what each is.",
-                    crate::render::counted(left.len(), "object"),
-                    if left.len() == 1 { "its" } else { "their" },
-                    names.join(", "),
-                    skyplan("discover")
-                );
-            }
+    let mut picks: Vec<Unmanaged> = Vec::new();
+    for (address, id) in pairs {
+        let at = found.iter().position(|o| o.id == id).ok_or_else(|| {
+            miette!("{address}={id}: no unmanaged object has the ID {id} (`{}` lists them; one the config or the state manages is not adopted again)", skyplan("discover"))
+        })?;
+        let mut object = found.remove(at);
+        if object.kind != address.kind {
+            return Err(miette!(
+                "{address}={id}: the object is a {}, not a {}",
+                object.kind,
+                address.kind
+            ));
         }
-        Selection::Pairs(pairs) => {
-            let mut found = found;
-            for (address, id) in pairs {
-                let at = found.iter().position(|o| o.id == id).ok_or_else(|| {
-                    miette!("{address}={id}: no unmanaged object has the ID {id} (`{}` lists them; one the config or the state manages is not adopted again)", skyplan("discover"))
-                })?;
-                let mut object = found.remove(at);
-                if object.kind != address.kind {
-                    return Err(miette!(
-                        "{address}={id}: the object is a {}, not a {}",
-                        object.kind,
-                        address.kind
-                    ));
-                }
-                if workspace.config.resource(&address).is_some()
-                    || workspace.state.resources.contains_key(&address)
-                    || picks.iter().any(|p: &Unmanaged| p.address == address)
-                {
-                    return Err(miette!(
-                        "{address}={id}: {address} is taken; choose another name"
-                    ));
-                }
-                object.address = address;
-                if object.importable {
-                    picks.push(object);
-                } else {
-                    refusals.push(Refusal {
-                        object: describe(&object),
-                        why: "a Service with no cloud object: its cloud's provider adopts the load balancer its controller makes for it".into(),
-                    });
-                }
-            }
+        if workspace.config.resource(&address).is_some()
+            || workspace.state.resources.contains_key(&address)
+            || picks.iter().any(|p| p.address == address)
+        {
+            return Err(miette!(
+                "{address}={id}: {address} is taken; choose another name"
+            ));
+        }
+        let offered = offered.holds(&object);
+        object.address = address;
+        match offered {
+            // Generated again under the address asked for, which may judge otherwise.
+            true => picks.push(object),
+            false => refusals.push(Refusal {
+                object: describe(&object),
+                why: object.why_not_importable.clone().unwrap_or_default(),
+            }),
         }
     }
     Ok((picks, refusals))
@@ -320,7 +352,7 @@ fn report(file: &Path, adopted: &[Unmanaged], refusals: &[Refusal]) {
     }
     if !adopted.is_empty() {
         println!(
-            "Wrote {} to {} and recorded {} in the state; `{}` shows no changes for them.",
+            "Wrote {} to {} and recorded {} in the state; `{}` shows no changes for them but the skyplan.address tags apply adds (impact none).",
             crate::render::counted(adopted.len(), "resource"),
             file.display(),
             if adopted.len() == 1 { "it" } else { "them" },

@@ -2,8 +2,8 @@
 //! API (one by hand, one skyplan made before its state was lost) and one the cloudscale CCM
 //! made for a LoadBalancer Service, in a served cloud whose simulated CCM reconciles a served
 //! cluster (`sim serve --provider cloudscale --kubeconfig`), as in production. `discover` lists
-//! them with who made each, `import --generate-config --all` adopts them, and then nothing is
-//! left to plan or to apply: no write reaches the cloud or the cluster.
+//! them with who made each, `import --generate-config --all` adopts them, and then the only
+//! write left is the `skyplan.address` tag of the one made by hand (impact none).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::import_by_id::{made_by_hand, made_by_hand_naming};
 use crate::support::kube_sim::KubeSim;
 use crate::support::served::ServedCloud;
 use crate::support::{create_server, http, run, sim_serve, Output, Project, SIM_TOKEN};
@@ -359,8 +360,30 @@ fn an_estate_made_without_skyplan_is_discovered_adopted_and_then_left_alone() {
         assert!(state.stdout.contains(address), "{state:?}");
     }
 
-    let out = estate.skyplan(&["plan", "--detailed-exitcode"]);
-    assert_eq!(out.code, 0, "nothing to plan once adopted: {out:?}");
+    // Once adopted, the plan has only the skyplan.address tag of the one made by hand to add
+    // (impact none); the one skyplan made has it, the CCM's is found by its Service.
+    let plan = estate.skyplan(&["plan", "--json"]).json();
+    let pending: Vec<(&Value, &Value, Vec<&Value>)> = (plan["changes"].as_array().unwrap())
+        .iter()
+        .filter(|c| c["action"] != "no-op")
+        .map(|c| {
+            let paths = c["attributes"].as_array().unwrap();
+            (
+                &c["address"],
+                &c["impact"],
+                paths.iter().map(|a| &a["path"]).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pending,
+        [(
+            &json!("load-balancer.legacy-web"),
+            &json!("none"),
+            vec![&json!("tags.skyplan.address")]
+        )],
+        "{plan:#}"
+    );
     let again = estate.skyplan(&["discover"]);
     assert!(again.stdout.contains("Nothing unmanaged"), "{again:?}");
 
@@ -371,9 +394,19 @@ fn an_estate_made_without_skyplan_is_discovered_adopted_and_then_left_alone() {
     let cloud = requests(&estate.cloud.root());
     assert_eq!(
         writes(&cloud),
-        Vec::<String>::new(),
-        "the cloud was written: {cloud:#}"
+        ["PATCH /v1/load-balancers/{uuid}"],
+        "the cloud was written more than the tag: {cloud:#}"
     );
+    assert_eq!(cloud["by_route"]["PATCH /v1/load-balancers/{uuid}"], 1);
+    let legacy = estate
+        .cloud
+        .call("GET", &format!("/load-balancers/{}", estate.legacy), None);
+    assert_eq!(
+        legacy["tags"],
+        json!({"skyplan.address": "load-balancer.legacy-web"})
+    );
+    let out = estate.skyplan(&["plan", "--detailed-exitcode"]);
+    assert_eq!(out.code, 0, "nothing left to plan: {out:?}");
     assert!(
         cloud["total"].as_u64().unwrap() > 0,
         "the apply read the cloud: {cloud:#}"
@@ -417,4 +450,60 @@ fn a_load_balancer_the_config_cannot_say_is_refused_and_the_others_adopted() {
         "{out:?}"
     );
     assert!(!file.exists(), "nothing to write: {out:?}");
+}
+
+#[test]
+fn discover_and_import_share_one_judgement_and_discover_says_why_not() {
+    let cloud = ServedCloud::start();
+    cloud.configure("");
+    let plain = made_by_hand(&cloud, "plain", "round_robin", &["10.0.0.21"]);
+    // Members named otherwise than skyplan and the CCM name them: a plan would recreate them.
+    let odd = made_by_hand_naming(&cloud, "odd", "round_robin", &["10.0.0.31"], |address| {
+        format!("m-{address}")
+    });
+
+    let listed = cloud.skyplan(&["discover", "--format", "json"]).json();
+    let found = listed["unmanaged"].as_array().expect("unmanaged objects");
+    let by_id = |uuid: &str| {
+        (found.iter())
+            .find(|o| o["id"] == uuid)
+            .unwrap_or_else(|| panic!("{uuid} not in {listed:#}"))
+    };
+    assert_eq!(by_id(&plain)["importable"], true, "{listed:#}");
+    assert!(by_id(&plain)["why_not_importable"].is_null(), "{listed:#}");
+    let refused = by_id(&odd);
+    assert_eq!(refused["importable"], false, "{listed:#}");
+    let why = refused["why_not_importable"]
+        .as_str()
+        .unwrap_or_else(|| panic!("discover says why not: {refused:#}"));
+    assert!(
+        why.starts_with("ports.http.members: member m-10.0.0.31 of pool tcp/http is not named as skyplan and the CCM name members"),
+        "{why}"
+    );
+    let text = cloud.skyplan(&["discover"]);
+    assert_eq!(text.code, 0, "{text:?}");
+    assert!(
+        text.stdout
+            .contains(&format!("    not importable: {why}\n")),
+        "{text:?}"
+    );
+
+    let file = cloud.project.path().join("adopted.toml");
+    let out = cloud.skyplan(&[
+        "import",
+        "--generate-config",
+        file.to_str().unwrap(),
+        "--all",
+    ]);
+    // What discover listed importable is adopted; the other is refused for the reason discover
+    // gave.
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains(&format!("load-balancer odd (cloudscale {odd}): {why}")),
+        "{out:?}"
+    );
+    let state = cloud.skyplan(&["state", "list"]);
+    assert!(state.stdout.contains("load-balancer.plain"), "{state:?}");
+    assert!(!state.stdout.contains("load-balancer.odd"), "{state:?}");
 }

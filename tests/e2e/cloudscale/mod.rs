@@ -11,6 +11,7 @@ pub mod controller;
 pub mod direct_mode_rows;
 pub mod direct_mode_service_members;
 pub mod flaky_api;
+pub mod import_by_id;
 pub mod interrupt;
 pub mod kill_recovery;
 pub mod lifecycle;

@@ -124,7 +124,9 @@ fn every_unmanaged_load_balancer_service_is_listed_and_none_is_adopted_by_itself
     ]);
     assert_eq!(named.code, 1, "{named:?}");
     assert!(
-        named.stderr.contains("a Service with no cloud object"),
+        named
+            .stderr
+            .contains("a Service no cloud object serves yet"),
         "{named:?}"
     );
     assert!(!std::path::Path::new(file).exists());

@@ -291,6 +291,13 @@ fn a_block_made_by_hand_for_no_service_is_listed_and_refused() {
             .ends_with("in PHX, unassigned; no Service's tags"),
         "{block:#}"
     );
+    // Judged as the import judges it: listed not importable, saying why.
+    assert_eq!(block["importable"], false, "{block:#}");
+    let why = block["why_not_importable"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("service: the block is tied to no Service"),
+        "{block:#}"
+    );
 
     let file = project.path().join("adopted.toml");
     let import = project.run(&[
@@ -301,10 +308,8 @@ fn a_block_made_by_hand_for_no_service_is_listed_and_refused() {
     ]);
     assert_eq!(import.code, 1, "{import:?}");
     assert!(
-        import.stderr.contains(&format!(
-            "(phoenixnap {id}): service: the block is tied to no Service"
-        )),
-        "{import:?}"
+        import.stderr.contains(&format!("(phoenixnap {id}): {why}")),
+        "the import refuses it for the reason discover gave: {import:?}"
     );
     assert!(!file.exists(), "nothing to write");
     let state = project.run(&["state", "list"]);

@@ -63,6 +63,9 @@ pub(super) fn plans_nothing(
         live: Some(lb),
         replace: false,
         allow_delete: false,
+        // The tag is what the import adds, shown by the next plan: not a difference the config
+        // would make.
+        tag: false,
     });
     // The CCM chooses the members from the nodes, not from the config: a difference there is
     // the CCM's to make, whatever the config says.

@@ -88,6 +88,7 @@ fn bound_service<'l>(
 fn unmanaged(lb: &LbObjects, live: &Live) -> Unmanaged {
     let origin = Origin::of(&lb.lb, &live.services);
     let proposed = |name: &str| Address::new(ResourceKind::LoadBalancer, name);
+    let mut why_not = None;
     let (made_by, cluster, service, address, importable) = match &origin {
         Origin::Skyplan(tagged) => {
             // The address it was made as, so its tag stays its own once adopted.
@@ -109,6 +110,7 @@ fn unmanaged(lb: &LbObjects, live: &Live) -> Unmanaged {
         }
         Origin::CcmElsewhere => {
             let maker = Maker::Controller(CCM.to_string());
+            why_not = Some(super::ccm_elsewhere(&lb.lb.name).to_string());
             (maker, None, None, proposed(&lb.lb.name), false)
         }
         Origin::Unknown => (Maker::Unknown, None, None, proposed(&lb.lb.name), true),
@@ -124,6 +126,7 @@ fn unmanaged(lb: &LbObjects, live: &Live) -> Unmanaged {
         address,
         summary: summary(lb),
         importable,
+        why_not_importable: why_not,
     }
 }
 

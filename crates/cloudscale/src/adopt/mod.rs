@@ -37,6 +37,13 @@ pub struct Refusal {
     pub reason: String,
 }
 
+impl std::fmt::Display for Refusal {
+    /// As an import lists it: `attribute: reason`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.attribute, self.reason)
+    }
+}
+
 impl Refusal {
     fn new(attribute: impl Into<String>, reason: impl Into<String>) -> Refusal {
         Refusal {
@@ -116,6 +123,17 @@ impl<'a> Origin<'a> {
     }
 }
 
+/// Why a load balancer named as the CCM names a Service's (`name`), whose Service no connected
+/// cluster has, is not adopted: discover says it, an import naming it refuses it.
+fn ccm_elsewhere(name: &str) -> Refusal {
+    Refusal::new(
+        "service",
+        format!(
+            "{name} is the name the {CCM} gives the load balancer of a Service, and no connected cluster has that Service: adopted in direct mode, skyplan and the CCM would both change it; declare the Service's cluster ([cluster.NAME]) and discover again"
+        ),
+    )
+}
+
 /// Whether `name` is the CCM's default name for a Service (`k8s-service-<uid>`).
 fn ccm_default_name(name: &str) -> bool {
     name.strip_prefix("k8s-service-")
@@ -153,13 +171,7 @@ pub fn generate(
         )),
         Origin::Skyplan(_) | Origin::Unknown => direct::spec(found, &live.snapshot),
         Origin::Ccm(at) => ccm::spec(found, at),
-        Origin::CcmElsewhere => Err(Refusal::new(
-            "service",
-            format!(
-                "{} is the name the {CCM} gives the load balancer of a Service, and no connected cluster has that Service: adopted in direct mode, skyplan and the CCM would both change it; declare the Service's cluster ([cluster.NAME]) and discover again",
-                found.lb.name
-            ),
-        )),
+        Origin::CcmElsewhere => Err(ccm_elsewhere(&found.lb.name)),
     };
     let spec = match spec {
         Ok(spec) => spec,

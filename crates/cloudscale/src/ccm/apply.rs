@@ -135,6 +135,7 @@ pub fn shape_difference(
         live: Some(live),
         replace: false,
         allow_delete: false,
+        tag: false,
     };
     let (_, _, ops) = diff_classified(&input);
     let pending: Vec<String> = ops.iter().map(|op| op.to_string()).collect();

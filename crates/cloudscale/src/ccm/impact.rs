@@ -102,6 +102,9 @@ pub fn from_direct(change: Direct) -> Change {
     match change {
         Direct::LbCreated => ServiceCreated,
         Direct::LbRenamed => LbRenamed,
+        // Never planned in controller mode: the CCM's load balancer is not skyplan's to tag,
+        // the Service finds it. Were it planned, it would write nothing the CCM acts on.
+        Direct::LbTagged => ServiceWritten,
         Direct::ListenerTimeouts => ListenerTimeouts,
         Direct::ListenerRenamed | Direct::ListenerCreated => ListenerRecreated,
         Direct::StatusOnly => StatusOnly,

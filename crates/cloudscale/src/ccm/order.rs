@@ -62,7 +62,10 @@ fn step(op: &Op, deleted: &BTreeSet<&str>) -> Step {
         Op::UpdateMonitor { pool, .. } => at(6, pool, 0),
         Op::AssignFloatingIp { .. } => at(7, "", 0),
         // Not the controller's: never in a prediction.
-        Op::WriteService { .. } | Op::DeleteService { .. } | Op::Controller { .. } => at(8, "", 0),
+        Op::TagLb { .. }
+        | Op::WriteService { .. }
+        | Op::DeleteService { .. }
+        | Op::Controller { .. } => at(8, "", 0),
     }
 }
 

@@ -71,6 +71,7 @@ pub fn plan(input: &CcmInput) -> Result<ResourceChange, String> {
         live: live_lb,
         replace: false,
         allow_delete: false,
+        tag: false,
     });
     let pending = members_pending(input, writes);
     for (attribute, row) in direct.attributes.into_iter().zip(rows) {

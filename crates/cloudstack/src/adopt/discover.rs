@@ -97,6 +97,7 @@ fn cluster_object(
         address,
         summary,
         importable: true,
+        why_not_importable: None,
     }
 }
 
@@ -251,14 +252,15 @@ fn rules_object(
         summary.push_str(&format!(", network {network}"));
     }
     // The cluster and the Service are shown beside the summary.
-    let mut importable = true;
+    let mut why_not = None;
     if ccm.is_some() && service.is_none() {
         match unread(live, rules) {
             Some(why) => {
-                importable = false;
-                summary.push_str(&format!(
-                    "; made for a Service skyplan cannot read ({why}): connect its cluster to adopt it"
-                ));
+                let why = format!(
+                    "made for a Service skyplan cannot read ({why}): connect its cluster to adopt it"
+                );
+                summary.push_str(&format!("; {why}"));
+                why_not = Some(why);
             }
             None => summary.push_str("; its Service no longer exists"),
         }
@@ -273,7 +275,8 @@ fn rules_object(
         service,
         address: Address::new(ResourceKind::LoadBalancer, address_name(&proposed_name)),
         summary,
-        importable,
+        importable: why_not.is_none(),
+        why_not_importable: why_not,
     }
 }
 

@@ -24,7 +24,7 @@ mod tests;
 pub mod verify;
 
 use super::live::{ApplyContext, ClusterRef, PlanInput};
-use crate::spec::CloudstackLoadBalancerSpec;
+use crate::spec::{CloudstackLoadBalancerSpec, PublicIp};
 use skyplan_core::plan::{Action, ResourceChange};
 use skyplan_core::provider::{DriftCheck, ProviderError};
 use skyplan_core::state::ResourceState;
@@ -74,6 +74,9 @@ pub async fn apply(
 /// The state entry for an existing public IP and its rules taken under management:
 /// `input.prior.id` names the IP by its ID or address; the config's spec becomes the applied
 /// one. The IP counts as skyplan's (released on delete) only if it carries the ownership tag.
+/// Refused in direct mode with `public-ip = "auto"` for an IP without this address's tag:
+/// after a lost state nothing would find it again (the tag is what finds an auto address, and
+/// tagging it would make it skyplan's to release), and the next plan would associate another.
 pub fn import(
     input: &PlanInput<'_, CloudstackLoadBalancerSpec>,
 ) -> Result<ResourceState, ProviderError> {
@@ -88,11 +91,18 @@ pub fn import(
         .public_ip(&prior.id)
         .or_else(|| input.live.public_ip_by_address(&prior.id))
         .ok_or_else(|| fail(format!("no public IP {} in the account", prior.id)))?;
+    let tagged = found::owned_by(&ip.tags, &input.address.to_string());
+    if spec.public_ip == PublicIp::Auto && !ccm::views::is_ccm(spec) && !tagged {
+        return Err(fail(format!(
+            "public-ip: \"auto\" finds an address again after a lost state only by skyplan's tag, which {} does not carry (skyplan did not associate it): the next plan would associate another; write public-ip = \"{}\" to import it",
+            ip.ipaddress, ip.ipaddress
+        )));
+    }
     let names: Vec<String> = spec.ports.iter().map(|p| spec.rule_name(p)).collect();
     let ids = found::LbIds {
         public_ip: Some(ip.id.clone()),
         address: Some(ip.ipaddress.clone()),
-        ip_associated_by_skyplan: found::owned_by(&ip.tags, &input.address.to_string()),
+        ip_associated_by_skyplan: tagged,
         network: ip.associatednetworkid.clone(),
         rules: input
             .live

@@ -1228,7 +1228,10 @@ fn a_given_address_of_another_network_is_a_plan_error() {
 
 #[test]
 fn import_takes_the_ip_by_address_and_its_rules_and_then_plans_nothing() {
-    let spec = base();
+    let spec = CloudstackLoadBalancerSpec {
+        public_ip: PublicIp::Address(IP.into()),
+        ..base()
+    };
     let mut live = world(&spec);
     live.public_ips.iter_mut().for_each(|ip| ip.tags.clear());
     live.rules.iter_mut().for_each(|r| r.tags.clear());
@@ -1265,6 +1268,45 @@ fn import_takes_the_ip_by_address_and_its_rules_and_then_plans_nothing() {
     )
     .unwrap();
     assert_eq!(change.action, Action::NoOp, "{:#?}", change.attributes);
+}
+
+/// An address skyplan did not associate carries no tag of this load balancer: with
+/// `public-ip = "auto"` a lost state would not find it, so the import names the address to
+/// write. One skyplan associated (its tag) is imported as auto, as `state rm` left it.
+#[test]
+fn import_of_an_untagged_ip_as_auto_is_refused_naming_the_address_to_write() {
+    let spec = base();
+    let mut live = world(&spec);
+    let address = address();
+    let named = ResourceState {
+        provider: "cloudstack".into(),
+        id: IP.into(),
+        ids: json!({}),
+        attributes: json!(null),
+        depends_on: vec![],
+    };
+    let import = |live: &Inventory| {
+        super::import(&PlanInput {
+            address: &address,
+            desired: Some(&spec),
+            prior: Some(&named),
+            live,
+            replace: false,
+            allow_delete: false,
+        })
+    };
+    let tagged = import(&live).unwrap();
+    let ids: LbIds = serde_json::from_value(tagged.ids).unwrap();
+    assert!(ids.ip_associated_by_skyplan);
+    live.public_ips.iter_mut().for_each(|ip| ip.tags.clear());
+    let error = import(&live).unwrap_err();
+    assert!(error.message.starts_with("public-ip: \"auto\""), "{error}");
+    assert!(
+        error
+            .message
+            .ends_with(&format!("write public-ip = \"{IP}\" to import it")),
+        "{error}"
+    );
 }
 
 #[test]

@@ -69,7 +69,20 @@ pub struct Unmanaged {
     pub summary: String,
     /// Whether `import --generate-config` can adopt it on its own (a Kubernetes Service with no
     /// cloud object yet cannot: the cloud's provider manages it, once its controller made one).
+    /// What a provider offers is then judged by its generation: a refused one is not.
     pub importable: bool,
+    /// Why not, when it is not importable: what its provider's generation refused
+    /// (`attribute: reason`), or why there is nothing to adopt on its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why_not_importable: Option<String>,
+}
+
+impl Unmanaged {
+    /// Not importable, for the reason `why`: listed so, and refused by an import that names it.
+    pub fn refuse(&mut self, why: impl Into<String>) {
+        self.importable = false;
+        self.why_not_importable = Some(why.into());
+    }
 }
 
 /// What one provider's discovery found.
@@ -141,6 +154,29 @@ pub fn fold_services(found: Vec<Discovered>) -> Vec<Unmanaged> {
     objects
 }
 
+/// Each of `objects` whose generation (in `generated`, by provider and ID) was refused is not
+/// importable, the refusal (`attribute: reason`) saying why: the one judgement discover and
+/// import share.
+pub fn refuse_as_generated(objects: &mut [Unmanaged], generated: &[(Unmanaged, Generated)]) {
+    let refused: std::collections::HashMap<(&str, &str), String> = (generated.iter())
+        .filter_map(|(object, generated)| match generated {
+            Generated::Refused { attribute, reason } => Some((
+                (object.provider.as_str(), object.id.as_str()),
+                format!("{attribute}: {reason}"),
+            )),
+            Generated::Config { .. } => None,
+        })
+        .collect();
+    if refused.is_empty() {
+        return;
+    }
+    for object in objects.iter_mut() {
+        if let Some(why) = refused.get(&(object.provider.as_str(), object.id.as_str())) {
+            object.refuse(why.clone());
+        }
+    }
+}
+
 /// A name valid as a TOML bare key and an address: lower-case letters, digits and dashes,
 /// never empty, never starting with a dash.
 pub fn address_name(live: &str) -> String {
@@ -198,6 +234,7 @@ mod tests {
             address: Address::new(ResourceKind::LoadBalancer, name),
             summary: String::new(),
             importable,
+            why_not_importable: (!importable).then(|| "a Service".to_string()),
         }
     }
 
@@ -260,5 +297,52 @@ mod tests {
             .map(|o| o.name)
             .collect();
         assert_eq!(names, ["k8s-service-1", "pending"]);
+    }
+
+    #[test]
+    fn what_the_generation_refused_is_listed_not_importable_saying_why() {
+        let mut objects = vec![
+            object("cloudscale", "plain", None, true),
+            object("cloudscale", "odd", None, true),
+            object("kubernetes", "pending", Some("default/pending"), false),
+        ];
+        let generated = vec![
+            (
+                objects[0].clone(),
+                Generated::Config {
+                    text: String::new(),
+                    spec: None,
+                },
+            ),
+            (
+                objects[1].clone(),
+                Generated::Refused {
+                    attribute: "ports.http.members".into(),
+                    reason: "member m-10.0.0.31 is not named as skyplan names members".into(),
+                },
+            ),
+        ];
+        refuse_as_generated(&mut objects, &generated);
+        let judged: Vec<_> = (objects.iter())
+            .map(|o| {
+                (
+                    o.name.as_str(),
+                    o.importable,
+                    o.why_not_importable.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            judged,
+            [
+                ("plain", true, None),
+                (
+                    "odd",
+                    false,
+                    Some("ports.http.members: member m-10.0.0.31 is not named as skyplan names members")
+                ),
+                ("pending", false, Some("a Service")),
+            ]
+        );
     }
 }

@@ -9,10 +9,15 @@
 //!     { "address": "load-balancer.web", "provider": "cloudscale", "kind": "load-balancer",
 //!       "id": "…uuid…", "name": "k8s-service-…", "made_by": { "by": "controller", "name": "cloudscale CCM" },
 //!       "cluster": "cluster.prod", "service": { "cluster": "cluster.prod", "service": "default/web" },
-//!       "summary": "5.102.150.12 in lpg1, lb-standard, port 80", "importable": true }
+//!       "summary": "5.102.150.12 in lpg1, lb-standard, port 80", "importable": true },
+//!     { "address": "load-balancer.odd", …, "importable": false,
+//!       "why_not_importable": "ports.http.members: member m-10.0.0.31 of pool tcp/http is not named as skyplan and the CCM name members (10.0.0.31:30080): a plan would recreate it" }
 //!   ]
 //! }
 //! ```
+//!
+//! `importable` is what `import --generate-config` does with the object: its provider's
+//! generation judged it, and a refused one carries the refusal in `why_not_importable` (1.1).
 
 use std::fmt::Write;
 
@@ -25,7 +30,8 @@ use super::text::{Painter, Style};
 use super::words::counted;
 use crate::provider::discover::Unmanaged;
 
-const DISCOVERY_FORMAT_VERSION: &str = "1.0";
+/// 1.1 added `why_not_importable`.
+const DISCOVERY_FORMAT_VERSION: &str = "1.1";
 
 /// One line per object: its address-to-be, who made it, what it serves, and how to adopt it.
 pub fn render_discovery_text(objects: &[Unmanaged], style: Style) -> String {
@@ -49,6 +55,13 @@ pub(super) fn unmanaged_text(objects: &[Unmanaged], style: Style) -> String {
         let _ = writeln!(out, "    made by {}; {}", object.made_by, serves(object));
         if !object.summary.is_empty() {
             let _ = writeln!(out, "    {}", object.summary);
+        }
+        if let Some(why) = object
+            .why_not_importable
+            .as_ref()
+            .filter(|_| !object.importable)
+        {
+            let _ = writeln!(out, "    not importable: {why}");
         }
         out.push('\n');
     }
@@ -76,7 +89,11 @@ pub fn summary(objects: &[Unmanaged]) -> String {
     );
     if importable > 0 {
         let adopt = crate::invocation::skyplan("import --generate-config FILE --all");
-        let _ = write!(line, " Adopt them with `{adopt}`.");
+        let them = match importable == objects.len() {
+            true => "them".to_string(),
+            false => format!("the {importable} importable"),
+        };
+        let _ = write!(line, " Adopt {them} with `{adopt}`.");
     }
     line
 }
@@ -118,10 +135,18 @@ pub fn render_discovery_toml(objects: &[Unmanaged]) -> String {
         }
         put("summary", object.summary.clone());
         table.insert("importable".into(), toml::Value::Boolean(object.importable));
+        if let Some(why) = &object.why_not_importable {
+            put_why(&mut table, why);
+        }
         let text = toml::to_string(&table).expect("a table of strings serializes");
         let _ = write!(out, "\n[[unmanaged]]\n{text}");
     }
     out
+}
+
+fn put_why(table: &mut toml::Table, why: &str) {
+    let why = toml::Value::String(why.to_string());
+    table.insert("why-not-importable".into(), why);
 }
 
 /// A Markdown table of the objects, for the drift report's pull-request comment.

@@ -19,6 +19,7 @@ fn objects() -> Vec<Unmanaged> {
             address: Address::new(ResourceKind::LoadBalancer, "web"),
             summary: "5.102.150.12 in lpg1, lb-standard, port 80".into(),
             importable: true,
+            why_not_importable: None,
         },
         Unmanaged {
             provider: "cloudscale".into(),
@@ -31,6 +32,7 @@ fn objects() -> Vec<Unmanaged> {
             address: Address::new(ResourceKind::LoadBalancer, "by-hand"),
             summary: String::new(),
             importable: true,
+            why_not_importable: None,
         },
     ]
 }
@@ -52,7 +54,8 @@ fn an_empty_discovery_says_so() {
 fn json_names_every_field() {
     let value: serde_json::Value =
         serde_json::from_str(&render_discovery_json(&objects())).unwrap();
-    assert_eq!(value["format_version"], "1.0");
+    assert_eq!(value["format_version"], "1.1");
+    assert!(value["unmanaged"][0].get("why_not_importable").is_none());
     let first = &value["unmanaged"][0];
     assert_eq!(first["address"], "load-balancer.web");
     assert_eq!(first["kind"], "load-balancer");
@@ -77,4 +80,42 @@ fn markdown_escapes_the_cells() {
     let table = render_unmanaged_markdown(&objects());
     assert!(table.contains("by \\| hand"), "{table}");
     assert_eq!(table.lines().count(), 4);
+}
+
+/// The second object, refused by its provider's generation.
+fn with_a_refusal() -> Vec<Unmanaged> {
+    let mut objects = objects();
+    objects[1]
+        .refuse("ports.http.members: member m-10.0.0.31 is not named as skyplan names members");
+    objects
+}
+
+#[test]
+fn an_object_not_importable_says_why_in_every_format() {
+    let objects = with_a_refusal();
+    let text = render_discovery_text(&objects, Style::Plain);
+    let block = text.split("\n\n").nth(1).unwrap();
+    assert!(
+        block.ends_with(
+            "\n    not importable: ports.http.members: member m-10.0.0.31 is not named as skyplan names members"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 objects that no resource manages. Adopt the 1 importable with `"),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&render_discovery_json(&objects)).unwrap();
+    assert_eq!(json["unmanaged"][1]["importable"], false);
+    assert_eq!(
+        json["unmanaged"][1]["why_not_importable"],
+        "ports.http.members: member m-10.0.0.31 is not named as skyplan names members"
+    );
+    let toml: toml::Table = render_discovery_toml(&objects).parse().unwrap();
+    let listed = &toml["unmanaged"].as_array().unwrap()[1];
+    assert_eq!(listed["importable"].as_bool(), Some(false));
+    assert!(listed["why-not-importable"]
+        .as_str()
+        .unwrap()
+        .starts_with("ports.http.members: "));
 }

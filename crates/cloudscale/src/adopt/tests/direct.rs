@@ -30,6 +30,7 @@ fn adopted(live: LbObjects) -> (String, skyplan_core::plan::ResourceChange) {
         live: Some(&live),
         replace: false,
         allow_delete: false,
+        tag: false,
     });
     (text, change)
 }

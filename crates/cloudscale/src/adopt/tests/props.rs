@@ -69,6 +69,7 @@ proptest! {
             live: Some(&live),
             replace: false,
             allow_delete: false,
+            tag: false,
         });
         prop_assert_eq!(change.action, Action::NoOp, "{:#?}\n{}", change, text);
         prop_assert!(change.operations.is_empty());

@@ -3,7 +3,7 @@
 //!
 //! ```json
 //! {
-//!   "format_version": "1.2",
+//!   "format_version": "1.3",
 //!   "skyplan_version": "0.1.0",
 //!   "drift": true,
 //!   "impact": "pool-recreate",
@@ -31,6 +31,8 @@
 //! - 1.1 added `summary.not_applied` and the status `not-applied`.
 //! - 1.2 added, with `--unmanaged` only, `unmanaged` (the objects no resource manages, as
 //!   `skyplan discover --format json` lists them) and `summary.unmanaged`; `drift` counts them.
+//! - 1.3 added an unmanaged object's `why_not_importable` (discover's 1.1), judged as
+//!   `import --generate-config` judges it.
 //! - `file`, `line` and `column` point at the resource's table in the config (1-based).
 //! - An item's `path` is empty when it concerns the whole resource; `expected` and `actual` are
 //!   JSON values, `null` where there is none.
@@ -41,7 +43,7 @@ use super::{DriftItem, DriftReport, DriftResource, DriftStatus};
 use crate::model::Impact;
 use crate::provider::discover::Unmanaged;
 
-const DRIFT_FORMAT_VERSION: &str = "1.2";
+const DRIFT_FORMAT_VERSION: &str = "1.3";
 
 #[derive(Serialize)]
 struct ReportView<'a> {

@@ -394,6 +394,7 @@ fn unmanaged_report() -> DriftReport {
         address: Address::new(ResourceKind::LoadBalancer, "by-hand"),
         summary: "192.0.2.9 in lpg1".into(),
         importable: true,
+        why_not_importable: None,
     }]);
     report
 }
