@@ -243,6 +243,73 @@ pub fn graph(config: &Config) -> ObjectGraph {
     graph
 }
 
+/// `docs/impact.md`: every provider's impact tables, as the code holds them — the reference
+/// an operator reviews a plan's classes against. Generated; `impact_reference_is_up_to_date`
+/// fails when the committed file is stale.
+pub fn impact_reference() -> String {
+    use crate::provider::impact_table::markdown;
+    let sections = [
+        markdown(
+            "cloudscale load balancers (direct mode)",
+            "skyplan changes the load balancer's objects itself through the cloudscale API v1 \
+             (`crates/cloudscale/src/impact.rs`). The classes follow what the API allows in place \
+             and what the cloudscale CCM 1.3.0 keys its objects by (`pkg/cloudscale_ccm/reconcile.go`).",
+            skyplan_cloudscale::impact::RULES,
+        ),
+        markdown(
+            "cloudscale load balancers (controller mode, `mode = \"ccm\"`)",
+            "skyplan writes the Service; the cloudscale CCM 1.3.0 changes the load balancer \
+             (`pkg/cloudscale_ccm/reconcile.go` `nextLbActions`: 500 ms after each delete, 5 s \
+             between a pool's deletes and creates). Where the CCM's README and its code disagree, \
+             the row follows the code (`crates/cloudscale/src/ccm/impact.rs`).",
+            skyplan_cloudscale::ccm::impact::RULES,
+        ),
+        markdown(
+            "CloudStack Kubernetes Service clusters",
+            "CKS clusters skyplan creates and changes through the CloudStack 4.22 API \
+             (`KubernetesClusterManagerImpl`; `crates/cloudstack/src/cluster/impact.rs`).",
+            skyplan_cloudstack::cluster::impact::RULES,
+        ),
+        markdown(
+            "CloudStack load-balancer rules (direct mode)",
+            "skyplan changes the rules, their public IP and their VMs through the CloudStack 4.22 \
+             API (`crates/cloudstack/src/lb/impact.rs`).",
+            skyplan_cloudstack::lb::impact::RULES,
+        ),
+        markdown(
+            "CloudStack load-balancer rules (controller mode)",
+            "skyplan writes the Service; the CloudStack CCM v1.2.0 \
+             (apache/cloudstack-kubernetes-provider, `cloudstack_loadbalancer.go`) changes the \
+             rules (`crates/cloudstack/src/lb/ccm/impact.rs`).",
+            skyplan_cloudstack::lb::ccm::impact::RULES,
+        ),
+        markdown(
+            "PhoenixNAP IP blocks for kube-vip",
+            "skyplan makes the /29 block the PhoenixNAP CCM v1.0.0 adopts for a Service and gives \
+             the Service its third address (`crates/phoenixnap/src/impact.rs`).",
+            skyplan_phoenixnap::impact::RULES,
+        ),
+        markdown(
+            "Kubernetes nodes (node policies)",
+            "skyplan patches the labels and taints of a cluster's nodes; the service controller's \
+             node predicates decide what a load balancer then does (`crates/kubernetes/src/nodes/impact.rs`).",
+            skyplan_kubernetes::nodes::impact::RULES,
+        ),
+    ];
+    format!(
+        "# What each change really does\n\n\
+         Generated from the impact tables in the code — the one place each class is decided — by \
+         `SKYPLAN_UPDATE_DOCS=1 cargo test --bin skyplan impact_reference`; a test fails when this \
+         file is stale. Classes, from least to most disruptive: `none` (nothing that serves \
+         traffic is touched), `minimal` (brief, a few seconds at most), `pool-recreate` (a \
+         port's pool is deleted and made again: that port serves nothing meanwhile), \
+         `forbidden` (apply refuses unless named with `--replace`/`--allow-delete`: an address, \
+         a cluster or workloads are lost). A plan never shows a lower class than what apply \
+         then does.\n\n{}",
+        sections.join("\n")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,6 +330,25 @@ mod tests {
             committed == generated,
             "{COMMITTED} is out of date; regenerate it with \
              `SKYPLAN_UPDATE_SCHEMA=1 cargo test --bin skyplan registry`"
+        );
+    }
+
+    const IMPACT_REFERENCE: &str = "docs/impact.md";
+
+    /// Fails when the committed impact reference is stale; `SKYPLAN_UPDATE_DOCS=1` rewrites it.
+    #[test]
+    fn impact_reference_is_up_to_date() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(IMPACT_REFERENCE);
+        let generated = impact_reference();
+        if std::env::var_os("SKYPLAN_UPDATE_DOCS").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{IMPACT_REFERENCE} is out of date; regenerate it with \
+             `SKYPLAN_UPDATE_DOCS=1 cargo test --bin skyplan impact_reference`"
         );
     }
 

@@ -64,3 +64,25 @@ pub fn assert_every_change_covered<C: PartialEq + std::fmt::Debug>(
         .collect();
     assert!(missing.is_empty(), "no case for {missing:?}");
 }
+
+/// One impact table as a section of `docs/impact.md`: a heading, what the table is about and
+/// what it follows, then a row per change — its name, what the operator changed, what the
+/// cloud does, its class and downtime — in the table's order, so the reference reads as the
+/// code decides.
+pub fn markdown<C: std::fmt::Debug>(heading: &str, about: &str, rows: &[Row<C>]) -> String {
+    let cell = |text: &str| text.replace('|', "\\|");
+    let mut out = format!(
+        "## {heading}\n\n{about}\n\n| change | what changed | what happens | class | downtime |\n|---|---|---|---|---|\n"
+    );
+    for row in rows {
+        out.push_str(&format!(
+            "| `{:?}` | {} | {} | **{}** | {} |\n",
+            row.change,
+            cell(row.what),
+            cell(row.happens),
+            row.impact,
+            row.downtime
+        ));
+    }
+    out
+}
