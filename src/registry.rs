@@ -245,8 +245,9 @@ pub fn graph(config: &Config) -> ObjectGraph {
 
 /// `docs/impact.md`: every provider's impact tables, as the code holds them — the reference
 /// an operator reviews a plan's classes against. Generated; `impact_reference_is_up_to_date`
-/// fails when the committed file is stale.
-pub fn impact_reference() -> String {
+/// fails when the committed file is stale (only the test renders it).
+#[cfg(test)]
+fn impact_reference() -> String {
     use crate::provider::impact_table::markdown;
     let sections = [
         markdown(
