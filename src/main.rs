@@ -1,3 +1,6 @@
+//! The `skyplan` binary: the CLI (`cli`), the provider registry and the embedded
+//! simulators' wiring; `main` hands over to `cli::main`.
+
 /// mimalloc instead of glibc's malloc: a plan of thousands of load balancers allocates and
 /// frees millions of small objects from the runtime's threads at once, and glibc's arenas
 /// spent that time in lock contention (futex) and consolidation (issue 9's profile).

@@ -32,4 +32,5 @@ pub mod saved_plans;
 pub mod sim_health;
 pub mod sim_health_cloudstack;
 pub mod sim_serve;
+pub mod tidy;
 pub mod verification;

@@ -1,3 +1,7 @@
+//! The object graph: each cloud object of each resource (`ObjectKey`: a resource's address,
+//! a kind and a name) a node, each edge from what an object needs to what needs it, on petgraph;
+//! rendered as DOT or Mermaid for `skyplan graph`.
+
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 

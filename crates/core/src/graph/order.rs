@@ -1,3 +1,7 @@
+//! `apply_order`: the order apply runs a resource's steps in — creates and updates after what
+//! they depend on, deletes before it, and each object's delete before its create — stable
+//! where the graph leaves the order free.
+
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 

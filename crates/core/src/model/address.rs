@@ -1,3 +1,6 @@
+//! `Address`: a resource's `kind.name` (or `kind.name["key"]` for a for-each instance), as
+//! the config, the plan and the state name it.
+
 use std::fmt;
 use std::str::FromStr;
 

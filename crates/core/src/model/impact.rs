@@ -1,3 +1,6 @@
+//! `Impact`, the four classes of a change (`none` < `minimal` < `pool-recreate` <
+//! `forbidden`), and `Downtime`, its estimate in seconds, with the arithmetic of both.
+
 use std::fmt;
 use std::str::FromStr;
 

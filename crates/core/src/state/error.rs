@@ -1,3 +1,5 @@
+//! `StateError`: every way reading, writing or locking the state fails, each with its cause.
+
 use std::io;
 use std::path::{Path, PathBuf};
 

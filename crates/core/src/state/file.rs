@@ -1,3 +1,6 @@
+//! The state file's contents: `State` (format version, lineage, serial, each resource's ids
+//! and last-applied spec, verification mismatches, measured durations) and `ResourceState`.
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};

@@ -1,3 +1,6 @@
+//! The local state lock: a lock file naming its holder (host, pid, operation), taken over
+//! once the process it names is seen gone.
+
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};

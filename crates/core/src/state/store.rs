@@ -1,3 +1,6 @@
+//! The local state directory: the state file read and written whole, through a temporary
+//! file renamed into place under a directory flock, refused when the stored serial moved.
+
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
