@@ -146,7 +146,7 @@ pub fn only_embedded(config: &Config) -> bool {
         .filter_map(|r| r.spec.get::<KubernetesClusterSpec>())
         .all(|cluster| cluster.access == KubeAccess::Embedded);
     clouds.iter().all(|cloud| {
-        config.providers.sections.get(cloud).is_none() || embedded_cloud(config, cloud)
+        !config.providers.sections.contains_key(cloud) || embedded_cloud(config, cloud)
     }) && clusters
 }
 

@@ -156,7 +156,7 @@ pub(super) async fn sim_serve(args: SimServeArgs) -> Result<u8, Report> {
             };
             let handle = sim::spawn(options).await.into_diagnostic()?;
             if let Some(path) = &args.kubeconfig_out {
-                super::kubeconfig::write_private(path, &served_kubeconfig(&handle.url()))
+                super::kubeconfig::write_private(path, &served_kubeconfig(handle.url()))
                     .map_err(|e| miette::miette!("cannot write {}: {e}", path.display()))?;
             }
             eprintln!(
