@@ -1,8 +1,8 @@
 //! Apache CloudStack: an estate made out of band, discovered and adopted; the CKS cluster
 //! rows, the load-balancer rule rows in direct mode and in controller mode (the simulated
 //! CloudStack CCM), a cluster's Nodes, the cloud-config credentials, lifecycle, refused
-//! removals held back in delete order, kill recovery, a flaky API, and the `cs` client
-//! against the simulator.
+//! removals held back in delete order, kill recovery, a flaky API, no rule left without VMs
+//! over generated changes, and the `cs` client against the simulator.
 
 pub mod adopt;
 pub mod cloud_config;
@@ -15,5 +15,6 @@ pub mod held_back_deletes;
 pub mod ignore_changes;
 pub mod kill_recovery;
 pub mod lifecycle;
+pub mod no_empty_rule;
 pub mod simulator_clients;
 pub mod support;

@@ -90,6 +90,27 @@ impl CsSimServer {
         serde_json::from_str(&body).expect("JSON")
     }
 
+    /// `GET /_sim/requests`: the counters, the request log and the log of what jobs did to
+    /// rules' VMs (`members`).
+    pub fn requests(&self) -> Value {
+        let body = http::get(&format!("{}/_sim/requests", self.root()))
+            .ok()
+            .expect("request counters");
+        serde_json::from_str(&body).expect("JSON")
+    }
+
+    /// `POST /_sim/requests/reset`: empties the counters and both logs.
+    pub fn reset_requests(&self) {
+        http::request("POST", &format!("{}/_sim/requests/reset", self.root()))
+            .ok()
+            .expect("reset");
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    fn root(&self) -> &str {
+        self.base_url.trim_end_matches("/client/api")
+    }
+
     /// Sends SIGTERM and waits for the process to end.
     pub fn terminate(mut self) {
         crate::support::terminate(&mut self.child);

@@ -252,8 +252,103 @@ impl Job {
     }
 }
 
-/// Advances every job whose time has come; true when the world changed.
-pub fn settle(world: &mut World, cx: &Ctx) -> bool {
+/// What a job did to the VMs of one LB rule when it ended, for the simulator's membership log
+/// (`stats`): which VMs the rule gained and lost, which it has left, whether the rule went.
+/// VM and rule ids only; nothing of the request that started the job (no keys, no signature).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemberChange {
+    /// The rule's id, and its name when the job ended (or before, if the job deleted it).
+    pub rule: String,
+    pub name: String,
+    /// The API command whose job it was (`assignToLoadBalancerRule`).
+    pub command: String,
+    pub job: String,
+    /// VM ids, in the rule's order.
+    pub gained: Vec<String>,
+    pub lost: Vec<String>,
+    /// The VMs the rule has left (none once deleted).
+    pub vms: Vec<String>,
+    /// The job deleted the rule.
+    pub deleted: bool,
+}
+
+/// The rules whose VMs an action may change.
+enum Touches {
+    Rule(String),
+    /// Every rule: VMs expunged (a cluster scaled in or deleted) leave every rule they were in.
+    Every,
+    Nothing,
+}
+
+impl Action {
+    fn touches(&self) -> Touches {
+        match self {
+            Action::LbCreate { id }
+            | Action::LbDelete { id }
+            | Action::LbAssign { id, .. }
+            | Action::LbRemove { id, .. } => Touches::Rule(id.clone()),
+            Action::LbUpdate(update) => Touches::Rule(update.id.clone()),
+            Action::ClusterScale(_) | Action::ClusterDelete { .. } => Touches::Every,
+            _ => Touches::Nothing,
+        }
+    }
+}
+
+/// Rule id → (name, VM ids) of the rules an action touches, as the world has them now.
+type Members = Vec<(String, String, Vec<String>)>;
+
+fn members_of(world: &World, touches: &Touches) -> Members {
+    let of = |r: &super::world::LbRule| (r.id.clone(), r.name.clone(), r.vm_ids.clone());
+    match touches {
+        Touches::Rule(id) => world.lb_rule(id).map(of).into_iter().collect(),
+        Touches::Every => world.lb_rules.iter().map(of).collect(),
+        Touches::Nothing => Vec::new(),
+    }
+}
+
+/// `org.apache….AssignToLoadBalancerRuleCmd` → `assignToLoadBalancerRule`.
+fn command_of(cmd: &str) -> String {
+    let class = cmd.rsplit('.').next().unwrap_or(cmd);
+    let name = class.strip_suffix("Cmd").unwrap_or(class);
+    let mut chars = name.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_lowercase().chain(chars).collect()
+    })
+}
+
+/// What changed between `before` and `after` (the same action's rules), one entry per rule.
+fn member_changes(job: &Job, before: Members, after: &Members, out: &mut Vec<MemberChange>) {
+    for (id, name, had) in before {
+        let now = after.iter().find(|(other, ..)| *other == id);
+        let vms = now.map(|(_, _, vms)| vms.clone()).unwrap_or_default();
+        let deleted = now.is_none();
+        let gained: Vec<String> = (vms.iter())
+            .filter(|vm| !had.contains(vm))
+            .cloned()
+            .collect();
+        let lost: Vec<String> = (had.iter())
+            .filter(|vm| !vms.contains(vm))
+            .cloned()
+            .collect();
+        if gained.is_empty() && lost.is_empty() && !deleted {
+            continue;
+        }
+        out.push(MemberChange {
+            rule: id,
+            name: now.map_or(name, |(_, name, _)| name.clone()),
+            command: command_of(&job.cmd),
+            job: job.id.clone(),
+            gained,
+            lost,
+            vms,
+            deleted,
+        });
+    }
+}
+
+/// Advances every job whose time has come; true when the world changed. What an ending job
+/// did to the VMs of LB rules is appended to `members`, in the order the jobs ended.
+pub fn settle(world: &mut World, cx: &Ctx, members: &mut Vec<MemberChange>) -> bool {
     let mut changed = false;
     for index in 0..world.jobs.len() {
         let job = &world.jobs[index];
@@ -270,12 +365,16 @@ pub fn settle(world: &mut World, cx: &Ctx) -> bool {
             continue;
         }
         let action = world.jobs[index].pending.take().expect("checked above");
+        let touches = action.touches();
+        let before = members_of(world, &touches);
         let outcome = if world.jobs[index].injected_failure {
             action.abandon(world);
             Err(ApiError::internal(SIMULATED_FAILURE))
         } else {
             action.finish(world, cx)
         };
+        let after = members_of(world, &touches);
+        member_changes(&world.jobs[index], before, &after, members);
         let job = &mut world.jobs[index];
         job.completed = Some(cx.now);
         match outcome {

@@ -11,8 +11,9 @@
 //! signatures; `params` decodes parameters; `api` the envelope, errors and paging; `commands`
 //! one file per area (catalog, VMs, public IPs, LB rules, firewall, tags, CKS clusters);
 //! `jobs` the async jobs; `world` the data and file format, `inventory` a fresh account,
-//! `persist` the file writes; `state` what every request shares; `stats` the request counters;
-//! `faults` the faults injected on purpose, `health` the VM states a rule's members report.
+//! `persist` the file writes; `state` what every request shares; `stats` the request counters
+//! and the log of what jobs did to rules' VMs; `faults` the faults injected on purpose,
+//! `health` the VM states a rule's members report.
 
 mod api;
 mod cks;
@@ -37,8 +38,9 @@ use std::time::Duration;
 
 pub use crate::cloudscale::{FaultsError, FAULTS_ENV};
 pub use faults::Faults;
+pub use jobs::MemberChange;
 pub use server::{spawn, SimHandle, API_PATH};
-pub use stats::RequestCounts;
+pub use stats::{MemberEntry, RequestCounts};
 
 /// The keys the simulator accepts unless told otherwise; embedded mode uses them too.
 pub const DEFAULT_API_KEY: &str = "skyplan-sim-cloudstack-api-key";

@@ -89,12 +89,14 @@ impl Sim {
         }))
     }
 
-    /// Runs `f` on the world after every job due by now has advanced; `mutated` (or a job
-    /// having advanced) wakes the writer.
+    /// Runs `f` on the world after every job due by now has advanced (what they did to rules'
+    /// VMs logged in the stats); `mutated` (or a job having advanced) wakes the writer.
     pub fn with_world<T>(&self, f: impl FnOnce(&mut World, &Ctx) -> (T, bool)) -> T {
         let mut world = self.lock();
         let cx = self.ctx(&world);
-        let settled = jobs::settle(&mut world, &cx);
+        let mut members = Vec::new();
+        let settled = jobs::settle(&mut world, &cx, &mut members);
+        self.0.stats.log_members(members);
         let (value, mutated) = f(&mut world, &cx);
         if settled || mutated {
             self.0.dirty.notify_one();

@@ -3,6 +3,14 @@
 //! requests with their times (`crate::request_stats`'s, each entry's `route` the command), so
 //! tests can see which calls overlapped. Served at `GET /_sim/requests`, cleared by
 //! `POST /_sim/requests/reset`; those routes are not counted.
+//!
+//! Beside the log, `members` lists what each async job did to the VMs of LB rules when it took
+//! effect (`jobs::MemberChange`: the rule, the command, the VMs gained and lost, those left,
+//! whether the rule went), at `at_ms` on the log's clock. The log cannot tell it: an assign or
+//! remove changes the rule when its job ends, after the request that started it, and the log
+//! keeps no parameters. A job takes effect when the simulator advances it (at the next request
+//! or tick after its time), which is also the first moment any client can see it. Only ids are
+//! kept; never a parameter of a request (keys, signature).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
@@ -10,8 +18,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::jobs::MemberChange;
 use crate::cloudscale::FaultCounts;
-use crate::request_stats::{append, Finished, LoggedRequest};
+use crate::request_stats::{append, Finished, LoggedRequest, LOG_LIMIT};
 
 #[derive(Debug)]
 pub struct RequestStats {
@@ -39,6 +48,17 @@ pub struct RequestCounts {
     pub job_failures: u64,
     /// The last requests, in the order they finished.
     pub log: VecDeque<LoggedRequest>,
+    /// The last changes of LB rules' VMs, in the order their jobs took effect.
+    pub members: VecDeque<MemberEntry>,
+}
+
+/// A [`MemberChange`] and when it took effect.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemberEntry {
+    /// Milliseconds since the simulator started, as the log's times.
+    pub at_ms: f64,
+    #[serde(flatten)]
+    pub change: MemberChange,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +81,25 @@ impl RequestStats {
     pub fn log(&self, request: Finished, started: Instant, ended: Instant) {
         let entry = LoggedRequest::of(request, self.epoch, started, ended);
         append(&mut self.lock().log, entry);
+    }
+
+    /// Logs what jobs that took effect just now did to rules' VMs, dropping the oldest
+    /// beyond the log's limit.
+    pub fn log_members(&self, changes: Vec<MemberChange>) {
+        if changes.is_empty() {
+            return;
+        }
+        let micros = Instant::now()
+            .saturating_duration_since(self.epoch)
+            .as_micros();
+        let at_ms = micros as f64 / 1000.0;
+        let members = &mut self.lock().members;
+        for change in changes {
+            if members.len() >= LOG_LIMIT {
+                members.pop_front();
+            }
+            members.push_back(MemberEntry { at_ms, change });
+        }
     }
 
     pub fn record_fault(&self, kind: FaultKind) {
@@ -106,5 +145,28 @@ mod tests {
         assert_eq!((counts.job_failures, counts.faults.dropped), (1, 1));
         stats.reset();
         assert_eq!(stats.snapshot(), RequestCounts::default());
+    }
+
+    #[test]
+    fn member_changes_are_logged_in_order_on_the_log_clock_and_reset() {
+        let stats = RequestStats::default();
+        let change = |rule: &str| MemberChange {
+            rule: rule.into(),
+            name: "web-tcp-80".into(),
+            command: "assignToLoadBalancerRule".into(),
+            job: "j".into(),
+            gained: vec!["vm-1".into()],
+            lost: vec![],
+            vms: vec!["vm-1".into()],
+            deleted: false,
+        };
+        stats.log_members(vec![change("a"), change("b")]);
+        let members = serde_json::to_value(&stats.snapshot().members).unwrap();
+        assert_eq!(members[0]["rule"], "a");
+        assert_eq!(members[1]["rule"], "b");
+        assert_eq!(members[0]["gained"], serde_json::json!(["vm-1"]));
+        assert!(members[0]["at_ms"].as_f64().is_some());
+        stats.reset();
+        assert!(stats.snapshot().members.is_empty());
     }
 }

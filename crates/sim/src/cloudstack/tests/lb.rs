@@ -266,6 +266,62 @@ async fn members_are_assigned_listed_and_removed() {
     assert_eq!(unknown.status, 431);
 }
 
+/// `/_sim/requests`' `members`: what each job did to a rule's VMs once it took effect.
+#[tokio::test]
+async fn the_member_log_shows_what_each_job_did_to_a_rule_when_it_took_effect() {
+    let sim = TestSim::start().await;
+    let ip = id(&sim.new_ip().await);
+    let rule = id(&create_rule(&sim, &ip, "80", &[]).await);
+    let vms = sim.list("listVirtualMachines", "virtualmachine", &[]).await;
+    let (one, two) = (id(&vms[0]), id(&vms[1]));
+    sim.handle.reset_requests();
+    let started = sim
+        .ok(
+            "assignToLoadBalancerRule",
+            &[
+                ("id", &rule),
+                ("virtualmachineids", &format!("{one},{two}")),
+            ],
+        )
+        .await;
+    let pending = serde_json::to_value(sim.handle.requests().members).unwrap();
+    assert_eq!(pending, serde_json::json!([]), "nothing until the job ends");
+    sim.wait(started["jobid"].as_str().unwrap()).await;
+    sim.done(
+        "removeFromLoadBalancerRule",
+        &[("id", &rule), ("virtualmachineids", &one)],
+    )
+    .await;
+    sim.done("deleteLoadBalancerRule", &[("id", &rule)]).await;
+    let requests = sim.handle.requests();
+    let members = serde_json::to_value(&requests.members).unwrap();
+    let seen: Vec<String> = (members.as_array().unwrap().iter())
+        .map(|m| {
+            format!(
+                "{} {} +{} -{} ={} {}",
+                m["command"], m["name"], m["gained"], m["lost"], m["vms"], m["deleted"]
+            )
+        })
+        .collect();
+    let expected = [
+        format!(
+            r#""assignToLoadBalancerRule" "web-tcp-80" +["{one}","{two}"] -[] =["{one}","{two}"] false"#
+        ),
+        format!(r#""removeFromLoadBalancerRule" "web-tcp-80" +[] -["{one}"] =["{two}"] false"#),
+        format!(r#""deleteLoadBalancerRule" "web-tcp-80" +[] -["{two}"] =[] true"#),
+    ];
+    assert_eq!(seen, expected);
+    assert!(members.to_string().contains(&rule));
+    // Each took effect after the request that started it and before the one that saw it end.
+    let assign_started = (requests.log.iter())
+        .find(|r| r.route == "assignToLoadBalancerRule")
+        .unwrap();
+    let at = members[0]["at_ms"].as_f64().unwrap();
+    assert!(at > assign_started.ended_ms, "{at} {assign_started:?}");
+    let text = serde_json::to_string(&requests).unwrap();
+    assert!(!text.contains("signature") && !text.contains("apiKey"));
+}
+
 #[tokio::test]
 async fn firewall_rules_list_their_cidrs_comma_separated() {
     let sim = TestSim::start().await;
