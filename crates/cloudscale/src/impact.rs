@@ -39,16 +39,9 @@ skyplan_core::provider::impact_table::changes!(
     LbReplaced,
 );
 
-/// A listener port change that keeps the port name: "up to 15 s" (seed 003).
-const LISTENER_RECREATE: Downtime = Downtime::new(0, 15);
-/// Pool recreation: "60-120 s" (seed 003).
-const POOL_RECREATE: Downtime = Downtime::new(60, 120);
-/// skyplan's estimate for a brief effect on new connections while the load balancer applies
-/// a change (monitor or member churn, CIDR filter): the seeds give no figure, so this is the
-/// time the load balancer spends in status `changing` for such an update.
-const BRIEF: Downtime = Downtime::new(0, 5);
-/// A load balancer destroyed and created again: every port is down until the new one runs.
-const LB_RECREATE: Downtime = Downtime::new(60, 300);
+use skyplan_core::provider::impact_table::downtime::{
+    BRIEF, LB_RECREATE, LISTENER_MOVE as LISTENER_RECREATE, POOL_RECREATE,
+};
 
 use Change::*;
 use Impact::{Forbidden, Minimal, None as NoImpact, PoolRecreate};

@@ -45,12 +45,12 @@ skyplan_core::provider::impact_table::changes!(
     ServiceWritten,
 );
 
-const LISTENER_RECREATE: Downtime = Downtime::new(0, 15);
-/// A pool recreation takes at least one CCM pass (5-7.5 s) plus the 60-120 s of seed 003.
-const POOL_RECREATE: Downtime = Downtime::new(60, 120);
-/// Member or monitor churn: delete, the CCM's 5 s pause, create.
+use skyplan_core::provider::impact_table::downtime::{
+    LB_RECREATE, LISTENER_MOVE as LISTENER_RECREATE, POOL_RECREATE,
+};
+/// Member or monitor churn: delete, the CCM's 5 s pause, create — longer than the shared
+/// `BRIEF` by that pause.
 const BRIEF: Downtime = Downtime::new(0, 10);
-const LB_RECREATE: Downtime = Downtime::new(60, 300);
 
 use Change::*;
 use Impact::{Forbidden, Minimal, None as NoImpact, PoolRecreate};

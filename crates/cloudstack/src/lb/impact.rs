@@ -40,17 +40,9 @@ skyplan_core::provider::impact_table::changes!(
     LbReplaced,
 );
 
-/// A rule deleted and created again: impact.md's pool recreation, "60-120 s".
-const RULE_RECREATE: Downtime = Downtime::new(60, 120);
-/// A public port moved while the rule's pool is kept: impact.md's listener port change, "up to
-/// 15 s" (clients of the old port must move to the new one).
-const PORT_MOVE: Downtime = Downtime::new(0, 15);
-/// An in-place change the virtual router applies by reloading haproxy gracefully: the seeds give
-/// no figure, so this is skyplan's estimate of the reload and the async job around it.
-const BRIEF: Downtime = Downtime::new(0, 5);
-/// Every rule deleted (and maybe created on another address): every port is down, and users
-/// must learn a new address.
-const LB_RECREATE: Downtime = Downtime::new(60, 300);
+use skyplan_core::provider::impact_table::downtime::{
+    BRIEF, LB_RECREATE, LISTENER_MOVE as PORT_MOVE, POOL_RECREATE as RULE_RECREATE,
+};
 
 use Change::*;
 use Impact::{Forbidden, Minimal, None as NoImpact, PoolRecreate};

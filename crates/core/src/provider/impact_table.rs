@@ -5,6 +5,27 @@
 
 use crate::model::{Downtime, Impact};
 
+/// The downtime estimates the load-balancer tables share: one figure per kind of disruption,
+/// whatever the cloud, so two tables never say two things of the same disruption.
+pub mod downtime {
+    use crate::model::Downtime;
+
+    /// A port's backend pool (a cloudscale pool, a CloudStack rule) deleted and made again:
+    /// "60-120 s" (seed 003's pool recreation), that port serving nothing meanwhile.
+    pub const POOL_RECREATE: Downtime = Downtime::new(60, 120);
+    /// A listener (a public port) moved while its pool is kept: "up to 15 s" (seed 003), while
+    /// clients of the old port move to the new one.
+    pub const LISTENER_MOVE: Downtime = Downtime::new(0, 15);
+    /// A brief effect on new connections while the cloud applies an in-place change (monitor
+    /// or member churn, a CIDR filter; on CloudStack the virtual router's graceful haproxy
+    /// reload). The seeds give no figure: skyplan's estimate, the time a cloudscale load
+    /// balancer stays `changing` for such an update.
+    pub const BRIEF: Downtime = Downtime::new(0, 5);
+    /// A load balancer destroyed (and maybe made again on another address): every port is down
+    /// until a new one runs, and users may have to learn a new address.
+    pub const LB_RECREATE: Downtime = Downtime::new(60, 300);
+}
+
 /// Declares `pub enum Change` and `Change::ALL` from one list of variants.
 #[macro_export]
 macro_rules! changes {

@@ -29,16 +29,12 @@ skyplan_core::provider::impact_table::changes!(
     ServiceWritten,
 );
 
-/// A rule deleted and created again: impact.md's pool recreation, "60-120 s".
-const RULE_RECREATE: Downtime = Downtime::new(60, 120);
-/// Clients of the old public port must move to the new one.
-const PORT_MOVE: Downtime = Downtime::new(0, 15);
-/// An in-place change the virtual router applies by a graceful haproxy reload.
-const BRIEF: Downtime = Downtime::new(0, 5);
-/// The controller never converges or every rule goes: every port of the Service is at stake.
-/// Every rule deleted and the address released: users must learn a new one.
-const LB_DELETED: Downtime = Downtime::new(60, 300);
-const NEVER_CONVERGES: Downtime = Downtime::new(60, 300);
+use skyplan_core::provider::impact_table::downtime::{
+    BRIEF, LB_RECREATE as LB_DELETED, LISTENER_MOVE as PORT_MOVE, POOL_RECREATE as RULE_RECREATE,
+};
+/// The controller never converges: every port of the Service is at stake, as when the load
+/// balancer goes.
+const NEVER_CONVERGES: Downtime = LB_DELETED;
 
 const PROTOCOL_WAY_OUT: &str = "the CCM creates the new rule while the old one holds the port: error 537 forever; delete the Service port first or re-create the Service";
 
