@@ -315,41 +315,42 @@ fn impact_reference() -> String {
 mod tests {
     use super::*;
 
-    const COMMITTED: &str = "schemas/skyplan.schema.json";
-
-    /// Fails when the committed schema is stale; `SKYPLAN_UPDATE_SCHEMA=1` rewrites it.
-    #[test]
-    fn committed_schema_is_up_to_date() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(COMMITTED);
-        let schema = crate::config::json_schema(CONFIG_SECTIONS);
-        let generated = serde_json::to_string_pretty(&schema).unwrap() + "\n";
-        if std::env::var_os("SKYPLAN_UPDATE_SCHEMA").is_some() {
-            std::fs::write(&path, &generated).unwrap();
+    /// Fails when the committed file at `relative` is not `generated`; with the environment
+    /// variable `update` set, it is rewritten first.
+    fn assert_committed(relative: &str, generated: &str, update: &str, test: &str) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+        if std::env::var_os(update).is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, generated).unwrap();
         }
         let committed = std::fs::read_to_string(&path).unwrap_or_default();
         assert!(
             committed == generated,
-            "{COMMITTED} is out of date; regenerate it with \
-             `SKYPLAN_UPDATE_SCHEMA=1 cargo test --bin skyplan registry`"
+            "{relative} is out of date; regenerate it with `{update}=1 cargo test --bin skyplan {test}`"
         );
     }
 
-    const IMPACT_REFERENCE: &str = "docs/impact.md";
+    /// The committed JSON schema is the config's; `SKYPLAN_UPDATE_SCHEMA=1` rewrites it.
+    #[test]
+    fn committed_schema_is_up_to_date() {
+        let schema = crate::config::json_schema(CONFIG_SECTIONS);
+        let generated = serde_json::to_string_pretty(&schema).unwrap() + "\n";
+        assert_committed(
+            "schemas/skyplan.schema.json",
+            &generated,
+            "SKYPLAN_UPDATE_SCHEMA",
+            "registry",
+        );
+    }
 
-    /// Fails when the committed impact reference is stale; `SKYPLAN_UPDATE_DOCS=1` rewrites it.
+    /// docs/impact.md is the impact tables'; `SKYPLAN_UPDATE_DOCS=1` rewrites it.
     #[test]
     fn impact_reference_is_up_to_date() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(IMPACT_REFERENCE);
-        let generated = impact_reference();
-        if std::env::var_os("SKYPLAN_UPDATE_DOCS").is_some() {
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, &generated).unwrap();
-        }
-        let committed = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            committed == generated,
-            "{IMPACT_REFERENCE} is out of date; regenerate it with \
-             `SKYPLAN_UPDATE_DOCS=1 cargo test --bin skyplan impact_reference`"
+        assert_committed(
+            "docs/impact.md",
+            &impact_reference(),
+            "SKYPLAN_UPDATE_DOCS",
+            "impact_reference",
         );
     }
 

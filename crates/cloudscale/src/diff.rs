@@ -480,7 +480,7 @@ impl Diff {
         if stale.is_empty() && fresh.is_empty() {
             return;
         }
-        let object = format!("members of pool {}", new.pool.name);
+        let object = members_group(&new.pool.name);
         let ports = |set: &PoolSet, pick: fn(&super::objects::MemberObject) -> u16| {
             set.members.values().map(pick).collect::<BTreeSet<_>>()
         };
@@ -900,6 +900,11 @@ impl Diff {
 /// The same members under the same names: the common case, told in one walk over the two
 /// name-sorted maps instead of a lookup of each name in the other (a tenth of a 5,000
 /// load-balancer comparison).
+/// The object (and disruption group) a pool's member changes are said under.
+pub fn members_group(pool: &str) -> String {
+    format!("members of pool {pool}")
+}
+
 fn same_members(old: &PoolSet, new: &PoolSet) -> bool {
     old.members.len() == new.members.len()
         && old

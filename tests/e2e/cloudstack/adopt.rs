@@ -391,14 +391,14 @@ fn cs_a_load_balancer_whose_state_was_lost_is_skyplans_and_what_the_config_canno
     sim.terminate();
 }
 
-#[test]
-fn cs_import_records_what_the_cloud_holds_so_drift_is_quiet_and_the_plan_shows_the_config() {
+/// A served account with one rule made by hand, `web-tcp-80` (round robin) on a new public IP
+/// to web-1: the project, the simulator and the address.
+fn web_rule_by_hand() -> (CsProject, CsSimServer, String) {
     let project = CsProject::new();
     let sim = CsSimServer::start(&project.project.path().join("cloudstack.json"));
     let network = id_named(&list(&sim, "listNetworks", "network"), "name", "k8s-net");
     let vms = list(&sim, "listVirtualMachines", "virtualmachine");
     let web_1 = id_named(&vms, "name", "web-1");
-    // Made by hand with round robin; the config asks for source.
     let address = rules_by_hand(
         &sim,
         &network,
@@ -406,6 +406,13 @@ fn cs_import_records_what_the_cloud_holds_so_drift_is_quiet_and_the_plan_shows_t
         &[web_1],
         "0.0.0.0/0",
     );
+    (project, sim, address)
+}
+
+#[test]
+fn cs_import_records_what_the_cloud_holds_so_drift_is_quiet_and_the_plan_shows_the_config() {
+    let (project, sim, address) = web_rule_by_hand();
+    // Made by hand with round robin; the config asks for source.
     project.config_served(
         &sim.base_url,
         &format!(
@@ -438,18 +445,7 @@ fn cs_import_records_what_the_cloud_holds_so_drift_is_quiet_and_the_plan_shows_t
 
 #[test]
 fn cs_an_imported_load_balancer_is_found_again_after_a_lost_state() {
-    let project = CsProject::new();
-    let sim = CsSimServer::start(&project.project.path().join("cloudstack.json"));
-    let network = id_named(&list(&sim, "listNetworks", "network"), "name", "k8s-net");
-    let vms = list(&sim, "listVirtualMachines", "virtualmachine");
-    let web_1 = id_named(&vms, "name", "web-1");
-    let address = rules_by_hand(
-        &sim,
-        &network,
-        &[("web-tcp-80", 80, 30080)],
-        &[web_1],
-        "0.0.0.0/0",
-    );
+    let (project, sim, address) = web_rule_by_hand();
     let web = |public_ip: &str| {
         format!(
             "[load-balancer.web]\nprovider = \"cloudstack\"\nnetwork = \"k8s-net\"\n{public_ip}\

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use super::causes::Predicted;
 use super::impact::Change;
+use crate::diff::members_group;
 use crate::objects::LbObjects;
 use crate::ops::Op;
 use skyplan_core::model::Downtime;
@@ -18,6 +19,9 @@ use skyplan_core::model::Downtime;
 const BETWEEN_DELETE_AND_CREATE_MS: u32 = 5_000;
 /// The CCM's pause after each delete.
 const AFTER_DELETE_MS: u32 = 500;
+/// The first new member's create request and its load balancer's `changing` after it, which
+/// end the empty time: skyplan's estimate, rounding the pauses up to the whole second.
+const FIRST_CREATE_MS: u32 = 500;
 /// How long the port serves nothing: at least the CCM's 5 s pause, at most the pauses and
 /// the requests of one pass that creates every new member after them.
 const EMPTY: Downtime = Downtime::new(5, 10);
@@ -51,32 +55,36 @@ pub fn emptied_pools(live: Option<&LbObjects>, ops: &[Op]) -> BTreeMap<String, u
 }
 
 /// Says, on each member row of an emptied pool, how long its port serves nothing, and widens
-/// its downtime to cover that.
+/// its downtime to cover that (rows are matched by the diff's `members_group`).
 pub fn say_emptied(
     predicted: &mut [Predicted],
     emptied: &BTreeMap<String, usize>,
     ports: &BTreeMap<String, u16>,
 ) {
-    for row in predicted.iter_mut().filter(|p| is_member_row(p.change)) {
-        let Some(pool) = row.attribute.group.strip_prefix("members of pool ") else {
-            continue;
-        };
-        let Some(&deletes) = emptied.get(pool) else {
-            continue;
-        };
-        let port = ports
-            .get(pool)
-            .map_or_else(|| format!("pool {pool}"), |port| format!("port {port}"));
-        let empty_ms = AFTER_DELETE_MS + BETWEEN_DELETE_AND_CREATE_MS;
-        row.note = Some(format!(
-            "{port} serves nothing for about {} s: the CCM deletes all {deletes} of its members ({} s apart), waits {} s, then creates the new ones",
-            seconds(empty_ms + 500),
-            seconds(AFTER_DELETE_MS),
-            seconds(BETWEEN_DELETE_AND_CREATE_MS),
-        ));
-        let downtime = &mut row.attribute.downtime;
-        *downtime = Downtime::new(downtime.min.max(EMPTY.min), downtime.max.max(EMPTY.max));
+    for (pool, &deletes) in emptied {
+        let group = members_group(pool);
+        let rows = (predicted.iter_mut())
+            .filter(|p| is_member_row(p.change) && p.attribute.group == group);
+        for row in rows {
+            say_one(row, pool, deletes, ports);
+        }
     }
+}
+
+/// One member row of an emptied pool: the note, and the downtime widened to cover it.
+fn say_one(row: &mut Predicted, pool: &str, deletes: usize, ports: &BTreeMap<String, u16>) {
+    let port = ports
+        .get(pool)
+        .map_or_else(|| format!("pool {pool}"), |port| format!("port {port}"));
+    let empty_ms = AFTER_DELETE_MS + BETWEEN_DELETE_AND_CREATE_MS + FIRST_CREATE_MS;
+    row.note = Some(format!(
+        "{port} serves nothing for about {} s: the CCM deletes all {deletes} of its members ({} s apart), waits {} s, then creates the new ones",
+        seconds(empty_ms),
+        seconds(AFTER_DELETE_MS),
+        seconds(BETWEEN_DELETE_AND_CREATE_MS),
+    ));
+    let downtime = &mut row.attribute.downtime;
+    *downtime = Downtime::new(downtime.min.max(EMPTY.min), downtime.max.max(EMPTY.max));
 }
 
 /// The rows whose operations are a pool's member deletes and creates.

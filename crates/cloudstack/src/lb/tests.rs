@@ -1226,6 +1226,17 @@ fn a_given_address_of_another_network_is_a_plan_error() {
     assert!(error.message.contains("other-net"), "{error}");
 }
 
+/// The state entry `import ADDR ID` starts from: the ID claimed, nothing else known yet.
+fn claimed(id: &str) -> ResourceState {
+    ResourceState {
+        provider: "cloudstack".into(),
+        id: id.into(),
+        ids: json!({}),
+        attributes: json!(null),
+        depends_on: vec![],
+    }
+}
+
 #[test]
 fn import_takes_the_ip_by_address_and_its_rules_and_then_plans_nothing() {
     let spec = CloudstackLoadBalancerSpec {
@@ -1236,13 +1247,7 @@ fn import_takes_the_ip_by_address_and_its_rules_and_then_plans_nothing() {
     live.public_ips.iter_mut().for_each(|ip| ip.tags.clear());
     live.rules.iter_mut().for_each(|r| r.tags.clear());
     let address = address();
-    let named = ResourceState {
-        provider: "cloudstack".into(),
-        id: IP.into(),
-        ids: json!({}),
-        attributes: json!(null),
-        depends_on: vec![],
-    };
+    let named = claimed(IP);
     let input = PlanInput {
         address: &address,
         desired: Some(&spec),
@@ -1278,13 +1283,7 @@ fn import_of_an_untagged_ip_as_auto_is_refused_naming_the_address_to_write() {
     let spec = base();
     let mut live = world(&spec);
     let address = address();
-    let named = ResourceState {
-        provider: "cloudstack".into(),
-        id: IP.into(),
-        ids: json!({}),
-        attributes: json!(null),
-        depends_on: vec![],
-    };
+    let named = claimed(IP);
     let import = |live: &Inventory| {
         super::import(&PlanInput {
             address: &address,
